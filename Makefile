@@ -1,0 +1,55 @@
+# Entry points. `make plan` and `make test` do all setup on a fresh machine.
+SHELL := /bin/bash
+VENV ?= .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.installed
+export PATH := $(abspath $(VENV))/bin:$(PATH)
+export ANSIBLE_CONFIG := $(abspath ansible.cfg)
+
+.PHONY: setup plan test unit lint sanity molecule lab lab-down bench dist clean
+
+$(STAMP): requirements-dev.txt
+	python3 -m venv $(VENV)
+	$(PY) -m pip install --quiet -r requirements-dev.txt
+	@mkdir -p build/.collections/ansible_collections/ainet
+	@ln -sfn $(abspath .) build/.collections/ansible_collections/ainet/fabric
+	touch $(STAMP)
+
+setup: $(STAMP)
+	@mkdir -p build/.collections/ansible_collections/ainet
+	@ln -sfn $(abspath .) build/.collections/ansible_collections/ainet/fabric
+
+plan: setup
+	ansible-playbook -i inventories/lab playbooks/plan.yml
+
+test: setup
+	bash tests/run-all.sh
+
+unit: setup
+	$(PY) -m pytest -q tests/unit
+
+lint: setup
+	ansible-lint --profile production
+
+sanity: setup
+	bash tests/sanity/run.sh
+
+molecule: setup
+	bash tests/molecule.sh
+
+lab: setup
+	bash tests/lab/lab.sh up
+
+lab-down:
+	bash tests/lab/lab.sh down
+
+bench: setup
+	$(PY) tests/perf/bench_plan.py
+	bash tests/perf/bench_playbook.sh
+
+dist: setup
+	@mkdir -p build/dist
+	ansible-galaxy collection build --force --output-path build/dist .
+
+clean:
+	rm -rf build .venv tests/output

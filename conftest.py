@@ -1,0 +1,13 @@
+"""Make the repository importable as ansible_collections.ainet.fabric for pytest."""
+
+import os
+import sys
+
+ROOT = os.path.dirname(os.path.abspath(__file__))
+LINK_PARENT = os.path.join(ROOT, "build", ".collections", "ansible_collections", "ainet")
+LINK = os.path.join(LINK_PARENT, "fabric")
+
+if not os.path.islink(LINK):
+    os.makedirs(LINK_PARENT, exist_ok=True)
+    os.symlink(ROOT, LINK)
+sys.path.insert(0, os.path.join(ROOT, "build", ".collections"))

@@ -1,0 +1,519 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, ainet.fabric contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The cluster model: validation and normalisation of ``fabric_cluster``.
+
+``load_cluster()`` turns the inventory variable into a :class:`Cluster`, or
+raises :class:`FabricModelError` naming the field, the value and the fix.
+Nothing here touches a host; everything is pure Python.
+
+The schema is documented in ``docs/cluster-model.md``.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import re
+
+from ansible_collections.ainet.fabric.plugins.module_utils.errors import FabricModelError
+
+MODES = ("shared", "exclusive", "p2p", "infiniband")
+ROOT = "fabric_cluster"
+NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,62}$")
+MAX_RAILS = 64
+# Rule priorities must stay below the kernel's "main" rule (32766).
+MAX_RULE_PRIORITY = 32765
+MAX_TABLE = 2 ** 31 - 1
+RESERVED_TABLES = (0, 253, 254, 255)
+DEFAULTS = {
+    "mtu": {"roce": 9000, "infiniband": 4092},
+    "table_base": 150,
+    "rule_priority": 1000,
+}
+KNOWN_TOP = frozenset((
+    "name", "rails", "mtu", "addressing", "routing", "management_networks",
+    "pod_networks", "service_networks", "tors", "qos", "description",
+))
+KNOWN_ADDRESSING = frozenset((
+    "mode", "supernet", "rail_prefix", "node_prefix", "gateway_offset", "host_offset",
+))
+KNOWN_ROUTING = frozenset(("table_base", "rule_priority", "aggregate_route", "keep_off_rule"))
+KNOWN_TOR = frozenset(("name", "rails", "nodes", "port_template", "platform", "description"))
+PORT_FIELDS = frozenset(("node", "rail", "local"))
+
+
+def _err(field, value, problem, fix=None):
+    return FabricModelError(field, value, problem, fix)
+
+
+def as_int(value, field, minimum=None, maximum=None, fix=None):
+    """Return ``value`` as an int; inventory strings such as "3" are accepted."""
+    if isinstance(value, bool):
+        raise _err(field, value, "is a boolean, not an integer", fix)
+    if isinstance(value, int):
+        number = value
+    elif isinstance(value, str) and re.match(r"^\s*[+-]?\d+\s*$", value):
+        number = int(value)
+    else:
+        raise _err(field, value, "is not an integer", fix)
+    if minimum is not None and number < minimum:
+        raise _err(field, value, "is below the minimum %d" % minimum, fix)
+    if maximum is not None and number > maximum:
+        raise _err(field, value, "is above the maximum %d" % maximum, fix)
+    return number
+
+
+def _as_bool(value, field):
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, str) and value.strip().lower() in ("yes", "true", "on", "1"):
+        return True
+    if isinstance(value, str) and value.strip().lower() in ("no", "false", "off", "0"):
+        return False
+    raise _err(field, value, "is not a boolean", "use true or false")
+
+
+def _as_mapping(value, field, known):
+    if value is None:
+        return {}
+    if not isinstance(value, dict):
+        raise _err(field, value, "is not a mapping", "give a YAML mapping (key: value)")
+    unknown = sorted(str(k) for k in value if k not in known)
+    if unknown:
+        raise _err("%s.%s" % (field, unknown[0]), value[unknown[0]],
+                   "is not a known key", "use one of: %s" % ", ".join(sorted(known)))
+    return value
+
+
+def parse_network(value, field, fix=None):
+    """Parse a CIDR string strictly: host bits must be zero."""
+    if not isinstance(value, str) or "/" not in value:
+        raise _err(field, value, "is not a network in CIDR notation",
+                   fix or "write it as address/prefix, e.g. 172.17.0.0/16 or fd00:17::/48")
+    try:
+        return ipaddress.ip_network(value.strip(), strict=True)
+    except ValueError as exc:
+        try:
+            loose = ipaddress.ip_network(value.strip(), strict=False)
+        except ValueError:
+            raise _err(field, value, "is not a valid network (%s)" % exc,
+                       fix or "write it as address/prefix, e.g. 172.17.0.0/16") from None
+        raise _err(field, value, "has host bits set",
+                   "use the network address %s" % loose) from None
+
+
+def _network_list(raw, field):
+    if raw is None:
+        return []
+    if isinstance(raw, str):
+        raw = [raw]
+    if not isinstance(raw, list):
+        raise _err(field, raw, "is not a list of networks", "give a list of CIDRs")
+    return [parse_network(item, "%s[%d]" % (field, i)) for i, item in enumerate(raw)]
+
+
+def parse_node_range(raw, field):
+    """Parse a ToR's ``nodes`` value: "1-32", 7, [1, 2, "5-8"] -> list of (first, last)."""
+    items = raw if isinstance(raw, list) else [raw]
+    ranges = []
+    for item in items:
+        if isinstance(item, str) and "-" in item.strip().lstrip("-"):
+            first, _sep, last = item.partition("-")
+            first = as_int(first, field, 1, fix="write a node id range as FIRST-LAST, e.g. 1-32")
+            last = as_int(last, field, 1, fix="write a node id range as FIRST-LAST, e.g. 1-32")
+            if last < first:
+                raise _err(field, item, "ends before it starts", "write FIRST-LAST with FIRST <= LAST")
+        else:
+            first = last = as_int(item, field, 1, fix="give node ids or FIRST-LAST ranges")
+        ranges.append((first, last))
+    return ranges
+
+
+class Tor(object):
+    """One top-of-rack switch of the model."""
+
+    __slots__ = ("name", "rails", "ranges", "port_template", "platform")
+
+    def __init__(self, name, rails, ranges, port_template, platform):
+        self.name = name
+        self.rails = rails
+        self.ranges = ranges
+        self.port_template = port_template
+        self.platform = platform
+
+    def serves(self, rail, node_id):
+        if rail not in self.rails:
+            return False
+        if self.ranges is None:
+            return True
+        return any(first <= node_id <= last for first, last in self.ranges)
+
+    def local_index(self, node_id):
+        """1-based position of ``node_id`` among the node ids this ToR serves."""
+        if self.ranges is None:
+            return node_id
+        index = 0
+        for first, last in self.ranges:
+            if first <= node_id <= last:
+                return index + node_id - first + 1
+            index += last - first + 1
+        return None
+
+    def port(self, rail, node_id):
+        template = self.port_template
+        if "{local}" in template:
+            return template.format(node=node_id, rail=rail, local=self.local_index(node_id))
+        if "{rail}" in template:
+            return template.format(node=node_id, rail=rail)
+        head, sep, tail = template.partition("{node}")
+        if sep and "{" not in tail:
+            return head + str(node_id) + tail
+        return template.format(node=node_id)
+
+    def to_dict(self):
+        return {
+            "name": self.name,
+            "rails": list(self.rails),
+            "nodes": None if self.ranges is None else ["%d-%d" % r for r in self.ranges],
+            "port_template": self.port_template,
+            "platform": self.platform,
+        }
+
+
+class Cluster(object):
+    """A validated cluster description.  Attributes are plain Python values."""
+
+    def __init__(self):
+        self.name = None
+        self.rails = 0
+        self.mtu = 0
+        self.mode = None
+        self.family = 4
+        self.supernet = None
+        self.rail_prefix = 0
+        self.node_prefix = None
+        self.gateway_offset = None
+        self.host_offset = 1
+        self.table_base = None
+        self.rule_priority = None
+        self.aggregate_route = False
+        self.keep_off_rule = False
+        self.management_networks = []
+        self.pod_networks = []
+        self.service_networks = []
+        self.tors = []
+        self.qos = {}
+        self.max_node_id = 0
+
+    @property
+    def has_gateway(self):
+        return self.mode != "infiniband"
+
+    @property
+    def policy_routing(self):
+        return self.mode != "infiniband"
+
+    def to_dict(self):
+        return {
+            "name": self.name,
+            "rails": self.rails,
+            "mtu": self.mtu,
+            "family": self.family,
+            "addressing": {
+                "mode": self.mode,
+                "supernet": str(self.supernet),
+                "rail_prefix": self.rail_prefix,
+                "node_prefix": self.node_prefix,
+                "gateway_offset": self.gateway_offset,
+                "host_offset": self.host_offset,
+            },
+            "routing": {
+                "table_base": self.table_base,
+                "rule_priority": self.rule_priority,
+                "aggregate_route": self.aggregate_route,
+                "keep_off_rule": self.keep_off_rule,
+            },
+            "management_networks": [str(n) for n in self.management_networks],
+            "pod_networks": [str(n) for n in self.pod_networks],
+            "service_networks": [str(n) for n in self.service_networks],
+            "tors": [t.to_dict() for t in self.tors],
+            "qos": dict(self.qos),
+            "max_node_id": self.max_node_id,
+        }
+
+
+def _load_addressing(cluster, raw):
+    field = ROOT + ".addressing"
+    if raw is None:
+        raise _err(field, raw, "is missing", "set addressing.mode and addressing.supernet")
+    raw = _as_mapping(raw, field, KNOWN_ADDRESSING)
+    mode = raw.get("mode")
+    if mode not in MODES:
+        raise _err(field + ".mode", mode, "is not an addressing mode", "use one of: %s" % ", ".join(MODES))
+    cluster.mode = mode
+    if raw.get("supernet") is None:
+        raise _err(field + ".supernet", None, "is missing", "set the RDMA supernet, e.g. 172.17.0.0/16")
+    supernet = parse_network(raw["supernet"], field + ".supernet")
+    cluster.supernet = supernet
+    cluster.family = supernet.version
+    bits = supernet.max_prefixlen
+    family_hint = ("it must be between %d and %d for an IPv%d supernet"
+                   % (supernet.prefixlen, bits, supernet.version))
+    if raw.get("rail_prefix") is None:
+        raise _err(field + ".rail_prefix", None, "is missing",
+                   "set the prefix length of each rail's block, e.g. 24")
+    rail_prefix = as_int(raw["rail_prefix"], field + ".rail_prefix")
+    if rail_prefix > bits:
+        other = 6 if supernet.version == 4 else 4
+        raise _err(field + ".rail_prefix", rail_prefix,
+                   "is longer than an IPv%d address (%d bits)" % (supernet.version, bits),
+                   "%s; or did you mean an IPv%d supernet?" % (family_hint, other))
+    if rail_prefix < supernet.prefixlen:
+        raise _err(field + ".rail_prefix", rail_prefix,
+                   "is shorter than the supernet prefix /%d" % supernet.prefixlen, family_hint)
+    spare = rail_prefix - supernet.prefixlen
+    if spare < 32 and cluster.rails > (1 << spare):
+        raise _err(field + ".supernet", str(supernet),
+                   "is too small for %d rails of /%d (it holds %d)"
+                   % (cluster.rails, rail_prefix, 1 << spare),
+                   "use a supernet of /%d or shorter, or a longer rail_prefix"
+                   % (rail_prefix - (cluster.rails - 1).bit_length()))
+    cluster.rail_prefix = rail_prefix
+    p2p_len = bits - 1
+    host_len = p2p_len if mode == "p2p" else rail_prefix
+
+    if mode == "exclusive":
+        if raw.get("node_prefix") is None:
+            raise _err(field + ".node_prefix", None, "is missing",
+                       "exclusive mode needs the per-node subnet prefix, e.g. 27")
+        node_prefix = as_int(raw["node_prefix"], field + ".node_prefix")
+        if node_prefix > bits:
+            raise _err(field + ".node_prefix", node_prefix,
+                       "is longer than an IPv%d address (%d bits)" % (supernet.version, bits),
+                       "use a prefix between %d and %d" % (rail_prefix + 1, bits - 2))
+        if node_prefix <= rail_prefix:
+            raise _err(field + ".node_prefix", node_prefix,
+                       "must be longer than rail_prefix /%d" % rail_prefix,
+                       "use a prefix between %d and %d" % (rail_prefix + 1, bits - 2))
+        cluster.node_prefix = node_prefix
+        host_len = node_prefix
+    elif raw.get("node_prefix") is not None:
+        raise _err(field + ".node_prefix", raw["node_prefix"],
+                   "is only used in exclusive mode", "remove it, or set mode: exclusive")
+
+    if mode == "p2p":
+        for key in ("gateway_offset", "host_offset"):
+            if raw.get(key) is not None:
+                raise _err(field + "." + key, raw[key],
+                           "does not apply to p2p mode (the ToR takes the first address of each "
+                           "/%d, the host the second)" % p2p_len, "remove it")
+        cluster.gateway_offset = 0
+        cluster.host_offset = 1
+        if rail_prefix > p2p_len:
+            raise _err(field + ".rail_prefix", rail_prefix,
+                       "leaves no room for a /%d link" % p2p_len, "use a prefix of /%d or shorter" % (p2p_len - 1))
+        spare = p2p_len - rail_prefix
+        cluster.max_node_id = (1 << spare) if spare < 63 else (1 << 63)
+        return
+
+    # shared, exclusive, infiniband: a subnet with a broadcast address in IPv4.
+    size = 1 << (bits - host_len)
+    last_usable = size - 2 if supernet.version == 4 else size - 1
+    if last_usable < (2 if mode == "exclusive" else 1):
+        raise _err(field + (".node_prefix" if mode == "exclusive" else ".rail_prefix"),
+                   host_len, "leaves no usable addresses for a gateway and a host",
+                   "use a prefix of /%d or shorter" % (bits - 2))
+
+    def resolve(offset_field, offset):
+        index = offset if offset >= 0 else last_usable + 1 + offset
+        if not 1 <= index <= last_usable:
+            raise _err(field + "." + offset_field, offset,
+                       "points outside the usable addresses of a /%d (1..%d, or -1 for the last)"
+                       % (host_len, last_usable), "pick an offset inside that range")
+        return index
+
+    gateway = None
+    if mode != "infiniband":
+        offset = as_int(raw.get("gateway_offset", 1), field + ".gateway_offset")
+        gateway = resolve("gateway_offset", offset)
+    elif raw.get("gateway_offset") is not None:
+        raise _err(field + ".gateway_offset", raw["gateway_offset"],
+                   "does not apply to infiniband mode (IPoIB has no gateways)", "remove it")
+    if raw.get("host_offset") is not None:
+        host = resolve("host_offset", as_int(raw["host_offset"], field + ".host_offset"))
+    elif gateway is not None and gateway < last_usable:
+        host = gateway + 1
+    else:
+        host = 1
+    if host == gateway:
+        raise _err(field + ".host_offset", raw.get("host_offset", host),
+                   "is the gateway's address", "give the host a different offset than the gateway")
+    cluster.gateway_offset = gateway
+    cluster.host_offset = host
+
+    if mode == "exclusive":
+        spare = node_prefix - rail_prefix
+        cluster.max_node_id = (1 << spare) if spare < 63 else (1 << 63)
+    else:
+        # Node n takes index host + n - 1; the run must stay below the gateway
+        # when the gateway sits above the first host address.
+        if gateway is not None and gateway > host:
+            cluster.max_node_id = gateway - host
+        else:
+            cluster.max_node_id = last_usable - host + 1
+        if cluster.max_node_id < 1:
+            raise _err(field + ".host_offset", host, "leaves no room for any node",
+                       "lower host_offset or move the gateway")
+
+
+def _load_routing(cluster, raw):
+    field = ROOT + ".routing"
+    raw = _as_mapping(raw, field, KNOWN_ROUTING)
+    if cluster.mode == "infiniband":
+        cluster.table_base = None
+        cluster.rule_priority = None
+        cluster.aggregate_route = False
+        cluster.keep_off_rule = False
+        return
+    base = as_int(raw.get("table_base", DEFAULTS["table_base"]), field + ".table_base", 1,
+                  MAX_TABLE - cluster.rails, "use a table number between 1 and 2147483000")
+    for rail in range(1, cluster.rails + 1):
+        if base + rail in RESERVED_TABLES:
+            raise _err(field + ".table_base", base,
+                       "gives rail %d the reserved table %d" % (rail, base + rail),
+                       "choose a base so that base+1..base+rails avoids 253, 254 and 255")
+    cluster.table_base = base
+    cluster.rule_priority = as_int(
+        raw.get("rule_priority", DEFAULTS["rule_priority"]), field + ".rule_priority", 1,
+        MAX_RULE_PRIORITY - cluster.rails,
+        "use a value so that priority+rails stays below 32766 (the main table's rule)")
+    cluster.aggregate_route = _as_bool(raw.get("aggregate_route", cluster.mode in ("exclusive", "p2p")),
+                                       field + ".aggregate_route")
+    cluster.keep_off_rule = _as_bool(raw.get("keep_off_rule", True), field + ".keep_off_rule")
+
+
+def _load_tors(cluster, raw):
+    field = ROOT + ".tors"
+    if raw is None:
+        # One ToR per rail, serving every node.
+        cluster.tors = [Tor("%s-rail%d-tor" % (cluster.name, rail), (rail,), None, "swp{node}", None)
+                        for rail in range(1, cluster.rails + 1)]
+        return
+    if not isinstance(raw, list) or not raw:
+        raise _err(field, raw, "is not a non-empty list of ToR switches",
+                   "list the ToRs, or remove the key to get one ToR per rail")
+    names = set()
+    tors = []
+    for i, item in enumerate(raw):
+        tfield = "%s[%d]" % (field, i)
+        item = _as_mapping(item, tfield, KNOWN_TOR)
+        name = item.get("name")
+        if not isinstance(name, str) or not NAME_RE.match(name):
+            raise _err(tfield + ".name", name, "is not a valid switch name",
+                       "use letters, digits, '-', '_' and '.'")
+        if name in names:
+            raise _err(tfield + ".name", name, "is used by two ToRs", "give every ToR its own name")
+        names.add(name)
+        rails_raw = item.get("rails")
+        if isinstance(rails_raw, (int, str)):
+            rails_raw = [rails_raw]
+        if not isinstance(rails_raw, list) or not rails_raw:
+            raise _err(tfield + ".rails", item.get("rails"), "is missing or empty",
+                       "list the rails this ToR serves, e.g. [1]")
+        rails = tuple(sorted(set(as_int(r, tfield + ".rails", 1, cluster.rails,
+                                        "rails are numbered 1..%d" % cluster.rails) for r in rails_raw)))
+        ranges = None
+        if item.get("nodes") is not None:
+            ranges = parse_node_range(item["nodes"], tfield + ".nodes")
+            for first, last in ranges:
+                if last > cluster.max_node_id:
+                    raise _err(tfield + ".nodes", item["nodes"],
+                               "goes past the largest node id this addressing plan allows (%d)"
+                               % cluster.max_node_id, "shorten the range")
+        template = item.get("port_template", "swp{node}")
+        if not isinstance(template, str):
+            raise _err(tfield + ".port_template", template, "is not a string", "e.g. swp{node}")
+        for fname in re.findall(r"{([^{}]*)}", template):
+            if fname not in PORT_FIELDS:
+                raise _err(tfield + ".port_template", template, "uses the unknown field {%s}" % fname,
+                           "use {node}, {rail} or {local}")
+        if "{node}" not in template and "{local}" not in template:
+            raise _err(tfield + ".port_template", template, "gives every node the same port",
+                       "include {node} or {local}, e.g. swp{node}")
+        if len(rails) > 1 and "{rail}" not in template:
+            raise _err(tfield + ".port_template", template,
+                       "gives a node the same port on each of the ToR's %d rails" % len(rails),
+                       "include {rail} when one ToR serves several rails, e.g. swp{rail}s{node}")
+        platform = item.get("platform")
+        if platform is not None and not isinstance(platform, str):
+            raise _err(tfield + ".platform", platform, "is not a string", "e.g. cumulus, sonic, eos")
+        tors.append(Tor(name, rails, ranges, template, platform))
+    # Two ToRs must never claim the same (rail, node).
+    for a in range(len(tors)):
+        for b in range(a + 1, len(tors)):
+            shared = set(tors[a].rails) & set(tors[b].rails)
+            if not shared:
+                continue
+            ra = tors[a].ranges or [(1, cluster.max_node_id)]
+            rb = tors[b].ranges or [(1, cluster.max_node_id)]
+            for fa, la in ra:
+                for fb, lb in rb:
+                    if fa <= lb and fb <= la:
+                        raise _err("%s[%d].nodes" % (field, b), tors[b].name,
+                                   "serves node %d on rail %d, which %s already serves"
+                                   % (max(fa, fb), min(shared), tors[a].name),
+                                   "give ToRs on the same rail disjoint node ranges")
+    cluster.tors = tors
+
+
+def _check_overlaps(cluster):
+    supernet = cluster.supernet
+    for key in ("management_networks", "pod_networks", "service_networks"):
+        for i, net in enumerate(getattr(cluster, key)):
+            if net.version != supernet.version:
+                continue
+            if net.overlaps(supernet):
+                raise _err("%s.%s[%d]" % (ROOT, key, i), str(net),
+                           "overlaps the RDMA supernet %s" % supernet,
+                           "move the RDMA supernet or this network so that they do not overlap")
+
+
+def load_cluster(raw):
+    """Validate ``fabric_cluster`` and return a :class:`Cluster`."""
+    if not isinstance(raw, dict):
+        raise _err(ROOT, raw, "is not a mapping", "define fabric_cluster in group_vars/all")
+    raw = _as_mapping(raw, ROOT, KNOWN_TOP)
+    cluster = Cluster()
+    name = raw.get("name")
+    if not isinstance(name, str) or not NAME_RE.match(name):
+        raise _err(ROOT + ".name", name, "is not a valid cluster name",
+                   "use 1-63 letters, digits, '-', '_' or '.', starting with a letter or digit")
+    cluster.name = name
+    if raw.get("rails") is None:
+        raise _err(ROOT + ".rails", None, "is missing", "set the number of rails, e.g. 8")
+    cluster.rails = as_int(raw["rails"], ROOT + ".rails", 1, MAX_RAILS,
+                           "use the number of rail NICs per node (1..%d)" % MAX_RAILS)
+    _load_addressing(cluster, raw.get("addressing"))
+    kind = "infiniband" if cluster.mode == "infiniband" else "roce"
+    min_mtu = 1280 if cluster.family == 6 else 576
+    max_mtu = 65520 if kind == "infiniband" else 9216
+    cluster.mtu = as_int(raw.get("mtu", DEFAULTS["mtu"][kind]), ROOT + ".mtu", min_mtu, max_mtu,
+                         "use an MTU between %d and %d" % (min_mtu, max_mtu))
+    _load_routing(cluster, raw.get("routing"))
+    cluster.management_networks = _network_list(raw.get("management_networks"), ROOT + ".management_networks")
+    cluster.pod_networks = _network_list(raw.get("pod_networks"), ROOT + ".pod_networks")
+    cluster.service_networks = _network_list(raw.get("service_networks"), ROOT + ".service_networks")
+    _check_overlaps(cluster)
+    _load_tors(cluster, raw.get("tors"))
+    qos = raw.get("qos") or {}
+    if not isinstance(qos, dict):
+        raise _err(ROOT + ".qos", qos, "is not a mapping", "e.g. qos: {profile: none}")
+    cluster.qos = qos
+    return cluster
+
+
+def check_node_id(cluster, node_id, field="fabric_node_id"):
+    """Validate one node id against the cluster's addressing capacity."""
+    return as_int(node_id, field, 1, cluster.max_node_id,
+                  "node ids run from 1 to %d in this addressing plan (mode %s)"
+                  % (cluster.max_node_id, cluster.mode))

@@ -1,0 +1,35 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, ainet.fabric contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Error types shared by the ainet.fabric library.
+
+Every error raised for bad input names the field, the offending value and
+how to fix it, so that playbooks can show it verbatim instead of a traceback.
+"""
+
+from __future__ import annotations
+
+
+class FabricError(Exception):
+    """Base class of all errors raised by the ainet.fabric library."""
+
+
+class FabricModelError(FabricError):
+    """Invalid cluster description (inventory data).
+
+    ``field`` is a dotted path such as ``fabric_cluster.addressing.supernet``.
+    """
+
+    def __init__(self, field, value, problem, fix=None):
+        self.field = field
+        self.value = value
+        self.problem = problem
+        self.fix = fix
+        text = "%s: %r %s" % (field, value, problem)
+        if fix:
+            text += ". Fix: %s" % fix
+        super().__init__(text)
+
+
+class FabricStateError(FabricError):
+    """A host's live state makes the requested change unsafe or impossible."""

@@ -1,0 +1,74 @@
+#!/usr/bin/env python3
+"""Benchmark the rail planner in-process (not a test: prints numbers).
+
+Usage: python tests/perf/bench_plan.py [--repeat N] [--json FILE]
+
+For each addressing mode it times ``rail_plan`` for 1,024 .. 16,384 nodes x 8
+rails and ``rail_addresses`` for one node, and reports the best and the median
+of N runs, plus the growth factor per doubling (1.0 = linear per node).
+"""
+
+import argparse
+import json
+import os
+import statistics
+import sys
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, ROOT)
+import conftest  # noqa: E402,F401  (links the repo as ansible_collections.ainet.fabric)
+
+from ansible_collections.ainet.fabric.plugins.module_utils.rail_plan import (  # noqa: E402
+    rail_addresses,
+    rail_plan,
+)
+
+MODELS = {
+    "shared": {"mode": "shared", "supernet": "10.64.0.0/13", "rail_prefix": 16},
+    "exclusive": {"mode": "exclusive", "supernet": "10.0.0.0/10", "rail_prefix": 13, "node_prefix": 27},
+    "p2p": {"mode": "p2p", "supernet": "10.64.0.0/13", "rail_prefix": 17},
+    "p2p-ipv6": {"mode": "p2p", "supernet": "fd00:64::/48", "rail_prefix": 64},
+    "infiniband": {"mode": "infiniband", "supernet": "10.64.0.0/13", "rail_prefix": 16},
+}
+SIZES = (1024, 4096, 16384)
+
+
+def timed(func, repeat):
+    runs = []
+    for _ in range(repeat):
+        start = time.perf_counter()
+        func()
+        runs.append(time.perf_counter() - start)
+    return min(runs), statistics.median(runs)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeat", type=int, default=7)
+    parser.add_argument("--json", help="also write the results to this file")
+    args = parser.parse_args()
+    results = []
+    print("%-11s %7s %10s %10s %8s" % ("mode", "nodes", "best_s", "median_s", "growth"))
+    for name, addressing in MODELS.items():
+        cluster = {"name": "bench", "rails": 8, "addressing": addressing}
+        previous = None
+        for size in SIZES:
+            nodes = {"gpu%05d" % i: i for i in range(1, size + 1)}
+            best, median = timed(lambda: rail_plan(cluster, nodes), args.repeat)
+            growth = "" if previous is None else "%.2f" % ((best / previous[1]) / (size / previous[0]))
+            previous = (size, best)
+            print("%-11s %7d %10.4f %10.4f %8s" % (name, size, best, median, growth))
+            results.append({"mode": name, "nodes": size, "rails": 8, "best_s": best, "median_s": median})
+        best, median = timed(lambda: rail_addresses(cluster, 4096), 200)
+        print("%-11s %7s %10.6f %10.6f   (rail_addresses, one node)" % (name, "1", best, median))
+        results.append({"mode": name, "nodes": 1, "rails": 8, "best_s": best, "median_s": median,
+                        "what": "rail_addresses"})
+    if args.json:
+        with open(args.json, "w") as handle:
+            json.dump(results, handle, indent=2)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
