@@ -48,6 +48,7 @@ def _err(field, value, problem, fix=None):
 
 def as_int(value, field, minimum=None, maximum=None, fix=None):
     """Return ``value`` as an int; inventory strings such as "3" are accepted."""
+    fix = fix or "give a whole number"
     if isinstance(value, bool):
         raise _err(field, value, "is a boolean, not an integer", fix)
     if isinstance(value, int):

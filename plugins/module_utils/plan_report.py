@@ -97,8 +97,8 @@ def to_mermaid(plan, max_nodes=64):
             label = "r%d %s" % (entry["rail"], entry["address"])
             if entry.get("interface"):
                 label = "%s %s" % (entry["interface"], label)
-            lines.append('  %s -- "%s" --- %s' % (_mermaid_id("node_", host), label,
-                                                   _mermaid_id("tor_", entry["tor"])))
+            edge = (_mermaid_id("node_", host), label, _mermaid_id("tor_", entry["tor"]))
+            lines.append('  %s -- "%s" --- %s' % edge)
     if len(nodes) > len(shown):
         lines.append('  more["... %d more nodes"]' % (len(nodes) - len(shown)))
     lines.append("")

@@ -1,7 +1,6 @@
-#!/usr/bin/env python3
 """Benchmark the rail planner in-process (not a test: prints numbers).
 
-Usage: python tests/perf/bench_plan.py [--repeat N] [--json FILE]
+Usage: .venv/bin/python tests/perf/bench_plan.py [--repeat N] [--json FILE]
 
 For each addressing mode it times ``rail_plan`` for 1,024 .. 16,384 nodes x 8
 rails and ``rail_addresses`` for one node, and reports the best and the median
@@ -16,8 +15,11 @@ import sys
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-sys.path.insert(0, ROOT)
-import conftest  # noqa: E402,F401  (links the repo as ansible_collections.ainet.fabric)
+LINK = os.path.join(ROOT, "build", ".collections", "ansible_collections", "ainet", "fabric")
+if not os.path.islink(LINK):
+    os.makedirs(os.path.dirname(LINK), exist_ok=True)
+    os.symlink(ROOT, LINK)
+sys.path.insert(0, os.path.join(ROOT, "build", ".collections"))
 
 from ansible_collections.ainet.fabric.plugins.module_utils.rail_plan import (  # noqa: E402
     rail_addresses,
@@ -36,7 +38,7 @@ SIZES = (1024, 4096, 16384)
 
 def timed(func, repeat):
     runs = []
-    for _ in range(repeat):
+    for _run in range(repeat):
         start = time.perf_counter()
         func()
         runs.append(time.perf_counter() - start)

@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# Build the collection tarball, install it into an empty collections path and
+# use it from there: the tarball must work without this checkout.
+set -euo pipefail
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+OUT=$ROOT/build/dist
+TMP=$(mktemp -d)
+trap 'rm -rf "$TMP"' EXIT
+mkdir -p "$OUT"
+ansible-galaxy collection build --force --output-path "$OUT" "$ROOT" >/dev/null
+VERSION=$(sed -n 's/^version: *//p' "$ROOT/galaxy.yml")
+TARBALL=$OUT/ainet-fabric-$VERSION.tar.gz
+# A config of its own: this checkout's ansible.cfg links the repo as the collection.
+printf '[defaults]\ncollections_path = %s\n' "$TMP/collections" > "$TMP/ansible.cfg"
+export ANSIBLE_CONFIG=$TMP/ansible.cfg
+(cd "$TMP" && ansible-galaxy collection install --offline -p "$TMP/collections" "$TARBALL" >/dev/null)
+test -f "$TMP/collections/ansible_collections/ainet/fabric/roles/rail_plan/tasks/main.yml"
+echo "built and installed $(basename "$TARBALL")"
+cp -r "$ROOT/inventories/lab" "$TMP/inv"
+mkdir -p "$TMP/pb"
+cat > "$TMP/pb/plan.yml" <<'YAML'
+- name: Plan from the installed collection
+  hosts: localhost
+  gather_facts: false
+  roles:
+    - role: ainet.fabric.rail_plan
+      rail_plan_output_dir: "{{ playbook_dir }}/out"
+YAML
+(cd "$TMP" && ansible-playbook -i inv pb/plan.yml >"$TMP/log" 2>&1) || { cat "$TMP/log"; exit 1; }
+grep -q "lab: 4 nodes x 4 rails" "$TMP/log"
+test -s "$TMP/pb/out/rails.csv"
+(cd "$TMP" && ansible-doc -t filter ainet.fabric.rail_addresses >/dev/null)
+echo "installed collection planned the lab inventory"

@@ -1,0 +1,83 @@
+# -*- coding: utf-8 -*-
+"""Run playbooks/plan.yml for real (ansible-playbook on localhost)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+import yaml
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+BIN = os.path.dirname(sys.executable)
+
+
+def run_playbook(inventory, *extra):
+    env = dict(os.environ, ANSIBLE_CONFIG=os.path.join(ROOT, "ansible.cfg"), ANSIBLE_NOCOLOR="1",
+               PATH=BIN + os.pathsep + os.environ.get("PATH", ""))
+    cmd = [os.path.join(BIN, "ansible-playbook"), "-i", str(inventory), os.path.join(ROOT, "playbooks", "plan.yml")]
+    return subprocess.run(cmd + list(extra), cwd=ROOT, env=env, capture_output=True, text=True, timeout=600, check=False)
+
+
+def write_inventory(tmp_path, cluster, hosts, interfaces=None):
+    inv = tmp_path / "inv"
+    (inv / "group_vars").mkdir(parents=True)
+    (inv / "group_vars" / "all.yml").write_text(yaml.safe_dump({"fabric_cluster": cluster}))
+    group = {"hosts": {h: {"fabric_node_id": n} for h, n in hosts.items()}}
+    if interfaces is not None:
+        group["vars"] = {"fabric_rail_interfaces": interfaces}
+    (inv / "hosts.yml").write_text(yaml.safe_dump({"all": {"children": {"gpu_nodes": group}}}))
+    return inv
+
+
+@pytest.fixture
+def out_dir(tmp_path):
+    return tmp_path / "out"
+
+
+def test_lab_inventory_plan_is_written_and_idempotent(out_dir):
+    result = run_playbook(os.path.join(ROOT, "inventories", "lab"), "-e", "rail_plan_output_dir=%s" % out_dir)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "lab: 4 nodes x 4 rails (exclusive, ipv4), 4 ToRs, 16 addresses" in result.stdout
+    plan = json.loads((out_dir / "plan.json").read_text())
+    assert plan["nodes"]["gpu03"]["rails"][1]["address"] == "172.17.1.66/27"
+    assert plan["nodes"]["gpu03"]["rails"][1]["interface"] == "ens6f1np1"
+    csv_lines = (out_dir / "rails.csv").read_text().splitlines()
+    assert len(csv_lines) == 1 + 16
+    assert (out_dir / "rails.md").read_text().startswith("# Rail plan: lab")
+    assert (out_dir / "topology.mmd").read_text().startswith("flowchart LR")
+    again = run_playbook(os.path.join(ROOT, "inventories", "lab"), "-e", "rail_plan_output_dir=%s" % out_dir)
+    assert again.returncode == 0
+    assert "changed=0" in again.stdout
+
+
+def test_limit_does_not_change_the_plan(tmp_path, out_dir):
+    # --limit narrows the hosts a play runs on; the plan still covers the whole group.
+    result = run_playbook(os.path.join(ROOT, "inventories", "lab"), "-e", "rail_plan_output_dir=%s" % out_dir,
+                          "--limit", "gpu02,localhost")
+    assert result.returncode == 0, result.stdout + result.stderr
+    plan = json.loads((out_dir / "plan.json").read_text())
+    assert sorted(plan["nodes"]) == ["gpu01", "gpu02", "gpu03", "gpu04"]
+
+
+@pytest.mark.parametrize("cluster,hosts,interfaces,expected", [
+    ({"name": "x", "rails": 2,
+      "addressing": {"mode": "exclusive", "supernet": "172.17.0.0/16", "rail_prefix": 24, "node_prefix": 27},
+      "management_networks": ["172.17.0.0/20"]},
+     {"a": 1}, None, "fabric_cluster.management_networks[0]: '172.17.0.0/20' overlaps the RDMA supernet"),
+    ({"name": "x", "rails": 2, "addressing": {"mode": "shared", "supernet": "172.17.0.0/16", "rail_prefix": 24}},
+     {"a": 1, "b": 1}, None, "hostvars[b].fabric_node_id: 1 is already the node id of a"),
+    ({"name": "x", "rails": 2, "addressing": {"mode": "shared", "supernet": "172.17.0.0/16", "rail_prefix": 24}},
+     {"a": 1}, ["ens1"], "hostvars[a].fabric_rail_interfaces: ['ens1'] has 1 interfaces but the cluster has 2 rails"),
+])
+def test_bad_input_fails_with_one_clear_error(tmp_path, out_dir, cluster, hosts, interfaces, expected):
+    inv = write_inventory(tmp_path, cluster, hosts, interfaces)
+    result = run_playbook(inv, "-e", "rail_plan_output_dir=%s" % out_dir)
+    text = result.stdout + result.stderr
+    assert result.returncode != 0
+    assert expected in text
+    assert "Traceback" not in text
+    assert not out_dir.exists()

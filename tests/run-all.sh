@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# The whole test suite, in order of cost. Called by `make test` and .ci/run.
+#   unit + integration (pytest), ansible-lint (production profile),
+#   ansible-test sanity, collection build/install smoke test, and the
+#   molecule scenarios on real network stacks (needs root; skipped with a
+#   message otherwise, or when AINET_SKIP_LAB=1).
+set -euo pipefail
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+cd "$ROOT"
+BIN=$ROOT/.venv/bin
+export PATH=$BIN:$PATH ANSIBLE_CONFIG=$ROOT/ansible.cfg ANSIBLE_NOCOLOR=1 PY_COLORS=0
+step() { printf '\n=== %s ===\n' "$*"; }
+
+step "pytest: unit and integration"
+"$BIN/python" -m pytest -q -p no:cacheprovider tests/unit tests/integration
+
+step "ansible-lint --profile production"
+ansible-lint --profile production --nocolor
+
+step "antsibull-changelog lint"
+antsibull-changelog lint
+
+step "collection build and install"
+bash tests/build-install.sh
+
+step "ansible-test sanity"
+bash tests/sanity/run.sh
+
+if [ -d molecule ] && ls molecule/*/molecule.yml >/dev/null 2>&1; then
+    if [ "${AINET_SKIP_LAB:-0}" = 1 ]; then
+        echo "molecule: skipped (AINET_SKIP_LAB=1)"
+    elif [ "$(id -u)" != 0 ]; then
+        echo "molecule: skipped (the lab needs root for network namespaces)"
+    else
+        step "molecule scenarios on the lab"
+        bash tests/molecule.sh
+    fi
+fi
+step "all tests passed"

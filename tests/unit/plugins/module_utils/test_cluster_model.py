@@ -1,0 +1,145 @@
+# -*- coding: utf-8 -*-
+"""Every validation error of the cluster model: one clear message naming field, value and fix."""
+
+from __future__ import annotations
+
+import copy
+
+import pytest
+
+from ansible_collections.ainet.fabric.plugins.module_utils.cluster_model import load_cluster
+from ansible_collections.ainet.fabric.plugins.module_utils.errors import FabricModelError
+from ansible_collections.ainet.fabric.plugins.module_utils.rail_plan import check_interfaces, rail_plan
+
+BASE = {
+    "name": "t",
+    "rails": 8,
+    "addressing": {"mode": "exclusive", "supernet": "172.17.0.0/16", "rail_prefix": 24, "node_prefix": 27},
+}
+
+
+def with_changes(**changes):
+    data = copy.deepcopy(BASE)
+    for dotted, value in changes.items():
+        target = data
+        keys = dotted.split("__")
+        for key in keys[:-1]:
+            target = target.setdefault(key, {})
+        if value is DELETE:
+            target.pop(keys[-1], None)
+        else:
+            target[keys[-1]] = value
+    return data
+
+
+DELETE = object()
+
+CASES = [
+    # (changes, field named in the error, words the message must contain)
+    ({"addressing__supernet": "172.17.0.0/33"}, "fabric_cluster.addressing.supernet", "not a valid network"),
+    ({"addressing__supernet": "172.17.0.1/16"}, "fabric_cluster.addressing.supernet", "172.17.0.0/16"),
+    ({"addressing__supernet": "banana"}, "fabric_cluster.addressing.supernet", "CIDR"),
+    ({"addressing__supernet": DELETE}, "fabric_cluster.addressing.supernet", "missing"),
+    ({"addressing__mode": "fancy"}, "fabric_cluster.addressing.mode", "shared, exclusive, p2p, infiniband"),
+    ({"addressing__rail_prefix": 64}, "fabric_cluster.addressing.rail_prefix", "IPv6"),
+    ({"addressing__rail_prefix": 12}, "fabric_cluster.addressing.rail_prefix", "shorter than the supernet"),
+    ({"addressing__rail_prefix": "x"}, "fabric_cluster.addressing.rail_prefix", "not an integer"),
+    ({"addressing__node_prefix": 24}, "fabric_cluster.addressing.node_prefix", "longer than rail_prefix"),
+    ({"addressing__node_prefix": 31}, "fabric_cluster.addressing.node_prefix", "no usable addresses"),
+    ({"addressing__node_prefix": DELETE}, "fabric_cluster.addressing.node_prefix", "missing"),
+    ({"addressing__supernet": "172.17.0.0/22"}, "fabric_cluster.addressing.supernet", "too small for 8 rails"),
+    ({"addressing__gateway_offset": 40}, "fabric_cluster.addressing.gateway_offset", "outside the usable"),
+    ({"addressing__host_offset": 1}, "fabric_cluster.addressing.host_offset", "gateway"),
+    ({"addressing__colour": "red"}, "fabric_cluster.addressing.colour", "not a known key"),
+    ({"rails": 0}, "fabric_cluster.rails", "below the minimum"),
+    ({"rails": True}, "fabric_cluster.rails", "boolean"),
+    ({"rails": DELETE}, "fabric_cluster.rails", "missing"),
+    ({"name": "bad name!"}, "fabric_cluster.name", "not a valid cluster name"),
+    ({"mtu": 10000}, "fabric_cluster.mtu", "above the maximum 9216"),
+    ({"routing__table_base": 250}, "fabric_cluster.routing.table_base", "reserved table"),
+    ({"routing__rule_priority": 32765}, "fabric_cluster.routing.rule_priority", "32766"),
+    ({"management_networks": ["172.17.4.0/24"]}, "fabric_cluster.management_networks[0]", "overlaps"),
+    ({"pod_networks": ["172.16.0.0/12"]}, "fabric_cluster.pod_networks[0]", "overlaps"),
+    ({"service_networks": ["10.0.0.0/8", "172.17.255.0/24"]}, "fabric_cluster.service_networks[1]", "overlaps"),
+    ({"management_networks": ["10.0.0.1/8"]}, "fabric_cluster.management_networks[0]", "host bits"),
+    ({"tors": [{"name": "a", "rails": [9]}]}, "fabric_cluster.tors[0].rails", "above the maximum 8"),
+    ({"tors": [{"name": "a", "rails": [1]}, {"name": "a", "rails": [2]}]}, "fabric_cluster.tors[1].name", "two ToRs"),
+    ({"tors": [{"name": "a", "rails": [1]}, {"name": "b", "rails": [1], "nodes": "4-8"}]},
+     "fabric_cluster.tors[1].nodes", "already serves"),
+    ({"tors": [{"name": "a", "rails": [1, 2], "port_template": "swp{node}"}]},
+     "fabric_cluster.tors[0].port_template", "{rail}"),
+    ({"tors": [{"name": "a", "rails": [1], "port_template": "swp{slot}"}]},
+     "fabric_cluster.tors[0].port_template", "unknown field"),
+    ({"tors": [{"name": "a", "rails": [1], "nodes": "1-99"}]}, "fabric_cluster.tors[0].nodes", "largest node id"),
+    ({"tors": [{"name": "a", "rails": [1], "nodes": "5-2"}]}, "fabric_cluster.tors[0].nodes", "ends before"),
+]
+
+
+@pytest.mark.parametrize("changes,field,words", CASES, ids=[c[1] + ":" + c[2] for c in CASES])
+def test_validation_errors(changes, field, words):
+    with pytest.raises(FabricModelError) as err:
+        load_cluster(with_changes(**changes))
+    message = str(err.value)
+    assert message.startswith(field + ":"), message
+    assert words in message
+    assert "Fix:" in message
+    assert err.value.field == field
+
+
+def test_not_a_mapping():
+    with pytest.raises(FabricModelError, match="^fabric_cluster: None is not a mapping"):
+        load_cluster(None)
+
+
+def test_p2p_rejects_offsets():
+    data = with_changes(addressing__mode="p2p", addressing__node_prefix=DELETE, addressing__gateway_offset=2)
+    with pytest.raises(FabricModelError, match="gateway_offset.*does not apply to p2p"):
+        load_cluster(data)
+
+
+def test_ipv6_supernet_with_ipv4_prefix_sizes_is_fine_but_v4_mgmt_is_ignored():
+    data = with_changes(addressing__supernet="fd00:17::/48", addressing__rail_prefix=56, addressing__node_prefix=64,
+                        management_networks=["10.0.0.0/8"])
+    assert load_cluster(data).family == 6
+
+
+def test_node_ids_must_be_unique():
+    with pytest.raises(FabricModelError) as err:
+        rail_plan(BASE, {"gpu01": 1, "gpu02": 1})
+    assert "hostvars[gpu02].fabric_node_id" in str(err.value)
+    assert "gpu01" in str(err.value)
+
+
+def test_node_id_missing_or_bad():
+    with pytest.raises(FabricModelError, match=r"hostvars\[gpu01\].fabric_node_id: None is not set"):
+        rail_plan(BASE, {"gpu01": None})
+    with pytest.raises(FabricModelError, match="is not an integer"):
+        rail_plan(BASE, {"gpu01": "one"})
+    with pytest.raises(FabricModelError, match="below the minimum 1"):
+        rail_plan(BASE, {"gpu01": 0})
+    # Inventory INI gives strings; "3" is accepted.
+    assert rail_plan(BASE, {"gpu01": "3"})["nodes"]["gpu01"]["node_id"] == 3
+
+
+def test_interface_list_checks():
+    cluster = load_cluster(BASE)
+    with pytest.raises(FabricModelError, match="has 2 interfaces but the cluster has 8 rails"):
+        check_interfaces(cluster, ["a", "b"])
+    names = ["ens%d" % i for i in range(8)]
+    names[3] = "ens1"
+    with pytest.raises(FabricModelError, match=r"fabric_rail_interfaces\[3\]: 'ens1' is listed for two rails"):
+        check_interfaces(cluster, names)
+    names[3] = "this-name-is-way-too-long"
+    with pytest.raises(FabricModelError, match="not a valid Linux interface name"):
+        check_interfaces(cluster, names)
+    with pytest.raises(FabricModelError, match=r"hostvars\[h\].fabric_rail_interfaces"):
+        rail_plan(BASE, {"h": {"node_id": 1, "rail_interfaces": ["x"]}})
+
+
+def test_defaults_filled_in():
+    data = load_cluster(BASE).to_dict()
+    assert data["mtu"] == 9000
+    assert data["routing"] == {"table_base": 150, "rule_priority": 1000, "aggregate_route": True,
+                               "keep_off_rule": True}
+    assert data["max_node_id"] == 8
+    assert [t["name"] for t in data["tors"]] == ["t-rail%d-tor" % r for r in range(1, 9)]

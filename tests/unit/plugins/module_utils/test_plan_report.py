@@ -1,0 +1,51 @@
+# -*- coding: utf-8 -*-
+from __future__ import annotations
+
+import csv
+import io
+import json
+
+import pytest
+
+from ansible_collections.ainet.fabric.plugins.module_utils.errors import FabricModelError
+from ansible_collections.ainet.fabric.plugins.module_utils.plan_report import render
+from ansible_collections.ainet.fabric.plugins.module_utils.rail_plan import rail_plan
+
+CLUSTER = {
+    "name": "r",
+    "rails": 2,
+    "addressing": {"mode": "exclusive", "supernet": "172.17.0.0/16", "rail_prefix": 24, "node_prefix": 27},
+}
+PLAN = rail_plan(CLUSTER, {"b": {"node_id": 2, "rail_interfaces": ["e0", "e1"]}, "a": 1})
+
+
+def test_csv_rows_ordered_by_node_then_rail():
+    rows = list(csv.DictReader(io.StringIO(render(PLAN, "csv"))))
+    assert [(r["host"], r["rail"]) for r in rows] == [("a", "1"), ("a", "2"), ("b", "1"), ("b", "2")]
+    assert rows[2]["interface"] == "e0"
+    assert rows[2]["address"] == "172.17.0.34/27"
+    assert rows[0]["interface"] == ""
+
+
+def test_markdown_table():
+    text = render(PLAN, "markdown")
+    assert text.startswith("# Rail plan: r\n")
+    assert "| b | 2 | 1 | e0 | 172.17.0.34/27 | 172.17.0.32/27 | 172.17.0.33 |" in text
+
+
+def test_mermaid_summarises_large_plans():
+    text = render(PLAN, "mermaid", max_nodes=1)
+    assert text.startswith("flowchart LR\n")
+    assert 'node_a -- "r1 172.17.0.2/27" --- tor_r_rail1_tor' in text
+    assert "1 more nodes" in text
+
+
+def test_json_roundtrip():
+    assert json.loads(render(PLAN, "json")) == json.loads(json.dumps(PLAN))
+
+
+def test_bad_format():
+    with pytest.raises(FabricModelError, match="format: 'pdf' is not a report format"):
+        render(PLAN, "pdf")
+    with pytest.raises(FabricModelError, match="not a rail plan"):
+        render({}, "csv")
