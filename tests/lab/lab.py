@@ -85,6 +85,8 @@ def up(plan, hosts, interfaces, lab_dir, python="/usr/bin/python3"):
         ns = node_ns(host)
         ip("netns", "add", ns)
         ip("link", "set", "lo", "up", ns=ns)
+        # No IPv6 duplicate address detection: the lab's state settles at once.
+        sh("sysctl", "-qw", "net.ipv6.conf.all.accept_dad=0", "net.ipv6.conf.default.accept_dad=0", ns=ns)
         mgmt_peer = "m-%s" % host[-8:]
         ip("link", "add", "eth0", "netns", ns, "type", "veth", "peer", "name", mgmt_peer, "netns", MGMT_NS)
         ip("link", "set", mgmt_peer, "master", "br-mgmt", "up", ns=MGMT_NS)
@@ -98,6 +100,9 @@ def up(plan, hosts, interfaces, lab_dir, python="/usr/bin/python3"):
             port = entry["tor_port"]
             ip("link", "add", ifname, "netns", ns, "type", "veth", "peer", "name", port, "netns", tor_ns)
             ip("link", "set", port, "mtu", str(TOR_MTU), ns=tor_ns)
+            # IPv4 rails: no IPv6 chatter (RS, MLD) to blur the per-NIC packet counters.
+            sh("sysctl", "-qw", "net.ipv6.conf.%s.disable_ipv6=1" % port, ns=tor_ns)
+            sh("sysctl", "-qw", "net.ipv6.conf.%s.disable_ipv6=1" % ifname, ns=ns)
             if mode == "shared":
                 ip("link", "set", port, "master", "br0", ns=tor_ns)
             else:
