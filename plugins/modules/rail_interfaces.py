@@ -13,8 +13,8 @@ author: ainet.fabric contributors
 description:
   - Computes the node's slice of the rail plan from O(cluster) and O(node_id), reads the live state
     with C(ip -j) (links, addresses, routes of all tables, rules) and applies only the difference with
-    one C(ip -batch) run: MTU, link up, addresses, a policy-routing table per rail NIC (connected route
-    and default via the rail gateway), C(from <address>) rules, the keep-off rule
+    one C(ip -batch) run. It manages MTU, link up, addresses, a policy-routing table per rail NIC (connected
+    route and default via the rail gateway), C(from <address>) rules, the keep-off rule
     (C(not to <supernet> lookup main)), the aggregate supernet route, and the ARP / rp_filter sysctls.
   - InfiniBand mode configures addresses and MTU only.
   - Writes persistent configuration (systemd-networkd, netplan or NetworkManager keyfiles, plus a
