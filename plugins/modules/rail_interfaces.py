@@ -9,7 +9,7 @@ DOCUMENTATION = r"""
 module: rail_interfaces
 short_description: Configure a GPU node's rail NICs from the cluster plan, in one call
 version_added: 0.1.0
-author: ainet.fabric contributors
+author: ainet.fabric contributors (@ainet)
 description:
   - Computes the node's slice of the rail plan from O(cluster) and O(node_id), reads the live state
     with C(ip -j) (links, addresses, routes of all tables, rules) and applies only the difference with
@@ -63,8 +63,10 @@ options:
 attributes:
   check_mode:
     support: full
+    description: Computes the same changes and reports them without running them.
   diff_mode:
     support: full
+    description: Shows the managed runtime state before and after, and each persistent file.
 requirements:
   - iproute2 with JSON output (C(ip -j))
 """

@@ -55,9 +55,9 @@ def playbook(inventory, *extra):
 def state(host):
     """The node's runtime network state as ip prints it, minus counters and timers."""
     ns = lab.node_ns(host)
-    links = [(l["ifname"], l["mtu"], "UP" in l["flags"],
-              sorted((a["family"], a["local"], a["prefixlen"]) for a in l.get("addr_info", [])))
-             for l in json.loads(lab.ip("-j", "-d", "addr", "show", ns=ns))]
+    links = [(link["ifname"], link["mtu"], "UP" in link["flags"],
+              sorted((a["family"], a["local"], a["prefixlen"]) for a in link.get("addr_info", [])))
+             for link in json.loads(lab.ip("-j", "-d", "addr", "show", ns=ns))]
     routes = sorted(json.dumps({k: v for k, v in r.items() if k not in ("flags", "expires")}, sort_keys=True)
                     for family in ("-4", "-6")
                     for r in json.loads(lab.ip(family, "-j", "route", "show", "table", "all", ns=ns)))

@@ -16,11 +16,15 @@ from ansible_collections.ainet.fabric.plugins.module_utils.rail_plan import rail
 
 GOLDEN = os.path.join(os.path.dirname(__file__), "golden")
 CASES = {
-    "exclusive-v4": {"name": "g", "rails": 2, "addressing": {"mode": "exclusive", "supernet": "172.17.0.0/16",
-                                                              "rail_prefix": 24, "node_prefix": 27}},
+    "exclusive-v4": {
+        "name": "g", "rails": 2,
+        "addressing": {"mode": "exclusive", "supernet": "172.17.0.0/16", "rail_prefix": 24, "node_prefix": 27},
+    },
     "p2p-v6": {"name": "g", "rails": 2, "addressing": {"mode": "p2p", "supernet": "fd00:17::/48", "rail_prefix": 64}},
-    "infiniband": {"name": "g", "rails": 2, "addressing": {"mode": "infiniband", "supernet": "172.18.0.0/16",
-                                                            "rail_prefix": 24}},
+    "infiniband": {
+        "name": "g", "rails": 2,
+        "addressing": {"mode": "infiniband", "supernet": "172.18.0.0/16", "rail_prefix": 24},
+    },
 }
 
 

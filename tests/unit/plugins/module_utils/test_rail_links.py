@@ -76,7 +76,7 @@ def test_changes_only_the_difference_and_leaves_foreign_state():
     assert not any("not to" in line for line in lines)  # keep-off rule already present
     assert "net/ipv4/conf/ens6f0np0/arp_ignore" in writes
     assert "net/ipv4/conf/ens6f0np0/rp_filter" not in writes
-    pruned, _ = rail_links.plan_changes(desired, current, prune=True)
+    pruned, _writes = rail_links.plan_changes(desired, current, prune=True)
     assert "address del 192.0.2.7/24 dev ens6f1np1" in pruned
     assert "route del 172.17.9.0/24 dev ens6f1np1 table 152" in pruned
 
@@ -88,7 +88,7 @@ def test_applied_state_has_no_changes():
 
 
 def test_safety_checks():
-    links, routes, _rules = parsed()
+    links, routes, _unused = parsed()
     protected = rail_links.protected_interfaces(links, routes, "10.250.0.11")
     assert protected == {"eth0": "carries the default route"}
     bad = [dict(RAILS[0], interface="eth0"), RAILS[1]]
