@@ -15,6 +15,16 @@ from ansible_collections.ainet.fabric.plugins.module_utils.rail_links import SYS
 
 HEADER = "# Managed by ainet.fabric (rail_network role). Local changes are overwritten.\n"
 NETWORKD_DIR = "etc/systemd/network"
+NETWORKD_CONF_DIR = "etc/systemd/networkd.conf.d"
+# networkd removes routes and rules it did not configure (ManageForeignRoutes=
+# since v246, ManageForeignRoutingPolicyRules= since v249) when it starts or
+# reconfigures a link: that would wipe what CNIs, Spiderpool or an operator
+# added with `ip`. Ours are in the .network files, so networkd needs no licence
+# to remove anything.
+NETWORKD_CONF = """[Network]
+ManageForeignRoutingPolicyRules=no
+ManageForeignRoutes=no
+"""
 NETPLAN_DIR = "etc/netplan"
 NM_DIR = "etc/NetworkManager/system-connections"
 SYSTEMD_DIR = "etc/systemd/system"
@@ -53,6 +63,7 @@ def render_networkd(cluster, rails):
             if index == 0 and cluster.aggregate_route:
                 lines += ["", "[Route]", "Destination=%s" % cluster.supernet, "Gateway=%s" % entry["gateway"]]
         files["%s/60-ainet-%s.network" % (NETWORKD_DIR, name)] = ("\n".join(lines) + "\n", "0644")
+    files["%s/60-ainet-rails.conf" % NETWORKD_CONF_DIR] = (HEADER + NETWORKD_CONF, "0644")
     return files
 
 

@@ -89,11 +89,13 @@ def parse_links(text):
         name = item.get("ifname")
         if not name:
             continue
-        addrs = []
+        addrs, broadcast = [], {}
         for info in item.get("addr_info") or []:
             fam = {"inet": 4, "inet6": 6}.get(info.get("family"))
             if fam and info.get("local") is not None:
-                addrs.append((fam, "%s/%s" % (info["local"], info.get("prefixlen")), info.get("scope", "global")))
+                cidr = "%s/%s" % (info["local"], info.get("prefixlen"))
+                addrs.append((fam, cidr, info.get("scope", "global")))
+                broadcast[cidr] = info.get("broadcast")
         links[name] = {
             "mtu": item.get("mtu"),
             "max_mtu": item.get("max_mtu"),
@@ -101,8 +103,17 @@ def parse_links(text):
             "operstate": item.get("operstate"),
             "kind": (item.get("linkinfo") or {}).get("info_kind"),
             "addrs": addrs,
+            "broadcast": broadcast,
         }
     return links
+
+
+def _broadcast(cidr):
+    """The broadcast address networkd (and ``ip ... broadcast +``) gives an IPv4 address; None otherwise."""
+    iface = ipaddress.ip_interface(cidr)
+    if iface.version != 4 or iface.network.prefixlen > 30:
+        return None
+    return str(iface.network.broadcast_address)
 
 
 def parse_routes(text, family):
@@ -193,8 +204,11 @@ def current_state(desired, links, routes, rules, sysctls):
     return {
         "family": family,
         "links": {n: {"mtu": links[n]["mtu"], "up": links[n]["up"]} for n in ifnames if n in links},
+        # An address without the broadcast that networkd would give it counts as missing:
+        # networkd fails ("Numerical result out of range") to take it over at boot or reload.
         "addrs": {(n, a) for n in ifnames if n in links for fam, a, scope in links[n]["addrs"]
-                  if fam == family and scope == "global"},
+                  if fam == family and scope == "global"
+                  and ((n, a) not in desired["addrs"] or links[n].get("broadcast", {}).get(a) == _broadcast(a))},
         "routes": {k: v for k, v in routes.items()
                    if (k[0] in tables and k[0] != "main") or k in desired["routes"]},
         "rules": {r for r in rules if r[0] in priorities},
@@ -212,6 +226,8 @@ def _rule_cmd(verb, rule):
     if dst != "all":
         parts += ["to", dst]
     parts += ["table", table]
+    if verb != "del":
+        parts += ["protocol", "static"]
     return " ".join(parts)
 
 
@@ -227,6 +243,9 @@ def _route_cmd(verb, table, dst, value):
     if gateway is None and verb != "del":
         parts += ["scope", "link"]
     parts += ["table", table]
+    if verb != "del":
+        # What systemd-networkd creates from the persisted files, so it adopts ours as its own.
+        parts += ["proto", "static"]
     return " ".join(parts)
 
 
@@ -253,7 +272,8 @@ def plan_changes(desired, current, prune=False):
         if parts:
             lines.append("link set dev %s %s" % (ifname, " ".join(parts)))
     for ifname, addr in sorted(desired["addrs"] - current["addrs"]):
-        lines.append("address add %s dev %s" % (addr, ifname))
+        brd = " broadcast %s" % _broadcast(addr) if _broadcast(addr) else ""
+        lines.append("address replace %s%s dev %s" % (addr, brd, ifname))
     # Connected routes in the rail tables before the defaults that use them.
     for key in sorted(desired["routes"], key=lambda k: (k[1] in ("0.0.0.0/0", "::/0"), k)):
         if current["routes"].get(key) != desired["routes"][key]:

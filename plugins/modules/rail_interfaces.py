@@ -187,7 +187,8 @@ def file_changes(root, files, renderer):
         if before != content or current_mode != mode:
             writes[path] = (content, mode)
             diffs.append({"before_header": path, "after_header": path, "before": before or "", "after": content})
-    dirs = {netcfg_render.NETWORKD_DIR, netcfg_render.NETPLAN_DIR, netcfg_render.NM_DIR}
+    dirs = {netcfg_render.NETWORKD_DIR, netcfg_render.NETWORKD_CONF_DIR, netcfg_render.NETPLAN_DIR,
+            netcfg_render.NM_DIR}
     if renderer != "none":
         for rel_dir in sorted(dirs):
             directory = os.path.join(root, rel_dir)

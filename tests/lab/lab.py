@@ -1,4 +1,4 @@
-"""The network-namespace lab: GPU nodes, one ToR per rail, a management network.
+"""The lab: GPU nodes, one ToR per rail and a management network, all in network namespaces.
 
 Every piece lives in a network namespace of its own, named ``ainet-*``; none is
 connected to the machine's own namespace, so no lab packet can leave the lab.
@@ -11,11 +11,20 @@ connected to the machine's own namespace, so no lab packet can leave the lab.
   every port is a routed port holding the node subnet's gateway; in ``shared``
   mode the ports are bridged under ``br0``, which holds the rail gateway.
 
-Ansible reaches a node through an interpreter wrapper that runs
-``ip netns exec ainet-<host> python3`` (connection: local), written under the
-lab directory together with an inventory.
+Two kinds of node:
 
-Usage: python tests/lab/lab.py up|down [--dir DIR] [--inventory INV]
+* ``netns`` (fast, for pytest): the bare namespace. Ansible runs the node's
+  python through ``ip netns exec`` (an interpreter wrapper, connection local);
+  the node shares /etc and systemd with the machine, so persistent files go to
+  a per-host directory.
+* ``containers`` (real hosts): a podman system container per node, booted with
+  systemd and sshd from the Debian rootfs of ``rootfs.sh`` (an overlay per host,
+  kept across restarts) and joined to the node's namespace. Ansible reaches it
+  by SSH on its management address, through ``netns_proxy.py`` running inside
+  ``ainet-mgmt``. ``reboot HOST`` stops the container, replaces its namespace
+  by a fresh one (a reboot's blank network state) and boots it again.
+
+Usage: python tests/lab/lab.py up|down|reboot [HOST] [--kind K] [--dir DIR] [--inventory INV|--spec JSON]
 """
 
 from __future__ import annotations
@@ -23,19 +32,28 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import subprocess
 import sys
+import time
 
 import yaml
 
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
 MGMT_NS = "ainet-mgmt"
 MGMT_NET = "10.250.0"
 TOR_MTU = 9216
+OVERLAY_SOURCE = "ainet-lab"
+CONTAINERS_CONF = """[containers]
+# root here lacks CAP_SYS_RESOURCE: keep the limits below the machine's.
+default_ulimits = ["nofile=4096:4096", "nproc=4096:4096"]
+"""
 
 
-def sh(*args, check=True, ns=None):
+def sh(*args, check=True, ns=None, env=None):
     cmd = (["ip", "netns", "exec", ns] if ns else []) + list(args)
-    result = subprocess.run(cmd, capture_output=True, text=True, check=False)
+    result = subprocess.run(cmd, capture_output=True, text=True, check=False, env=env)
     if check and result.returncode != 0:
         raise RuntimeError("%s: %s" % (" ".join(cmd), result.stderr.strip()))
     return result.stdout
@@ -50,86 +68,224 @@ def namespaces():
     return [n["name"] for n in json.loads(out or "[]")]
 
 
+def node_ns(host):
+    return "ainet-" + host
+
+
+def mgmt_ip(index):
+    return "%s.%d" % (MGMT_NET, 10 + index)
+
+
+# -- podman -----------------------------------------------------------------
+
+def podman(lab_dir, *args, check=True):
+    env = dict(os.environ, CONTAINERS_CONF=os.path.join(lab_dir, "containers.conf"))
+    return sh("podman", *args, check=check, env=env)
+
+
+def containers():
+    if not shutil.which("podman"):
+        return []
+    out = subprocess.run(["podman", "ps", "-a", "--format", "{{.Names}}"], capture_output=True, text=True,
+                         check=False).stdout
+    return [n for n in out.split() if n.startswith("ainet-")]
+
+
+def overlay_mounts():
+    with open("/proc/self/mounts") as handle:
+        return [line.split()[1] for line in handle if line.split()[0] == OVERLAY_SOURCE]
+
+
 def down():
+    for name in containers():
+        subprocess.run(["podman", "rm", "-f", "-t", "2", name], capture_output=True, check=False)
+    for target in overlay_mounts():
+        subprocess.run(["umount", target], check=False)
     for name in namespaces():
         if name.startswith("ainet-"):
             subprocess.run(["ip", "netns", "del", name], check=False)
 
 
-def node_ns(host):
-    return "ainet-" + host
+# -- namespaces ---------------------------------------------------------------
 
-
-def up(plan, hosts, interfaces, lab_dir, python="/usr/bin/python3"):
-    """Create the lab for ``plan`` (from rail_plan).  ``hosts`` maps host -> management index."""
-    down()
-    mode = plan["cluster"]["addressing"]["mode"]
+def make_mgmt():
     ip("netns", "add", MGMT_NS)
     ip("link", "set", "lo", "up", ns=MGMT_NS)
     ip("link", "add", "br-mgmt", "type", "bridge", ns=MGMT_NS)
     ip("addr", "add", MGMT_NET + ".1/24", "dev", "br-mgmt", ns=MGMT_NS)
     ip("link", "set", "br-mgmt", "up", ns=MGMT_NS)
-    for name, tor in sorted(plan["tors"].items()):
-        ns = "ainet-" + name
-        ip("netns", "add", ns)
-        ip("link", "set", "lo", "up", ns=ns)
-        sh("sysctl", "-qw", "net.ipv4.ip_forward=1", ns=ns)
+
+
+def make_tor(name, tor, mode):
+    ns = "ainet-" + name
+    ip("netns", "add", ns)
+    ip("link", "set", "lo", "up", ns=ns)
+    sh("sysctl", "-qw", "net.ipv4.ip_forward=1", ns=ns)
+    if mode == "shared":
+        ip("link", "add", "br0", "mtu", str(TOR_MTU), "type", "bridge", ns=ns)
+        for svi in tor["svis"]:
+            ip("addr", "add", svi["address"], "dev", "br0", ns=ns)
+        ip("link", "set", "br0", "up", ns=ns)
+
+
+def make_node(host, index, node, interfaces, mode):
+    """The node's namespace as a freshly booted machine sees it: NICs present, no rail configuration."""
+    ns = node_ns(host)
+    ip("netns", "add", ns)
+    ip("link", "set", "lo", "up", ns=ns)
+    # No IPv6 duplicate address detection: the lab's state settles at once.
+    sh("sysctl", "-qw", "net.ipv6.conf.all.accept_dad=0", "net.ipv6.conf.default.accept_dad=0", ns=ns)
+    mgmt_peer = "m-%s" % host[-8:]
+    ip("link", "add", "eth0", "netns", ns, "type", "veth", "peer", "name", mgmt_peer, "netns", MGMT_NS)
+    ip("link", "set", mgmt_peer, "master", "br-mgmt", "up", ns=MGMT_NS)
+    ip("addr", "add", mgmt_ip(index) + "/24", "dev", "eth0", ns=ns)
+    ip("link", "set", "eth0", "up", ns=ns)
+    ip("route", "add", "default", "via", MGMT_NET + ".1", ns=ns)
+    for entry in node["rails"]:
+        tor_ns = "ainet-" + entry["tor"]
+        ifname = interfaces[entry["rail"] - 1]
+        port = entry["tor_port"]
+        ip("link", "add", ifname, "netns", ns, "type", "veth", "peer", "name", port, "netns", tor_ns)
+        ip("link", "set", port, "mtu", str(TOR_MTU), ns=tor_ns)
+        # IPv4 rails: no IPv6 chatter (RS, MLD) to blur the per-NIC packet counters.
+        sh("sysctl", "-qw", "net.ipv6.conf.%s.disable_ipv6=1" % port, ns=tor_ns)
+        sh("sysctl", "-qw", "net.ipv6.conf.%s.disable_ipv6=1" % ifname, ns=ns)
         if mode == "shared":
-            ip("link", "add", "br0", "mtu", str(TOR_MTU), "type", "bridge", ns=ns)
-            for svi in tor["svis"]:
-                ip("addr", "add", svi["address"], "dev", "br0", ns=ns)
-            ip("link", "set", "br0", "up", ns=ns)
+            ip("link", "set", port, "master", "br0", ns=tor_ns)
+        else:
+            ip("addr", "add", "%s/%d" % (entry["gateway"], entry["prefix"]), "dev", port, ns=tor_ns)
+        ip("link", "set", port, "up", ns=tor_ns)
+
+
+# -- node kinds ----------------------------------------------------------------
+
+def netns_host(host, node, lab_dir, python="/usr/bin/python3"):
+    wrapper = os.path.join(lab_dir, "bin", "python-" + host)
+    with open(wrapper, "w") as handle:
+        handle.write("#!/bin/sh\nexec ip netns exec %s %s \"$@\"\n" % (node_ns(host), python))
+    os.chmod(wrapper, 0o755)
+    return {
+        "fabric_node_id": node["node_id"],
+        "ansible_connection": "local",
+        "ansible_python_interpreter": wrapper,
+        "rail_network_config_root": os.path.join(lab_dir, "root", host),
+        "rail_network_persist": "networkd",
+    }
+
+
+def ssh_key(lab_dir):
+    key = os.path.join(lab_dir, "ssh", "id_ed25519")
+    if not os.path.exists(key):
+        os.makedirs(os.path.dirname(key), exist_ok=True)
+        sh("ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", "ainet-lab", "-f", key)
+    return key
+
+
+def host_rootfs(lab_dir, host, rootfs):
+    """An overlay of the shared rootfs, private to the host and kept until ``down``."""
+    base = os.path.join(lab_dir, "hosts", host)
+    merged = os.path.join(base, "rootfs")
+    if merged in overlay_mounts():
+        return merged
+    for sub in ("upper", "work", "rootfs"):
+        os.makedirs(os.path.join(base, sub), exist_ok=True)
+    sh("mount", "-t", "overlay", OVERLAY_SOURCE, "-o", "lowerdir=%s,upperdir=%s/upper,workdir=%s/work"
+       % (rootfs, base, base), merged)
+    return merged
+
+
+def start_container(lab_dir, host):
+    podman(lab_dir, "start", node_ns(host))
+    wait_ssh(host_index(lab_dir, host))
+
+
+def host_index(lab_dir, host):
+    with open(os.path.join(lab_dir, "lab.json")) as handle:
+        return json.load(handle)["hosts"][host]
+
+
+def wait_ssh(index, seconds=90):
+    result = subprocess.run(["ip", "netns", "exec", MGMT_NS, sys.executable, os.path.join(HERE, "netns_proxy.py"),
+                             "--wait", str(seconds), mgmt_ip(index), "22"], check=False)
+    if result.returncode != 0:
+        raise RuntimeError("%s: no SSH within %d s" % (mgmt_ip(index), seconds))
+
+
+def container_host(host, index, node, lab_dir, rootfs):
+    key = ssh_key(lab_dir)
+    merged = host_rootfs(lab_dir, host, rootfs)
+    os.makedirs(os.path.join(merged, "root", ".ssh"), mode=0o700, exist_ok=True)
+    with open(key + ".pub") as src, open(os.path.join(merged, "root", ".ssh", "authorized_keys"), "w") as dst:
+        dst.write(src.read())
+    with open(os.path.join(merged, "etc", "hostname"), "w") as handle:
+        handle.write(host + "\n")
+    podman(lab_dir, "run", "-d", "--name", node_ns(host), "--hostname", host, "--runtime", "runc",
+           "--network", "ns:/run/netns/" + node_ns(host), "--systemd=always", "--privileged",
+           "--rootfs", merged, "/sbin/init")
+    return {
+        "fabric_node_id": node["node_id"],
+        "ansible_host": mgmt_ip(index),
+        "ansible_user": "root",
+        "ansible_ssh_private_key_file": key,
+    }
+
+
+def ssh_args():
+    proxy = "ip netns exec %s /usr/bin/python3 %s %%h %%p" % (MGMT_NS, os.path.join(HERE, "netns_proxy.py"))
+    return ("-o StrictHostKeyChecking=no -o UserKnownHostsFile=/dev/null -o LogLevel=ERROR "
+            "-o ControlMaster=auto -o ControlPersist=60s -o ProxyCommand=\"%s\"" % proxy)
+
+
+def up(plan, hosts, interfaces, lab_dir, kind="netns", rootfs=None):
+    """Create the lab for ``plan`` (from rail_plan).  ``hosts`` maps host -> management index."""
+    down()
+    shutil.rmtree(os.path.join(lab_dir, "hosts"), ignore_errors=True)  # fresh disks
+    mode = plan["cluster"]["addressing"]["mode"]
     os.makedirs(os.path.join(lab_dir, "bin"), exist_ok=True)
+    with open(os.path.join(lab_dir, "lab.json"), "w") as handle:
+        json.dump({"kind": kind, "mode": mode, "hosts": hosts, "interfaces": interfaces, "plan": plan}, handle)
+    if kind == "containers":
+        with open(os.path.join(lab_dir, "containers.conf"), "w") as handle:
+            handle.write(CONTAINERS_CONF)
+    make_mgmt()
+    for name, tor in sorted(plan["tors"].items()):
+        make_tor(name, tor, mode)
     inventory_hosts = {}
     for host, index in sorted(hosts.items()):
-        ns = node_ns(host)
-        ip("netns", "add", ns)
-        ip("link", "set", "lo", "up", ns=ns)
-        # No IPv6 duplicate address detection: the lab's state settles at once.
-        sh("sysctl", "-qw", "net.ipv6.conf.all.accept_dad=0", "net.ipv6.conf.default.accept_dad=0", ns=ns)
-        mgmt_peer = "m-%s" % host[-8:]
-        ip("link", "add", "eth0", "netns", ns, "type", "veth", "peer", "name", mgmt_peer, "netns", MGMT_NS)
-        ip("link", "set", mgmt_peer, "master", "br-mgmt", "up", ns=MGMT_NS)
-        ip("addr", "add", "%s.%d/24" % (MGMT_NET, 10 + index), "dev", "eth0", ns=ns)
-        ip("link", "set", "eth0", "up", ns=ns)
-        ip("route", "add", "default", "via", MGMT_NET + ".1", ns=ns)
         node = plan["nodes"][host]
-        for entry in node["rails"]:
-            tor_ns = "ainet-" + entry["tor"]
-            ifname = interfaces[entry["rail"] - 1]
-            port = entry["tor_port"]
-            ip("link", "add", ifname, "netns", ns, "type", "veth", "peer", "name", port, "netns", tor_ns)
-            ip("link", "set", port, "mtu", str(TOR_MTU), ns=tor_ns)
-            # IPv4 rails: no IPv6 chatter (RS, MLD) to blur the per-NIC packet counters.
-            sh("sysctl", "-qw", "net.ipv6.conf.%s.disable_ipv6=1" % port, ns=tor_ns)
-            sh("sysctl", "-qw", "net.ipv6.conf.%s.disable_ipv6=1" % ifname, ns=ns)
-            if mode == "shared":
-                ip("link", "set", port, "master", "br0", ns=tor_ns)
-            else:
-                ip("addr", "add", "%s/%d" % (entry["gateway"], entry["prefix"]), "dev", port, ns=tor_ns)
-            ip("link", "set", port, "up", ns=tor_ns)
-        wrapper = os.path.join(lab_dir, "bin", "python-" + host)
-        with open(wrapper, "w") as handle:
-            handle.write("#!/bin/sh\nexec ip netns exec %s %s \"$@\"\n" % (ns, python))
-        os.chmod(wrapper, 0o755)
-        inventory_hosts[host] = {
-            "fabric_node_id": node["node_id"],
-            "ansible_connection": "local",
-            "ansible_python_interpreter": wrapper,
-            "rail_network_config_root": os.path.join(lab_dir, "root", host),
-            "rail_network_persist": "networkd",
-        }
+        make_node(host, index, node, interfaces, mode)
+        if kind == "containers":
+            inventory_hosts[host] = container_host(host, index, node, lab_dir, rootfs)
+        else:
+            inventory_hosts[host] = netns_host(host, node, lab_dir)
+    if kind == "containers":
+        for index in hosts.values():
+            wait_ssh(index)
     return inventory_hosts
 
 
-def write_inventory(lab_dir, cluster, inventory_hosts, interfaces):
+def reboot(lab_dir, host):
+    """Power-cycle a container node: its network namespace comes back blank, its disk does not."""
+    with open(os.path.join(lab_dir, "lab.json")) as handle:
+        state = json.load(handle)
+    if state["kind"] != "containers":
+        raise RuntimeError("reboot needs the containers lab")
+    podman(lab_dir, "stop", "-t", "10", node_ns(host))
+    ip("netns", "del", node_ns(host))
+    make_node(host, state["hosts"][host], state["plan"]["nodes"][host], state["interfaces"], state["mode"])
+    start_container(lab_dir, host)
+
+
+def write_inventory(lab_dir, cluster, inventory_hosts, interfaces, kind="netns"):
     inv = os.path.join(lab_dir, "inventory")
     os.makedirs(os.path.join(inv, "group_vars"), exist_ok=True)
     with open(os.path.join(inv, "group_vars", "all.yml"), "w") as handle:
         yaml.safe_dump({"fabric_cluster": cluster}, handle)
+    group_vars = {"fabric_rail_interfaces": interfaces}
+    if kind == "containers":
+        group_vars["ansible_ssh_common_args"] = ssh_args()
     with open(os.path.join(inv, "hosts.yml"), "w") as handle:
-        yaml.safe_dump({"all": {"children": {"gpu_nodes": {
-            "hosts": inventory_hosts, "vars": {"fabric_rail_interfaces": interfaces}}}}}, handle)
+        yaml.safe_dump({"all": {"children": {"gpu_nodes": {"hosts": inventory_hosts, "vars": group_vars}}}}, handle)
     return inv
 
 
@@ -144,31 +300,47 @@ def load_inventory(path):
     return cluster, {h: v["fabric_node_id"] for h, v in hosts.items()}, interfaces
 
 
-def build(cluster, node_ids, interfaces, lab_dir):
+def build(cluster, node_ids, interfaces, lab_dir, kind="netns", rootfs=None):
     """Plan, create the lab, write its inventory; returns the inventory path and the plan."""
-    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-    sys.path.insert(0, os.path.join(root, "build", ".collections"))
+    sys.path.insert(0, os.path.join(ROOT, "build", ".collections"))
     from ansible_collections.ainet.fabric.plugins.module_utils.rail_plan import rail_plan
     plan = rail_plan(cluster, node_ids)
     order = {h: i + 1 for i, h in enumerate(sorted(node_ids, key=node_ids.get))}
-    inventory_hosts = up(plan, order, interfaces, lab_dir)
-    return write_inventory(lab_dir, cluster, inventory_hosts, interfaces), plan
+    if kind == "containers":
+        rootfs = rootfs or os.path.join(ROOT, "build", "lab", "rootfs")
+        subprocess.run(["bash", os.path.join(HERE, "rootfs.sh"), rootfs], check=True)
+    inventory_hosts = up(plan, order, interfaces, lab_dir, kind, rootfs)
+    return write_inventory(lab_dir, cluster, inventory_hosts, interfaces, kind), plan
 
 
 def main():
-    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     parser = argparse.ArgumentParser(description="network-namespace lab for ainet.fabric")
-    parser.add_argument("action", choices=["up", "down"])
-    parser.add_argument("--dir", default=os.path.join(root, "build", "lab"))
-    parser.add_argument("--inventory", default=os.path.join(root, "inventories", "lab"))
+    parser.add_argument("action", choices=["up", "down", "reboot"])
+    parser.add_argument("hosts", nargs="*", help="reboot: the hosts to power-cycle")
+    parser.add_argument("--kind", choices=["netns", "containers"], default="containers")
+    parser.add_argument("--dir", default=os.path.join(ROOT, "build", "lab"))
+    parser.add_argument("--inventory", default=os.path.join(ROOT, "inventories", "lab"),
+                        help="an inventory laid out like inventories/lab to take the cluster from")
+    parser.add_argument("--spec", help="JSON file {cluster, node_ids, interfaces}, instead of --inventory")
     args = parser.parse_args()
     if args.action == "down":
         down()
         print("lab removed")
         return 0
-    cluster, node_ids, interfaces = load_inventory(args.inventory)
-    inv, plan = build(cluster, node_ids, interfaces, args.dir)
-    print("lab up: %d nodes, %d ToRs; inventory %s" % (len(plan["nodes"]), len(plan["tors"]), inv))
+    if args.action == "reboot":
+        for host in args.hosts:
+            start = time.monotonic()
+            reboot(args.dir, host)
+            print("%s: rebooted, SSH back after %.1f s" % (host, time.monotonic() - start))
+        return 0
+    if args.spec:
+        with open(args.spec) as handle:
+            spec = json.load(handle)
+        cluster, node_ids, interfaces = spec["cluster"], spec["node_ids"], spec["interfaces"]
+    else:
+        cluster, node_ids, interfaces = load_inventory(args.inventory)
+    inv, plan = build(cluster, node_ids, interfaces, args.dir, args.kind)
+    print("lab up (%s): %d nodes, %d ToRs; inventory %s" % (args.kind, len(plan["nodes"]), len(plan["tors"]), inv))
     print("try: ansible-playbook -i %s playbooks/hosts.yml" % inv)
     return 0
 

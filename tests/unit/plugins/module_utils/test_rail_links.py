@@ -25,7 +25,7 @@ ADDR = """[{"ifindex":1,"ifname":"lo","flags":["LOOPBACK","UP","LOWER_UP"],"mtu"
  {"ifindex":3,"ifname":"ens6f0np0","flags":["BROADCAST","MULTICAST"],"mtu":1500,"min_mtu":68,"max_mtu":9978,
   "addr_info":[]},
  {"ifindex":4,"ifname":"ens6f1np1","flags":["BROADCAST","MULTICAST","UP","LOWER_UP"],"mtu":9000,"max_mtu":9978,
-  "addr_info":[{"family":"inet","local":"172.17.1.2","prefixlen":27,"scope":"global"},
+  "addr_info":[{"family":"inet","local":"172.17.1.2","prefixlen":27,"broadcast":"172.17.1.31","scope":"global"},
                {"family":"inet","local":"192.0.2.7","prefixlen":24,"scope":"global"}]}]"""
 ROUTES = """[{"dst":"default","gateway":"10.250.0.1","dev":"eth0","flags":[]},
  {"dst":"10.250.0.0/24","dev":"eth0","protocol":"kernel","scope":"link","prefsrc":"10.250.0.11","flags":[]},
@@ -68,17 +68,28 @@ def test_changes_only_the_difference_and_leaves_foreign_state():
     assert lines[0] == "rule del priority 1002 from 172.17.1.9/32 table 152"  # stale rule at our priority
     assert "link set dev ens6f0np0 mtu 9000 up" in lines
     assert not any("link set dev ens6f1np1" in line for line in lines)  # already right
-    assert "address add 172.17.0.2/27 dev ens6f0np0" in lines
+    assert "address replace 172.17.0.2/27 broadcast 172.17.0.31 dev ens6f0np0" in lines
     assert not any("172.17.1.2/27" in line for line in lines)
     assert not any("192.0.2.7" in line for line in lines)  # foreign address kept without prune
-    assert "route replace 172.17.0.0/16 via 172.17.0.1 dev ens6f0np0 table main" in lines
-    assert "rule add priority 1002 from 172.17.1.2/32 table 152" in lines
+    assert "route replace 172.17.0.0/16 via 172.17.0.1 dev ens6f0np0 table main proto static" in lines
+    assert "rule add priority 1002 from 172.17.1.2/32 table 152 protocol static" in lines
     assert not any("not to" in line for line in lines)  # keep-off rule already present
     assert "net/ipv4/conf/ens6f0np0/arp_ignore" in writes
     assert "net/ipv4/conf/ens6f0np0/rp_filter" not in writes
     pruned, _writes = rail_links.plan_changes(desired, current, prune=True)
     assert "address del 192.0.2.7/24 dev ens6f1np1" in pruned
     assert "route del 172.17.9.0/24 dev ens6f1np1 table 152" in pruned
+
+
+def test_address_without_networkd_broadcast_is_replaced():
+    """`ip addr add` without `brd` leaves no broadcast; networkd then fails to take the address over."""
+    links, routes, rules = parsed()
+    links["ens6f1np1"]["broadcast"]["172.17.1.2/27"] = None
+    desired = rail_links.desired_state(CLUSTER, RAILS)
+    current = rail_links.current_state(desired, links, routes, rules, {})
+    lines, _writes = rail_links.plan_changes(desired, current)
+    assert "address replace 172.17.1.2/27 broadcast 172.17.1.31 dev ens6f1np1" in lines
+    assert not any(line.startswith("address del") for line in lines)
 
 
 def test_applied_state_has_no_changes():

@@ -1,0 +1,65 @@
+"""Relay stdin/stdout to a TCP port: SSH's ProxyCommand into the lab.
+
+The lab's management network exists only inside the ``ainet-mgmt`` network
+namespace, so ssh reaches a node through this relay run there:
+
+    ProxyCommand=ip netns exec ainet-mgmt python3 netns_proxy.py %h %p
+
+``--wait SECONDS`` instead polls until the port sends an SSH banner, then exits
+0 (1 on time-out).
+"""
+
+from __future__ import annotations
+
+import os
+import selectors
+import socket
+import sys
+import time
+
+
+def wait(host, port, seconds):
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        try:
+            with socket.create_connection((host, port), timeout=2) as sock:
+                if sock.recv(64).startswith(b"SSH-"):
+                    return 0
+        except OSError:
+            pass
+        time.sleep(0.3)
+    return 1
+
+
+def relay(host, port):
+    sock = socket.create_connection((host, port), timeout=10)
+    sock.settimeout(None)
+    selector = selectors.DefaultSelector()
+    selector.register(0, selectors.EVENT_READ, "stdin")
+    selector.register(sock, selectors.EVENT_READ, "socket")
+    while True:
+        for key, _events in selector.select():
+            if key.data == "stdin":
+                data = os.read(0, 65536)
+                if data:
+                    sock.sendall(data)
+                else:
+                    selector.unregister(0)
+                    sock.shutdown(socket.SHUT_WR)
+            else:
+                data = sock.recv(65536)
+                if not data:
+                    return 0
+                view = memoryview(data)
+                while view:
+                    view = view[os.write(1, view):]
+
+
+def main(argv):
+    if argv[:1] == ["--wait"]:
+        return wait(argv[2], int(argv[3]), float(argv[1]))
+    return relay(argv[0], int(argv[1]))
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

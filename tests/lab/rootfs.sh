@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# Build the Debian root filesystem the lab's GPU-node containers boot from
+# (systemd, sshd, python3, iproute2), once; later runs reuse it.
+#   usage: tests/lab/rootfs.sh [DIR]     (default build/lab/rootfs)
+# Needs root and mmdebstrap; packages come from the machine's Debian mirror.
+set -euo pipefail
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+DEST=${1:-$ROOT/build/lab/rootfs}
+PACKAGES=systemd-sysv,dbus,openssh-server,python3,iproute2,iputils-ping,procps,tcpdump,netbase
+# The rootfs is rebuilt when this script or the files it copies in change.
+HERE=$(dirname "${BASH_SOURCE[0]}")
+STAMP="$(cat "${BASH_SOURCE[0]}" "$HERE/files/ainet-lab-sysfs-ro.service" | sha256sum | cut -c1-16)"
+if [ -f "$DEST/.ainet-rootfs" ] && [ "$(cat "$DEST/.ainet-rootfs")" = "$STAMP" ]; then
+    echo "rootfs: up to date at $DEST"
+    exit 0
+fi
+rm -rf "$DEST" "$DEST.tmp"
+mkdir -p "$(dirname "$DEST")"
+mmdebstrap --quiet --variant=minbase --include="$PACKAGES" \
+    --customize-hook='chroot "$1" systemctl mask getty@tty1.service console-getty.service systemd-logind.service apt-daily.timer apt-daily-upgrade.timer' \
+    --customize-hook='echo "PermitRootLogin prohibit-password" > "$1/etc/ssh/sshd_config.d/ainet-lab.conf"' \
+    --customize-hook='echo "UseDNS no" >> "$1/etc/ssh/sshd_config.d/ainet-lab.conf"' \
+    --customize-hook="copy-in $HERE/files/ainet-lab-sysfs-ro.service /etc/systemd/system" \
+    --customize-hook='chroot "$1" systemctl enable ainet-lab-sysfs-ro.service' \
+    --customize-hook='rm -f "$1/etc/hostname"; : > "$1/etc/machine-id"' \
+    bookworm "$DEST.tmp"
+echo "$STAMP" > "$DEST.tmp/.ainet-rootfs"
+mv "$DEST.tmp" "$DEST"
+echo "rootfs: built at $DEST ($(du -sh "$DEST" | cut -f1))"
