@@ -9,8 +9,10 @@ sourced from the rail address, with replies counted on the same NIC.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import re
 import subprocess
 import sys
 import time
@@ -75,6 +77,30 @@ def ping(host, source, target, size):
                            "-s", str(size), "-I", source, target], capture_output=True, text=True, check=False)
 
 
+ICMP_LINE = re.compile(r"^\S+\s+(?P<dev>\S+)\s+(?P<dir>In|Out)\s+IP (?P<src>\S+) > (?P<dst>\S+): ICMP echo (?P<kind>request|reply)")
+
+
+@contextlib.contextmanager
+def capture_icmp(host):
+    """tcpdump on all of the node's interfaces; yields a list filled with
+    (interface, direction, src, dst, kind) once the block ends."""
+    proc = subprocess.Popen(["ip", "netns", "exec", lab.node_ns(host), "tcpdump", "-ni", "any", "-l", "-nn", "icmp"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    while "listening on" not in proc.stderr.readline():
+        assert proc.poll() is None, "tcpdump did not start"
+    packets = []
+    try:
+        yield packets
+    finally:
+        time.sleep(0.2)
+        proc.terminate()
+        out, _err = proc.communicate(timeout=10)
+        for line in out.splitlines():
+            match = ICMP_LINE.match(line)
+            if match:
+                packets.append((match["dev"], match["dir"], match["src"], match["dst"], match["kind"]))
+
+
 @pytest.fixture
 def lab_dir(tmp_path):
     yield str(tmp_path / "lab")
@@ -109,23 +135,32 @@ def test_converge_traffic_idempotence(mode, lab_dir):
 
     mtu = cluster["mtu"]
     for src_host, src in plan["nodes"].items():
-        for dst_host, dst in plan["nodes"].items():
-            if src_host == dst_host:
-                continue
-            for s_entry, d_entry in zip(src["rails"], dst["rails"]):
-                ifname = INTERFACES[s_entry["rail"] - 1]
-                rx_before = counters(src_host, ifname)[0]
-                result = ping(src_host, s_entry["ip"], d_entry["ip"], mtu - 28)
-                assert result.returncode == 0, (mode, src_host, dst_host, s_entry["rail"], result.stdout)
-                # The reply came back on the same rail NIC (ARP upkeep makes counters of the
-                # other NICs move on their own, so they are not compared).
-                assert counters(src_host, ifname)[0] > rx_before
-                # The receiver answers from the same rail: its route back uses the rail table.
-                route = lab.ip("route", "get", s_entry["ip"], "from", d_entry["ip"], ns=lab.node_ns(dst_host))
-                assert "dev %s" % ifname in route, route
-            # One byte above the MTU with DF set must not pass.
-            too_big = ping(src_host, src["rails"][0]["ip"], dst["rails"][0]["ip"], mtu - 27)
-            assert too_big.returncode != 0
+        owner = {entry["ip"]: INTERFACES[entry["rail"] - 1] for entry in src["rails"]}
+        sent = 0
+        with capture_icmp(src_host) as packets:
+            for dst_host, dst in plan["nodes"].items():
+                if src_host == dst_host:
+                    continue
+                for s_entry, d_entry in zip(src["rails"], dst["rails"]):
+                    ifname = INTERFACES[s_entry["rail"] - 1]
+                    rx_before = counters(src_host, ifname)[0]
+                    result = ping(src_host, s_entry["ip"], d_entry["ip"], mtu - 28)
+                    assert result.returncode == 0, (mode, src_host, dst_host, s_entry["rail"], result.stdout)
+                    sent += 1
+                    assert counters(src_host, ifname)[0] > rx_before
+                    # The receiver answers from the same rail: its route back uses the rail table.
+                    route = lab.ip("route", "get", s_entry["ip"], "from", d_entry["ip"], ns=lab.node_ns(dst_host))
+                    assert "dev %s" % ifname in route, route
+                # One byte above the MTU with DF set must not pass.
+                too_big = ping(src_host, src["rails"][0]["ip"], dst["rails"][0]["ip"], mtu - 27)
+                assert too_big.returncode != 0
+        # tcpdump's verdict: every request left by, and every reply came back on, the NIC
+        # that owns the rail address; no echo crossed any other interface.
+        requests = [p for p in packets if p[4] == "request" and p[1] == "Out" and p[2] in owner]
+        replies = [p for p in packets if p[4] == "reply" and p[1] == "In" and p[3] in owner]
+        assert len(replies) >= sent and len(requests) >= sent, (sent, packets)
+        assert [p for p in requests if p[0] != owner[p[2]]] == []
+        assert [p for p in replies if p[0] != owner[p[3]]] == []
 
     # Management traffic never leaves through a rail NIC, even when sourced from a rail address.
     for host, node in plan["nodes"].items():

@@ -116,16 +116,22 @@ def make_mgmt():
     ip("link", "set", "br-mgmt", "up", ns=MGMT_NS)
 
 
-def make_tor(name, tor, mode):
+def make_tor(name, tor, mode, number):
     ns = "ainet-" + name
     ip("netns", "add", ns)
     ip("link", "set", "lo", "up", ns=ns)
     sh("sysctl", "-qw", "net.ipv4.ip_forward=1", ns=ns)
     if mode == "shared":
-        ip("link", "add", "br0", "mtu", str(TOR_MTU), "type", "bridge", ns=ns)
+        ip("link", "add", "br0", "address", mac(2, number, 0), "mtu", str(TOR_MTU),
+           "type", "bridge", ns=ns)
         for svi in tor["svis"]:
             ip("addr", "add", svi["address"], "dev", "br0", ns=ns)
         ip("link", "set", "br0", "up", ns=ns)
+
+
+def mac(kind, index, port):
+    """A fixed MAC per NIC: a reboot keeps it, so no neighbour cache in the lab goes stale."""
+    return "02:a1:%02x:%02x:%02x:%02x" % (kind, index // 256, index % 256, port)
 
 
 def make_node(host, index, node, interfaces, mode):
@@ -136,7 +142,8 @@ def make_node(host, index, node, interfaces, mode):
     # No IPv6 duplicate address detection: the lab's state settles at once.
     sh("sysctl", "-qw", "net.ipv6.conf.all.accept_dad=0", "net.ipv6.conf.default.accept_dad=0", ns=ns)
     mgmt_peer = "m-%s" % host[-8:]
-    ip("link", "add", "eth0", "netns", ns, "type", "veth", "peer", "name", mgmt_peer, "netns", MGMT_NS)
+    ip("link", "add", "eth0", "address", mac(0, index, 0), "netns", ns, "type", "veth",
+       "peer", "name", mgmt_peer, "address", mac(1, index, 0), "netns", MGMT_NS)
     ip("link", "set", mgmt_peer, "master", "br-mgmt", "up", ns=MGMT_NS)
     ip("addr", "add", mgmt_ip(index) + "/24", "dev", "eth0", ns=ns)
     ip("link", "set", "eth0", "up", ns=ns)
@@ -145,7 +152,8 @@ def make_node(host, index, node, interfaces, mode):
         tor_ns = "ainet-" + entry["tor"]
         ifname = interfaces[entry["rail"] - 1]
         port = entry["tor_port"]
-        ip("link", "add", ifname, "netns", ns, "type", "veth", "peer", "name", port, "netns", tor_ns)
+        ip("link", "add", ifname, "address", mac(0, index, entry["rail"]), "netns", ns, "type", "veth",
+           "peer", "name", port, "address", mac(1, index, entry["rail"]), "netns", tor_ns)
         ip("link", "set", port, "mtu", str(TOR_MTU), ns=tor_ns)
         # IPv4 rails: no IPv6 chatter (RS, MLD) to blur the per-NIC packet counters.
         sh("sysctl", "-qw", "net.ipv6.conf.%s.disable_ipv6=1" % port, ns=tor_ns)
@@ -248,8 +256,8 @@ def up(plan, hosts, interfaces, lab_dir, kind="netns", rootfs=None):
         with open(os.path.join(lab_dir, "containers.conf"), "w") as handle:
             handle.write(CONTAINERS_CONF)
     make_mgmt()
-    for name, tor in sorted(plan["tors"].items()):
-        make_tor(name, tor, mode)
+    for number, (name, tor) in enumerate(sorted(plan["tors"].items())):
+        make_tor(name, tor, mode, number)
     inventory_hosts = {}
     for host, index in sorted(hosts.items()):
         node = plan["nodes"][host]
@@ -289,6 +297,16 @@ def write_inventory(lab_dir, cluster, inventory_hosts, interfaces, kind="netns")
     return inv
 
 
+def write_molecule_config(path, inventory):
+    """molecule's instance config (default driver): how to reach each node by SSH."""
+    with open(os.path.join(inventory, "hosts.yml")) as handle:
+        hosts = yaml.safe_load(handle)["all"]["children"]["gpu_nodes"]["hosts"]
+    instances = [{"instance": name, "address": data["ansible_host"], "user": data["ansible_user"], "port": 22,
+                  "identity_file": data["ansible_ssh_private_key_file"]} for name, data in sorted(hosts.items())]
+    with open(path, "w") as handle:
+        yaml.safe_dump(instances, handle)
+
+
 def load_inventory(path):
     """Read an inventory directory laid out like inventories/lab."""
     with open(os.path.join(path, "hosts.yml")) as handle:
@@ -322,7 +340,8 @@ def main():
     parser.add_argument("--inventory", default=os.path.join(ROOT, "inventories", "lab"),
                         help="an inventory laid out like inventories/lab to take the cluster from")
     parser.add_argument("--spec", help="JSON file {cluster, node_ids, interfaces}, instead of --inventory")
-    args = parser.parse_args()
+    parser.add_argument("--molecule-instance-config", help="also write molecule's instance config here")
+    args = parser.parse_intermixed_args()
     if args.action == "down":
         down()
         print("lab removed")
@@ -340,6 +359,8 @@ def main():
     else:
         cluster, node_ids, interfaces = load_inventory(args.inventory)
     inv, plan = build(cluster, node_ids, interfaces, args.dir, args.kind)
+    if args.molecule_instance_config:
+        write_molecule_config(args.molecule_instance_config, inv)
     print("lab up (%s): %d nodes, %d ToRs; inventory %s" % (args.kind, len(plan["nodes"]), len(plan["tors"]), inv))
     print("try: ansible-playbook -i %s playbooks/hosts.yml" % inv)
     return 0

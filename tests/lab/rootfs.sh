@@ -16,6 +16,8 @@ if [ -f "$DEST/.ainet-rootfs" ] && [ "$(cat "$DEST/.ainet-rootfs")" = "$STAMP" ]
 fi
 rm -rf "$DEST" "$DEST.tmp"
 mkdir -p "$(dirname "$DEST")"
+# The hooks are run by mmdebstrap with the rootfs as $1: single quotes on purpose.
+# shellcheck disable=SC2016
 mmdebstrap --quiet --variant=minbase --include="$PACKAGES" \
     --customize-hook='chroot "$1" systemctl mask getty@tty1.service console-getty.service systemd-logind.service apt-daily.timer apt-daily-upgrade.timer' \
     --customize-hook='echo "PermitRootLogin prohibit-password" > "$1/etc/ssh/sshd_config.d/ainet-lab.conf"' \
