@@ -37,8 +37,9 @@ sanity: setup
 molecule: setup
 	bash tests/molecule.sh
 
+LAB_KIND ?= containers
 lab: setup
-	bash tests/lab/lab.sh up
+	bash tests/lab/lab.sh up --kind $(LAB_KIND)
 
 lab-down:
 	bash tests/lab/lab.sh down

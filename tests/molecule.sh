@@ -21,7 +21,7 @@ done
 if [ "${#need[@]}" -gt 0 ]; then
     echo "molecule: installing ${need[*]}"
     apt-get update -qq
-    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need[@]}" >/dev/null
 fi
 bash tests/lab/rootfs.sh
 

@@ -13,6 +13,7 @@ import contextlib
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 import time
@@ -84,6 +85,8 @@ ICMP_LINE = re.compile(r"^\S+\s+(?P<dev>\S+)\s+(?P<dir>In|Out)\s+IP (?P<src>\S+)
 def capture_icmp(host):
     """tcpdump on all of the node's interfaces; yields a list filled with
     (interface, direction, src, dst, kind) once the block ends."""
+    if not shutil.which("tcpdump"):
+        pytest.fail("tcpdump is needed for the same-NIC check: apt-get install tcpdump")
     proc = subprocess.Popen(["ip", "netns", "exec", lab.node_ns(host), "tcpdump", "-ni", "any", "-l", "-nn", "icmp"],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     while "listening on" not in proc.stderr.readline():
