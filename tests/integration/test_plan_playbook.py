@@ -54,6 +54,31 @@ def test_lab_inventory_plan_is_written_and_idempotent(out_dir):
     assert "changed=0" in again.stdout
 
 
+def test_check_mode_reports_without_writing_and_diff_shows_the_change(out_dir):
+    check = run_playbook(os.path.join(ROOT, "inventories", "lab"), "--check", "--diff",
+                         "-e", "rail_plan_output_dir=%s" % out_dir)
+    assert check.returncode == 0, check.stdout + check.stderr
+    assert "changed=1" in check.stdout
+    assert not out_dir.exists()
+    assert "+gpu03,3,2,ens6f1np1,172.17.1.66/27,172.17.1.64/27,172.17.1.65," in check.stdout
+    assert run_playbook(os.path.join(ROOT, "inventories", "lab"), "-e", "rail_plan_output_dir=%s" % out_dir).returncode == 0
+    csv = out_dir / "rails.csv"
+    csv.write_text(csv.read_text().replace("172.17.1.66", "172.17.1.99"))
+    again = run_playbook(os.path.join(ROOT, "inventories", "lab"), "--check", "--diff",
+                         "-e", "rail_plan_output_dir=%s" % out_dir)
+    assert "changed=1" in again.stdout
+    assert "-gpu03,3,2,ens6f1np1,172.17.1.99/27," in again.stdout
+    assert "+gpu03,3,2,ens6f1np1,172.17.1.66/27," in again.stdout
+    assert "172.17.1.99" in csv.read_text()  # check mode left the edited file alone
+
+
+def test_set_fact_keeps_the_whole_plan(out_dir):
+    result = run_playbook(os.path.join(ROOT, "inventories", "lab"), "-e", "rail_plan_output_dir=%s" % out_dir,
+                          "-e", "rail_plan_set_fact=true", "-v")
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert '"rail_plan_result"' in result.stdout
+
+
 def test_limit_does_not_change_the_plan(tmp_path, out_dir):
     # --limit narrows the hosts a play runs on; the plan still covers the whole group.
     result = run_playbook(os.path.join(ROOT, "inventories", "lab"), "-e", "rail_plan_output_dir=%s" % out_dir,
