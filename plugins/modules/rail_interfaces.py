@@ -98,6 +98,13 @@ renderer:
   description: The persistent configuration backend used.
   returned: always
   type: str
+service:
+  description:
+    - With systemd-networkd as the backend and O(config_root=/), what C(systemctl is-enabled) and
+      C(is-active) say of C(systemd-networkd.service), so the role enables it only when needed.
+  returned: when the backend is networkd
+  type: dict
+  sample: {unit: systemd-networkd.service, enabled: disabled, active: inactive}
 protected:
   description: Interfaces the module refused to touch, with the reason.
   returned: always
@@ -170,6 +177,18 @@ def pick_renderer(persist, root):
     if os.path.isdir("/run/NetworkManager") and os.path.exists(os.path.join(root, "etc/NetworkManager")):
         return "nm"
     return "networkd"
+
+
+def unit_state(module, unit):
+    """What systemctl says of a unit, or None where there is no systemctl."""
+    systemctl = module.get_bin_path("systemctl")
+    if not systemctl:
+        return None
+    state = {"unit": unit}
+    for verb, key in (("is-enabled", "enabled"), ("is-active", "active")):
+        _rc, out, _err = module.run_command([systemctl, verb, unit])
+        state[key] = out.strip() or "unknown"
+    return state
 
 
 def file_changes(root, files, renderer):
@@ -271,6 +290,8 @@ def main():
     changed = bool(commands or sysctls or writes or removals)
     result = dict(changed=changed, commands=commands, sysctls=sysctls, renderer=renderer,
                   files=sorted(list(writes) + removals), protected=protected, rails=rails)
+    if renderer == "networkd" and os.path.realpath(root) == "/":
+        result["service"] = unit_state(module, "systemd-networkd.service")
     if module._diff:
         after = rail_links.expected_after(desired, current, params["prune"])
         result["diff"] = [{"before_header": "rail NIC runtime state", "after_header": "rail NIC runtime state",
