@@ -23,6 +23,7 @@ import json
 
 from ansible_collections.ainet.fabric.plugins.module_utils.errors import FabricModelError, FabricStateError
 
+STACKED_KINDS = ("vlan", "macvlan", "macvtap", "ipvlan")
 SYSCTLS_V4 = (("rp_filter", "2"), ("arp_ignore", "1"), ("arp_announce", "2"), ("arp_filter", "1"))
 
 
@@ -102,6 +103,9 @@ def parse_links(text):
             "up": "UP" in (item.get("flags") or []),
             "operstate": item.get("operstate"),
             "kind": (item.get("linkinfo") or {}).get("info_kind"),
+            # The lower device of a VLAN / macvlan / ipvlan ("link": "bond0"); a NIC in another
+            # namespace shows only "link_index", which cannot be resolved here.
+            "lower": item.get("link"),
             "addrs": addrs,
             "broadcast": broadcast,
         }
@@ -179,6 +183,13 @@ def check_safe(cluster, rails, links, protected, connection_peer=None):
             raise FabricModelError("fabric_cluster.mtu", entry["mtu"],
                                    "is above the maximum MTU %d of %s" % (max_mtu, name),
                                    "lower the MTU to %d or less" % max_mtu)
+        # A VLAN, macvlan or ipvlan reports max_mtu 65535 but can never exceed its lower device.
+        lower = links[name].get("lower")
+        if links[name].get("kind") in STACKED_KINDS and lower in links and links[lower]["mtu"] < entry["mtu"]:
+            raise FabricModelError("fabric_cluster.mtu", entry["mtu"],
+                                   "is above the MTU %d of %s, the lower device of %s %s"
+                                   % (links[lower]["mtu"], lower, links[name]["kind"], name),
+                                   "raise the MTU of %s first, or lower fabric_cluster.mtu" % lower)
     for name, reason in sorted(protected.items()):
         for fam, addr, scope in links.get(name, {}).get("addrs", ()):
             if fam != supernet.version or scope != "global":

@@ -202,6 +202,8 @@ def test_persisted_state_comes_back_after_a_flush(lab_dir):
     ("management_interface", "fabric_rail_interfaces[0]: 'eth0' carries the default route; refusing to touch it"),
     ("overlaps_management", "overlaps 10.250.0.11/24 on eth0, which carries the default route"),
     ("bad_model", "fabric_cluster.addressing.node_prefix: 24 must be longer than rail_prefix /24"),
+    ("mtu_above_lower", "fabric_cluster.mtu: 9000 is above the MTU 1500 of lower0, the lower device of macvlan "
+                        "ens7f1np1"),
 ])
 def test_bad_input_fails_before_any_change(case, expected, lab_dir):
     cluster = cluster_for("exclusive")
@@ -216,6 +218,13 @@ def test_bad_input_fails_before_any_change(case, expected, lab_dir):
                        management_networks=[])
     elif case == "bad_model":
         cluster = dict(cluster, addressing=dict(cluster["addressing"], node_prefix=24))
+    elif case == "mtu_above_lower":
+        # The last rail NIC becomes a macvlan on a 1500-byte lower device: it reports
+        # max_mtu 65535, yet the kernel refuses anything above its lower device's MTU.
+        ns = lab.node_ns("gpu01")
+        lab.ip("link", "set", "ens7f1np1", "down", ns=ns)
+        lab.ip("link", "set", "ens7f1np1", "name", "lower0", ns=ns)
+        lab.ip("link", "add", "ens7f1np1", "link", "lower0", "type", "macvlan", "mode", "bridge", ns=ns)
     extra = os.path.join(lab_dir, "extra.json")
     with open(extra, "w") as handle:
         json.dump({"fabric_cluster": cluster, "fabric_rail_interfaces": interfaces}, handle)

@@ -325,6 +325,10 @@ def build(cluster, node_ids, interfaces, lab_dir, kind="netns", rootfs=None):
     plan = rail_plan(cluster, node_ids)
     order = {h: i + 1 for i, h in enumerate(sorted(node_ids, key=node_ids.get))}
     if kind == "containers":
+        missing = [cmd for cmd in ("podman", "runc", "mmdebstrap", "ssh-keygen") if not shutil.which(cmd)]
+        if missing:
+            raise SystemExit("the container lab needs %s: apt-get install podman runc mmdebstrap openssh-client"
+                             % ", ".join(missing))
         rootfs = rootfs or os.path.join(ROOT, "build", "lab", "rootfs")
         subprocess.run(["bash", os.path.join(HERE, "rootfs.sh"), rootfs], check=True)
     inventory_hosts = up(plan, order, interfaces, lab_dir, kind, rootfs)

@@ -92,6 +92,16 @@ def test_address_without_networkd_broadcast_is_replaced():
     assert not any(line.startswith("address del") for line in lines)
 
 
+def test_stacked_nic_cannot_exceed_its_lower_device_mtu():
+    links, routes, _rules = parsed()
+    links["ens6f1np1"].update(kind="vlan", lower="bond0")
+    links["bond0"] = {"mtu": 1500, "max_mtu": 65535, "up": True, "kind": "bond", "lower": None, "addrs": [],
+                      "broadcast": {}}
+    with pytest.raises(FabricModelError, match=r"fabric_cluster.mtu: 9000 is above the MTU 1500 of bond0, "
+                                               r"the lower device of vlan ens6f1np1"):
+        rail_links.check_safe(CLUSTER, RAILS, links, {})
+
+
 def test_applied_state_has_no_changes():
     desired = rail_links.desired_state(CLUSTER, RAILS)
     assert rail_links.plan_changes(desired, desired) == ([], {})
