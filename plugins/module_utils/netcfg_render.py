@@ -93,11 +93,14 @@ def render_netplan(cluster, rails):
     files = {"%s/60-ainet-rails.yaml" % NETPLAN_DIR: ("\n".join(out) + "\n", "0600")}
     if policy and cluster.keep_off_rule:
         files["%s/%s" % (SYSTEMD_DIR, KEEPOFF_UNIT)] = (keepoff_unit(cluster), "0644")
+    # netplan's usual backend is networkd, which would delete the keep-off rule as foreign.
+    files["%s/60-ainet-rails.conf" % NETWORKD_CONF_DIR] = (HEADER + NETWORKD_CONF, "0644")
     return files
 
 
 def keepoff_unit(cluster):
-    ip = "/usr/sbin/ip%s" % (" -6" if cluster.family == 6 else "")
+    # A bare "ip": systemd searches /usr/sbin and /usr/bin, wherever the distribution put it.
+    ip = "ip%s" % (" -6" if cluster.family == 6 else "")
     rule = "priority %d not to %s table main" % (cluster.rule_priority, cluster.supernet)
     return "\n".join([
         HEADER.rstrip("\n"),
@@ -110,7 +113,7 @@ def keepoff_unit(cluster):
         "Type=oneshot",
         "RemainAfterExit=yes",
         "ExecStartPre=-%s rule del %s" % (ip, rule),
-        "ExecStart=%s rule add %s" % (ip, rule),
+        "ExecStart=%s rule add %s protocol static" % (ip, rule),
         "ExecStop=-%s rule del %s" % (ip, rule),
         "",
         "[Install]",

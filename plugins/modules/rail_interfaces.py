@@ -229,8 +229,10 @@ def write_files(module, writes, removals, root):
         fd, tmp = tempfile.mkstemp(dir=directory, prefix=".ainet-")
         with os.fdopen(fd, "w") as handle:
             handle.write(content)
-        os.chmod(tmp, int(mode, 8))
         module.atomic_move(tmp, path)
+        # atomic_move gives a new file the umask's mode and keeps an old file's mode:
+        # set ours afterwards (netplan and NetworkManager files must be 0600).
+        os.chmod(path, int(mode, 8))
         if path.endswith("/" + netcfg_render.KEEPOFF_UNIT):
             wants = os.path.join(root, netcfg_render.SYSTEMD_DIR, "multi-user.target.wants")
             os.makedirs(wants, exist_ok=True)

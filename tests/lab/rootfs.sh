@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
 # Build the Debian root filesystem the lab's GPU-node containers boot from
-# (systemd, sshd, python3, iproute2), once; later runs reuse it.
+# (systemd, sshd, python3, iproute2; netplan.io, which the molecule scenario
+# `shared` uses), once; later runs reuse it.
 #   usage: tests/lab/rootfs.sh [DIR]     (default build/lab/rootfs)
 # Needs root and mmdebstrap; packages come from the machine's Debian mirror.
 set -euo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 DEST=${1:-$ROOT/build/lab/rootfs}
-PACKAGES=systemd-sysv,dbus,openssh-server,python3,iproute2,iputils-ping,procps,tcpdump,netbase
+PACKAGES=systemd-sysv,dbus,openssh-server,python3,iproute2,iputils-ping,procps,tcpdump,netbase,netplan.io
 # The rootfs is rebuilt when this script or the files it copies in change.
 HERE=$(dirname "${BASH_SOURCE[0]}")
 STAMP="$(cat "${BASH_SOURCE[0]}" "$HERE/files/ainet-lab-sysfs-ro.service" | sha256sum | cut -c1-16)"
