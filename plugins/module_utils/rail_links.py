@@ -283,8 +283,8 @@ def plan_changes(desired, current, prune=False):
         if parts:
             lines.append("link set dev %s %s" % (ifname, " ".join(parts)))
     for ifname, addr in sorted(desired["addrs"] - current["addrs"]):
-        brd = " broadcast %s" % _broadcast(addr) if _broadcast(addr) else ""
-        lines.append("address replace %s%s dev %s" % (addr, brd, ifname))
+        brd = _broadcast(addr)
+        lines.append("address replace %s%s dev %s" % (addr, " broadcast %s" % brd if brd else "", ifname))
     # Connected routes in the rail tables before the defaults that use them.
     for key in sorted(desired["routes"], key=lambda k: (k[1] in ("0.0.0.0/0", "::/0"), k)):
         if current["routes"].get(key) != desired["routes"][key]:

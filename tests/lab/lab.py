@@ -202,16 +202,6 @@ def host_rootfs(lab_dir, host, rootfs):
     return merged
 
 
-def start_container(lab_dir, host):
-    podman(lab_dir, "start", node_ns(host))
-    wait_ssh(host_index(lab_dir, host))
-
-
-def host_index(lab_dir, host):
-    with open(os.path.join(lab_dir, "lab.json")) as handle:
-        return json.load(handle)["hosts"][host]
-
-
 def wait_ssh(index, seconds=90):
     result = subprocess.run(["ip", "netns", "exec", MGMT_NS, sys.executable, os.path.join(HERE, "netns_proxy.py"),
                              "--wait", str(seconds), mgmt_ip(index), "22"], check=False)
@@ -280,8 +270,10 @@ def reboot(lab_dir, host):
         raise RuntimeError("reboot needs the containers lab")
     podman(lab_dir, "stop", "-t", "10", node_ns(host))
     ip("netns", "del", node_ns(host))
-    make_node(host, state["hosts"][host], state["plan"]["nodes"][host], state["interfaces"], state["mode"])
-    start_container(lab_dir, host)
+    index = state["hosts"][host]
+    make_node(host, index, state["plan"]["nodes"][host], state["interfaces"], state["mode"])
+    podman(lab_dir, "start", node_ns(host))
+    wait_ssh(index)
 
 
 def write_inventory(lab_dir, cluster, inventory_hosts, interfaces, kind="netns"):
