@@ -22,6 +22,8 @@ import pytest
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, os.path.join(ROOT, "tests", "lab"))
+# A lab of this test run's own: never the one a person started by hand in this checkout.
+os.environ.setdefault("AINET_LAB_PREFIX", "t%d" % os.getpid())
 import lab  # noqa: E402  pylint: disable=wrong-import-position
 
 BIN = os.path.dirname(sys.executable)

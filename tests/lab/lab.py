@@ -1,13 +1,16 @@
 """The lab: GPU nodes, one ToR per rail and a management network, all in network namespaces.
 
-Every piece lives in a network namespace of its own, named ``ainet-*``; none is
+Every piece lives in a network namespace of its own, named ``<prefix>-*``; none is
 connected to the machine's own namespace, so no lab packet can leave the lab.
+The prefix is ``$AINET_LAB_PREFIX``, or ``al`` plus a hash of the checkout's path,
+so two checkouts (or two test runs given their own prefix) never touch each
+other's labs: ``down`` removes only namespaces and containers of its own prefix.
 
-* ``ainet-mgmt``: bridge ``br-mgmt`` with 10.250.0.1/24, the management gateway.
-* ``ainet-<host>``: a GPU node. ``eth0`` (management, default route via
+* ``<prefix>-mgmt``: bridge ``br-mgmt`` with 10.250.0.1/24, the management gateway.
+* ``<prefix>-<host>``: a GPU node. ``eth0`` (management, default route via
   10.250.0.1) and one veth per rail named like a ConnectX port; the peer end
   sits in the rail's ToR.
-* ``ainet-tor<r>``: rail r's ToR, a router. In ``exclusive`` and ``p2p`` mode
+* ``<prefix>-<tor>``: a ToR, a router. In ``exclusive`` and ``p2p`` mode
   every port is a routed port holding the node subnet's gateway; in ``shared``
   mode the ports are bridged under ``br0``, which holds the rail gateway.
 
@@ -21,7 +24,7 @@ Two kinds of node:
   systemd and sshd from the Debian rootfs of ``rootfs.sh`` (an overlay per host,
   kept across restarts) and joined to the node's namespace. Ansible reaches it
   by SSH on its management address, through ``netns_proxy.py`` running inside
-  ``ainet-mgmt``. ``reboot HOST`` stops the container, replaces its namespace
+  ``<prefix>-mgmt``. ``reboot HOST`` stops the container, replaces its namespace
   by a fresh one (a reboot's blank network state) and boots it again.
 
 Usage: python tests/lab/lab.py up|down|reboot [HOST] [--kind K] [--dir DIR] [--inventory INV|--spec JSON]
@@ -39,12 +42,12 @@ import time
 
 import yaml
 
+from labname import prefix
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
-MGMT_NS = "ainet-mgmt"
 MGMT_NET = "10.250.0"
 TOR_MTU = 9216
-OVERLAY_SOURCE = "ainet-lab"
 CONTAINERS_CONF = """[containers]
 # root here lacks CAP_SYS_RESOURCE: keep the limits below the machine's.
 default_ulimits = ["nofile=4096:4096", "nproc=4096:4096"]
@@ -68,8 +71,16 @@ def namespaces():
     return [n["name"] for n in json.loads(out or "[]")]
 
 
+def mgmt_ns():
+    return prefix() + "-mgmt"
+
+
 def node_ns(host):
-    return "ainet-" + host
+    return prefix() + "-" + host
+
+
+def overlay_source():
+    return prefix() + "-lab"
 
 
 def mgmt_ip(index):
@@ -88,12 +99,12 @@ def containers():
         return []
     out = subprocess.run(["podman", "ps", "-a", "--format", "{{.Names}}"], capture_output=True, text=True,
                          check=False).stdout
-    return [n for n in out.split() if n.startswith("ainet-")]
+    return [n for n in out.split() if n.startswith(prefix() + "-")]
 
 
 def overlay_mounts():
     with open("/proc/self/mounts") as handle:
-        return [line.split()[1] for line in handle if line.split()[0] == OVERLAY_SOURCE]
+        return [line.split()[1] for line in handle if line.split()[0] == overlay_source()]
 
 
 def down():
@@ -102,22 +113,22 @@ def down():
     for target in overlay_mounts():
         subprocess.run(["umount", target], check=False)
     for name in namespaces():
-        if name.startswith("ainet-"):
+        if name.startswith(prefix() + "-"):
             subprocess.run(["ip", "netns", "del", name], check=False)
 
 
 # -- namespaces ---------------------------------------------------------------
 
 def make_mgmt():
-    ip("netns", "add", MGMT_NS)
-    ip("link", "set", "lo", "up", ns=MGMT_NS)
-    ip("link", "add", "br-mgmt", "type", "bridge", ns=MGMT_NS)
-    ip("addr", "add", MGMT_NET + ".1/24", "dev", "br-mgmt", ns=MGMT_NS)
-    ip("link", "set", "br-mgmt", "up", ns=MGMT_NS)
+    ip("netns", "add", mgmt_ns())
+    ip("link", "set", "lo", "up", ns=mgmt_ns())
+    ip("link", "add", "br-mgmt", "type", "bridge", ns=mgmt_ns())
+    ip("addr", "add", MGMT_NET + ".1/24", "dev", "br-mgmt", ns=mgmt_ns())
+    ip("link", "set", "br-mgmt", "up", ns=mgmt_ns())
 
 
 def make_tor(name, tor, mode, number):
-    ns = "ainet-" + name
+    ns = prefix() + "-" + name
     ip("netns", "add", ns)
     ip("link", "set", "lo", "up", ns=ns)
     sh("sysctl", "-qw", "net.ipv4.ip_forward=1", ns=ns)
@@ -143,13 +154,13 @@ def make_node(host, index, node, interfaces, mode):
     sh("sysctl", "-qw", "net.ipv6.conf.all.accept_dad=0", "net.ipv6.conf.default.accept_dad=0", ns=ns)
     mgmt_peer = "m-%s" % host[-8:]
     ip("link", "add", "eth0", "address", mac(0, index, 0), "netns", ns, "type", "veth",
-       "peer", "name", mgmt_peer, "address", mac(1, index, 0), "netns", MGMT_NS)
-    ip("link", "set", mgmt_peer, "master", "br-mgmt", "up", ns=MGMT_NS)
+       "peer", "name", mgmt_peer, "address", mac(1, index, 0), "netns", mgmt_ns())
+    ip("link", "set", mgmt_peer, "master", "br-mgmt", "up", ns=mgmt_ns())
     ip("addr", "add", mgmt_ip(index) + "/24", "dev", "eth0", ns=ns)
     ip("link", "set", "eth0", "up", ns=ns)
     ip("route", "add", "default", "via", MGMT_NET + ".1", ns=ns)
     for entry in node["rails"]:
-        tor_ns = "ainet-" + entry["tor"]
+        tor_ns = prefix() + "-" + entry["tor"]
         ifname = interfaces[entry["rail"] - 1]
         port = entry["tor_port"]
         ip("link", "add", ifname, "address", mac(0, index, entry["rail"]), "netns", ns, "type", "veth",
@@ -197,13 +208,13 @@ def host_rootfs(lab_dir, host, rootfs):
         return merged
     for sub in ("upper", "work", "rootfs"):
         os.makedirs(os.path.join(base, sub), exist_ok=True)
-    sh("mount", "-t", "overlay", OVERLAY_SOURCE, "-o", "lowerdir=%s,upperdir=%s/upper,workdir=%s/work"
+    sh("mount", "-t", "overlay", overlay_source(), "-o", "lowerdir=%s,upperdir=%s/upper,workdir=%s/work"
        % (rootfs, base, base), merged)
     return merged
 
 
 def wait_ssh(index, seconds=90):
-    result = subprocess.run(["ip", "netns", "exec", MGMT_NS, sys.executable, os.path.join(HERE, "netns_proxy.py"),
+    result = subprocess.run([sys.executable, os.path.join(HERE, "netns_proxy.py"), "--prefix", prefix(),
                              "--wait", str(seconds), mgmt_ip(index), "22"], check=False)
     if result.returncode != 0:
         raise RuntimeError("%s: no SSH within %d s" % (mgmt_ip(index), seconds))
@@ -229,7 +240,7 @@ def container_host(host, index, node, lab_dir, rootfs):
 
 
 def ssh_args():
-    proxy = "ip netns exec %s /usr/bin/python3 %s %%h %%p" % (MGMT_NS, os.path.join(HERE, "netns_proxy.py"))
+    proxy = "/usr/bin/python3 %s --prefix %s %%h %%p" % (os.path.join(HERE, "netns_proxy.py"), prefix())
     return ("-o StrictHostKeyChecking=no -o UserKnownHostsFile=/dev/null -o LogLevel=ERROR "
             "-o ControlMaster=auto -o ControlPersist=60s -o ProxyCommand=\"%s\"" % proxy)
 

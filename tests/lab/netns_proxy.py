@@ -1,9 +1,11 @@
 """Relay stdin/stdout to a TCP port: SSH's ProxyCommand into the lab.
 
-The lab's management network exists only inside the ``ainet-mgmt`` network
-namespace, so ssh reaches a node through this relay run there:
+The lab's management network exists only inside the ``<prefix>-mgmt`` network
+namespace, so ssh reaches a node through this relay, which re-runs itself there:
 
-    ProxyCommand=ip netns exec ainet-mgmt python3 netns_proxy.py %h %p
+    ProxyCommand=python3 netns_proxy.py [--prefix PREFIX] %h %p
+
+(the prefix defaults to the lab's own, see labname.py).
 
 ``--wait SECONDS`` instead polls until the port sends an SSH banner, then exits
 0 (1 on time-out).
@@ -56,6 +58,14 @@ def relay(host, port):
 
 
 def main(argv):
+    if argv[:1] == ["--prefix"]:
+        os.environ["AINET_LAB_PREFIX"] = argv[1]
+        argv = argv[2:]
+    if os.environ.get("AINET_LAB_INSIDE") != "1":
+        sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+        from labname import prefix  # pylint: disable=import-outside-toplevel
+        os.environ["AINET_LAB_INSIDE"] = "1"
+        os.execvp("ip", ["ip", "netns", "exec", prefix() + "-mgmt", sys.executable, os.path.abspath(__file__)] + argv)
     if argv[:1] == ["--wait"]:
         return wait(argv[2], int(argv[3]), float(argv[1]))
     return relay(argv[0], int(argv[1]))
