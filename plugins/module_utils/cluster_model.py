@@ -37,7 +37,7 @@ KNOWN_TOP = frozenset((
 KNOWN_ADDRESSING = frozenset((
     "mode", "supernet", "rail_prefix", "node_prefix", "gateway_offset", "host_offset",
 ))
-KNOWN_ROUTING = frozenset(("table_base", "rule_priority", "aggregate_route", "keep_off_rule"))
+KNOWN_ROUTING = frozenset(("table_base", "rule_priority", "aggregate_route"))
 KNOWN_TOR = frozenset(("name", "rails", "nodes", "port_template", "platform", "description"))
 PORT_FIELDS = frozenset(("node", "rail", "local"))
 
@@ -198,7 +198,6 @@ class Cluster(object):
         self.table_base = None
         self.rule_priority = None
         self.aggregate_route = False
-        self.keep_off_rule = False
         self.management_networks = []
         self.pod_networks = []
         self.service_networks = []
@@ -232,7 +231,6 @@ class Cluster(object):
                 "table_base": self.table_base,
                 "rule_priority": self.rule_priority,
                 "aggregate_route": self.aggregate_route,
-                "keep_off_rule": self.keep_off_rule,
             },
             "management_networks": [str(n) for n in self.management_networks],
             "pod_networks": [str(n) for n in self.pod_networks],
@@ -369,12 +367,16 @@ def _load_addressing(cluster, raw):
 
 def _load_routing(cluster, raw):
     field = ROOT + ".routing"
+    if isinstance(raw, dict) and "keep_off_rule" in raw:
+        raise _err(field + ".keep_off_rule", raw["keep_off_rule"],
+                   "was removed in 0.2.0: the rail tables now route only the fabric's own prefixes, so traffic "
+                   "from a rail address to anything else falls through to the next rule without a keep-off rule",
+                   "remove the key (the old rule is deleted from the hosts on the next run)")
     raw = _as_mapping(raw, field, KNOWN_ROUTING)
     if cluster.mode == "infiniband":
         cluster.table_base = None
         cluster.rule_priority = None
         cluster.aggregate_route = False
-        cluster.keep_off_rule = False
         return
     base = as_int(raw.get("table_base", DEFAULTS["table_base"]), field + ".table_base", 1,
                   MAX_TABLE - cluster.rails, "use a table number between 1 and 2147483000")
@@ -390,7 +392,6 @@ def _load_routing(cluster, raw):
         "use a value so that priority+rails stays below 32766 (the main table's rule)")
     cluster.aggregate_route = _as_bool(raw.get("aggregate_route", cluster.mode in ("exclusive", "p2p")),
                                        field + ".aggregate_route")
-    cluster.keep_off_rule = _as_bool(raw.get("keep_off_rule", True), field + ".keep_off_rule")
 
 
 def _load_tors(cluster, raw):

@@ -1,173 +1,174 @@
 # -*- coding: utf-8 -*-
 # Copyright: (c) 2026, ainet.fabric contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Persistent rail NIC configuration: systemd-networkd, netplan and NetworkManager keyfiles.
+"""Persistent rail configuration rendered from a :class:`rail_intent.HostIntent`.
 
-Each renderer takes the validated cluster and one host's rail entries (with
-``interface``) and returns ``{path: (content, mode)}`` relative to the root
-filesystem.  Files are ours alone (``ainet-`` in the name), so stale ones can
-be found and removed without touching anything else.
+Every renderer reads only the intent (links, addresses, routes, rules, sysctls)
+and writes through the structured dumpers of :mod:`file_formats`, never by
+joining strings.  The result is ``{relative path: (content, mode)}``.
+
+The files this collection owns are exactly those matching :data:`OWNED_PATTERNS`:
+a run removes any of them that it did not render, whichever backend wrote it.
 """
 
 from __future__ import annotations
 
-from ansible_collections.ainet.fabric.plugins.module_utils.rail_links import SYSCTLS_V4
+import fnmatch
 
-HEADER = "# Managed by ainet.fabric (rail_network role). Local changes are overwritten.\n"
+from ansible_collections.ainet.fabric.plugins.module_utils import file_formats
+from ansible_collections.ainet.fabric.plugins.module_utils import iproute
+
+HEADER = "Managed by ainet.fabric (rail_network role). Local changes are overwritten."
 NETWORKD_DIR = "etc/systemd/network"
-NETWORKD_CONF_DIR = "etc/systemd/networkd.conf.d"
-# networkd removes routes and rules it did not configure (ManageForeignRoutes=
-# since v246, ManageForeignRoutingPolicyRules= since v249) when it starts or
-# reconfigures a link: that would wipe what CNIs, Spiderpool or an operator
-# added with `ip`. Ours are in the .network files, so networkd needs no licence
-# to remove anything.
-NETWORKD_CONF = """[Network]
-ManageForeignRoutingPolicyRules=no
-ManageForeignRoutes=no
-"""
-NETPLAN_DIR = "etc/netplan"
+NETWORKD_CONF = "etc/systemd/networkd.conf.d/60-ainet-rails.conf"
+NETPLAN_FILE = "etc/netplan/60-ainet-rails.yaml"
 NM_DIR = "etc/NetworkManager/system-connections"
-SYSTEMD_DIR = "etc/systemd/system"
 SYSCTL_FILE = "etc/sysctl.d/60-ainet-rails.conf"
-KEEPOFF_UNIT = "ainet-rail-keepoff.service"
-RENDERERS = ("networkd", "netplan", "nm")
-
-
-def _host_len(cluster):
-    return "/32" if cluster.family == 4 else "/128"
-
-
-def _default(cluster):
-    return "0.0.0.0/0" if cluster.family == 4 else "::/0"
-
-
-def render_networkd(cluster, rails):
-    files = {}
-    policy = cluster.policy_routing
-    for index, entry in enumerate(rails):
-        name = entry["interface"]
-        lines = [HEADER.rstrip("\n"), "[Match]", "Name=%s" % name, "", "[Link]",
-                 "MTUBytes=%d" % entry["mtu"], "RequiredForOnline=no", "", "[Network]",
-                 "Address=%s" % entry["address"], "LinkLocalAddressing=%s" % ("ipv6" if cluster.family == 6 else "no"),
-                 "IPv6AcceptRA=no", "ConfigureWithoutCarrier=yes", "KeepConfiguration=static"]
-        if policy:
-            table = entry["table"]
-            lines += ["", "[Route]", "Destination=%s" % entry["subnet"], "Scope=link",
-                      "PreferredSource=%s" % entry["ip"], "Table=%d" % table,
-                      "", "[Route]", "Gateway=%s" % entry["gateway"], "Table=%d" % table,
-                      "", "[RoutingPolicyRule]", "From=%s%s" % (entry["ip"], _host_len(cluster)),
-                      "Table=%d" % table, "Priority=%d" % entry["priority"]]
-            if index == 0 and cluster.keep_off_rule:
-                lines += ["", "[RoutingPolicyRule]", "To=%s" % cluster.supernet, "InvertRule=yes",
-                          "Table=main", "Priority=%d" % cluster.rule_priority]
-            if index == 0 and cluster.aggregate_route:
-                lines += ["", "[Route]", "Destination=%s" % cluster.supernet, "Gateway=%s" % entry["gateway"]]
-        files["%s/60-ainet-%s.network" % (NETWORKD_DIR, name)] = ("\n".join(lines) + "\n", "0644")
-    files["%s/60-ainet-rails.conf" % NETWORKD_CONF_DIR] = (HEADER + NETWORKD_CONF, "0644")
-    return files
-
-
-def render_netplan(cluster, rails):
-    """One netplan file for all rails; netplan cannot express an inverted rule, so the keep-off
-    rule is a small oneshot unit ordered after the network comes up."""
-    policy = cluster.policy_routing
-    out = [HEADER.rstrip("\n"), "network:", "  version: 2", "  ethernets:"]
-    for index, entry in enumerate(rails):
-        out += ["    %s:" % entry["interface"],
-                "      match: {name: %s}" % entry["interface"],
-                "      set-name: %s" % entry["interface"],
-                "      mtu: %d" % entry["mtu"],
-                "      dhcp4: false", "      dhcp6: false", "      accept-ra: false",
-                "      link-local: []" if cluster.family == 4 else "      link-local: [ipv6]",
-                "      addresses: [\"%s\"]" % entry["address"]]
-        if policy:
-            table = entry["table"]
-            out += ["      routes:",
-                    "        - {to: \"%s\", scope: link, from: \"%s\", table: %d}" % (entry["subnet"], entry["ip"], table),
-                    "        - {to: \"%s\", via: \"%s\", table: %d}" % (_default(cluster), entry["gateway"], table)]
-            if index == 0 and cluster.aggregate_route:
-                out.append("        - {to: \"%s\", via: \"%s\"}" % (cluster.supernet, entry["gateway"]))
-            out += ["      routing-policy:",
-                    "        - {from: \"%s%s\", table: %d, priority: %d}"
-                    % (entry["ip"], _host_len(cluster), table, entry["priority"])]
-    files = {"%s/60-ainet-rails.yaml" % NETPLAN_DIR: ("\n".join(out) + "\n", "0600")}
-    if policy and cluster.keep_off_rule:
-        files["%s/%s" % (SYSTEMD_DIR, KEEPOFF_UNIT)] = (keepoff_unit(cluster), "0644")
-    # netplan's usual backend is networkd, which would delete the keep-off rule as foreign.
-    files["%s/60-ainet-rails.conf" % NETWORKD_CONF_DIR] = (HEADER + NETWORKD_CONF, "0644")
-    return files
-
-
-def keepoff_unit(cluster):
-    # A bare "ip": systemd searches /usr/sbin and /usr/bin, wherever the distribution put it.
-    ip = "ip%s" % (" -6" if cluster.family == 6 else "")
-    rule = "priority %d not to %s table main" % (cluster.rule_priority, cluster.supernet)
-    return "\n".join([
-        HEADER.rstrip("\n"),
-        "[Unit]",
-        "Description=Keep non-RDMA traffic off the RDMA rail NICs (ainet.fabric)",
-        "After=network-pre.target systemd-networkd.service NetworkManager.service",
-        "Before=network-online.target",
-        "",
-        "[Service]",
-        "Type=oneshot",
-        "RemainAfterExit=yes",
-        "ExecStartPre=-%s rule del %s" % (ip, rule),
-        "ExecStart=%s rule add %s protocol static" % (ip, rule),
-        "ExecStop=-%s rule del %s" % (ip, rule),
-        "",
-        "[Install]",
-        "WantedBy=multi-user.target",
-        "",
-    ])
-
-
-def render_nm(cluster, rails):
-    files = {}
-    policy = cluster.policy_routing
-    fam = "ipv4" if cluster.family == 4 else "ipv6"
-    other = "ipv6" if cluster.family == 4 else "ipv4"
-    for index, entry in enumerate(rails):
-        name = entry["interface"]
-        lines = [HEADER.rstrip("\n"), "[connection]", "id=ainet-%s" % name, "type=ethernet",
-                 "interface-name=%s" % name, "autoconnect=true", "", "[ethernet]", "mtu=%d" % entry["mtu"],
-                 "", "[%s]" % fam, "method=manual", "address1=%s" % entry["address"], "never-default=true",
-                 "may-fail=false"]
-        if policy:
-            table = entry["table"]
-            lines += ["route1=%s" % entry["subnet"], "route1_options=table=%d,scope=253,src=%s" % (table, entry["ip"]),
-                      "route2=%s,%s" % (_default(cluster), entry["gateway"]), "route2_options=table=%d" % table,
-                      "routing-rule1=priority %d from %s%s table %d"
-                      % (entry["priority"], entry["ip"], _host_len(cluster), table)]
-            if index == 0 and cluster.keep_off_rule:
-                lines.append("routing-rule2=priority %d not to %s table 254" % (cluster.rule_priority, cluster.supernet))
-            if index == 0 and cluster.aggregate_route:
-                lines.append("route3=%s,%s" % (cluster.supernet, entry["gateway"]))
-        lines += ["", "[%s]" % other, "method=disabled"]
-        files["%s/ainet-%s.nmconnection" % (NM_DIR, name)] = ("\n".join(lines) + "\n", "0600")
-    return files
-
-
-def render_sysctl(cluster, rails):
-    """ARP / reverse-path settings multi-NIC hosts need (IPv4 only), as a sysctl.d file."""
-    if cluster.family != 4 or not cluster.policy_routing:
-        return {}
-    lines = [HEADER.rstrip("\n")]
-    for entry in rails:
-        for key, value in SYSCTLS_V4:
-            lines.append("net.ipv4.conf.%s.%s = %s" % (entry["interface"], key, value))
-    return {SYSCTL_FILE: ("\n".join(lines) + "\n", "0644")}
-
-
-def render(renderer, cluster, rails):
-    if renderer not in RENDERERS:
-        raise ValueError("unknown renderer %r" % renderer)
-    files = {"networkd": render_networkd, "netplan": render_netplan, "nm": render_nm}[renderer](cluster, rails)
-    files.update(render_sysctl(cluster, rails))
-    return files
+PROTOS_FILE = "etc/iproute2/rt_protos.d/ainet.conf"
+OWNED_PATTERNS = (
+    NETWORKD_DIR + "/60-ainet-*.network",
+    "etc/systemd/networkd.conf.d/60-ainet-*.conf",
+    "etc/netplan/60-ainet-*.yaml",
+    NM_DIR + "/ainet-*.nmconnection",
+    "etc/sysctl.d/60-ainet-*.conf",
+    PROTOS_FILE,
+    # The keep-off unit of releases before 0.2, and its enablement link.
+    "etc/systemd/system/ainet-rail-*.service",
+    "etc/systemd/system/*.wants/ainet-rail-*.service",
+)
+SCAN_DIRS = sorted({p.rsplit("/", 1)[0] for p in OWNED_PATTERNS if "*" not in p.rsplit("/", 1)[0]}
+                   | {"etc/systemd/system/multi-user.target.wants"})
+# networkd removes routes and rules it did not configure (ManageForeignRoutes=, since v246;
+# ManageForeignRoutingPolicyRules=, since v249) when it starts or reconfigures a link: that
+# would wipe what CNIs, Spiderpool or an operator added. Ours are in the .network files.
+_NETWORKD_CONF = [("Network", [("ManageForeignRoutingPolicyRules", False), ("ManageForeignRoutes", False)])]
 
 
 def owned(path):
-    """True for files this collection writes (used to find stale ones)."""
-    base = path.rsplit("/", 1)[-1]
-    return base.startswith("60-ainet-") or base.startswith("ainet-")
+    """True for a path (relative to the root) that this collection writes."""
+    return any(fnmatch.fnmatchcase(path, pattern) for pattern in OWNED_PATTERNS)
+
+
+def _per_interface(intent):
+    """{ifname: (addresses, routes, rules)} in rail order."""
+    out = {name: ([], [], []) for name in intent.interfaces}
+    ip_owner = {}
+    for addr in intent.addresses:
+        out[addr.ifname][0].append(addr.cidr)
+        ip_owner[addr.cidr.split("/")[0]] = addr.ifname
+    for key, value in intent.routes.items():
+        out[value.dev][1].append((key, value))
+    for rule in intent.rules:
+        src = iproute.rule_get(rule, "src")
+        out[ip_owner[src.split("/")[0]]][2].append(rule)
+    return out
+
+
+def render_networkd(intent):
+    files = {}
+    v6 = intent.family == 6
+    for name, (addrs, routes, rules) in _per_interface(intent).items():
+        sections = [
+            ("Match", [("Name", name)]),
+            ("Link", [("MTUBytes", intent.links[name]), ("RequiredForOnline", False)]),
+            ("Network", [("Address", a) for a in addrs] + [
+                ("LinkLocalAddressing", "ipv6" if v6 else "no"), ("IPv6AcceptRA", False),
+                ("ConfigureWithoutCarrier", True), ("KeepConfiguration", "static")]),
+        ]
+        for key, value in sorted(routes, key=lambda kv: (kv[1].gateway is not None, str(kv[0]))):
+            entries = [("Destination", key.dst)]
+            if value.gateway:
+                entries.append(("Gateway", value.gateway))
+            if value.src:
+                entries.append(("PreferredSource", value.src))
+            if value.scope == 253:
+                entries.append(("Scope", "link"))
+            if key.table != iproute.TABLE_MAIN:
+                entries.append(("Table", key.table))
+            entries += [("Metric", key.metric), ("Protocol", value.proto)]
+            sections.append(("Route", entries))
+        for rule in rules:
+            sections.append(("RoutingPolicyRule", [("From", iproute.rule_get(rule, "src")),
+                                                   ("Table", iproute.rule_get(rule, "table")),
+                                                   ("Priority", iproute.rule_get(rule, "priority"))]))
+        files["%s/60-ainet-%s.network" % (NETWORKD_DIR, name)] = (file_formats.unit_dump(sections, HEADER), "0644")
+    files[NETWORKD_CONF] = (file_formats.unit_dump(_NETWORKD_CONF, HEADER), "0644")
+    return files
+
+
+def render_netplan(intent):
+    ethernets = {}
+    v6 = intent.family == 6
+    for name, (addrs, routes, rules) in _per_interface(intent).items():
+        entry = {"mtu": intent.links[name], "dhcp4": False, "dhcp6": False, "accept-ra": False,
+                 "link-local": ["ipv6"] if v6 else [], "addresses": list(addrs)}
+        if routes:
+            entry["routes"] = []
+            for key, value in sorted(routes, key=lambda kv: (kv[1].gateway is not None, str(kv[0]))):
+                route = {"to": key.dst}
+                if value.gateway:
+                    route["via"] = value.gateway
+                if value.src:
+                    route["from"] = value.src
+                if value.scope == 253:
+                    route["scope"] = "link"
+                if key.table != iproute.TABLE_MAIN:
+                    route["table"] = key.table
+                route["metric"] = key.metric
+                entry["routes"].append(route)
+        if rules:
+            entry["routing-policy"] = [{"from": iproute.rule_get(r, "src"), "table": iproute.rule_get(r, "table"),
+                                        "priority": iproute.rule_get(r, "priority")} for r in rules]
+        ethernets[name] = entry
+    files = {NETPLAN_FILE: (file_formats.yaml_dump({"network": {"version": 2, "ethernets": ethernets}}, HEADER),
+                            "0600")}
+    # netplan's usual backend is networkd, which would otherwise delete other tools' routes and rules.
+    files[NETWORKD_CONF] = (file_formats.unit_dump(_NETWORKD_CONF, HEADER), "0644")
+    return files
+
+
+def render_nm(intent):
+    files = {}
+    fam, other = ("ipv4", "ipv6") if intent.family == 4 else ("ipv6", "ipv4")
+    unspecified = "0.0.0.0" if intent.family == 4 else "::"
+    for name, (addrs, routes, rules) in _per_interface(intent).items():
+        ip_entries = [("method", "manual")]
+        ip_entries += [("address%d" % (i + 1), a) for i, a in enumerate(addrs)]
+        ip_entries += [("never-default", True), ("may-fail", False)]
+        ordered = sorted(routes, key=lambda kv: (kv[1].gateway is not None, str(kv[0])))
+        for i, (key, value) in enumerate(ordered, 1):
+            # dest,gateway,metric; options carry the table, scope and source.
+            ip_entries.append(("route%d" % i, "%s,%s,%d" % (key.dst, value.gateway or unspecified, key.metric)))
+            options = []
+            if key.table != iproute.TABLE_MAIN:
+                options.append("table=%d" % key.table)
+            if value.scope == 253:
+                options.append("scope=253")
+            if value.src:
+                options.append("src=%s" % value.src)
+            if options:
+                ip_entries.append(("route%d_options" % i, ",".join(options)))
+        for i, rule in enumerate(rules, 1):
+            ip_entries.append(("routing-rule%d" % i, "priority %d from %s table %d" % (
+                iproute.rule_get(rule, "priority"), iproute.rule_get(rule, "src"), iproute.rule_get(rule, "table"))))
+        groups = [
+            ("connection", [("id", "ainet-" + name), ("type", "ethernet"), ("interface-name", name),
+                            ("autoconnect", True)]),
+            ("ethernet", [("mtu", intent.links[name])]),
+            (fam, ip_entries),
+            (other, [("method", "disabled")]),
+        ]
+        files["%s/ainet-%s.nmconnection" % (NM_DIR, name)] = (file_formats.keyfile_dump(groups, HEADER), "0600")
+    return files
+
+
+def render(intent):
+    """All files of the intent's backend, plus the sysctl.d file and the protocol name."""
+    renderer = {"networkd": render_networkd, "netplan": render_netplan, "nm": render_nm}.get(intent.backend)
+    if renderer is None:
+        return {}
+    files = renderer(intent)
+    if intent.sysctls:
+        files[SYSCTL_FILE] = (file_formats.sysctl_dump(intent.sysctls, HEADER), "0644")
+    files[PROTOS_FILE] = (file_formats.unit_dump([], HEADER) + "%d\tainet\n" % iproute.PROTO_AINET, "0644")
+    return files

@@ -20,6 +20,7 @@ Layout per mode (``b`` = rail block r of the supernet, carved at rail_prefix):
 from __future__ import annotations
 
 import gc
+import re
 import socket
 
 from ansible_collections.ainet.fabric.plugins.module_utils.cluster_model import (
@@ -28,6 +29,7 @@ from ansible_collections.ainet.fabric.plugins.module_utils.cluster_model import 
 )
 from ansible_collections.ainet.fabric.plugins.module_utils.errors import FabricModelError
 
+IFNAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,14}\Z")
 _AF = {4: (socket.AF_INET, 4), 6: (socket.AF_INET6, 16)}
 
 
@@ -242,10 +244,13 @@ def check_interfaces(cluster, interfaces, field="fabric_rail_interfaces"):
                                "list exactly one NIC per rail, rail 1 first")
     seen = set()
     for i, name in enumerate(interfaces):
-        if (not isinstance(name, str) or not name or len(name) > 15 or "/" in name
-                or any(c.isspace() for c in name) or name in (".", "..")):
+        # The kernel takes up to 15 bytes without '/', ':' or whitespace; generated files
+        # (netplan keys, networkd Name= globs, NetworkManager ids) need more care, so
+        # only the characters real NIC names use are accepted.
+        if not isinstance(name, str) or not IFNAME_RE.match(name) or name in (".", ".."):
             raise FabricModelError("%s[%d]" % (field, i), name, "is not a valid Linux interface name",
-                                   "use a name of 1-15 characters without spaces or '/'")
+                                   "use 1-15 ASCII letters, digits, '_', '.' or '-', starting with a letter or "
+                                   "digit (e.g. ens6f0np0, ib0, bond0.100)")
         if name in seen:
             raise FabricModelError("%s[%d]" % (field, i), name, "is listed for two rails",
                                    "give every rail its own NIC")

@@ -11,19 +11,27 @@ short_description: Configure a GPU node's rail NICs from the cluster plan, in on
 version_added: 0.1.0
 author: ainet.fabric contributors (@ainet)
 description:
-  - Computes the node's slice of the rail plan from O(cluster) and O(node_id), reads the live state
-    with C(ip -j) (links, addresses, routes of all tables, rules) and applies only the difference with
-    one C(ip -batch) run. It manages MTU, link up, addresses, a policy-routing table per rail NIC (connected
-    route and default via the rail gateway), C(from <address>) rules, the keep-off rule
-    (C(not to <supernet> lookup main)), the aggregate supernet route, and the ARP / rp_filter sysctls.
-  - InfiniBand mode configures addresses and MTU only.
-  - Writes persistent configuration (systemd-networkd, netplan or NetworkManager keyfiles, plus a
-    sysctl.d file) so the state survives a reboot. Runtime and persistent state are both compared, so a
-    second run reports no change.
-  - Refuses, before changing anything, to touch an interface that carries the default route or the
-    Ansible connection, an interface that does not exist, an MTU above the NIC's maximum, or a supernet
-    that overlaps a management address.
-  - Anything it did not create (other addresses, routes, rules) is left alone unless O(prune=true).
+  - Computes the node's complete desired rail state (the intent) from O(cluster), O(node_id) and
+    O(interfaces), reads the live state with C(ip -j) (links, addresses, routes and rules of both
+    families) and applies only the difference with C(ip -batch).
+  - Manages MTU, link up, rail addresses, one policy-routing table per rail NIC that routes only the
+    fabric's prefixes (the rail subnet and the RDMA supernet via the rail gateway), a
+    C(from <address> lookup <table>) rule per rail NIC, the aggregate supernet route in C(main), and the
+    ARP / reverse-path (IPv4) or RA (IPv6) sysctls. InfiniBand mode configures addresses and MTU only.
+  - Owns exactly its objects - the fabric's rule priorities and tables, routes and rules with protocol
+    C(ainet) (211), the objects listed in its state file C(/var/lib/ainet-fabric/rail_interfaces.json),
+    and its files (see the role README) - and removes those it no longer wants. A foreign rule or route
+    in its priorities or tables, or a foreign address holding a planned address, fails the run before
+    any change and is named, unless O(takeover=true).
+  - Writes persistent configuration (systemd-networkd, netplan or NetworkManager keyfiles, plus sysctl.d)
+    and removes its files of another backend. With O(manage_service=true) it enables systemd-networkd
+    when that is the backend and makes the backend re-read changed files.
+  - Refuses, before changing anything, to touch an interface on the management path (every default
+    route of either family, the route to the controller, the connection's address, and the devices
+    below them), a device that cannot be a rail NIC, an MTU above the NIC's maximum, or a supernet that
+    overlaps a management address. Runs on one host never interleave (a lock).
+  - IPv6 addresses go through duplicate address detection before routes that use them are added.
+    After applying, the live state is read back and any remainder is applied again.
 options:
   cluster:
     description: The cluster model (C(fabric_cluster)).
@@ -42,17 +50,24 @@ options:
     description:
       - Which persistent configuration to write. V(auto) picks netplan when C(/etc/netplan) and the
         C(netplan) command exist, NetworkManager when it is running, systemd-networkd otherwise.
-      - V(none) changes runtime state only.
+      - V(none) changes runtime state only (and removes the collection's files).
     type: str
     choices: [auto, networkd, netplan, nm, none]
     default: auto
   config_root:
-    description: Root directory for the persistent files (for image builds and tests).
+    description: Root directory for the persistent files and the state file (for image builds and tests).
     type: path
     default: /
   prune:
     description:
-      - Also remove addresses on the rail NICs, and routes in the rail tables, that the plan does not have.
+      - Also remove addresses on the rail NICs, and routes through them, that neither the plan nor the
+        collection created. The planned addresses are never removed.
+    type: bool
+    default: false
+  takeover:
+    description:
+      - Delete foreign rules and routes found in the fabric's own rule priorities and tables, and replace
+        a foreign route where a planned one belongs, instead of failing.
     type: bool
     default: false
   protect_interfaces:
@@ -60,6 +75,17 @@ options:
     type: list
     elements: str
     default: []
+  manage_service:
+    description:
+      - Enable and start systemd-networkd when it is the backend, and make the backend re-read changed
+        files (C(networkctl reload), C(netplan generate), C(nmcli connection reload)). Only with
+        O(config_root=/).
+    type: bool
+    default: true
+  lock_timeout:
+    description: Seconds to wait for another run on the same host to finish.
+    type: int
+    default: 120
 attributes:
   check_mode:
     support: full
@@ -68,7 +94,7 @@ attributes:
     support: full
     description: Shows the managed runtime state before and after, and each persistent file.
 requirements:
-  - iproute2 with JSON output (C(ip -j))
+  - iproute2 with JSON and numeric output (C(ip -j -N))
 """
 
 EXAMPLES = r"""
@@ -81,7 +107,7 @@ EXAMPLES = r"""
 
 RETURN = r"""
 commands:
-  description: The C(ip -batch) lines run (or, in check mode, that would run).
+  description: The C(ip) commands run (or, in check mode, that would run), in order.
   returned: always
   type: list
   elements: str
@@ -89,6 +115,11 @@ sysctls:
   description: The sysctl values written (or that would be).
   returned: always
   type: dict
+removed:
+  description: Objects removed because the collection no longer wants them (or foreign ones, with O(prune) or O(takeover)).
+  returned: always
+  type: list
+  elements: str
 files:
   description: Persistent files written or removed (or that would be).
   returned: always
@@ -99,14 +130,27 @@ renderer:
   returned: always
   type: str
 service:
-  description:
-    - With systemd-networkd as the backend and O(config_root=/), what C(systemctl is-enabled) and
-      C(is-active) say of C(systemd-networkd.service), so the role enables it only when needed.
-  returned: when the backend is networkd
-  type: dict
-  sample: {unit: systemd-networkd.service, enabled: disabled, active: inactive}
+  description: What was done about the backend's service (enable, reload), or would be in check mode.
+  returned: always
+  type: list
+  elements: str
+shadowing:
+  description: Rules of other tools in front of the rail rules that can send rail traffic elsewhere (also warnings).
+  returned: always
+  type: list
+  elements: str
+conflicts:
+  description: Foreign objects in the way (the run failed before any change).
+  returned: on conflict
+  type: list
+  elements: str
+applied:
+  description: On a failure while applying, the commands that had already been applied.
+  returned: on failure after a change
+  type: list
+  elements: str
 protected:
-  description: Interfaces the module refused to touch, with the reason.
+  description: Interfaces the module refuses to touch, with the reason.
   returned: always
   type: dict
 rails:
@@ -117,36 +161,61 @@ rails:
 """
 
 import os
-import tempfile
+import re
+import time
 
 from ansible.module_utils.basic import AnsibleModule
 
+from ansible_collections.ainet.fabric.plugins.module_utils import host_files
+from ansible_collections.ainet.fabric.plugins.module_utils import iproute
+from ansible_collections.ainet.fabric.plugins.module_utils import netcfg_render
+from ansible_collections.ainet.fabric.plugins.module_utils import rail_reconcile
 from ansible_collections.ainet.fabric.plugins.module_utils.cluster_model import load_cluster
 from ansible_collections.ainet.fabric.plugins.module_utils.errors import FabricError
-from ansible_collections.ainet.fabric.plugins.module_utils import netcfg_render
-from ansible_collections.ainet.fabric.plugins.module_utils import rail_links
-from ansible_collections.ainet.fabric.plugins.module_utils.rail_plan import check_interfaces, rail_addresses
+from ansible_collections.ainet.fabric.plugins.module_utils.rail_intent import host_intent
+
+RELOAD = {"networkd": ["networkctl", "reload"], "netplan": ["netplan", "generate"],
+          "nm": ["nmcli", "connection", "reload"]}
+PASSES = 3
+
+
+class ApplyError(Exception):
+    def __init__(self, message, applied):
+        super().__init__(message)
+        self.applied = applied
 
 
 class Host(object):
-    """Thin command runner around iproute2 and /proc/sys."""
+    """Runs iproute2 and reads /proc/sys; nothing else touches the host's network state."""
 
     def __init__(self, module):
         self.module = module
         self.ip = module.get_bin_path("ip", required=True)
 
     def run(self, args, data=None):
-        rc, out, err = self.module.run_command([self.ip] + args, data=data, binary_data=data is not None)
+        rc, out, err = self.module.run_command([self.ip] + args, data=data, binary_data=data is not None,
+                                               environ_update={"LC_ALL": "C"})
+        return rc, out, err
+
+    def query(self, args):
+        rc, out, err = self.run(args)
         if rc != 0:
-            self.module.fail_json(msg="`ip %s` failed: %s" % (" ".join(args), (err or out).strip()))
+            raise FabricError("`ip %s` failed: %s" % (" ".join(args), (err or out).strip()))
         return out
 
-    def read(self, family):
-        flag = ["-6"] if family == 6 else ["-4"]
-        links = rail_links.parse_links(self.run(["-j", "-d", "addr", "show"]))
-        routes = rail_links.parse_routes(self.run(flag + ["-j", "route", "show", "table", "all"]), family)
-        rules = rail_links.parse_rules(self.run(flag + ["-j", "rule", "show"]), family)
-        return links, routes, rules
+    def read(self, sysctl_paths, peer=None):
+        links = iproute.parse_links(self.query(["-j", "-d", "addr", "show"]))
+        routes, rules = {}, []
+        for family in (4, 6):
+            flag = "-%d" % family
+            routes.update(iproute.parse_routes(self.query(["-N", flag, "-j", "route", "show", "table", "all"]), family))
+            rules += iproute.parse_rules(self.query(["-N", flag, "-j", "rule", "show"]), family)
+        peer_dev = None
+        if peer:
+            rc, out, _err = self.run(["-j", "route", "get", peer])
+            hops = iproute.load(out, "ip -j route get") if rc == 0 else []
+            peer_dev = hops[0].get("dev") if hops else None
+        return rail_reconcile.Live(links, routes, rules, self.read_sysctls(sysctl_paths), peer_dev)
 
     @staticmethod
     def read_sysctls(paths):
@@ -159,13 +228,49 @@ class Host(object):
                 values[path] = None
         return values
 
-    def write_sysctls(self, values):
+    @staticmethod
+    def write_sysctls(values):
         for path, value in values.items():
             try:
                 with open("/proc/sys/" + path, "w") as handle:
                     handle.write(value)
             except OSError as exc:
-                self.module.fail_json(msg="could not set %s to %s: %s" % (path.replace("/", "."), value, exc))
+                raise FabricError("could not set %s to %s: %s" % (path.replace("/", "."), value, exc)) from None
+
+    def batch(self, family, lines, applied, tolerant=False):
+        args = (["-%d" % family] if family else []) + (["-force"] if tolerant else []) + ["-batch", "-"]
+        rc, out, err = self.run(args, data="\n".join(lines) + "\n")
+        if rc == 0 or tolerant:
+            applied += ["ip %s%s" % ("-%d " % family if family else "", line) for line in lines]
+            return
+        match = re.search(r"Command failed -:(\d+)", err or "")
+        done = int(match.group(1)) - 1 if match else 0
+        applied += ["ip %s%s" % ("-%d " % family if family else "", line) for line in lines[:done]]
+        failed = lines[done] if done < len(lines) else "?"
+        text = re.sub(r"\s*Command failed -:\d+\s*", " ", err or out).strip()
+        raise ApplyError("`ip %s%s` failed: %s" % ("-%d " % family if family else "", failed, text), applied)
+
+    def wait_dad(self, addresses, seconds=8.0):
+        """Wait until the new IPv6 addresses leave the tentative state; fail on a duplicate."""
+        wanted = {(a.ifname, a.cidr) for a in addresses}
+        deadline = time.monotonic() + seconds
+        while True:
+            links = iproute.parse_links(self.query(["-6", "-j", "addr", "show"]))
+            pending, failed = [], []
+            for ifname, cidr in sorted(wanted):
+                attrs = links.get(ifname).addr_attrs.get(cidr) if ifname in links else None
+                if attrs and attrs["dadfailed"]:
+                    failed.append("%s on %s" % (cidr, ifname))
+                elif attrs and attrs["tentative"]:
+                    pending.append("%s on %s" % (cidr, ifname))
+            if failed:
+                raise FabricError("duplicate address detection failed for %s: another host on the rail holds "
+                                  "the address" % ", ".join(failed))
+            if not pending:
+                return
+            if time.monotonic() >= deadline:
+                raise FabricError("IPv6 addresses still tentative after %d s: %s" % (seconds, ", ".join(pending)))
+            time.sleep(0.1)
 
 
 def pick_renderer(persist, root):
@@ -179,68 +284,135 @@ def pick_renderer(persist, root):
     return "networkd"
 
 
-def unit_state(module, unit):
-    """What systemctl says of a unit, or None where there is no systemctl."""
+def apply_plan(host, plan, applied):
+    """Run a plan: sysctls, then removals, links and addresses, DAD, then routes and rules."""
+    host.write_sysctls(plan.sysctls)
+    for phase in ("remove", "links", "addresses", "routes"):
+        if phase == "routes" and plan.added_v6:
+            host.wait_dad(plan.added_v6)
+        steps = [(fam, line) for p, fam, line in plan.steps if p == phase]
+        # Rules and routes go before the addresses they use; an object that vanished on its
+        # own meanwhile (an address takes its routes along) is not an error: the read-back decides.
+        for family in ((4, 6, None) if phase == "remove" else (None, 4, 6)):
+            lines = [line for fam, line in steps if fam == family]
+            if lines:
+                host.batch(family, lines, applied, tolerant=phase == "remove")
+
+
+def service_actions(module, renderer, files_changed, check):
+    """Enable networkd when it is the backend; make the backend re-read changed files."""
+    actions = []
     systemctl = module.get_bin_path("systemctl")
-    if not systemctl:
-        return None
-    state = {"unit": unit}
-    for verb, key in (("is-enabled", "enabled"), ("is-active", "active")):
-        _rc, out, _err = module.run_command([systemctl, verb, unit])
-        state[key] = out.strip() or "unknown"
-    return state
+    if renderer == "networkd" and systemctl:
+        _rc, out, _err = module.run_command([systemctl, "show", "-p", "UnitFileState", "-p", "ActiveState",
+                                             "systemd-networkd.service"])
+        state = dict(line.split("=", 1) for line in out.splitlines() if "=" in line)
+        if state.get("UnitFileState") != "enabled" or state.get("ActiveState") != "active":
+            actions.append("systemctl enable --now systemd-networkd.service")
+            if not check:
+                rc, _out, err = module.run_command([systemctl, "enable", "--now", "systemd-networkd.service"])
+                if rc != 0:
+                    raise FabricError("could not enable systemd-networkd: %s" % err.strip())
+    command = RELOAD.get(renderer)
+    if files_changed and command and module.get_bin_path(command[0]):
+        actions.append(" ".join(command))
+        if not check:
+            rc, _out, err = module.run_command([module.get_bin_path(command[0])] + command[1:])
+            if rc != 0:
+                module.warn("`%s` failed: %s" % (" ".join(command), err.strip()))
+    return actions
 
 
-def file_changes(root, files, renderer):
-    """Compare rendered files with disk; returns (writes {abs: (content, mode)}, removals, diffs)."""
-    writes, removals, diffs = {}, [], []
-    for rel, (content, mode) in sorted(files.items()):
-        path = os.path.join(root, rel)
-        before = None
-        if os.path.exists(path):
-            with open(path) as handle:
-                before = handle.read()
-            current_mode = "%04o" % (os.stat(path).st_mode & 0o7777)
-        else:
-            current_mode = None
-        if before != content or current_mode != mode:
-            writes[path] = (content, mode)
-            diffs.append({"before_header": path, "after_header": path, "before": before or "", "after": content})
-    dirs = {netcfg_render.NETWORKD_DIR, netcfg_render.NETWORKD_CONF_DIR, netcfg_render.NETPLAN_DIR,
-            netcfg_render.NM_DIR}
-    if renderer != "none":
-        for rel_dir in sorted(dirs):
-            directory = os.path.join(root, rel_dir)
-            if not os.path.isdir(directory):
-                continue
-            for name in sorted(os.listdir(directory)):
-                rel = "%s/%s" % (rel_dir, name)
-                if netcfg_render.owned(rel) and rel not in files:
-                    removals.append(os.path.join(root, rel))
-                    diffs.append({"before_header": os.path.join(root, rel), "after_header": "(removed)",
-                                  "before": "(ainet.fabric file)\n", "after": ""})
-    return writes, removals, diffs
+def run(module):
+    """Validate, read, reconcile and apply under the host lock (check mode reads without it)."""
+    if module.check_mode:
+        return converge(module)
+    with host_files.Lock(module.params["config_root"], module.params["lock_timeout"]):
+        return converge(module)
 
 
-def write_files(module, writes, removals, root):
-    for path, (content, mode) in writes.items():
-        directory = os.path.dirname(path)
-        os.makedirs(directory, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=directory, prefix=".ainet-")
-        with os.fdopen(fd, "w") as handle:
-            handle.write(content)
-        module.atomic_move(tmp, path)
-        # atomic_move gives a new file the umask's mode and keeps an old file's mode:
-        # set ours afterwards (netplan and NetworkManager files must be 0600).
-        os.chmod(path, int(mode, 8))
-        if path.endswith("/" + netcfg_render.KEEPOFF_UNIT):
-            wants = os.path.join(root, netcfg_render.SYSTEMD_DIR, "multi-user.target.wants")
-            os.makedirs(wants, exist_ok=True)
-            link = os.path.join(wants, netcfg_render.KEEPOFF_UNIT)
-            if not os.path.islink(link):
-                os.symlink("/" + netcfg_render.SYSTEMD_DIR + "/" + netcfg_render.KEEPOFF_UNIT, link)
-    for path in removals:
-        os.unlink(path)
+def converge(module):
+    params = module.params
+    check = module.check_mode
+    root = params["config_root"]
+    cluster = load_cluster(params["cluster"])
+    renderer = pick_renderer(params["persist"], root)
+    intent = host_intent(cluster, params["node_id"], params["interfaces"], renderer)
+    host = Host(module)
+    ssh = os.environ.get("SSH_CONNECTION", "").split()
+    connection_ip, peer_ip = (ssh[2], ssh[0]) if len(ssh) == 4 else (None, None)
+    live = host.read(intent.sysctls, peer_ip)
+    protected = rail_reconcile.protected_interfaces(live, connection_ip, params["protect_interfaces"])
+    result = dict(changed=False, commands=[], sysctls={}, removed=[], files=[], renderer=renderer, service=[],
+                  shadowing=[], protected=protected, rails=intent.rails)
+    try:
+        rail_reconcile.check_safe(intent, live, protected, peer_ip)
+    except FabricError as exc:
+        module.fail_json(msg=str(exc), **result)
+
+    stored = host_files.read_record(root)
+    previous = rail_reconcile.merge_records(*stored["fabrics"].values())
+    plan = rail_reconcile.reconcile(intent, live, previous, params["prune"], params["takeover"])
+    result.update(commands=plan.commands, sysctls=plan.sysctls, removed=plan.removed, shadowing=plan.shadowing)
+    for text in plan.shadowing:
+        module.warn(text)
+    if plan.conflicts:
+        module.fail_json(msg=str(rail_reconcile.conflict_error(intent, plan.conflicts)), conflicts=plan.conflicts,
+                         **result)
+    writes, removals, file_diffs = host_files.file_changes(root, intent.files, netcfg_render.owned,
+                                                           netcfg_render.SCAN_DIRS)
+    new_record = rail_reconcile.record_of(intent)
+    record_changed = stored["fabrics"] != {intent.fabric: new_record}
+    result["files"] = sorted(list(writes) + removals)
+    blocked = host_files.unwritable(list(writes) + removals + [os.path.join(root, host_files.RECORD_FILE)])
+    if blocked:
+        module.fail_json(msg="cannot write the persistent configuration, nothing was changed: %s" % "; ".join(blocked),
+                         **result)
+    manage = params["manage_service"] and os.path.realpath(root) == "/"
+    changed = bool(plan or writes or removals)
+    if module._diff:
+        result["diff"] = [{"before_header": "rail runtime state", "after_header": "rail runtime state",
+                           "before": rail_reconcile.describe(intent, live),
+                           "after": rail_reconcile.describe_intent(intent, live, plan)}] + file_diffs
+    if check:
+        if manage:
+            result["service"] = service_actions(module, renderer, bool(writes or removals), True)
+        result["changed"] = changed or bool(result["service"])
+        return result
+
+    applied = []
+    try:
+        if plan or record_changed:
+            # Recorded before the change, so that a run cut short still knows what it created.
+            host_files.write_record(root, dict(stored["fabrics"], **{intent.fabric: rail_reconcile.merge_records(
+                stored["fabrics"].get(intent.fabric, {}), new_record)}))
+        attempt = 0
+        while plan:
+            apply_plan(host, plan, applied)
+            # Read back: the kernel can take more than asked (a deleted address takes the routes
+            # that use it); whatever is still missing or still stale gets another pass.
+            live = host.read(intent.sysctls)
+            plan = rail_reconcile.reconcile(intent, live, previous, params["prune"], params["takeover"])
+            attempt += 1
+            if plan and (plan.conflicts or attempt >= PASSES):
+                left = rail_reconcile.verify(intent, live) + plan.removed + plan.conflicts
+                raise ApplyError("applied, but the live state still differs: %s" % "; ".join(left or plan.commands),
+                                 applied)
+        for path, (content, mode) in writes.items():
+            host_files.write_atomic(path, content, mode)
+        host_files.remove(removals)
+        host_files.write_record(root, {intent.fabric: new_record})
+        if manage:
+            result["service"] = service_actions(module, renderer, bool(writes or removals), False)
+    except ApplyError as exc:
+        module.fail_json(msg="%s (applied before the failure: %d command(s); a re-run continues from here)"
+                         % (exc, len(exc.applied)), applied=exc.applied,
+                         **dict(result, changed=bool(exc.applied)))
+    except (FabricError, OSError) as exc:
+        module.fail_json(msg=str(exc), applied=applied, **dict(result, changed=bool(applied)))
+    result["commands"] = applied
+    result["changed"] = changed or bool(result["service"])
+    return result
 
 
 def main():
@@ -252,66 +424,17 @@ def main():
             persist=dict(type="str", default="auto", choices=["auto", "networkd", "netplan", "nm", "none"]),
             config_root=dict(type="path", default="/"),
             prune=dict(type="bool", default=False),
+            takeover=dict(type="bool", default=False),
             protect_interfaces=dict(type="list", elements="str", default=[]),
+            manage_service=dict(type="bool", default=True),
+            lock_timeout=dict(type="int", default=120),
         ),
         supports_check_mode=True,
     )
-    params = module.params
     try:
-        cluster = load_cluster(params["cluster"])
-        interfaces = check_interfaces(cluster, params["interfaces"])
-        rails = rail_addresses(params["cluster"], params["node_id"])
-    except FabricError as exc:
+        module.exit_json(**run(module))
+    except (FabricError, TimeoutError) as exc:
         module.fail_json(msg=str(exc))
-    for entry in rails:
-        entry["interface"] = interfaces[entry["rail"] - 1]
-
-    host = Host(module)
-    links, routes, rules = host.read(cluster.family)
-    v4_routes = routes if cluster.family == 4 else rail_links.parse_routes(
-        host.run(["-4", "-j", "route", "show", "table", "all"]), 4)
-    ssh = os.environ.get("SSH_CONNECTION", "").split()
-    connection_ip = ssh[2] if len(ssh) == 4 else None
-    peer_ip = ssh[0] if len(ssh) == 4 else None
-    protected = rail_links.protected_interfaces(links, {**v4_routes, **routes}, connection_ip,
-                                                params["protect_interfaces"])
-    try:
-        rail_links.check_safe(cluster, rails, links, protected, peer_ip)
-    except FabricError as exc:
-        module.fail_json(msg=str(exc), protected=protected)
-
-    desired = rail_links.desired_state(cluster, rails)
-    current = rail_links.current_state(desired, links, routes, rules, Host.read_sysctls(desired["sysctls"]))
-    commands, sysctls = rail_links.plan_changes(desired, current, params["prune"])
-
-    root = params["config_root"]
-    renderer = pick_renderer(params["persist"], root)
-    files = netcfg_render.render(renderer, cluster, rails) if renderer != "none" else {}
-    writes, removals, file_diffs = file_changes(root, files, renderer)
-
-    changed = bool(commands or sysctls or writes or removals)
-    result = dict(changed=changed, commands=commands, sysctls=sysctls, renderer=renderer,
-                  files=sorted(list(writes) + removals), protected=protected, rails=rails)
-    if renderer == "networkd" and os.path.realpath(root) == "/":
-        result["service"] = unit_state(module, "systemd-networkd.service")
-    if module._diff:
-        after = rail_links.expected_after(desired, current, params["prune"])
-        result["diff"] = [{"before_header": "rail NIC runtime state", "after_header": "rail NIC runtime state",
-                           "before": rail_links.describe(current), "after": rail_links.describe(after)}] + file_diffs
-    if module.check_mode or not changed:
-        module.exit_json(**result)
-
-    if commands:
-        host.run(["-batch", "-"], data="\n".join(commands) + "\n")
-    host.write_sysctls(sysctls)
-    write_files(module, writes, removals, root)
-
-    links, routes, rules = host.read(cluster.family)
-    verify = rail_links.current_state(desired, links, routes, rules, Host.read_sysctls(desired["sysctls"]))
-    missing = rail_links.missing_after(desired, verify)
-    if missing:
-        module.fail_json(msg="applied, but the live state still lacks: %s" % "; ".join(missing), **result)
-    module.exit_json(**result)
 
 
 if __name__ == "__main__":

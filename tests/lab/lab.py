@@ -131,7 +131,9 @@ def make_tor(name, tor, mode, number):
     ns = prefix() + "-" + name
     ip("netns", "add", ns)
     ip("link", "set", "lo", "up", ns=ns)
-    sh("sysctl", "-qw", "net.ipv4.ip_forward=1", ns=ns)
+    # A router for both families; its own addresses skip duplicate address detection.
+    sh("sysctl", "-qw", "net.ipv4.ip_forward=1", "net.ipv6.conf.all.forwarding=1",
+       "net.ipv6.conf.default.accept_dad=0", "net.ipv6.conf.all.accept_dad=0", ns=ns)
     if mode == "shared":
         ip("link", "add", "br0", "address", mac(2, number, 0), "mtu", str(TOR_MTU),
            "type", "bridge", ns=ns)
@@ -150,8 +152,7 @@ def make_node(host, index, node, interfaces, mode):
     ns = node_ns(host)
     ip("netns", "add", ns)
     ip("link", "set", "lo", "up", ns=ns)
-    # No IPv6 duplicate address detection: the lab's state settles at once.
-    sh("sysctl", "-qw", "net.ipv6.conf.all.accept_dad=0", "net.ipv6.conf.default.accept_dad=0", ns=ns)
+    # IPv6 rails keep duplicate address detection, as real hosts do: the role must wait for it.
     mgmt_peer = "m-%s" % host[-8:]
     ip("link", "add", "eth0", "address", mac(0, index, 0), "netns", ns, "type", "veth",
        "peer", "name", mgmt_peer, "address", mac(1, index, 0), "netns", mgmt_ns())
@@ -166,9 +167,10 @@ def make_node(host, index, node, interfaces, mode):
         ip("link", "add", ifname, "address", mac(0, index, entry["rail"]), "netns", ns, "type", "veth",
            "peer", "name", port, "address", mac(1, index, entry["rail"]), "netns", tor_ns)
         ip("link", "set", port, "mtu", str(TOR_MTU), ns=tor_ns)
-        # IPv4 rails: no IPv6 chatter (RS, MLD) to blur the per-NIC packet counters.
-        sh("sysctl", "-qw", "net.ipv6.conf.%s.disable_ipv6=1" % port, ns=tor_ns)
-        sh("sysctl", "-qw", "net.ipv6.conf.%s.disable_ipv6=1" % ifname, ns=ns)
+        if ":" not in entry["ip"]:
+            # IPv4 rails: no IPv6 chatter (RS, MLD) to blur the per-NIC packet counters.
+            sh("sysctl", "-qw", "net.ipv6.conf.%s.disable_ipv6=1" % port, ns=tor_ns)
+            sh("sysctl", "-qw", "net.ipv6.conf.%s.disable_ipv6=1" % ifname, ns=ns)
         if mode == "shared":
             ip("link", "set", port, "master", "br0", ns=tor_ns)
         else:
@@ -270,7 +272,18 @@ def up(plan, hosts, interfaces, lab_dir, kind="netns", rootfs=None):
     if kind == "containers":
         for index in hosts.values():
             wait_ssh(index)
+    settle(hosts)
     return inventory_hosts
+
+
+def settle(hosts, seconds=10):
+    """Wait until duplicate address detection of the nodes' link-local addresses is over, so that
+    the state a test reads first does not change under it."""
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if not any(ip("-6", "addr", "show", "tentative", ns=node_ns(host)).strip() for host in hosts):
+            return
+        time.sleep(0.2)
 
 
 def reboot(lab_dir, host):

@@ -129,17 +129,25 @@ def test_interface_list_checks():
     names[3] = "ens1"
     with pytest.raises(FabricModelError, match=r"fabric_rail_interfaces\[3\]: 'ens1' is listed for two rails"):
         check_interfaces(cluster, names)
-    names[3] = "this-name-is-way-too-long"
-    with pytest.raises(FabricModelError, match="not a valid Linux interface name"):
-        check_interfaces(cluster, names)
+    for bad in ("this-name-is-way-too-long", "ens1,ens2", "ens1:0", "ens 1", "ens1/2", "-ens1", "ens\u00e9", "..",
+                "\u0665\u0666\u0667"):
+        names[3] = bad.encode().decode("unicode_escape")
+        with pytest.raises(FabricModelError, match="not a valid Linux interface name"):
+            check_interfaces(cluster, names)
     with pytest.raises(FabricModelError, match=r"hostvars\[h\].fabric_rail_interfaces"):
         rail_plan(BASE, {"h": {"node_id": 1, "rail_interfaces": ["x"]}})
+
+
+def test_keep_off_rule_is_refused_with_the_reason():
+    raw = dict(BASE, routing={"keep_off_rule": True})
+    with pytest.raises(FabricModelError, match=r"routing.keep_off_rule: True was removed in 0.2.0: the rail tables "
+                                               r"now route only the fabric's own prefixes"):
+        load_cluster(raw)
 
 
 def test_defaults_filled_in():
     data = load_cluster(BASE).to_dict()
     assert data["mtu"] == 9000
-    assert data["routing"] == {"table_base": 150, "rule_priority": 1000, "aggregate_route": True,
-                               "keep_off_rule": True}
+    assert data["routing"] == {"table_base": 150, "rule_priority": 1000, "aggregate_route": True}
     assert data["max_node_id"] == 8
     assert [t["name"] for t in data["tors"]] == ["t-rail%d-tor" % r for r in range(1, 9)]

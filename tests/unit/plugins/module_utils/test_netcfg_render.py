@@ -10,9 +10,11 @@ import os
 
 import pytest
 
+import yaml
+
 from ansible_collections.ainet.fabric.plugins.module_utils import netcfg_render
 from ansible_collections.ainet.fabric.plugins.module_utils.cluster_model import load_cluster
-from ansible_collections.ainet.fabric.plugins.module_utils.rail_plan import rail_addresses
+from ansible_collections.ainet.fabric.plugins.module_utils.rail_intent import host_intent
 
 GOLDEN = os.path.join(os.path.dirname(__file__), "golden")
 CASES = {
@@ -28,17 +30,18 @@ CASES = {
 }
 
 
+RENDERERS = ("networkd", "netplan", "nm")
+
+
 def rendered(case, renderer):
-    raw = CASES[case]
-    rails = [dict(e, interface=n) for e, n in zip(rail_addresses(raw, 2), ["ens6f0np0", "ens6f1np1"])]
-    files = netcfg_render.render(renderer, load_cluster(raw), rails)
+    files = host_intent(load_cluster(CASES[case]), 2, ["ens6f0np0", "ens6f1np1"], renderer).files
     text = []
     for path, (content, mode) in sorted(files.items()):
         text.append("==> %s (%s)\n%s" % (path, mode, content))
     return "".join(text)
 
 
-@pytest.mark.parametrize("renderer", netcfg_render.RENDERERS)
+@pytest.mark.parametrize("renderer", RENDERERS)
 @pytest.mark.parametrize("case", sorted(CASES))
 def test_golden(case, renderer):
     path = os.path.join(GOLDEN, "%s.%s.txt" % (case, renderer))
@@ -55,3 +58,27 @@ def test_owned_files_only():
     assert netcfg_render.owned("etc/systemd/network/60-ainet-ens1.network")
     assert netcfg_render.owned("etc/NetworkManager/system-connections/ainet-ens1.nmconnection")
     assert not netcfg_render.owned("etc/systemd/network/10-eth0.network")
+
+
+def test_owned_patterns_cover_every_rendered_file_and_the_old_keepoff_unit():
+    for case in CASES:
+        for renderer in RENDERERS:
+            for path in host_intent(load_cluster(CASES[case]), 1, ["a0", "b0"], renderer).files:
+                assert netcfg_render.owned(path), path
+    assert netcfg_render.owned("etc/systemd/system/ainet-rail-keepoff.service")
+    assert netcfg_render.owned("etc/systemd/system/multi-user.target.wants/ainet-rail-keepoff.service")
+    assert not netcfg_render.owned("etc/systemd/system/other-tool.service")
+    assert not netcfg_render.owned("etc/netplan/50-cloud-init.yaml")
+
+
+def test_netplan_file_is_the_intent_as_yaml():
+    """Parsed back, the netplan file carries exactly the intent's addresses, routes and rules."""
+    intent = host_intent(load_cluster(CASES["exclusive-v4"]), 2, ["ens6f0np0", "ens6f1np1"], "netplan")
+    data = yaml.safe_load(intent.files[netcfg_render.NETPLAN_FILE][0])
+    eth = data["network"]["ethernets"]
+    assert sorted(eth) == ["ens6f0np0", "ens6f1np1"]
+    assert [a for n in sorted(eth) for a in eth[n]["addresses"]] == [a.cidr for a in intent.addresses]
+    routes = {(r.get("table", 254), r["to"], r.get("via"), n) for n in eth for r in eth[n]["routes"]}
+    assert routes == {(k.table, k.dst, v.gateway, v.dev) for k, v in intent.routes.items()}
+    rules = {(r["priority"], r["from"], r["table"]) for n in eth for r in eth[n]["routing-policy"]}
+    assert rules == {(dict(r)["priority"], dict(r)["src"], dict(r)["table"]) for r in intent.rules}

@@ -1,0 +1,154 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, ainet.fabric contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Files on the managed host: compare rendered files with disk, find our stale ones,
+check that everything can be written before any change, write atomically, lock, and
+keep the state file (the record of runtime objects this collection created).
+
+Plain Python with no Ansible import, so it is tested on temporary directories.
+"""
+
+from __future__ import annotations
+
+import errno
+import fcntl
+import hashlib
+import json
+import os
+import tempfile
+import time
+
+RECORD_FILE = "var/lib/ainet-fabric/rail_interfaces.json"
+
+
+def _read(path):
+    try:
+        with open(path) as handle:
+            return handle.read()
+    except (OSError, UnicodeDecodeError):
+        return None
+
+
+def file_changes(root, files, owned, scan_dirs):
+    """Compare ``files`` ({rel: (content, mode)}) with disk under ``root``.
+
+    Returns (writes {abs: (content, mode)}, removals [abs], diffs).  A removal is any
+    path under ``scan_dirs`` that ``owned(rel)`` claims and ``files`` does not have.
+    """
+    writes, removals, diffs = {}, [], []
+    for rel, (content, mode) in sorted(files.items()):
+        path = os.path.join(root, rel)
+        before = _read(path) if os.path.isfile(path) else None
+        current_mode = "%04o" % (os.stat(path).st_mode & 0o7777) if before is not None else None
+        if before != content or current_mode != mode:
+            writes[path] = (content, mode)
+            diffs.append({"before_header": path, "after_header": path, "before": before or "", "after": content})
+    for rel_dir in scan_dirs:
+        directory = os.path.join(root, rel_dir)
+        if not os.path.isdir(directory):
+            continue
+        for name in sorted(os.listdir(directory)):
+            rel = "%s/%s" % (rel_dir, name)
+            path = os.path.join(root, rel)
+            if owned(rel) and rel not in files and (os.path.isfile(path) or os.path.islink(path)):
+                removals.append(path)
+                diffs.append({"before_header": path, "after_header": "%s (removed)" % path,
+                              "before": _read(path) or "(link or unreadable)\n", "after": ""})
+    return writes, removals, diffs
+
+
+def unwritable(paths):
+    """The paths that could not be created or replaced, with the reason (before any change)."""
+    problems = []
+    for path in paths:
+        directory = os.path.dirname(path)
+        probe = directory
+        while not os.path.isdir(probe):
+            parent = os.path.dirname(probe)
+            if parent == probe:
+                break
+            probe = parent
+        if not os.access(probe, os.W_OK | os.X_OK):
+            reason = "read-only file system" if _read_only(probe) else "no write permission"
+            problems.append("%s (%s: %s)" % (path, probe, reason))
+    return problems
+
+
+def _read_only(path):
+    try:
+        return bool(os.statvfs(path).f_flag & os.ST_RDONLY)
+    except OSError:
+        return False
+
+
+def write_atomic(path, content, mode):
+    directory = os.path.dirname(path)
+    os.makedirs(directory, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=directory, prefix=".ainet-")
+    try:
+        with os.fdopen(fd, "w") as handle:
+            handle.write(content)
+        os.chmod(tmp, int(mode, 8))
+        os.rename(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+
+
+def remove(paths):
+    for path in paths:
+        try:
+            os.unlink(path)
+        except OSError as exc:
+            if exc.errno != errno.ENOENT:
+                raise
+
+
+def read_record(root):
+    """The state file: {"version": 1, "fabrics": {name: record}}; empty when absent or unreadable."""
+    text = _read(os.path.join(root, RECORD_FILE))
+    try:
+        data = json.loads(text) if text else {}
+    except ValueError:
+        data = {}
+    if not isinstance(data, dict) or not isinstance(data.get("fabrics"), dict):
+        return {"version": 1, "fabrics": {}}
+    return data
+
+
+def write_record(root, fabrics):
+    write_atomic(os.path.join(root, RECORD_FILE),
+                 json.dumps({"version": 1, "fabrics": fabrics}, indent=1, sort_keys=True) + "\n", "0644")
+
+
+class Lock(object):
+    """An exclusive lock on the host (flock), so that two runs never interleave."""
+
+    def __init__(self, root, timeout):
+        # In /run/lock (never in the configuration root, which may be read-only); one lock
+        # per root, so that image builds and the namespace lab lock per tree.
+        real = os.path.realpath(root)
+        suffix = "" if real == "/" else "-" + hashlib.sha1(real.encode()).hexdigest()[:12]
+        directory = "/run/lock" if os.path.isdir("/run/lock") else "/tmp"
+        self.path = os.path.join(directory, "ainet-fabric-rail_interfaces%s.lock" % suffix)
+        self.timeout = timeout
+        self.handle = None
+
+    def __enter__(self):
+        self.handle = open(self.path, "a")
+        deadline = time.monotonic() + self.timeout
+        while True:
+            try:
+                fcntl.flock(self.handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                return self
+            except OSError as exc:
+                if exc.errno not in (errno.EAGAIN, errno.EACCES) or time.monotonic() >= deadline:
+                    self.handle.close()
+                    raise TimeoutError("another ainet.fabric run holds %s (waited %d s)" % (self.path, self.timeout))
+                time.sleep(0.2)
+
+    def __exit__(self, *exc):
+        fcntl.flock(self.handle, fcntl.LOCK_UN)
+        self.handle.close()
+        return False
