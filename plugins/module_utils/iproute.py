@@ -89,6 +89,60 @@ def _cidr(text, length, family):
     return str(ipaddress.ip_network("%s/%d" % (address, bits), strict=False))
 
 
+_ROUTE_TYPES = {"0": "unspec", "1": "unicast", "2": "local", "3": "broadcast", "4": "anycast", "5": "multicast",
+                "6": "blackhole", "7": "unreachable", "8": "prohibit", "9": "throw", "10": "nat"}
+_ADDR_SCOPES = {"0": "global", "200": "site", "253": "link", "254": "host", "255": "nowhere"}
+_LINK_TYPES = {"[1]": "ether", "[772]": "loopback", "[32]": "infiniband", "[65534]": "none"}
+# The reads of one family, run as one ``ip -N -j -d -4|-6 -batch -``, one JSON list per line of it.
+# ``addr show`` with a family lists only links that have an address of it: ``link show`` lists all.
+READ_BATCH = {4: "route show table all\nrule show\naddr show\nlink show\n",
+              6: "route show table all\nrule show\naddr show\n"}
+
+
+def split_lists(text, what, count):
+    """The ``count`` JSON lists that one ``ip -j -batch`` run printed, one after the other."""
+    decoder = json.JSONDecoder()
+    lists, pos = [], 0
+    text = text or ""
+    while len(lists) < count:
+        while pos < len(text) and text[pos].isspace():
+            pos += 1
+        if pos >= len(text):
+            lists.append("[]")
+            continue
+        try:
+            _data, end = decoder.raw_decode(text, pos)
+        except ValueError as exc:
+            raise FabricStateError("could not parse `%s` JSON output: %s" % (what, exc)) from None
+        lists.append(text[pos:end])
+        pos = end
+    return lists
+
+
+def read_family(text, family):
+    """Parse one family's read batch (:data:`READ_BATCH`) -> (routes, rules, links)."""
+    parts = split_lists(text, "ip -N -j -d -%d -batch" % family, READ_BATCH[family].count("\n"))
+    links = [parse_links(part) for part in parts[:1:-1]]  # link show (all links) first, then addr show
+    return parse_routes(parts[0], family), parse_rules(parts[1], family), merge_links(*links)
+
+
+def merge_links(*parts):
+    """Links of the per-family reads, with the addresses of both."""
+    merged = {}
+    for links in parts:
+        for name, link in links.items():
+            have = merged.get(name)
+            if have is None:
+                merged[name] = link
+            else:
+                attrs = dict(have.addr_attrs)
+                attrs.update(link.addr_attrs)
+                merged[name] = have._replace(addrs=have.addrs + tuple(a for a in link.addrs if a not in have.addrs),
+                                             addr_attrs=attrs, kind=have.kind or link.kind,
+                                             max_mtu=have.max_mtu or link.max_mtu)
+    return merged
+
+
 def load(text, what):
     """Parse ``ip -j`` output; empty output is an empty list."""
     try:
@@ -118,7 +172,7 @@ def parse_links(text):
             addrs.append(cidr)
             attrs[cidr] = {
                 "family": family,
-                "scope": info.get("scope", "global"),
+                "scope": _ADDR_SCOPES.get(str(info.get("scope", "global")), info.get("scope", "global")),
                 "broadcast": info.get("broadcast"),
                 "secondary": "secondary" in info,
                 "tentative": "tentative" in info,
@@ -139,7 +193,7 @@ def parse_links(text):
             # A lower device in another namespace shows only link_index / link_netnsid.
             lower_netns=item.get("link_netnsid") is not None,
             master=item.get("master"),
-            link_type=item.get("link_type"),
+            link_type=_LINK_TYPES.get(item.get("link_type"), item.get("link_type")),
             addrs=tuple(addrs),
             addr_attrs=attrs,
         )
@@ -168,7 +222,7 @@ def parse_routes(text, family):
     """``ip -N -j -4|-6 route show table all`` -> {RouteKey: RouteValue}."""
     routes = {}
     for item in load(text, "ip -j route show table all"):
-        kind = item.get("type", "unicast")
+        kind = _ROUTE_TYPES.get(str(item.get("type", "unicast")), item.get("type", "unicast"))
         if kind in ("local", "broadcast", "multicast", "anycast") or "cache" in (item.get("flags") or ()):
             continue
         key = RouteKey(family, table_number(item.get("table")), _cidr(item.get("dst"), None, family),

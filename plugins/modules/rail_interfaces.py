@@ -204,12 +204,18 @@ class Host(object):
         return out
 
     def read(self, sysctl_paths, peer=None):
-        links = iproute.parse_links(self.query(["-j", "-d", "addr", "show"]))
-        routes, rules = {}, []
+        """Links, routes and rules of both families: two ``ip -batch`` runs, one per family."""
+        routes, rules, parts = {}, [], []
         for family in (4, 6):
-            flag = "-%d" % family
-            routes.update(iproute.parse_routes(self.query(["-N", flag, "-j", "route", "show", "table", "all"]), family))
-            rules += iproute.parse_rules(self.query(["-N", flag, "-j", "rule", "show"]), family)
+            args = ["-N", "-j", "-d", "-%d" % family, "-batch", "-"]
+            rc, out, err = self.run(args, data=iproute.READ_BATCH[family])
+            if rc != 0:
+                raise FabricError("`ip %s` failed: %s" % (" ".join(args), (err or out).strip()))
+            family_routes, family_rules, links = iproute.read_family(out, family)
+            routes.update(family_routes)
+            rules += family_rules
+            parts.append(links)
+        links = iproute.merge_links(*parts)
         peer_dev = None
         if peer:
             rc, out, _err = self.run(["-j", "route", "get", peer])
@@ -287,10 +293,11 @@ def pick_renderer(persist, root):
 def apply_plan(host, plan, applied):
     """Run a plan: sysctls, then removals, links and addresses, DAD, then routes and rules."""
     host.write_sysctls(plan.sysctls)
-    for phase in ("remove", "links", "addresses", "routes"):
+    for phases in (("remove",), ("links", "addresses"), ("routes",)):
+        phase = phases[0]
         if phase == "routes" and plan.added_v6:
             host.wait_dad(plan.added_v6)
-        steps = [(fam, line) for p, fam, line in plan.steps if p == phase]
+        steps = [(fam, line) for p, fam, line in plan.steps if p in phases]
         # Rules and routes go before the addresses they use; an object that vanished on its
         # own meanwhile (an address takes its routes along) is not an error: the read-back decides.
         for family in ((4, 6, None) if phase == "remove" else (None, 4, 6)):
