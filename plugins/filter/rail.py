@@ -11,7 +11,7 @@ from ansible_collections.ainet.fabric.plugins.module_utils.cluster_model import 
 from ansible_collections.ainet.fabric.plugins.module_utils.errors import FabricError
 from ansible_collections.ainet.fabric.plugins.module_utils.plan_report import render
 from ansible_collections.ainet.fabric.plugins.module_utils.rail_plan import (
-    check_interfaces,
+    fabric_interfaces,
     rail_addresses as _rail_addresses,
     rail_plan as _rail_plan,
 )
@@ -24,13 +24,13 @@ def _call(func, *args):
         raise AnsibleFilterError(str(exc)) from None
 
 
-def rail_addresses(cluster, node_id, interfaces=None):
-    """One host's rails; with ``interfaces`` each entry also names its NIC."""
-    rails = _call(_rail_addresses, cluster, node_id)
+def rail_addresses(cluster, node_id, interfaces=None, fabric=None):
+    """One host's rails (every fabric's, or ``fabric``'s); with ``interfaces`` each entry also names its NIC."""
+    rails = _call(_rail_addresses, cluster, node_id, "fabric_node_id", fabric)
     if interfaces is not None:
-        _call(check_interfaces, load_cluster(cluster), interfaces)
+        nics = _call(fabric_interfaces, load_cluster(cluster), interfaces)
         for entry in rails:
-            entry["interface"] = interfaces[entry["rail"] - 1]
+            entry["interface"] = nics[entry["fabric"]][entry["rail"] - 1]
     return rails
 
 

@@ -30,10 +30,11 @@ DEFAULTS = {
     "table_base": 150,
     "rule_priority": 1000,
 }
-KNOWN_TOP = frozenset((
-    "name", "rails", "mtu", "addressing", "routing", "management_networks",
-    "pod_networks", "service_networks", "tors", "qos", "description",
-))
+FABRIC_KEYS = frozenset(("rails", "mtu", "addressing", "routing", "tors", "qos", "description"))
+KNOWN_TOP = frozenset(("name", "description", "fabrics", "management_networks", "pod_networks",
+                       "service_networks")) | FABRIC_KEYS
+DEFAULT_FABRIC = "default"
+FABRIC_NAME_RE = re.compile(r"^[a-z][a-z0-9_-]{0,15}\Z")
 KNOWN_ADDRESSING = frozenset((
     "mode", "supernet", "rail_prefix", "node_prefix", "gateway_offset", "host_offset",
 ))
@@ -53,7 +54,7 @@ def as_int(value, field, minimum=None, maximum=None, fix=None):
         raise _err(field, value, "is a boolean, not an integer", fix)
     if isinstance(value, int):
         number = value
-    elif isinstance(value, str) and re.match(r"^\s*[+-]?\d+\s*$", value):
+    elif isinstance(value, str) and re.match(r"^ *[+-]?[0-9]+ *\Z", value):
         number = int(value)
     else:
         raise _err(field, value, "is not an integer", fix)
@@ -181,11 +182,13 @@ class Tor(object):
         }
 
 
-class Cluster(object):
-    """A validated cluster description.  Attributes are plain Python values."""
+class Fabric(object):
+    """One RDMA fabric of the cluster (compute, storage ...): its rails, NICs' addressing,
+    routing numbers, MTU and ToRs.  Attributes are plain Python values."""
 
-    def __init__(self):
-        self.name = None
+    def __init__(self, name, cluster_name):
+        self.name = name
+        self.cluster_name = cluster_name
         self.rails = 0
         self.mtu = 0
         self.mode = None
@@ -198,9 +201,6 @@ class Cluster(object):
         self.table_base = None
         self.rule_priority = None
         self.aggregate_route = False
-        self.management_networks = []
-        self.pod_networks = []
-        self.service_networks = []
         self.tors = []
         self.qos = {}
         self.max_node_id = 0
@@ -212,6 +212,12 @@ class Cluster(object):
     @property
     def policy_routing(self):
         return self.mode != "infiniband"
+
+    def field(self, key):
+        """The inventory path of one of this fabric's keys, for messages."""
+        if self.name == DEFAULT_FABRIC:
+            return "%s.%s" % (ROOT, key)
+        return "%s.fabrics.%s.%s" % (ROOT, self.name, key)
 
     def to_dict(self):
         return {
@@ -232,17 +238,54 @@ class Cluster(object):
                 "rule_priority": self.rule_priority,
                 "aggregate_route": self.aggregate_route,
             },
-            "management_networks": [str(n) for n in self.management_networks],
-            "pod_networks": [str(n) for n in self.pod_networks],
-            "service_networks": [str(n) for n in self.service_networks],
             "tors": [t.to_dict() for t in self.tors],
             "qos": dict(self.qos),
             "max_node_id": self.max_node_id,
         }
 
 
+class Cluster(object):
+    """A validated cluster: its name, its fabrics (in declaration order) and the networks
+    the fabrics must stay clear of."""
+
+    def __init__(self):
+        self.name = None
+        self.fabrics = []
+        self.management_networks = []
+        self.pod_networks = []
+        self.service_networks = []
+
+    def fabric(self, name):
+        for fabric in self.fabrics:
+            if fabric.name == name:
+                return fabric
+        raise FabricModelError(ROOT + ".fabrics", name, "is not a fabric of this cluster",
+                               "use one of: %s" % ", ".join(f.name for f in self.fabrics))
+
+    @property
+    def single(self):
+        """The fabric of a one-fabric cluster (the documented single-fabric form), else None."""
+        return self.fabrics[0] if len(self.fabrics) == 1 else None
+
+    @property
+    def max_node_id(self):
+        """A node belongs to every fabric: its id must fit all of them."""
+        return min(f.max_node_id for f in self.fabrics)
+
+    def to_dict(self):
+        return {
+            "name": self.name,
+            "fabrics": {f.name: f.to_dict() for f in self.fabrics},
+            "management_networks": [str(n) for n in self.management_networks],
+            "pod_networks": [str(n) for n in self.pod_networks],
+            "service_networks": [str(n) for n in self.service_networks],
+            "max_node_id": self.max_node_id,
+        }
+
+
 def _load_addressing(cluster, raw):
-    field = ROOT + ".addressing"
+    """``cluster`` is the Fabric being loaded."""
+    field = cluster.field("addressing")
     if raw is None:
         raise _err(field, raw, "is missing", "set addressing.mode and addressing.supernet")
     raw = _as_mapping(raw, field, KNOWN_ADDRESSING)
@@ -365,8 +408,10 @@ def _load_addressing(cluster, raw):
                        "lower host_offset or move the gateway")
 
 
-def _load_routing(cluster, raw):
-    field = ROOT + ".routing"
+def _load_routing(cluster, raw, index=0):
+    """``cluster`` is the Fabric being loaded, ``index`` its position (defaults of later fabrics
+    move up by 100 tables and priorities, so that fabrics never share them)."""
+    field = cluster.field("routing")
     if isinstance(raw, dict) and "keep_off_rule" in raw:
         raise _err(field + ".keep_off_rule", raw["keep_off_rule"],
                    "was removed in 0.2.0: the rail tables now route only the fabric's own prefixes, so traffic "
@@ -378,7 +423,7 @@ def _load_routing(cluster, raw):
         cluster.rule_priority = None
         cluster.aggregate_route = False
         return
-    base = as_int(raw.get("table_base", DEFAULTS["table_base"]), field + ".table_base", 1,
+    base = as_int(raw.get("table_base", DEFAULTS["table_base"] + 100 * index), field + ".table_base", 1,
                   MAX_TABLE - cluster.rails, "use a table number between 1 and 2147483000")
     for rail in range(1, cluster.rails + 1):
         if base + rail in RESERVED_TABLES:
@@ -387,7 +432,7 @@ def _load_routing(cluster, raw):
                        "choose a base so that base+1..base+rails avoids 253, 254 and 255")
     cluster.table_base = base
     cluster.rule_priority = as_int(
-        raw.get("rule_priority", DEFAULTS["rule_priority"]), field + ".rule_priority", 1,
+        raw.get("rule_priority", DEFAULTS["rule_priority"] + 100 * index), field + ".rule_priority", 1,
         MAX_RULE_PRIORITY - cluster.rails,
         "use a value so that priority+rails stays below 32766 (the main table's rule)")
     cluster.aggregate_route = _as_bool(raw.get("aggregate_route", cluster.mode in ("exclusive", "p2p")),
@@ -395,10 +440,13 @@ def _load_routing(cluster, raw):
 
 
 def _load_tors(cluster, raw):
-    field = ROOT + ".tors"
+    """``cluster`` is the Fabric being loaded."""
+    field = cluster.field("tors")
     if raw is None:
         # One ToR per rail, serving every node.
-        cluster.tors = [Tor("%s-rail%d-tor" % (cluster.name, rail), (rail,), None, "swp{node}", None)
+        prefix = cluster.cluster_name if cluster.name == DEFAULT_FABRIC else "%s-%s" % (cluster.cluster_name,
+                                                                                         cluster.name)
+        cluster.tors = [Tor("%s-rail%d-tor" % (prefix, rail), (rail,), None, "swp{node}", None)
                         for rail in range(1, cluster.rails + 1)]
         return
     if not isinstance(raw, list) or not raw:
@@ -469,19 +517,75 @@ def _load_tors(cluster, raw):
 
 
 def _check_overlaps(cluster):
-    supernet = cluster.supernet
-    for key in ("management_networks", "pod_networks", "service_networks"):
-        for i, net in enumerate(getattr(cluster, key)):
-            if net.version != supernet.version:
-                continue
-            if net.overlaps(supernet):
-                raise _err("%s.%s[%d]" % (ROOT, key, i), str(net),
-                           "overlaps the RDMA supernet %s" % supernet,
-                           "move the RDMA supernet or this network so that they do not overlap")
+    """Fabrics' supernets stay clear of each other and of the management, pod and service networks."""
+    for i, fabric in enumerate(cluster.fabrics):
+        supernet = fabric.supernet
+        for other in cluster.fabrics[:i]:
+            if other.supernet.version == supernet.version and other.supernet.overlaps(supernet):
+                raise _err(fabric.field("addressing.supernet"), str(supernet),
+                           "overlaps the supernet %s of fabric %s" % (other.supernet, other.name),
+                           "give every fabric a supernet of its own")
+        for key in ("management_networks", "pod_networks", "service_networks"):
+            for j, net in enumerate(getattr(cluster, key)):
+                if net.version == supernet.version and net.overlaps(supernet):
+                    raise _err("%s.%s[%d]" % (ROOT, key, j), str(net),
+                               "overlaps the RDMA supernet %s%s" % (
+                                   supernet, "" if fabric.name == DEFAULT_FABRIC else " of fabric %s" % fabric.name),
+                               "move the RDMA supernet or this network so that they do not overlap")
+
+
+def _check_fabrics_apart(cluster):
+    """Two fabrics on one host never share a routing table, a rule priority or a ToR name."""
+    tables, priorities, tors = {}, {}, {}
+    for fabric in cluster.fabrics:
+        for tor in fabric.tors:
+            if tor.name in tors:
+                raise _err(fabric.field("tors"), tor.name, "is also a ToR of fabric %s" % tors[tor.name],
+                           "give every switch one name and one fabric")
+            tors[tor.name] = fabric.name
+        if not fabric.policy_routing:
+            continue
+        for rail in range(1, fabric.rails + 1):
+            for number, seen, key in ((fabric.table_base + rail, tables, "routing.table_base"),
+                                      (fabric.rule_priority + rail, priorities, "routing.rule_priority")):
+                if number in seen:
+                    value = fabric.table_base if key.endswith("table_base") else fabric.rule_priority
+                    raise _err(fabric.field(key), value,
+                               "gives rail %d the %s %d that fabric %s uses"
+                               % (rail, "table" if key.endswith("table_base") else "rule priority", number, seen[number]),
+                               "give each fabric its own range (rails of a fabric use base+1 .. base+rails)")
+                seen[number] = fabric.name
+
+
+def _load_fabric(cluster, name, raw, index):
+    fabric = Fabric(name, cluster.name)
+    here = fabric.field
+    if raw.get("rails") is None:
+        raise _err(here("rails"), None, "is missing", "set the number of rails, e.g. 8")
+    fabric.rails = as_int(raw["rails"], here("rails"), 1, MAX_RAILS,
+                          "use the number of rail NICs per node (1..%d)" % MAX_RAILS)
+    _load_addressing(fabric, raw.get("addressing"))
+    kind = "infiniband" if fabric.mode == "infiniband" else "roce"
+    min_mtu = 1280 if fabric.family == 6 else 576
+    max_mtu = 65520 if kind == "infiniband" else 9216
+    fabric.mtu = as_int(raw.get("mtu", DEFAULTS["mtu"][kind]), here("mtu"), min_mtu, max_mtu,
+                        "use an MTU between %d and %d" % (min_mtu, max_mtu))
+    _load_routing(fabric, raw.get("routing"), index)
+    _load_tors(fabric, raw.get("tors"))
+    qos = raw.get("qos") or {}
+    if not isinstance(qos, dict):
+        raise _err(here("qos"), qos, "is not a mapping", "e.g. qos: {profile: none}")
+    fabric.qos = qos
+    return fabric
 
 
 def load_cluster(raw):
-    """Validate ``fabric_cluster`` and return a :class:`Cluster`."""
+    """Validate ``fabric_cluster`` and return a :class:`Cluster`.
+
+    Two forms: ``fabrics: {compute: {...}, storage: {...}}`` with several named fabrics, or
+    the single-fabric form with ``rails``, ``addressing`` ... at the top, which is one fabric
+    named ``default``.
+    """
     if not isinstance(raw, dict):
         raise _err(ROOT, raw, "is not a mapping", "define fabric_cluster in group_vars/all")
     raw = _as_mapping(raw, ROOT, KNOWN_TOP)
@@ -491,31 +595,37 @@ def load_cluster(raw):
         raise _err(ROOT + ".name", name, "is not a valid cluster name",
                    "use 1-63 letters, digits, '-', '_' or '.', starting with a letter or digit")
     cluster.name = name
-    if raw.get("rails") is None:
-        raise _err(ROOT + ".rails", None, "is missing", "set the number of rails, e.g. 8")
-    cluster.rails = as_int(raw["rails"], ROOT + ".rails", 1, MAX_RAILS,
-                           "use the number of rail NICs per node (1..%d)" % MAX_RAILS)
-    _load_addressing(cluster, raw.get("addressing"))
-    kind = "infiniband" if cluster.mode == "infiniband" else "roce"
-    min_mtu = 1280 if cluster.family == 6 else 576
-    max_mtu = 65520 if kind == "infiniband" else 9216
-    cluster.mtu = as_int(raw.get("mtu", DEFAULTS["mtu"][kind]), ROOT + ".mtu", min_mtu, max_mtu,
-                         "use an MTU between %d and %d" % (min_mtu, max_mtu))
-    _load_routing(cluster, raw.get("routing"))
     cluster.management_networks = _network_list(raw.get("management_networks"), ROOT + ".management_networks")
     cluster.pod_networks = _network_list(raw.get("pod_networks"), ROOT + ".pod_networks")
     cluster.service_networks = _network_list(raw.get("service_networks"), ROOT + ".service_networks")
+    single = sorted(k for k in FABRIC_KEYS - {"description"} if k in raw)
+    if raw.get("fabrics") is not None:
+        if single:
+            raise _err(ROOT + "." + single[0], raw[single[0]],
+                       "belongs inside a fabric when fabric_cluster.fabrics is used",
+                       "move it to fabric_cluster.fabrics.<name>.%s" % single[0])
+        fabrics = raw["fabrics"]
+        if not isinstance(fabrics, dict) or not fabrics:
+            raise _err(ROOT + ".fabrics", fabrics, "is not a non-empty mapping of fabric name to fabric",
+                       "e.g. fabrics: {compute: {rails: 8, addressing: ...}, storage: {rails: 2, ...}}")
+        for index, (fname, fraw) in enumerate(fabrics.items()):
+            if not isinstance(fname, str) or not FABRIC_NAME_RE.match(fname):
+                raise _err(ROOT + ".fabrics", fname, "is not a valid fabric name",
+                           "use 1-16 lower-case letters, digits, '-' or '_', starting with a letter")
+            fraw = _as_mapping(fraw, "%s.fabrics.%s" % (ROOT, fname), FABRIC_KEYS)
+            cluster.fabrics.append(_load_fabric(cluster, fname, fraw, index))
+    else:
+        cluster.fabrics.append(_load_fabric(cluster, DEFAULT_FABRIC, raw, 0))
     _check_overlaps(cluster)
-    _load_tors(cluster, raw.get("tors"))
-    qos = raw.get("qos") or {}
-    if not isinstance(qos, dict):
-        raise _err(ROOT + ".qos", qos, "is not a mapping", "e.g. qos: {profile: none}")
-    cluster.qos = qos
+    _check_fabrics_apart(cluster)
     return cluster
 
 
 def check_node_id(cluster, node_id, field="fabric_node_id"):
-    """Validate one node id against the cluster's addressing capacity."""
-    return as_int(node_id, field, 1, cluster.max_node_id,
-                  "node ids run from 1 to %d in this addressing plan (mode %s)"
-                  % (cluster.max_node_id, cluster.mode))
+    """Validate one node id against the addressing capacity of every fabric (a Cluster or a Fabric)."""
+    fabrics = getattr(cluster, "fabrics", None) or [cluster]
+    smallest = min(fabrics, key=lambda f: f.max_node_id)
+    where = "" if smallest.name == DEFAULT_FABRIC else "fabric %s, " % smallest.name
+    return as_int(node_id, field, 1, smallest.max_node_id,
+                  "node ids run from 1 to %d in this addressing plan (%smode %s)"
+                  % (smallest.max_node_id, where, smallest.mode))

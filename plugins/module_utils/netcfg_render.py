@@ -49,6 +49,10 @@ def owned(path):
     return any(fnmatch.fnmatchcase(path, pattern) for pattern in OWNED_PATTERNS)
 
 
+def _v6(addrs):
+    return any(":" in a for a in addrs)
+
+
 def _per_interface(intent):
     """{ifname: (addresses, routes, rules)} in rail order."""
     out = {name: ([], [], []) for name in intent.interfaces}
@@ -66,8 +70,8 @@ def _per_interface(intent):
 
 def render_networkd(intent):
     files = {}
-    v6 = intent.family == 6
     for name, (addrs, routes, rules) in _per_interface(intent).items():
+        v6 = _v6(addrs)
         sections = [
             ("Match", [("Name", name)]),
             ("Link", [("MTUBytes", intent.links[name]), ("RequiredForOnline", False)]),
@@ -98,8 +102,8 @@ def render_networkd(intent):
 
 def render_netplan(intent):
     ethernets = {}
-    v6 = intent.family == 6
     for name, (addrs, routes, rules) in _per_interface(intent).items():
+        v6 = _v6(addrs)
         entry = {"mtu": intent.links[name], "dhcp4": False, "dhcp6": False, "accept-ra": False,
                  "link-local": ["ipv6"] if v6 else [], "addresses": list(addrs)}
         if routes:
@@ -129,9 +133,9 @@ def render_netplan(intent):
 
 def render_nm(intent):
     files = {}
-    fam, other = ("ipv4", "ipv6") if intent.family == 4 else ("ipv6", "ipv4")
-    unspecified = "0.0.0.0" if intent.family == 4 else "::"
     for name, (addrs, routes, rules) in _per_interface(intent).items():
+        fam, other = ("ipv6", "ipv4") if _v6(addrs) else ("ipv4", "ipv6")
+        unspecified = "::" if _v6(addrs) else "0.0.0.0"
         ip_entries = [("method", "manual")]
         ip_entries += [("address%d" % (i + 1), a) for i, a in enumerate(addrs)]
         ip_entries += [("never-default", True), ("may-fail", False)]

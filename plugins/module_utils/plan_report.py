@@ -17,7 +17,7 @@ import re
 
 from ansible_collections.ainet.fabric.plugins.module_utils.errors import FabricModelError
 
-COLUMNS = ("host", "node_id", "rail", "interface", "address", "subnet", "gateway",
+COLUMNS = ("host", "node_id", "fabric", "rail", "interface", "address", "subnet", "gateway",
            "table", "priority", "mtu", "tor", "tor_port", "pod_ranges")
 
 
@@ -54,19 +54,25 @@ def to_markdown(plan):
     lines = [
         "# Rail plan: %s" % summary["cluster"],
         "",
-        "Mode `%s` (%s), %d nodes x %d rails, %d ToRs, MTU %d. Supernet `%s`."
-        % (summary["mode"], summary["family"], summary["nodes"], summary["rails"], summary["tors"],
-           plan["cluster"]["mtu"], plan["cluster"]["addressing"]["supernet"]),
+        "%d nodes, %d rails in %d fabric(s), %d ToRs." % (summary["nodes"], summary["rails"],
+                                                         len(plan["fabrics"]), summary["tors"]),
         "",
-        "## Rails",
+        "## Fabrics",
         "",
-        "| rail | block | gateway | table | ToRs |",
-        "|---:|---|---|---:|---|",
+        "| fabric | mode | family | supernet | rails | MTU | node id capacity |",
+        "|---|---|---|---|---:|---:|---:|",
     ]
+    for name, fabric in plan["fabrics"].items():
+        lines.append("| %s | %s | %s | %s | %d | %d | %d |" % (
+            name, fabric["mode"], fabric["family"], fabric["supernet"], fabric["rails"], fabric["mtu"],
+            fabric["max_node_id"]))
+    lines += ["", "## Rails", "",
+              "| fabric | rail | block | gateway | table | priority | MTU | ToRs |",
+              "|---|---:|---|---|---:|---:|---:|---|"]
     for rail in plan["rails"]:
-        lines.append("| %d | %s | %s | %s | %s |" % (
-            rail["rail"], rail["block"], _cell(rail["gateway"]) or "-",
-            _cell(rail["table"]) or "-", ", ".join(rail["tors"])))
+        lines.append("| %s | %d | %s | %s | %s | %s | %d | %s |" % (
+            rail["fabric"], rail["rail"], rail["block"], _cell(rail["gateway"]) or "-",
+            _cell(rail["table"]) or "-", _cell(rail["priority"]) or "-", rail["mtu"], ", ".join(rail["tors"])))
     lines += ["", "## Nodes", "",
               "| " + " | ".join(COLUMNS) + " |",
               "|" + "|".join("---:" if c in ("node_id", "rail", "table", "priority", "mtu") else "---"
@@ -89,12 +95,12 @@ def to_mermaid(plan, max_nodes=64):
     shown = nodes[:max_nodes]
     for name, tor in sorted(plan["tors"].items()):
         rails = ",".join(str(r) for r in tor["rails"])
-        lines.append('  %s[["%s<br/>rail %s"]]' % (_mermaid_id("tor_", name), name, rails))
+        lines.append('  %s[["%s<br/>%s rail %s"]]' % (_mermaid_id("tor_", name), name, tor["fabric"], rails))
     for host, node in shown:
         lines.append('  %s("%s<br/>node %d")' % (_mermaid_id("node_", host), host, node["node_id"]))
     for host, node in shown:
         for entry in node["rails"]:
-            label = "r%d %s" % (entry["rail"], entry["address"])
+            label = "%s r%d %s" % (entry["fabric"], entry["rail"], entry["address"])
             if entry.get("interface"):
                 label = "%s %s" % (entry["interface"], label)
             edge = (_mermaid_id("node_", host), label, _mermaid_id("tor_", entry["tor"]))

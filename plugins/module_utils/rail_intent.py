@@ -18,6 +18,9 @@ so the lookup falls through to the next rule (a VPN's, a CNI's, then ``main``).
 No rule of ours matches traffic it does not route, so nothing behind us is
 shadowed.
 
+A node carries every fabric of the cluster (compute, storage ...); the fabrics never share a
+NIC, a table or a rule priority (checked by the model).
+
 What the collection owns on a host, per fabric (see roles/rail_network/README.md):
 rule priorities ``rule_priority + 1 .. rule_priority + rails``, tables
 ``table_base + 1 .. table_base + rails``, the aggregate supernet route in
@@ -29,7 +32,7 @@ from __future__ import annotations
 
 from ansible_collections.ainet.fabric.plugins.module_utils import iproute
 from ansible_collections.ainet.fabric.plugins.module_utils.iproute import Address, RouteKey, RouteValue
-from ansible_collections.ainet.fabric.plugins.module_utils.rail_plan import Planner, check_interfaces
+from ansible_collections.ainet.fabric.plugins.module_utils.rail_plan import Planner, fabric_interfaces
 from ansible_collections.ainet.fabric.plugins.module_utils.cluster_model import check_node_id
 
 BACKENDS = ("networkd", "netplan", "nm", "none")
@@ -52,9 +55,13 @@ SCOPE_LINK = 253
 
 
 class HostIntent(object):
-    """Everything one host should have for one fabric.  Treat as read-only."""
+    """Everything one host should have, for every fabric of the cluster.  Treat as read-only.
 
-    __slots__ = ("fabric", "cluster", "family", "backend", "rails", "links", "addresses", "routes", "rules",
+    ``parts`` holds (Fabric, that fabric's rail entries) in declaration order;
+    ``owned_tables`` and ``owned_priorities`` map each owned number to its fabric's name.
+    """
+
+    __slots__ = ("name", "cluster", "parts", "backend", "rails", "links", "addresses", "routes", "rules",
                  "sysctls", "owned_tables", "owned_priorities", "legacy_rules", "files")
 
     def __init__(self, **values):
@@ -68,10 +75,65 @@ class HostIntent(object):
     def ips(self):
         return {entry["ip"] for entry in self.rails}
 
+    def label(self, fabric):
+        """How messages name a fabric: the cluster in the single-fabric form."""
+        return "cluster %s" % self.name if self.cluster.single is not None else "fabric %s" % fabric
+
+    def fabric_of(self, ifname):
+        """The name of the fabric whose rail NIC ``ifname`` is (None for other devices)."""
+        for entry in self.rails:
+            if entry["interface"] == ifname:
+                return entry["fabric"]
+        return None
+
+
+def _fabric_part(intent, fabric, rails, backend):
+    """Add one fabric's objects to ``intent``."""
+    family = fabric.family
+    metric = DEFAULT_METRIC[family]
+    route_proto, rule_proto = _PROTOCOLS[backend]
+    policy = fabric.policy_routing
+    supernet = str(fabric.supernet)
+    for entry in rails:
+        name = entry["interface"]
+        intent.links[name] = entry["mtu"]
+        intent.addresses.append(Address(name, entry["address"]))
+        if family == 4 and policy:
+            for key, value in SYSCTLS_V4:
+                intent.sysctls["net/ipv4/conf/%s/%s" % (name, key)] = value
+        if family == 6:
+            for key, value in SYSCTLS_V6:
+                intent.sysctls["net/ipv6/conf/%s/%s" % (name, key)] = value
+        if not policy:
+            continue
+        table = entry["table"]
+        # IPv6 routes have no scope: the kernel keeps "link" only for IPv4.
+        intent.routes[RouteKey(family, table, entry["subnet"], metric)] = RouteValue(
+            None, name, entry["ip"], SCOPE_LINK if family == 4 else 0, route_proto, "unicast", None)
+        intent.routes[RouteKey(family, table, supernet, metric)] = RouteValue(
+            entry["gateway"], name, None, 0, route_proto, "unicast", None)
+        intent.rules.append(iproute.make_rule(family, priority=entry["priority"], src="%s/%d" % (
+            entry["ip"], 32 if family == 4 else 128), table=table, protocol=rule_proto))
+    if policy and rails and fabric.aggregate_route:
+        first = rails[0]
+        intent.routes[RouteKey(family, iproute.TABLE_MAIN, supernet, metric)] = RouteValue(
+            first["gateway"], first["interface"], None, 0, route_proto, "unicast", None)
+    if policy:
+        for number in range(fabric.table_base + 1, fabric.table_base + fabric.rails + 1):
+            intent.owned_tables[number] = fabric.name
+        for number in range(fabric.rule_priority + 1, fabric.rule_priority + fabric.rails + 1):
+            intent.owned_priorities[number] = fabric.name
+        # Releases before 0.2 added `<rule_priority>: not to <supernet> lookup main`:
+        # recognised as ours so that an upgraded host loses it.
+        intent.legacy_rules += tuple(iproute.make_rule(family, priority=fabric.rule_priority, dst=supernet,
+                                                       table=254, protocol=proto, **{"not": True})
+                                     for proto in (iproute.PROTO_STATIC, 0))
+
 
 def host_intent(cluster, node_id, interfaces, backend="networkd", rails=None):
     """The complete desired state of one node (``cluster`` is a validated Cluster).
 
+    ``interfaces`` is a list (a one-fabric cluster) or ``{fabric: [nic per rail]}``.
     ``rails`` may be given when the caller already has this node's plan entries.
     Files are rendered for ``backend`` (one of :data:`BACKENDS`).
     """
@@ -80,53 +142,17 @@ def host_intent(cluster, node_id, interfaces, backend="networkd", rails=None):
 
     if backend not in BACKENDS:
         raise ValueError("unknown backend %r" % backend)
-    check_interfaces(cluster, interfaces)
+    nics = fabric_interfaces(cluster, interfaces)
     if rails is None:
-        rails = Planner(cluster).node(check_node_id(cluster, node_id))
-    rails = [dict(entry, interface=interfaces[entry["rail"] - 1]) for entry in rails]
-    family = cluster.family
-    metric = DEFAULT_METRIC[family]
-    route_proto, rule_proto = _PROTOCOLS[backend]
-    links, addresses, routes, rules, sysctls = {}, [], {}, [], {}
-    policy = cluster.policy_routing
-    supernet = str(cluster.supernet)
-    for entry in rails:
-        name = entry["interface"]
-        links[name] = entry["mtu"]
-        addresses.append(Address(name, entry["address"]))
-        if family == 4 and policy:
-            for key, value in SYSCTLS_V4:
-                sysctls["net/ipv4/conf/%s/%s" % (name, key)] = value
-        if family == 6:
-            for key, value in SYSCTLS_V6:
-                sysctls["net/ipv6/conf/%s/%s" % (name, key)] = value
-        if not policy:
-            continue
-        table = entry["table"]
-        # IPv6 routes have no scope: the kernel keeps "link" only for IPv4.
-        routes[RouteKey(family, table, entry["subnet"], metric)] = RouteValue(
-            None, name, entry["ip"], SCOPE_LINK if family == 4 else 0, route_proto, "unicast", None)
-        routes[RouteKey(family, table, supernet, metric)] = RouteValue(
-            entry["gateway"], name, None, 0, route_proto, "unicast", None)
-        rules.append(iproute.make_rule(family, priority=entry["priority"], src="%s/%d" % (
-            entry["ip"], 32 if family == 4 else 128), table=table, protocol=rule_proto))
-    if policy and rails and cluster.aggregate_route:
-        first = rails[0]
-        routes[RouteKey(family, iproute.TABLE_MAIN, supernet, metric)] = RouteValue(
-            first["gateway"], first["interface"], None, 0, route_proto, "unicast", None)
-    owned_tables = owned_priorities = range(0)
-    legacy = ()
-    if policy:
-        owned_tables = range(cluster.table_base + 1, cluster.table_base + cluster.rails + 1)
-        owned_priorities = range(cluster.rule_priority + 1, cluster.rule_priority + cluster.rails + 1)
-        # Releases before 0.2 added `<rule_priority>: not to <supernet> lookup main`:
-        # recognised as ours so that an upgraded host loses it.
-        legacy = tuple(iproute.make_rule(family, priority=cluster.rule_priority, dst=supernet, table=254,
-                                         protocol=proto, **{"not": True})
-                       for proto in (iproute.PROTO_STATIC, 0))
-    intent = HostIntent(fabric=cluster.name, cluster=cluster, family=family, backend=backend, rails=rails,
-                        links=links, addresses=addresses, routes=routes, rules=rules, sysctls=sysctls,
-                        owned_tables=owned_tables, owned_priorities=owned_priorities, legacy_rules=legacy,
-                        files={})
+        node_id = check_node_id(cluster, node_id)
+        rails = [entry for fabric in cluster.fabrics for entry in Planner(fabric).node(node_id)]
+    rails = [dict(entry, interface=nics[entry["fabric"]][entry["rail"] - 1]) for entry in rails]
+    intent = HostIntent(name=cluster.name, cluster=cluster, parts=[], backend=backend, rails=rails, links={},
+                        addresses=[], routes={}, rules=[], sysctls={}, owned_tables={}, owned_priorities={},
+                        legacy_rules=(), files={})
+    for fabric in cluster.fabrics:
+        own = [entry for entry in rails if entry["fabric"] == fabric.name]
+        intent.parts.append((fabric, own))
+        _fabric_part(intent, fabric, own, backend)
     intent.files = netcfg_render.render(intent)
     return intent

@@ -24,6 +24,7 @@ import re
 import socket
 
 from ansible_collections.ainet.fabric.plugins.module_utils.cluster_model import (
+    DEFAULT_FABRIC,
     check_node_id,
     load_cluster,
 )
@@ -62,7 +63,9 @@ class Planner(object):
     """Precomputed per-cluster constants; ``node(n)`` returns one node's rails."""
 
     def __init__(self, cluster):
+        """``cluster`` is one Fabric of the model (the planner works fabric by fabric)."""
         self.cluster = cluster
+        self.fabric = cluster.name
         self.fmt = _formatter(cluster.family)
         bits = cluster.supernet.max_prefixlen
         self.bits = bits
@@ -181,6 +184,7 @@ class Planner(object):
                         tor = candidate
                         break
             out.append({
+                "fabric": self.fabric,
                 "rail": rail,
                 "subnet": subnet,
                 "address": ip + pfx,
@@ -197,11 +201,13 @@ class Planner(object):
         return out
 
 
-def rail_addresses(cluster_raw, node_id, field="fabric_node_id"):
-    """One host's rails; needs nothing but the model and the host's node id."""
+def rail_addresses(cluster_raw, node_id, field="fabric_node_id", fabric=None):
+    """One host's rails, every fabric's in declaration order (or only ``fabric``'s); needs
+    nothing but the model and the host's node id."""
     cluster = load_cluster(cluster_raw)
     node_id = check_node_id(cluster, node_id, field)
-    return Planner(cluster).node(node_id)
+    fabrics = [cluster.fabric(fabric)] if fabric is not None else cluster.fabrics
+    return [entry for f in fabrics for entry in Planner(f).node(node_id)]
 
 
 def _normalise_nodes(cluster, nodes):
@@ -227,20 +233,21 @@ def _normalise_nodes(cluster, nodes):
                                    "give every node a unique fabric_node_id")
         by_id[node_id] = host
         if interfaces is not None:
-            check_interfaces(cluster, interfaces, "hostvars[%s].fabric_rail_interfaces" % host)
+            interfaces = fabric_interfaces(cluster, interfaces, "hostvars[%s].fabric_rail_interfaces" % host)
         result.append((host, node_id, interfaces))
     return result
 
 
-def check_interfaces(cluster, interfaces, field="fabric_rail_interfaces"):
-    """Validate a host's rail NIC list: one unique, valid name per rail."""
+def check_interfaces(fabric, interfaces, field="fabric_rail_interfaces"):
+    """Validate one fabric's rail NIC list: one unique, valid name per rail."""
     if not isinstance(interfaces, list):
         raise FabricModelError(field, interfaces, "is not a list of interface names",
                                "list one NIC per rail, rail 1 first")
-    if len(interfaces) != cluster.rails:
+    if len(interfaces) != fabric.rails:
         raise FabricModelError(field, interfaces,
-                               "has %d interfaces but the cluster has %d rails"
-                               % (len(interfaces), cluster.rails),
+                               "has %d interfaces but the %s has %d rails"
+                               % (len(interfaces), "cluster" if fabric.name == DEFAULT_FABRIC
+                                  else "fabric %s" % fabric.name, fabric.rails),
                                "list exactly one NIC per rail, rail 1 first")
     seen = set()
     for i, name in enumerate(interfaces):
@@ -258,6 +265,38 @@ def check_interfaces(cluster, interfaces, field="fabric_rail_interfaces"):
     return interfaces
 
 
+def fabric_interfaces(cluster, interfaces, field="fabric_rail_interfaces"):
+    """A host's rail NICs per fabric: ``{fabric: [nic per rail]}``.
+
+    A one-fabric cluster takes a plain list; several fabrics take a mapping of fabric name to
+    list. No NIC may serve two fabrics.
+    """
+    if isinstance(interfaces, list) and cluster.single is not None:
+        interfaces = {cluster.single.name: interfaces}
+    if not isinstance(interfaces, dict):
+        raise FabricModelError(field, interfaces, "is not a mapping of fabric name to interface list",
+                               "with several fabrics list the NICs per fabric, e.g. {%s}"
+                               % ", ".join("%s: [...]" % f.name for f in cluster.fabrics))
+    names = [f.name for f in cluster.fabrics]
+    unknown = sorted(str(k) for k in interfaces if k not in names)
+    if unknown:
+        raise FabricModelError("%s.%s" % (field, unknown[0]), interfaces[unknown[0]], "names no fabric of the cluster",
+                               "use the fabric names: %s" % ", ".join(names))
+    result, owner = {}, {}
+    for fabric in cluster.fabrics:
+        if fabric.name not in interfaces:
+            raise FabricModelError("%s.%s" % (field, fabric.name), None, "is missing",
+                                   "list the host's NICs of fabric %s, rail 1 first" % fabric.name)
+        sub = field if cluster.single is not None and fabric.name == DEFAULT_FABRIC else "%s.%s" % (field, fabric.name)
+        result[fabric.name] = check_interfaces(fabric, interfaces[fabric.name], sub)
+        for i, name in enumerate(result[fabric.name]):
+            if name in owner:
+                raise FabricModelError("%s[%d]" % (sub, i), name, "is also a rail NIC of fabric %s" % owner[name],
+                                       "give every fabric NICs of its own")
+            owner[name] = fabric.name
+    return result
+
+
 def rail_plan(cluster_raw, nodes):
     """The whole cluster's plan: per node, per rail and per ToR."""
     # The plan is tens of thousands of small dicts and nothing cyclic: the
@@ -273,66 +312,93 @@ def rail_plan(cluster_raw, nodes):
 
 def _rail_plan(cluster_raw, nodes):
     cluster = load_cluster(cluster_raw)
-    planner = Planner(cluster)
+    planners = [Planner(f) for f in cluster.fabrics]
     # Node-id order: ToR port lists come out sorted without a sort.
     members = sorted(_normalise_nodes(cluster, nodes), key=lambda m: m[1])
     plan_nodes = {}
     tors = {}
-    for tor in cluster.tors:
-        tors[tor.name] = {
-            "name": tor.name,
-            "platform": tor.platform,
-            "rails": list(tor.rails),
-            "svis": [{"rail": r, "address": "%s/%d" % (planner.shared_gateway(r), cluster.rail_prefix)}
-                     for r in tor.rails] if cluster.mode == "shared" else [],
-            "ports": [],
-        }
-    routed = cluster.mode in ("exclusive", "p2p")
-    pfx = "/%d" % planner.subnet_prefix
+    for planner in planners:
+        fabric = planner.cluster
+        for tor in fabric.tors:
+            tors[tor.name] = {
+                "name": tor.name,
+                "fabric": fabric.name,
+                "platform": tor.platform,
+                "rails": list(tor.rails),
+                "mtu": fabric.mtu,
+                "svis": [{"rail": r, "address": "%s/%d" % (planner.shared_gateway(r), fabric.rail_prefix)}
+                         for r in tor.rails] if fabric.mode == "shared" else [],
+                "ports": [],
+            }
     for host, node_id, interfaces in members:
-        rails = planner.node(node_id)
-        for entry in rails:
-            entry["interface"] = interfaces[entry["rail"] - 1] if interfaces else None
-            if entry["tor"] is None:
-                raise FabricModelError("fabric_cluster.tors", [t.name for t in cluster.tors],
-                                       "has no ToR for rail %d of %s (node %d)"
-                                       % (entry["rail"], host, node_id),
-                                       "extend a ToR's rails or nodes to cover it")
-            tors[entry["tor"]]["ports"].append({
-                "port": entry["tor_port"],
-                "rail": entry["rail"],
-                "node_id": node_id,
-                "host": host,
-                "host_address": entry["address"],
-                # Routed port in exclusive/p2p mode; shared mode uses the SVI.
-                "address": entry["gateway"] + pfx if routed else None,
-            })
+        rails = []
+        for planner in planners:
+            fabric = planner.cluster
+            routed = fabric.mode in ("exclusive", "p2p")
+            pfx = "/%d" % planner.subnet_prefix
+            for entry in planner.node(node_id):
+                entry["interface"] = interfaces[fabric.name][entry["rail"] - 1] if interfaces else None
+                if entry["tor"] is None:
+                    raise FabricModelError(fabric.field("tors"), [t.name for t in fabric.tors],
+                                           "has no ToR for rail %d of %s (node %d)"
+                                           % (entry["rail"], host, node_id),
+                                           "extend a ToR's rails or nodes to cover it")
+                tors[entry["tor"]]["ports"].append({
+                    "port": entry["tor_port"],
+                    "rail": entry["rail"],
+                    "node_id": node_id,
+                    "host": host,
+                    "interface": entry["interface"],
+                    "host_address": entry["address"],
+                    # Routed port in exclusive/p2p mode; shared mode uses the SVI.
+                    "address": entry["gateway"] + pfx if routed else None,
+                })
+                rails.append(entry)
         plan_nodes[host] = {"node_id": node_id, "rails": rails}
     for tor in tors.values():
         if len(tor["rails"]) > 1:
             tor["ports"].sort(key=lambda p: (p["rail"], p["node_id"]))
     rails = []
-    for rail in range(1, cluster.rails + 1):
-        rails.append({
-            "rail": rail,
-            "block": planner.rail_block(rail),
-            "gateway": planner.shared_gateway(rail),
-            "table": cluster.table_base + rail if cluster.table_base is not None else None,
-            "tors": [t.name for t in cluster.tors if rail in t.rails],
-        })
+    fabrics = {}
+    for planner in planners:
+        fabric = planner.cluster
+        for rail in range(1, fabric.rails + 1):
+            rails.append({
+                "fabric": fabric.name,
+                "rail": rail,
+                "block": planner.rail_block(rail),
+                "gateway": planner.shared_gateway(rail),
+                "table": fabric.table_base + rail if fabric.table_base is not None else None,
+                "priority": fabric.rule_priority + rail if fabric.rule_priority is not None else None,
+                "mtu": fabric.mtu,
+                "tors": [t.name for t in fabric.tors if rail in t.rails],
+            })
+        fabrics[fabric.name] = {
+            "mode": fabric.mode,
+            "family": "ipv%d" % fabric.family,
+            "supernet": str(fabric.supernet),
+            "rails": fabric.rails,
+            "mtu": fabric.mtu,
+            "tors": len(fabric.tors),
+            "max_node_id": fabric.max_node_id,
+        }
+    modes = sorted({f["mode"] for f in fabrics.values()})
+    families = sorted({f["family"] for f in fabrics.values()})
     return {
         "cluster": cluster.to_dict(),
+        "fabrics": fabrics,
         "rails": rails,
         "nodes": plan_nodes,
         "tors": tors,
         "summary": {
             "cluster": cluster.name,
-            "mode": cluster.mode,
-            "family": "ipv%d" % cluster.family,
+            "fabrics": [f.name for f in cluster.fabrics],
+            "mode": "/".join(modes),
+            "family": "/".join(families),
             "nodes": len(plan_nodes),
-            "rails": cluster.rails,
+            "rails": len(rails),
             "tors": len(tors),
-            "addresses": len(plan_nodes) * cluster.rails,
+            "addresses": len(plan_nodes) * len(rails),
             "max_node_id": cluster.max_node_id,
         },
     }

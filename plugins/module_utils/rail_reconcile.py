@@ -113,12 +113,17 @@ def protected_interfaces(live, connection_ip=None, extra=()):
 
 def check_safe(intent, live, protected, connection_peer=None):
     """Refuse, before any change, what would cut the management path or cannot apply."""
-    cluster = intent.cluster
-    supernet = cluster.supernet
     links = live.links
-    for index, entry in enumerate(intent.rails):
+    single = intent.cluster.single is not None
+    for fabric, rails in intent.parts:
+        _check_fabric_safe(intent, fabric, rails, links, protected, single)
+        _check_supernet_safe(fabric, links, protected, connection_peer)
+
+
+def _check_fabric_safe(intent, fabric, rails, links, protected, single):
+    for index, entry in enumerate(rails):
         name = entry["interface"]
-        field = "fabric_rail_interfaces[%d]" % index
+        field = "fabric_rail_interfaces%s[%d]" % ("" if single else "." + fabric.name, index)
         link = links.get(name)
         if link is None:
             raise FabricModelError(field, name, "does not exist on this host",
@@ -134,14 +139,18 @@ def check_safe(intent, live, protected, connection_peer=None):
                                    "list the NIC itself, not a bridge, bond or VRF port")
         mtu = intent.links[name]
         if link.max_mtu and mtu > link.max_mtu:
-            raise FabricModelError("fabric_cluster.mtu", mtu, "is above the maximum MTU %d of %s" % (link.max_mtu, name),
+            raise FabricModelError(fabric.field("mtu"), mtu, "is above the maximum MTU %d of %s" % (link.max_mtu, name),
                                    "lower the MTU to %d or less" % link.max_mtu)
         # A VLAN, macvlan or ipvlan reports max_mtu 65535 but can never exceed its lower device.
         lower = links.get(link.lower) if link.lower else None
         if link.kind in iproute.STACKED_KINDS and lower is not None and lower.mtu < mtu:
-            raise FabricModelError("fabric_cluster.mtu", mtu, "is above the MTU %d of %s, the lower device of %s %s"
+            raise FabricModelError(fabric.field("mtu"), mtu, "is above the MTU %d of %s, the lower device of %s %s"
                                    % (lower.mtu, lower.name, link.kind, name),
-                                   "raise the MTU of %s first, or lower fabric_cluster.mtu" % lower.name)
+                                   "raise the MTU of %s first, or lower %s" % (lower.name, fabric.field("mtu")))
+
+
+def _check_supernet_safe(fabric, links, protected, connection_peer):
+    supernet = fabric.supernet
     for name, reason in sorted(protected.items()):
         link = links.get(name)
         for cidr in link.addrs if link else ():
@@ -149,13 +158,13 @@ def check_safe(intent, live, protected, connection_peer=None):
             if attrs["family"] != supernet.version or attrs["scope"] != "global":
                 continue
             if ipaddress.ip_interface(cidr).network.overlaps(supernet):
-                raise FabricModelError("fabric_cluster.addressing.supernet", str(supernet),
+                raise FabricModelError(fabric.field("addressing.supernet"), str(supernet),
                                        "overlaps %s on %s, which %s" % (cidr, name, reason),
                                        "choose an RDMA supernet outside the management network")
     if connection_peer:
         peer = ipaddress.ip_address(connection_peer)
         if peer.version == supernet.version and peer in supernet:
-            raise FabricModelError("fabric_cluster.addressing.supernet", str(supernet),
+            raise FabricModelError(fabric.field("addressing.supernet"), str(supernet),
                                    "contains the Ansible controller's address %s" % peer,
                                    "choose an RDMA supernet that does not contain the controller")
 
@@ -203,14 +212,13 @@ def reconcile(intent, live, record=None, prune=False, takeover=False):
     """The changes that turn ``live`` into ``intent``; conflicts are listed, not resolved."""
     plan = Plan()
     rec_addrs, rec_routes, rec_rules = _record_sets(record or {})
-    family = intent.family
     rail_ifs = set(intent.links)
     desired_addrs = set(intent.addresses)
     desired_ips = {ipaddress.ip_interface(a.cidr).ip: a for a in intent.addresses}
     desired_rules = set(intent.rules)
     desired_rules_np = {_rule_without_proto(r): r for r in intent.rules}
-    owned_tables = set(intent.owned_tables)
-    owned_prios = set(intent.owned_priorities)
+    owned_tables = intent.owned_tables
+    owned_prios = intent.owned_priorities
     touched = set()
 
     # Rules: ours and unwanted go; foreign ones in our priority band are conflicts.
@@ -229,8 +237,8 @@ def reconcile(intent, live, record=None, prune=False, takeover=False):
                 plan.add("remove", fam, iproute.rule_line("del", rule))
                 plan.removed.append("foreign rule " + iproute.rule_text(rule))
             else:
-                plan.conflicts.append("rule `%s` (not created by ainet.fabric) sits at priority %d, which fabric %s "
-                                      "owns" % (iproute.rule_text(rule), prio, intent.fabric))
+                plan.conflicts.append("rule `%s` (not created by ainet.fabric) sits at priority %d, which %s "
+                                      "owns" % (iproute.rule_text(rule), prio, intent.label(owned_prios[prio])))
 
     # Routes.
     for key, value in sorted(live.routes.items(), key=lambda kv: str(kv[0])):
@@ -241,8 +249,9 @@ def reconcile(intent, live, record=None, prune=False, takeover=False):
                 or (want is not None and _same_but_proto(value, want)))
         if want is not None:
             if not ours and not takeover:
-                plan.conflicts.append("route `%s` (not created by ainet.fabric) is where fabric %s needs `%s`"
-                                      % (iproute.route_text(key, value), intent.fabric, iproute.route_text(key, want)))
+                plan.conflicts.append("route `%s` (not created by ainet.fabric) is where %s needs `%s`"
+                                      % (iproute.route_text(key, value), intent.label(intent.fabric_of(want.dev)),
+                                         iproute.route_text(key, want)))
             continue  # replaced below
         if ours:
             plan.add("remove", key.family, iproute.route_line("del", key, value))
@@ -252,8 +261,8 @@ def reconcile(intent, live, record=None, prune=False, takeover=False):
                 plan.add("remove", key.family, iproute.route_line("del", key, value))
                 plan.removed.append("foreign route " + iproute.route_text(key, value))
             else:
-                plan.conflicts.append("route `%s` (not created by ainet.fabric) is in table %d, which fabric %s owns"
-                                      % (iproute.route_text(key, value), key.table, intent.fabric))
+                plan.conflicts.append("route `%s` (not created by ainet.fabric) is in table %d, which %s owns"
+                                      % (iproute.route_text(key, value), key.table, intent.label(owned_tables[key.table])))
         elif prune and value.proto != iproute.PROTO_KERNEL and iproute.route_devs(value) & rail_ifs:
             plan.add("remove", key.family, iproute.route_line("del", key, value))
             plan.removed.append("pruned route " + iproute.route_text(key, value))
@@ -288,8 +297,9 @@ def reconcile(intent, live, record=None, prune=False, takeover=False):
                 plan.dropped.add(addr)
                 touched.add(link.name)
             elif holder is not None:
-                plan.conflicts.append("address %s on %s (not created by ainet.fabric) is the address fabric %s plans "
-                                      "for %s" % (cidr, link.name, intent.fabric, holder.ifname))
+                plan.conflicts.append("address %s on %s (not created by ainet.fabric) is the address %s plans "
+                                      "for %s" % (cidr, link.name, intent.label(intent.fabric_of(holder.ifname)),
+                                                  holder.ifname))
             elif prune and link.name in rail_ifs:
                 plan.add("remove", None, "address del %s dev %s" % (cidr, link.name))
                 plan.removed.append("pruned address %s dev %s" % (cidr, link.name))
@@ -329,7 +339,7 @@ def reconcile(intent, live, record=None, prune=False, takeover=False):
     present = set(live.rules)
     for rule in intent.rules:
         if rule not in present:
-            plan.add("routes", family, iproute.rule_line("add", rule))
+            plan.add("routes", iproute.rule_get(rule, "family"), iproute.rule_line("add", rule))
     plan.sysctls = {k: v for k, v in sorted(intent.sysctls.items()) if live.sysctls.get(k) != v}
     plan.shadowing = shadowing_rules(intent, live)
     return plan
@@ -338,16 +348,27 @@ def reconcile(intent, live, record=None, prune=False, takeover=False):
 def shadowing_rules(intent, live):
     """Rules of other tools in front of ours that can send traffic from a rail address to the
     fabric somewhere else: each as one sentence."""
-    if not intent.rules:
-        return []
-    first = min(iproute.rule_get(r, "priority") for r in intent.rules)
-    supernet = intent.cluster.supernet
-    ips = [ipaddress.ip_address(ip) for ip in intent.ips()]
+    found = []
+    for fabric, rails in intent.parts:
+        rules = [r for r in intent.rules if iproute.rule_get(r, "priority") in
+                 {e["priority"] for e in rails}]
+        if rules:
+            found += _shadowing(fabric, rails, rules, intent, live)
+    return found
+
+
+def _shadowing(fabric, rails, own_rules, intent, live):
+    first = min(iproute.rule_get(r, "priority") for r in own_rules)
+    supernet = fabric.supernet
+    ips = [ipaddress.ip_address(e["ip"]) for e in rails]
+    nics = {e["interface"] for e in rails}
     found = []
     for rule in live.rules:
         sel = dict(rule)
         prio = sel.get("priority", 0)
-        if prio >= first or sel.get("family") != intent.family or sel.get("l3mdev") or "goto" in sel:
+        if prio >= first or sel.get("family") != fabric.family or sel.get("l3mdev") or "goto" in sel:
+            continue
+        if rule in intent.rules or sel.get("protocol") == iproute.PROTO_AINET:
             continue
         if sel.get("table") == iproute.TABLE_LOCAL and not sel.get("src") and not sel.get("dst"):
             continue
@@ -362,13 +383,13 @@ def shadowing_rules(intent, live):
         partial = inverted or any(k in sel for k in _EXTRA_SELECTORS)
         how = "may send some" if partial else "sends"
         if "action" in sel:
-            found.append("rule `%s` (priority below ours) %s traffic from the rail addresses to %s nowhere (%s)"
+            found.append("rule `%s` (priority below ours) %s traffic from the rail addresses to %s nowhere (action %s)"
                          % (iproute.rule_text(rule), how, supernet, sel["action"]))
             continue
         table = sel.get("table")
         hits = [(k, v) for k, v in live.routes.items()
-                if k.table == table and k.family == intent.family and ipaddress.ip_network(k.dst).overlaps(supernet)
-                and not (iproute.route_devs(v) and iproute.route_devs(v) <= set(intent.links))]
+                if k.table == table and k.family == fabric.family and ipaddress.ip_network(k.dst).overlaps(supernet)
+                and not (iproute.route_devs(v) and iproute.route_devs(v) <= nics)]
         if hits:
             key, value = min(hits, key=lambda kv: -ipaddress.ip_network(kv[0].dst).prefixlen)
             found.append("rule `%s` (priority below ours) %s traffic from the rail addresses to %s through table %d "
@@ -444,6 +465,6 @@ def describe_intent(intent, live, plan):
 
 
 def conflict_error(intent, conflicts):
-    return FabricStateError("fabric %s: %d object(s) of another tool are in the way, nothing was changed:\n  - %s\n"
+    return FabricStateError("cluster %s: %d object(s) of another tool are in the way, nothing was changed:\n  - %s\n"
                             "Fix: remove or move them, or set rail_network_takeover: true to let ainet.fabric delete "
-                            "them" % (intent.fabric, len(conflicts), "\n  - ".join(conflicts)))
+                            "them" % (intent.name, len(conflicts), "\n  - ".join(conflicts)))

@@ -42,9 +42,10 @@ options:
     type: raw
     required: true
   interfaces:
-    description: The node's rail NICs, rail 1 first (C(fabric_rail_interfaces)).
-    type: list
-    elements: str
+    description:
+      - The node's rail NICs, rail 1 first (C(fabric_rail_interfaces)) - a list for a one-fabric cluster,
+        or a mapping of fabric name to such a list. Every fabric of the cluster is configured in this one call.
+    type: raw
     required: true
   persist:
     description:
@@ -369,7 +370,7 @@ def converge(module):
     writes, removals, file_diffs = host_files.file_changes(root, intent.files, netcfg_render.owned,
                                                            netcfg_render.SCAN_DIRS)
     new_record = rail_reconcile.record_of(intent)
-    record_changed = stored["fabrics"] != {intent.fabric: new_record}
+    record_changed = stored["fabrics"] != {intent.name: new_record}
     result["files"] = sorted(list(writes) + removals)
     blocked = host_files.unwritable(list(writes) + removals + [os.path.join(root, host_files.RECORD_FILE)])
     if blocked:
@@ -391,8 +392,8 @@ def converge(module):
     try:
         if plan or record_changed:
             # Recorded before the change, so that a run cut short still knows what it created.
-            host_files.write_record(root, dict(stored["fabrics"], **{intent.fabric: rail_reconcile.merge_records(
-                stored["fabrics"].get(intent.fabric, {}), new_record)}))
+            host_files.write_record(root, dict(stored["fabrics"], **{intent.name: rail_reconcile.merge_records(
+                stored["fabrics"].get(intent.name, {}), new_record)}))
         attempt = 0
         while plan:
             apply_plan(host, plan, applied)
@@ -408,7 +409,7 @@ def converge(module):
         for path, (content, mode) in writes.items():
             host_files.write_atomic(path, content, mode)
         host_files.remove(removals)
-        host_files.write_record(root, {intent.fabric: new_record})
+        host_files.write_record(root, {intent.name: new_record})
         if manage:
             result["service"] = service_actions(module, renderer, bool(writes or removals), False)
     except ApplyError as exc:
@@ -427,7 +428,7 @@ def main():
         argument_spec=dict(
             cluster=dict(type="dict", required=True),
             node_id=dict(type="raw", required=True),
-            interfaces=dict(type="list", elements="str", required=True),
+            interfaces=dict(type="raw", required=True),
             persist=dict(type="str", default="auto", choices=["auto", "networkd", "netplan", "nm", "none"]),
             config_root=dict(type="path", default="/"),
             prune=dict(type="bool", default=False),

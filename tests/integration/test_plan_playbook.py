@@ -41,7 +41,7 @@ def out_dir(tmp_path):
 def test_lab_inventory_plan_is_written_and_idempotent(out_dir):
     result = run_playbook(os.path.join(ROOT, "inventories", "lab"), "-e", "rail_plan_output_dir=%s" % out_dir)
     assert result.returncode == 0, result.stdout + result.stderr
-    assert "lab: 4 nodes x 4 rails (exclusive, ipv4), 4 ToRs, 16 addresses" in result.stdout
+    assert "lab: 4 nodes, 4 rails in fabric(s) default (exclusive, ipv4), 4 ToRs, 16 addresses; node ids may go up to 8 (addressing capacity)" in result.stdout
     plan = json.loads((out_dir / "plan.json").read_text())
     assert plan["nodes"]["gpu03"]["rails"][1]["address"] == "172.17.1.66/27"
     assert plan["nodes"]["gpu03"]["rails"][1]["interface"] == "ens6f1np1"
@@ -60,7 +60,7 @@ def test_check_mode_reports_without_writing_and_diff_shows_the_change(out_dir):
     assert check.returncode == 0, check.stdout + check.stderr
     assert "changed=1" in check.stdout
     assert not out_dir.exists()
-    assert "+gpu03,3,2,ens6f1np1,172.17.1.66/27,172.17.1.64/27,172.17.1.65," in check.stdout
+    assert "+gpu03,3,default,2,ens6f1np1,172.17.1.66/27,172.17.1.64/27,172.17.1.65," in check.stdout
     assert run_playbook(os.path.join(ROOT, "inventories", "lab"), "-e", "rail_plan_output_dir=%s" % out_dir).returncode == 0
     csv = out_dir / "rails.csv"
     csv.write_text(csv.read_text().replace("172.17.1.66", "172.17.1.99"))
@@ -68,7 +68,7 @@ def test_check_mode_reports_without_writing_and_diff_shows_the_change(out_dir):
                          "-e", "rail_plan_output_dir=%s" % out_dir)
     assert "changed=1" in again.stdout
     assert "-gpu03,3,2,ens6f1np1,172.17.1.99/27," in again.stdout
-    assert "+gpu03,3,2,ens6f1np1,172.17.1.66/27," in again.stdout
+    assert "+gpu03,3,default,2,ens6f1np1,172.17.1.66/27," in again.stdout
     assert "172.17.1.99" in csv.read_text()  # check mode left the edited file alone
 
 

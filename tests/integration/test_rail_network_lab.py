@@ -129,14 +129,21 @@ def changed_counts(stdout):
             for line in stdout.splitlines() if "changed=" in line and line.split()[0].startswith("gpu")}
 
 
-def managed(host, cluster):
-    """What a node has of the fabric, read with ip alone (never with the module under test):
-    global addresses on the rail NICs, rules in the owned priority band or with protocol ainet,
-    routes in the owned tables, routes with protocol ainet, and the main-table supernet route."""
+def fabrics_of(cluster):
+    """[(name, fabric dict)] of a model in either form."""
+    if "fabrics" in cluster:
+        return list(cluster["fabrics"].items())
+    return [("default", cluster)]
+
+
+def managed(host, cluster, theirs=()):
+    """What a node has beyond a fresh machine, read with ip alone (never with the module under
+    test): global addresses on every NIC but eth0, every rule but the kernel's three, every route
+    in a table other than main, local and default, and main-table routes with protocol ainet or
+    to a fabric's supernet. ``theirs`` lists another tool's objects to leave out: addresses
+    (ifname, cidr), rule priorities (int) and tables (str)."""
     ns = lab.node_ns(host)
-    rails = cluster["rails"]
-    base = cluster.get("routing", {}).get("table_base", 150)
-    prio = cluster.get("routing", {}).get("rule_priority", 1000)
+    supernets = {f["addressing"]["supernet"] for _n, f in fabrics_of(cluster)}
     addrs = set()
     for link in json.loads(lab.ip("-j", "addr", "show", ns=ns)):
         for info in link.get("addr_info", []):
@@ -145,52 +152,52 @@ def managed(host, cluster):
     rules, routes = set(), set()
     for family in ("-4", "-6"):
         for rule in json.loads(lab.ip("-N", family, "-j", "rule", "show", ns=ns)):
-            if base < 0 or prio < rule["priority"] <= prio + rails or rule.get("protocol") == "211" \
-                    or rule["priority"] == prio:
+            if rule["priority"] not in (0, 32766, 32767) and rule["priority"] not in theirs:
                 rules.add((rule["priority"], rule.get("src"), rule.get("table"), rule.get("protocol")))
         for route in json.loads(lab.ip("-N", family, "-j", "route", "show", "table", "all", ns=ns)):
-            table = int(route.get("table", 254)) if str(route.get("table", 254)).isdigit() else route["table"]
-            supernet = route.get("dst") == cluster["addressing"]["supernet"]
-            if (isinstance(table, int) and base < table <= base + rails) or route.get("protocol") == "211" \
-                    or (table == 254 and supernet):
-                routes.add((table, route.get("dst"), route.get("gateway"), route.get("dev")))
-    return addrs, rules, routes
+            table = str(route.get("table", "254"))
+            if table in theirs:
+                continue
+            if table not in ("253", "254", "255") or route.get("protocol") == "211" \
+                    or (table == "254" and route.get("dst") in supernets):
+                routes.add((int(table), route.get("dst"), route.get("gateway"), route.get("dev")))
+    return addrs - set(theirs), rules, routes
 
 
 def expected(plan, host, interfaces, cluster):
     """The same view, from the plan: one address, rule and table (connected + supernet) per rail."""
     node = plan["nodes"][host]
-    supernet = cluster["addressing"]["supernet"]
-    addrs = {(interfaces[e["rail"] - 1], e["address"]) for e in node["rails"]}
-    if cluster["addressing"]["mode"] == "infiniband":
-        return addrs, set(), set()
-    rules = {(e["priority"], e["ip"], str(e["table"])) for e in node["rails"]}
-    routes = set()
-    for e in node["rails"]:
-        routes.add((e["table"], e["subnet"], None, interfaces[e["rail"] - 1]))
-        routes.add((e["table"], supernet, e["gateway"], interfaces[e["rail"] - 1]))
-    if cluster.get("routing", {}).get("aggregate_route", cluster["addressing"]["mode"] in ("exclusive", "p2p")):
-        first = node["rails"][0]
-        routes.add((254, supernet, first["gateway"], interfaces[0]))
+    addrs, rules, routes = set(), set(), set()
+    for name, fabric in fabrics_of(cluster):
+        entries = [e for e in node["rails"] if e.get("fabric", "default") == name]
+        nics = interfaces[name] if isinstance(interfaces, dict) else interfaces
+        supernet = fabric["addressing"]["supernet"]
+        addrs |= {(nics[e["rail"] - 1], e["address"]) for e in entries}
+        if fabric["addressing"]["mode"] == "infiniband":
+            continue
+        rules |= {(e["priority"], e["ip"], str(e["table"])) for e in entries}
+        for e in entries:
+            routes.add((e["table"], e["subnet"], None, nics[e["rail"] - 1]))
+            routes.add((e["table"], supernet, e["gateway"], nics[e["rail"] - 1]))
+        if fabric.get("routing", {}).get("aggregate_route", fabric["addressing"]["mode"] in ("exclusive", "p2p")):
+            routes.add((254, supernet, entries[0]["gateway"], nics[0]))
     return addrs, rules, routes
 
 
 def assert_exactly_planned(host, plan, interfaces, cluster, theirs=()):
-    """``theirs``: addresses another tool put on the rail NICs, left out of the comparison."""
-    addrs, rules, routes = managed(host, cluster)
-    addrs -= set(theirs)
+    addrs, rules, routes = managed(host, cluster, theirs)
     want_addrs, want_rules, want_routes = expected(plan, host, interfaces, cluster)
     assert addrs == want_addrs
     assert {(r[0], r[1], r[2]) for r in rules} == want_rules, rules
     assert routes == want_routes
 
 
-def ping_matrix(plan, mtu, family):
+def ping_matrix(plan, mtu, family, interfaces=None):
     """Jumbo pings with DF from every rail address to the same rail of every other node; tcpdump
     confirms each request left, and each reply came in, through the NIC owning the rail address."""
-    header = 28 if family == 4 else 48
+    interfaces = interfaces or INTERFACES
     for src_host, src in plan["nodes"].items():
-        owner = {e["ip"]: INTERFACES[e["rail"] - 1] for e in src["rails"]}
+        owner = {e["ip"]: lab.nic(interfaces, e) for e in src["rails"]}
         sent = 0
         with capture_icmp(src_host) as packets:
             for dst_host, dst in plan["nodes"].items():
@@ -199,13 +206,17 @@ def ping_matrix(plan, mtu, family):
                 for s_entry, d_entry in zip(src["rails"], dst["rails"]):
                     ifname = owner[s_entry["ip"]]
                     rx_before = counters(src_host, ifname)[0]
-                    result = ping(src_host, s_entry["ip"], d_entry["ip"], mtu - header)
+                    header = 48 if ":" in s_entry["ip"] else 28
+                    size = (s_entry.get("mtu") or mtu) - header
+                    result = ping(src_host, s_entry["ip"], d_entry["ip"], size)
                     assert result.returncode == 0, (src_host, dst_host, s_entry["rail"], result.stdout)
                     sent += 1
                     assert counters(src_host, ifname)[0] > rx_before
                     route = lab.ip("route", "get", s_entry["ip"], "from", d_entry["ip"], ns=lab.node_ns(dst_host))
                     assert "dev %s" % ifname in route, route
-                too_big = ping(src_host, src["rails"][0]["ip"], dst["rails"][0]["ip"], mtu - header + 1)
+                first = src["rails"][0]
+                too_big = ping(src_host, first["ip"], dst["rails"][0]["ip"],
+                               (first.get("mtu") or mtu) - (48 if ":" in first["ip"] else 28) + 1)
                 assert too_big.returncode != 0
         requests = [p for p in packets if p[4] == "request" and p[1] == "Out" and p[2] in owner]
         replies = [p for p in packets if p[4] == "reply" and p[1] == "In" and p[3] in owner]
@@ -343,10 +354,10 @@ CONFLICTS = {
                            "ainet.fabric) is in table 153"),
     "planned_address_elsewhere": (("addr", "add", "172.17.1.2/27", "dev", "ens6f0np0"),
                                   "address 172.17.1.2/27 on ens6f0np0 (not created by ainet.fabric) is the address "
-                                  "fabric t-exclusive-v4 plans for ens6f1np1"),
+                                  "cluster t-exclusive-v4 plans for ens6f1np1"),
     "foreign_supernet_route": (("route", "add", "172.17.0.0/16", "via", "10.250.0.1", "dev", "eth0"),
                                "route `172.17.0.0/16 table 254 metric 0 via 10.250.0.1 dev eth0 proto 3` (not created "
-                               "by ainet.fabric) is where fabric t-exclusive-v4 needs"),
+                               "by ainet.fabric) is where cluster t-exclusive-v4 needs"),
 }
 
 
@@ -529,3 +540,42 @@ def test_bad_input_fails_before_any_change(case, expected, lab_dir):
     assert "Traceback" not in text
     assert state("gpu01") == before
     assert not os.path.exists(os.path.join(lab_dir, "root", "gpu01", "etc"))
+
+
+TWO_FABRICS = {
+    "name": "t-two", "management_networks": ["10.250.0.0/24"],
+    "fabrics": {
+        "compute": {"rails": 4, "mtu": 9000, "addressing": dict(MODES[("exclusive", 4)])},
+        "storage": {"rails": 2, "mtu": 4200, "addressing": dict(MODES[("shared", 6)])},
+    },
+}
+TWO_NICS = {"compute": INTERFACES, "storage": ["ens8f0np0", "ens8f1np1"]}
+
+
+def test_two_fabrics_one_module_call_traffic_on_both(lab_dir):
+    """A compute fabric (4 rails, IPv4, exclusive, MTU 9000) and a storage fabric (2 rails, IPv6,
+    shared, MTU 4200) on every node: one module call per host, own tables and priorities per
+    fabric, jumbo pings at each fabric's MTU on every rail of both."""
+    inventory, plan = lab.build(TWO_FABRICS, NODES, TWO_NICS, lab_dir)
+    first = playbook(inventory)
+    assert first.returncode == 0, first.stdout + first.stderr
+    assert first.stdout.count("TASK [ainet.fabric.rail_network : Configure rail NICs") == 1
+    second = playbook(inventory)
+    assert set(changed_counts(second.stdout).values()) == {0}, second.stdout
+    storage = [e for e in plan["nodes"]["gpu01"]["rails"] if e["fabric"] == "storage"]
+    assert [(e["table"], e["priority"], e["mtu"]) for e in storage] == [(251, 1101, 4200), (252, 1102, 4200)]
+    for host in NODES:
+        assert_exactly_planned(host, plan, TWO_NICS, TWO_FABRICS)
+        links = {l["ifname"]: l["mtu"] for l in json.loads(lab.ip("-j", "link", "show", ns=lab.node_ns(host)))}
+        assert [links[n] for n in TWO_NICS["storage"]] == [4200, 4200]
+    ping_matrix(plan, None, None, TWO_NICS)
+    # The storage fabric removed from the model: its addresses, rules and tables go, compute stays.
+    compute_only = dict(TWO_FABRICS, fabrics={"compute": TWO_FABRICS["fabrics"]["compute"]})
+    extra = with_vars(lab_dir, "compute-only", fabric_cluster=compute_only,
+                      fabric_rail_interfaces={"compute": INTERFACES})
+    third = playbook(inventory, "-e", extra)
+    assert third.returncode == 0, third.stdout + third.stderr
+    sys.path.insert(0, os.path.join(ROOT, "build", ".collections"))
+    from ansible_collections.ainet.fabric.plugins.module_utils.rail_plan import rail_plan  # noqa: E402
+    for host in NODES:
+        assert_exactly_planned(host, rail_plan(compute_only, NODES), {"compute": INTERFACES}, compute_only)

@@ -147,7 +147,14 @@ def mac(kind, index, port):
     return "02:a1:%02x:%02x:%02x:%02x" % (kind, index // 256, index % 256, port)
 
 
-def make_node(host, index, node, interfaces, mode):
+def nic(interfaces, entry):
+    """A plan entry's NIC: ``interfaces`` is a list (one fabric) or {fabric: list}."""
+    if isinstance(interfaces, dict):
+        return interfaces[entry["fabric"]][entry["rail"] - 1]
+    return interfaces[entry["rail"] - 1]
+
+
+def make_node(host, index, node, interfaces, modes):
     """The node's namespace as a freshly booted machine sees it: NICs present, no rail configuration."""
     ns = node_ns(host)
     ip("netns", "add", ns)
@@ -162,7 +169,7 @@ def make_node(host, index, node, interfaces, mode):
     ip("route", "add", "default", "via", MGMT_NET + ".1", ns=ns)
     for entry in node["rails"]:
         tor_ns = prefix() + "-" + entry["tor"]
-        ifname = interfaces[entry["rail"] - 1]
+        ifname = nic(interfaces, entry)
         port = entry["tor_port"]
         ip("link", "add", ifname, "address", mac(0, index, entry["rail"]), "netns", ns, "type", "veth",
            "peer", "name", port, "address", mac(1, index, entry["rail"]), "netns", tor_ns)
@@ -171,7 +178,7 @@ def make_node(host, index, node, interfaces, mode):
             # IPv4 rails: no IPv6 chatter (RS, MLD) to blur the per-NIC packet counters.
             sh("sysctl", "-qw", "net.ipv6.conf.%s.disable_ipv6=1" % port, ns=tor_ns)
             sh("sysctl", "-qw", "net.ipv6.conf.%s.disable_ipv6=1" % ifname, ns=ns)
-        if mode == "shared":
+        if modes[entry["fabric"]] == "shared":
             ip("link", "set", port, "master", "br0", ns=tor_ns)
         else:
             ip("addr", "add", "%s/%d" % (entry["gateway"], entry["prefix"]), "dev", port, ns=tor_ns)
@@ -251,20 +258,20 @@ def up(plan, hosts, interfaces, lab_dir, kind="netns", rootfs=None):
     """Create the lab for ``plan`` (from rail_plan).  ``hosts`` maps host -> management index."""
     down()
     shutil.rmtree(os.path.join(lab_dir, "hosts"), ignore_errors=True)  # fresh disks
-    mode = plan["cluster"]["addressing"]["mode"]
+    modes = {name: fabric["mode"] for name, fabric in plan["fabrics"].items()}
     os.makedirs(os.path.join(lab_dir, "bin"), exist_ok=True)
     with open(os.path.join(lab_dir, "lab.json"), "w") as handle:
-        json.dump({"kind": kind, "mode": mode, "hosts": hosts, "interfaces": interfaces, "plan": plan}, handle)
+        json.dump({"kind": kind, "modes": modes, "hosts": hosts, "interfaces": interfaces, "plan": plan}, handle)
     if kind == "containers":
         with open(os.path.join(lab_dir, "containers.conf"), "w") as handle:
             handle.write(CONTAINERS_CONF)
     make_mgmt()
     for number, (name, tor) in enumerate(sorted(plan["tors"].items())):
-        make_tor(name, tor, mode, number)
+        make_tor(name, tor, modes[tor["fabric"]], number)
     inventory_hosts = {}
     for host, index in sorted(hosts.items()):
         node = plan["nodes"][host]
-        make_node(host, index, node, interfaces, mode)
+        make_node(host, index, node, interfaces, modes)
         if kind == "containers":
             inventory_hosts[host] = container_host(host, index, node, lab_dir, rootfs)
         else:
@@ -295,7 +302,7 @@ def reboot(lab_dir, host):
     podman(lab_dir, "stop", "-t", "10", node_ns(host))
     ip("netns", "del", node_ns(host))
     index = state["hosts"][host]
-    make_node(host, index, state["plan"]["nodes"][host], state["interfaces"], state["mode"])
+    make_node(host, index, state["plan"]["nodes"][host], state["interfaces"], state["modes"])
     podman(lab_dir, "start", node_ns(host))
     wait_ssh(index)
 

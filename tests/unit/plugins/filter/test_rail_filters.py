@@ -44,4 +44,4 @@ def test_node_map_reads_only_two_variables():
 
 def test_plan_and_report():
     plan = FILTERS["rail_plan"](CLUSTER, {"h1": 1})
-    assert FILTERS["plan_report"](plan, "csv").splitlines()[1].startswith("h1,1,1,,10.9.0.1/31")
+    assert FILTERS["plan_report"](plan, "csv").splitlines()[1].startswith("h1,1,default,1,,10.9.0.1/31")

@@ -9,7 +9,7 @@ import pytest
 
 from ansible_collections.ainet.fabric.plugins.module_utils.cluster_model import load_cluster
 from ansible_collections.ainet.fabric.plugins.module_utils.errors import FabricModelError
-from ansible_collections.ainet.fabric.plugins.module_utils.rail_plan import check_interfaces, rail_plan
+from ansible_collections.ainet.fabric.plugins.module_utils.rail_plan import check_interfaces, fabric_interfaces, rail_plan
 
 BASE = {
     "name": "t",
@@ -100,7 +100,7 @@ def test_p2p_rejects_offsets():
 def test_ipv6_supernet_with_ipv4_prefix_sizes_is_fine_but_v4_mgmt_is_ignored():
     data = with_changes(addressing__supernet="fd00:17::/48", addressing__rail_prefix=56, addressing__node_prefix=64,
                         management_networks=["10.0.0.0/8"])
-    assert load_cluster(data).family == 6
+    assert load_cluster(data).single.family == 6
 
 
 def test_node_ids_must_be_unique():
@@ -122,7 +122,7 @@ def test_node_id_missing_or_bad():
 
 
 def test_interface_list_checks():
-    cluster = load_cluster(BASE)
+    cluster = load_cluster(BASE).single
     with pytest.raises(FabricModelError, match="has 2 interfaces but the cluster has 8 rails"):
         check_interfaces(cluster, ["a", "b"])
     names = ["ens%d" % i for i in range(8)]
@@ -146,8 +146,85 @@ def test_keep_off_rule_is_refused_with_the_reason():
 
 
 def test_defaults_filled_in():
-    data = load_cluster(BASE).to_dict()
+    data = load_cluster(BASE).to_dict()["fabrics"]["default"]
     assert data["mtu"] == 9000
     assert data["routing"] == {"table_base": 150, "rule_priority": 1000, "aggregate_route": True}
     assert data["max_node_id"] == 8
     assert [t["name"] for t in data["tors"]] == ["t-rail%d-tor" % r for r in range(1, 9)]
+
+
+TWO = {
+    "name": "dgx", "management_networks": ["10.0.0.0/16"],
+    "fabrics": {
+        "compute": {"rails": 8, "addressing": {"mode": "exclusive", "supernet": "10.60.0.0/16", "rail_prefix": 19,
+                                               "node_prefix": 27}},
+        "storage": {"rails": 2, "mtu": 4200, "addressing": {"mode": "shared", "supernet": "10.70.0.0/16",
+                                                            "rail_prefix": 20}},
+    },
+}
+
+
+def test_two_fabrics_get_their_own_tables_priorities_and_tors():
+    cluster = load_cluster(TWO)
+    compute, storage = cluster.fabrics
+    assert (compute.table_base, compute.rule_priority, storage.table_base, storage.rule_priority) == (
+        150, 1000, 250, 1100)
+    assert storage.mtu == 4200 and compute.mtu == 9000
+    assert [t.name for t in storage.tors] == ["dgx-storage-rail1-tor", "dgx-storage-rail2-tor"]
+    assert cluster.max_node_id == 256
+    plan = rail_plan(TWO, {"gpu01": {"node_id": 3, "rail_interfaces": {
+        "compute": ["c%d" % i for i in range(8)], "storage": ["s0", "s1"]}}})
+    rails = plan["nodes"]["gpu01"]["rails"]
+    assert [(e["fabric"], e["rail"], e["interface"], e["table"], e["priority"], e["mtu"]) for e in rails[7:]] == [
+        ("compute", 8, "c7", 158, 1008, 9000), ("storage", 1, "s0", 251, 1101, 4200),
+        ("storage", 2, "s1", 252, 1102, 4200)]
+    assert rails[8]["address"] == "10.70.0.4/20" and rails[0]["address"] == "10.60.0.66/27"
+
+
+@pytest.mark.parametrize("change,message", [
+    ({"storage": {"addressing": {"supernet": "10.60.128.0/19"}}},
+     r"fabrics.storage.addressing.supernet: '10.60.128.0/19' overlaps the supernet 10.60.0.0/16 of fabric compute"),
+    ({"storage": {"routing": {"table_base": 155}}},
+     r"fabrics.storage.routing.table_base: 155 gives rail 1 the table 156 that fabric compute uses"),
+    ({"storage": {"routing": {"rule_priority": 1007}}},
+     r"fabrics.storage.routing.rule_priority: 1007 gives rail 1 the rule priority 1008 that fabric compute uses"),
+    ({"storage": {"tors": [{"name": "dgx-compute-rail1-tor", "rails": [1, 2], "port_template": "swp{rail}s{node}"}]}},
+     r"fabrics.storage.tors: 'dgx-compute-rail1-tor' is also a ToR of fabric compute"),
+    ({"Storage!": {}}, r"fabric_cluster.fabrics: 'Storage!' is not a valid fabric name"),
+])
+def test_fabrics_never_collide(change, message):
+    data = copy.deepcopy(TWO)
+    for name, sub in change.items():
+        target = data["fabrics"].setdefault(name, copy.deepcopy(TWO["fabrics"]["storage"]))
+        for key, value in sub.items():
+            if isinstance(value, dict):
+                target.setdefault(key, {}).update(value)
+            else:
+                target[key] = value
+    with pytest.raises(FabricModelError, match=message):
+        load_cluster(data)
+
+
+def test_both_forms_at_once_are_refused_with_the_new_form_named():
+    data = dict(TWO, rails=8)
+    with pytest.raises(FabricModelError, match=r"fabric_cluster.rails: 8 belongs inside a fabric when "
+                                               r"fabric_cluster.fabrics is used. Fix: move it to "
+                                               r"fabric_cluster.fabrics.<name>.rails"):
+        load_cluster(data)
+
+
+def test_several_fabrics_need_interfaces_per_fabric():
+    cluster = load_cluster(TWO)
+    with pytest.raises(FabricModelError, match="is not a mapping of fabric name to interface list"):
+        fabric_interfaces(cluster, ["a"] * 10)
+    with pytest.raises(FabricModelError, match=r"fabric_rail_interfaces.storage: None is missing"):
+        fabric_interfaces(cluster, {"compute": ["c%d" % i for i in range(8)]})
+    with pytest.raises(FabricModelError, match=r"fabric_rail_interfaces.storage\[0\]: 'c1' is also a rail NIC of "
+                                               r"fabric compute"):
+        fabric_interfaces(cluster, {"compute": ["c%d" % i for i in range(8)], "storage": ["c1", "s1"]})
+
+
+@pytest.mark.parametrize("bad", ["\uff13", "\u0663", "3\n", "0x3", "3.0"])
+def test_node_ids_are_ascii_integers(bad):
+    with pytest.raises(FabricModelError, match="is not an integer"):
+        rail_plan(BASE, {"gpu01": bad})

@@ -30,13 +30,14 @@ def test_csv_rows_ordered_by_node_then_rail():
 def test_markdown_table():
     text = render(PLAN, "markdown")
     assert text.startswith("# Rail plan: r\n")
-    assert "| b | 2 | 1 | e0 | 172.17.0.34/27 | 172.17.0.32/27 | 172.17.0.33 |" in text
+    assert "| b | 2 | default | 1 | e0 | 172.17.0.34/27 | 172.17.0.32/27 | 172.17.0.33 |" in text
+    assert "| default | exclusive | ipv4 | 172.17.0.0/16 | 2 | 9000 | 8 |" in text
 
 
 def test_mermaid_summarises_large_plans():
     text = render(PLAN, "mermaid", max_nodes=1)
     assert text.startswith("flowchart LR\n")
-    assert 'node_a -- "r1 172.17.0.2/27" --- tor_r_rail1_tor' in text
+    assert 'node_a -- "default r1 172.17.0.2/27" --- tor_r_rail1_tor' in text
     assert "1 more nodes" in text
 
 

@@ -87,9 +87,9 @@ def test_foreign_rules_in_the_band_are_conflicts_elsewhere_untouched():
     plan = rail_reconcile.reconcile(intent(), state)
     assert plan.conflicts == [
         "rule `1002: from all fwmark 0x10 iif ens6f0np0 lookup 152 proto 0` (not created by ainet.fabric) sits at "
-        "priority 1002, which fabric u owns",
+        "priority 1002, which cluster u owns",
         "rule `1001: from 172.17.0.5/32 lookup 100 proto 0` (not created by ainet.fabric) sits at priority 1001, "
-        "which fabric u owns"]
+        "which cluster u owns"]
     taken = rail_reconcile.reconcile(intent(), state, takeover=True)
     assert taken.conflicts == [] and [line for _p, _f, line in taken.steps] == [
         "rule del priority 1002 from all fwmark 0x10 iif ens6f0np0 table 152 protocol 0",
@@ -118,7 +118,7 @@ def test_stale_objects_of_ours_go_by_marker_record_or_legacy_shape():
     # Without the record, the swapped NIC's copy of the address is another tool's: a conflict.
     unrecorded = rail_reconcile.reconcile(intent(), state, {"rules": record["rules"]})
     assert unrecorded.conflicts == ["address 172.17.0.2/27 on ens6f1np1 (not created by ainet.fabric) is the "
-                                    "address fabric u plans for ens6f0np0"]
+                                    "address cluster u plans for ens6f0np0"]
 
 
 def test_an_object_the_backend_made_is_adopted_and_remarked():
@@ -135,7 +135,7 @@ def test_foreign_route_where_ours_belongs_is_a_conflict_not_overwritten():
         {"dst": "172.17.0.0/16", "gateway": "10.250.0.1", "dev": "eth0", "protocol": "4"}]
     plan = rail_reconcile.reconcile(intent(), live(CONVERGED_LINKS, routes, CONVERGED_RULES))
     assert plan.conflicts == ["route `172.17.0.0/16 table 254 metric 0 via 10.250.0.1 dev eth0 proto 4` (not created "
-                              "by ainet.fabric) is where fabric u needs `172.17.0.0/16 table 254 metric 0 via "
+                              "by ainet.fabric) is where cluster u needs `172.17.0.0/16 table 254 metric 0 via "
                               "172.17.0.1 dev ens6f0np0 proto 211`"]
 
 

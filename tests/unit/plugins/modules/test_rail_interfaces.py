@@ -137,7 +137,7 @@ def test_foreign_rule_in_the_owned_band_fails_before_any_change(host, capsys, tm
     result = run_module(capsys, tmp_path)
     assert result["failed"] is True
     assert result["conflicts"] == ["rule `1002: from all fwmark 0x10 lookup 152 proto 0` (not created by "
-                                   "ainet.fabric) sits at priority 1002, which fabric rec owns"]
+                                   "ainet.fabric) sits at priority 1002, which cluster rec owns"]
     assert "set rail_network_takeover: true" in result["msg"]
     assert batches(fake) == [] and not any(tmp_path.iterdir()) and fake.sysctls == {p: "0" for p in SYSCTLS}
 
