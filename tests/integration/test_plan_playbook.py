@@ -67,7 +67,7 @@ def test_check_mode_reports_without_writing_and_diff_shows_the_change(out_dir):
     again = run_playbook(os.path.join(ROOT, "inventories", "lab"), "--check", "--diff",
                          "-e", "rail_plan_output_dir=%s" % out_dir)
     assert "changed=1" in again.stdout
-    assert "-gpu03,3,2,ens6f1np1,172.17.1.99/27," in again.stdout
+    assert "-gpu03,3,default,2,ens6f1np1,172.17.1.99/27," in again.stdout
     assert "+gpu03,3,default,2,ens6f1np1,172.17.1.66/27," in again.stdout
     assert "172.17.1.99" in csv.read_text()  # check mode left the edited file alone
 
