@@ -26,7 +26,7 @@ fi
 bash tests/lab/rootfs.sh
 
 scenarios=("$@")
-[ "${#scenarios[@]}" -gt 0 ] || scenarios=(shared exclusive p2p)
+[ "${#scenarios[@]}" -gt 0 ] || scenarios=(shared exclusive p2p two_fabrics)
 # A lab prefix of this run's own (see tests/lab/labname.py).
 export AINET_LAB_PREFIX=${AINET_LAB_PREFIX:-m$$}
 trap '"$ROOT/.venv/bin/python" tests/lab/lab.py down >/dev/null 2>&1 || true' EXIT

@@ -34,6 +34,15 @@ MODELS = {
     "infiniband": {"mode": "infiniband", "supernet": "10.64.0.0/13", "rail_prefix": 16},
 }
 SIZES = (1024, 4096, 16384)
+# Seed 001's DGX-style node: 8 compute rails and 2 storage rails, each fabric its own supernets.
+TWO_FABRICS = {
+    "name": "bench",
+    "fabrics": {
+        "compute": {"rails": 8, "addressing": MODELS["exclusive"]},
+        "storage": {"rails": 2, "mtu": 4200, "addressing": {"mode": "shared", "supernet": "10.70.0.0/15",
+                                                             "rail_prefix": 16}},
+    },
+}
 
 
 def timed(func, repeat):
@@ -62,10 +71,19 @@ def main():
             previous = (size, best)
             print("%-11s %7d %10.4f %10.4f %8s" % (name, size, best, median, growth))
             results.append({"mode": name, "nodes": size, "rails": 8, "best_s": best, "median_s": median})
-        best, median = timed(lambda: rail_addresses(cluster, 4096), 200)
+        best, median = timed(lambda: rail_addresses(cluster, 4096), 200)  # noqa: B023
         print("%-11s %7s %10.6f %10.6f   (rail_addresses, one node)" % (name, "1", best, median))
         results.append({"mode": name, "nodes": 1, "rails": 8, "best_s": best, "median_s": median,
                         "what": "rail_addresses"})
+    previous = None
+    for size in SIZES:
+        nodes = {"gpu%05d" % i: i for i in range(1, size + 1)}
+        best, median = timed(lambda: rail_plan(TWO_FABRICS, nodes), args.repeat)  # noqa: B023
+        growth = "" if previous is None else "%.2f" % ((best / previous[1]) / (size / previous[0]))
+        previous = (size, best)
+        print("%-11s %7d %10.4f %10.4f %8s" % ("8+2 fabrics", size, best, median, growth))
+        results.append({"mode": "compute exclusive + storage shared", "nodes": size, "rails": 10, "best_s": best,
+                        "median_s": median})
     if args.json:
         with open(args.json, "w") as handle:
             json.dump(results, handle, indent=2)
