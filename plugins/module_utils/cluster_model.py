@@ -15,7 +15,8 @@ from __future__ import annotations
 import ipaddress
 import re
 
-from ansible_collections.ainet.fabric.plugins.module_utils.errors import FabricModelError
+from ansible_collections.ainet.fabric.plugins.module_utils import model_schema
+from ansible_collections.ainet.fabric.plugins.module_utils.errors import FabricModelError, FabricModelErrors
 
 MODES = ("shared", "exclusive", "p2p", "infiniband")
 ROOT = "fabric_cluster"
@@ -588,6 +589,12 @@ def load_cluster(raw):
     """
     if not isinstance(raw, dict):
         raise _err(ROOT, raw, "is not a mapping", "define fabric_cluster in group_vars/all")
+    # The shape first (every problem at once), then the rules that relate several keys.
+    errors = model_schema.check(raw)
+    if len(errors) == 1:
+        raise errors[0]
+    if errors:
+        raise FabricModelErrors(errors)
     raw = _as_mapping(raw, ROOT, KNOWN_TOP)
     cluster = Cluster()
     name = raw.get("name")

@@ -31,5 +31,18 @@ class FabricModelError(FabricError):
         super().__init__(text)
 
 
+class FabricModelErrors(FabricModelError):
+    """Several problems of one model, reported together: one line each."""
+
+    def __init__(self, errors):
+        first = errors[0]
+        super().__init__(first.field, first.value, first.problem, first.fix)
+        self.errors = list(errors)
+        self.args = ("\n".join(str(e) for e in errors),)
+
+    def __str__(self):
+        return self.args[0]
+
+
 class FabricStateError(FabricError):
     """A host's live state makes the requested change unsafe or impossible."""
