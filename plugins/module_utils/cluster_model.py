@@ -445,8 +445,9 @@ def _load_tors(cluster, raw):
     field = cluster.field("tors")
     if raw is None:
         # One ToR per rail, serving every node.
-        prefix = cluster.cluster_name if cluster.name == DEFAULT_FABRIC else "%s-%s" % (cluster.cluster_name,
-                                                                                         cluster.name)
+        prefix = cluster.cluster_name
+        if cluster.name != DEFAULT_FABRIC:
+            prefix = "%s-%s" % (cluster.cluster_name, cluster.name)
         cluster.tors = [Tor("%s-rail%d-tor" % (prefix, rail), (rail,), None, "swp{node}", None)
                         for rail in range(1, cluster.rails + 1)]
         return

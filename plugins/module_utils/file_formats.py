@@ -1,7 +1,20 @@
 # -*- coding: utf-8 -*-
 # Copyright: (c) 2026, ainet.fabric contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Structured dumpers (interim minimal version)."""
+"""Structured dumpers for the files the collection writes on hosts.
+
+Each takes structured data and returns the file's text, or raises ValueError naming the key
+and value that would change the file's meaning (a newline in a systemd value, a ``]`` in a
+keyfile group). Never build these files by joining strings: an interface name with a comma
+becomes a different YAML mapping, a newline a new INI section.
+
+* ``yaml_dump``: block YAML (netplan); every string is a double-quoted scalar.
+* ``unit_dump``: systemd INI (units, .network, .conf drop-ins); repeated sections and keys kept.
+* ``keyfile_dump``: NetworkManager keyfiles (GLib key file escaping: ``\\s``, ``\\n``, ``\\t``,
+  ``\\r``, ``\\\\``).
+* ``sysctl_dump``: sysctl.d lines with ``/`` separators (an interface name with a dot, such as
+  a VLAN ``bond0.100``, cannot be written with dot separators).
+"""
 
 from __future__ import annotations
 
@@ -9,6 +22,16 @@ import json
 import re
 
 _KEY = re.compile(r"^[A-Za-z][A-Za-z0-9]*$")
+# What YAML allows unescaped in a double-quoted scalar (YAML 1.1 "printable", as libyaml and
+# PyYAML read it); anything else is written as a \u or \U escape.
+# NEL, LINE and PARAGRAPH SEPARATOR are line breaks to YAML, and a BOM is dropped: escaped too.
+_NOT_PRINTABLE = re.compile("[^\x09\x0a\x0d\x20-\x7e\xa0-\u2027\u202a-\ud7ff\ue000-\ufefe\uff00-\ufffd"
+                            "\U00010000-\U0010ffff]")
+
+
+def _yaml_escape(match):
+    code = ord(match.group(0))
+    return "\\u%04x" % code if code <= 0xFFFF else "\\U%08x" % code
 
 
 def _header(header):
@@ -24,7 +47,9 @@ def _scalar(value):
         return "true" if value else "false"
     if isinstance(value, int):
         return str(value)
-    return json.dumps(str(value), ensure_ascii=False)
+    # A JSON string is a YAML double-quoted scalar once the characters YAML does not take raw
+    # are escaped as well.
+    return _NOT_PRINTABLE.sub(_yaml_escape, json.dumps(str(value), ensure_ascii=False))
 
 
 def _yaml(data, indent, out):

@@ -54,8 +54,8 @@ def to_markdown(plan):
     lines = [
         "# Rail plan: %s" % summary["cluster"],
         "",
-        "%d nodes, %d rails in %d fabric(s), %d ToRs." % (summary["nodes"], summary["rails"],
-                                                         len(plan["fabrics"]), summary["tors"]),
+        "%d nodes, %d rails in %d fabric(s), %d ToRs." % (
+            summary["nodes"], summary["rails"], len(plan["fabrics"]), summary["tors"]),
         "",
         "## Fabrics",
         "",

@@ -326,8 +326,8 @@ def reconcile(intent, live, record=None, prune=False, takeover=False):
                 plan.added_v6.append(addr)
             continue
         brd = iproute.broadcast_of(addr.cidr)
-        plan.add("addresses", None, "address add %s%s dev %s" % (addr.cidr, " broadcast %s" % brd if brd else "",
-                                                                  addr.ifname))
+        suffix = " broadcast %s" % brd if brd else ""
+        plan.add("addresses", None, "address add %s%s dev %s" % (addr.cidr, suffix, addr.ifname))
         touched.add(addr.ifname)
         if ":" in addr.cidr:
             plan.added_v6.append(addr)
@@ -393,8 +393,8 @@ def _shadowing(fabric, rails, own_rules, intent, live):
         if hits:
             key, value = min(hits, key=lambda kv: -ipaddress.ip_network(kv[0].dst).prefixlen)
             found.append("rule `%s` (priority below ours) %s traffic from the rail addresses to %s through table %d "
-                         "(`%s`) instead of the rail tables" % (iproute.rule_text(rule), how, supernet, table,
-                                                                 iproute.route_text(key, value)))
+                         "(`%s`) instead of the rail tables"
+                         % (iproute.rule_text(rule), how, supernet, table, iproute.route_text(key, value)))
     return found
 
 

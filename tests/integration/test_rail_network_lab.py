@@ -244,8 +244,8 @@ def test_converge_traffic_idempotence(mode, family, lab_dir):
     second = playbook(inventory)
     assert second.returncode == 0, second.stdout + second.stderr
     assert set(changed_counts(second.stdout).values()) == {0}, second.stdout
-    print("%s/v%d: converge %.1f s, re-converge %.1f s for %d hosts" % (mode, family, first.elapsed,
-                                                                          second.elapsed, len(NODES)))
+    print("%s/v%d: converge %.1f s, re-converge %.1f s for %d hosts"
+          % (mode, family, first.elapsed, second.elapsed, len(NODES)))
     for host in NODES:
         assert_exactly_planned(host, plan, INTERFACES, cluster)
     ping_matrix(plan, cluster["mtu"], family)
@@ -388,7 +388,8 @@ def test_model_changes_leave_nothing_of_the_old_state(lab_dir):
     sys.path.insert(0, os.path.join(ROOT, "build", ".collections"))
     from ansible_collections.ainet.fabric.plugins.module_utils.rail_plan import rail_plan  # noqa: E402
 
-    def converge_to(name, new_cluster, interfaces=INTERFACES, node_id=1, **more):
+    def converge_to(name, new_cluster, interfaces=None, node_id=1, **more):
+        interfaces = interfaces or INTERFACES
         extra = with_vars(lab_dir, name, fabric_cluster=new_cluster, fabric_rail_interfaces=interfaces,
                           **more)
         args = ["-e", extra, "--limit", "gpu01"]
@@ -407,8 +408,8 @@ def test_model_changes_leave_nothing_of_the_old_state(lab_dir):
     converge_to("rail-removed", three, INTERFACES[:3])
     assert "ens7f1np1" not in " ".join(os.listdir(os.path.join(root, "etc/systemd/network")))
     # The aggregate route turned off; new table base and rule priority.
-    converge_to("routing-changed", dict(cluster, routing={"aggregate_route": False, "table_base": 200,
-                                                           "rule_priority": 2000}))
+    routing = {"aggregate_route": False, "table_base": 200, "rule_priority": 2000}
+    converge_to("routing-changed", dict(cluster, routing=routing))
     # The node renumbered: in shared mode two hosts would otherwise answer for one address.
     converge_to("renumbered", cluster, node_id=7)
     # Two rail NICs swapped: each keeps only its new address.
@@ -472,7 +473,7 @@ def test_concurrent_runs_on_one_host_do_not_collide(lab_dir):
                PATH=BIN + os.pathsep + os.environ.get("PATH", ""))
     cmd = [os.path.join(BIN, "ansible-playbook"), "-i", inventory, os.path.join(ROOT, "playbooks", "hosts.yml")]
     runs = [subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-            for _ in range(2)]
+            for _run in range(2)]
     outputs = [run.communicate(timeout=300)[0] for run in runs]
     assert [run.returncode for run in runs] == [0, 0], outputs
     assert_exactly_planned("gpu01", plan, INTERFACES, cluster)

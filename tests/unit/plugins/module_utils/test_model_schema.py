@@ -36,8 +36,8 @@ def test_role_argument_specs_are_generated_from_the_schema(role):
 
 
 def test_every_problem_of_a_model_is_reported_at_once():
-    raw = {"name": "x", "rails": "eight", "mtu": True, "addressing": {"mode": "mesh", "supernet": "10.0.0.0",
-                                                                       "rail_prefix": 24, "colour": "red"},
+    addressing = {"mode": "mesh", "supernet": "10.0.0.0", "rail_prefix": 24, "colour": "red"}
+    raw = {"name": "x", "rails": "eight", "mtu": True, "addressing": addressing,
            "routing": {"table_base": 0}, "tors": [{"rails": [1]}], "management_networks": ["10.1.0.0/16", 7]}
     with pytest.raises(FabricModelError) as err:
         load_cluster(raw)

@@ -188,8 +188,8 @@ def test_management_path_is_protected_through_multipath_ipv6_and_lower_devices()
     state = rail_reconcile.Live(iproute.parse_links(json.dumps(links)), {}, [])
     state.routes.update(iproute.parse_routes(json.dumps([
         {"dst": "default", "protocol": "3", "metric": 100, "flags": [],
-         "nexthops": [{"gateway": "10.0.0.1", "dev": "eth0", "weight": 1}, {"gateway": "10.1.0.1", "dev": "bond0.20",
-                                                                         "weight": 1}]}]), 4))
+         "nexthops": [{"gateway": "10.0.0.1", "dev": "eth0", "weight": 1},
+                      {"gateway": "10.1.0.1", "dev": "bond0.20", "weight": 1}]}]), 4))
     state.routes.update(iproute.parse_routes(json.dumps([{"dst": "default", "gateway": "fe80::1", "dev": "mgmt6",
                                                           "metric": 1024, "protocol": "9"}]), 6))
     protected = rail_reconcile.protected_interfaces(state)

@@ -71,8 +71,9 @@ class FakeHost(object):
 def host(monkeypatch):
     def make(state, after=None, sysctls=None):
         fake = FakeHost(state, after, sysctls)
-        monkeypatch.setattr(rail_interfaces.AnsibleModule, "run_command",
-                            lambda module, args, **kw: fake.run_command(module, args, **kw))
+        def run_command(module, args, **kwargs):
+            return fake.run_command(module, args, **kwargs)
+        monkeypatch.setattr(rail_interfaces.AnsibleModule, "run_command", run_command)
         monkeypatch.setattr(rail_interfaces.AnsibleModule, "get_bin_path",
                             lambda module, name, required=False, opt_dirs=None: "/usr/sbin/ip" if name == "ip" else None)
         monkeypatch.setattr(rail_interfaces.Host, "read_sysctls",
@@ -108,15 +109,14 @@ def test_fresh_host_converges_with_two_batches_then_nothing(host, capsys, tmp_pa
         "etc/systemd/networkd.conf.d/60-ainet-rails.conf"]
     record = json.loads((tmp_path / "var/lib/ainet-fabric/rail_interfaces.json").read_text())
     assert sorted(record["fabrics"]) == ["rec"]
-    assert [a for a in record["fabrics"]["rec"]["addresses"]] == [["ens6f0np0", "172.17.0.2/27"],
-                                                                 ["ens6f1np1", "172.17.1.2/27"]]
+    assert record["fabrics"]["rec"]["addresses"] == [["ens6f0np0", "172.17.0.2/27"], ["ens6f1np1", "172.17.1.2/27"]]
 
     # The same host again: reads only, no batch, no file, changed false.
     again = host("converged", sysctls=fake.sysctls)
     result = run_module(capsys, tmp_path)
     assert result["changed"] is False, result
     assert batches(again) == [] and result["files"] == []
-    assert [key for key, _ in again.calls] == ["ip -N -j -d -4 -batch -", "ip -N -j -d -6 -batch -"]
+    assert [call[0] for call in again.calls] == ["ip -N -j -d -4 -batch -", "ip -N -j -d -6 -batch -"]
 
 
 def test_check_mode_reports_the_same_commands_and_changes_nothing(host, capsys, tmp_path):
