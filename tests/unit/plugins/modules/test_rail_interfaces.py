@@ -71,6 +71,7 @@ class FakeHost(object):
 def host(monkeypatch):
     def make(state, after=None, sysctls=None):
         fake = FakeHost(state, after, sysctls)
+
         def run_command(module, args, **kwargs):
             return fake.run_command(module, args, **kwargs)
         monkeypatch.setattr(rail_interfaces.AnsibleModule, "run_command", run_command)
