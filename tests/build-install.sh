@@ -27,7 +27,7 @@ cat > "$TMP/pb/plan.yml" <<'YAML'
       rail_plan_output_dir: "{{ playbook_dir }}/out"
 YAML
 (cd "$TMP" && ansible-playbook -i inv pb/plan.yml >"$TMP/log" 2>&1) || { cat "$TMP/log"; exit 1; }
-grep -q "lab: 4 nodes x 4 rails" "$TMP/log"
+grep -q "lab: 4 nodes, 4 rails in fabric(s) default" "$TMP/log"
 test -s "$TMP/pb/out/rails.csv"
 (cd "$TMP" && ansible-doc -t filter ainet.fabric.rail_addresses >/dev/null)
 echo "installed collection planned the lab inventory"
