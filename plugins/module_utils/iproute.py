@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import ipaddress
 import json
+import re
 from collections import namedtuple
 
 from ansible_collections.ainet.fabric.plugins.module_utils.errors import FabricStateError
@@ -99,11 +100,22 @@ READ_BATCH = {4: "route show table all\nrule show\naddr show\nlink show\n",
               6: "route show table all\nrule show\naddr show\n"}
 
 
+# iproute2 before 5.11 printed the type of a non-unicast route as a bare string,
+# ``[{"broadcast","dst":...}]`` (invalid JSON, iproute2/iproute2#37): read it as ``"type"``.
+_BARE_TYPE = re.compile(r'([\[{,]\s*\{)"(unicast|local|broadcast|anycast|multicast|blackhole|unreachable|prohibit|'
+                        r'throw|nat|unspec|[0-9]+)",')
+
+
+def repair(text):
+    """Output of older ``ip -j`` made valid JSON (see :data:`_BARE_TYPE`)."""
+    return _BARE_TYPE.sub(r'\1"type":"\2",', text) if text and '",' in text else (text or "")
+
+
 def split_lists(text, what, count):
     """The ``count`` JSON lists that one ``ip -j -batch`` run printed, one after the other."""
     decoder = json.JSONDecoder()
     lists, pos = [], 0
-    text = text or ""
+    text = repair(text)
     while len(lists) < count:
         while pos < len(text) and text[pos].isspace():
             pos += 1
@@ -146,7 +158,7 @@ def merge_links(*parts):
 def load(text, what):
     """Parse ``ip -j`` output; empty output is an empty list."""
     try:
-        data = json.loads(text or "[]")
+        data = json.loads(repair(text) or "[]")
     except ValueError as exc:
         raise FabricStateError("could not parse `%s` JSON output: %s" % (what, exc)) from None
     if not isinstance(data, list):

@@ -218,3 +218,19 @@ def test_parsers_take_names_and_numbers_alike():
                                   '"table":"255"}]', 4)
     assert list(routes.values()) == [iproute.RouteValue(None, "r1", "172.17.0.2", 253, 2, "unicast", None)]
     assert iproute.split_lists('[1]\n[{"a":[2]}]\n', "x", 3) == ['[1]', '[{"a":[2]}]', '[]']
+
+
+# Verbatim from iproute2/iproute2#37 (iproute2 before 5.11, `ip -j route show table local`): the
+# route type is printed as a bare string, which is not JSON.
+ISSUE_37 = ('[{"broadcast","dst":"127.0.0.0","dev":"lo","protocol":"kernel","scope":"link","prefsrc":"127.0.0.1",'
+            '"flags":[]},{"local","dst":"127.0.0.0/8","dev":"lo","protocol":"kernel","scope":"host",'
+            '"prefsrc":"127.0.0.1","flags":[]}]')
+
+
+def test_routes_of_old_iproute2_with_bare_types_are_read():
+    assert iproute.parse_routes(ISSUE_37, 4) == {}  # local and broadcast routes are not ours to manage
+    mixed = ISSUE_37[:-1] + ',{"dst":"10.9.0.0/16","dev":"eth1","protocol":"static","flags":[]}]'
+    assert list(iproute.parse_routes(mixed, 4)) == [iproute.RouteKey(4, 254, "10.9.0.0/16", 0)]
+    # A route whose device or table is literally named like a type is not rewritten.
+    named = '[{"dst":"10.1.0.0/16","dev":"local","flags":[]}]'
+    assert iproute.repair(named) == named
