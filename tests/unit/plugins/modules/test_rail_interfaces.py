@@ -15,6 +15,7 @@ import os
 import pytest
 from ansible.module_utils.testing import patch_module_args
 
+from ansible_collections.ainet.fabric.plugins.module_utils import iproute
 from ansible_collections.ainet.fabric.plugins.modules import rail_interfaces
 
 FIXTURES = os.path.join(os.path.dirname(__file__), "fixtures")
@@ -167,3 +168,23 @@ def test_a_failing_line_reports_what_was_applied(host, capsys, tmp_path, monkeyp
     assert "`ip address add 172.17.0.2/27 broadcast 172.17.0.31 dev ens6f0np0` failed: Error: Nexthop device is " \
            "not up." in result["msg"]
     assert "a re-run continues from here" in result["msg"]
+
+
+def test_other_tools_routes_of_every_shape_are_read_and_left_alone(host, capsys, tmp_path):
+    """misc.json: a converged host plus another tool's multipath (IPv4, IPv6), nexthop-object,
+    blackhole and unreachable routes in table 300, recorded from the kernel."""
+    routes = {}
+    state = load("misc")
+    for family in (4, 6):
+        family_routes, _rules, _links = iproute.read_family(state["ip -N -j -d -%d -batch -" % family], family)
+        routes.update({k: v for k, v in family_routes.items() if k.table == 300})
+    assert {(k.family, k.dst, v.type): iproute.route_devs(v) for k, v in routes.items()} == {
+        (4, "198.51.100.0/24", "unicast"): {"eth0"}, (4, "192.0.2.0/24", "unicast"): {"eth0"},
+        (4, "203.0.113.0/24", "blackhole"): set(), (4, "203.0.114.0/24", "unreachable"): set(),
+        (6, "2001:db8:1::/64", "unicast"): {"eth0"}}
+    assert routes[iproute.RouteKey(4, 300, "198.51.100.0/24", 0)].nexthops == (
+        ("10.250.0.1", "eth0", 1), ("10.250.0.2", "eth0", 2))
+    fake = host("misc", sysctls={p: v for p, v in zip(SYSCTLS, ["2", "1", "2", "1", "1"] * 2)})
+    run_module(capsys, tmp_path)  # writes the files and the record
+    result = run_module(capsys, tmp_path)
+    assert result["changed"] is False and result["shadowing"] == [] and batches(fake) == [], result
