@@ -39,6 +39,7 @@ molecule: setup
 
 LAB_KIND ?= containers
 lab: setup
+	bash tests/system-deps.sh
 	bash tests/lab/lab.sh up --kind $(LAB_KIND)
 
 lab-down:

@@ -10,6 +10,16 @@ mkdir -p "$OUT"
 ansible-galaxy collection build --force --output-path "$OUT" "$ROOT" >/dev/null
 VERSION=$(sed -n 's/^version: *//p' "$ROOT/galaxy.yml")
 TARBALL=$OUT/ainet-fabric-$VERSION.tar.gz
+# Only the collection goes in: no development machinery, no caches, no lab or test runners.
+tar -tzf "$TARBALL" > "$TMP/files"
+if grep -E '(^|/)(Makefile|ansible\.cfg|requirements-dev\.txt|conftest\.py|__pycache__|\.pytest_cache|\.hypothesis|\.molecule|\.venv[^/]*|build)(/|$)|^tests/(lab|perf|integration|sanity)/|^extensions/molecule/|\.pyc$' "$TMP/files"; then
+    echo "the tarball carries development files (above); extend build_ignore in galaxy.yml" >&2
+    exit 1
+fi
+for required in LICENSE README.md MANIFEST.json meta/runtime.yml meta/execution-environment.yml requirements.txt \
+        bindep.txt plugins/modules/rail_interfaces.py roles/rail_plan/README.md roles/rail_network/README.md; do
+    grep -qx "$required" "$TMP/files" || { echo "the tarball lacks $required" >&2; exit 1; }
+done
 # A config of its own: this checkout's ansible.cfg links the repo as the collection.
 printf '[defaults]\ncollections_path = %s\n' "$TMP/collections" > "$TMP/ansible.cfg"
 export ANSIBLE_CONFIG=$TMP/ansible.cfg
