@@ -184,7 +184,7 @@ def test_other_tools_routes_of_every_shape_are_read_and_left_alone(host, capsys,
         (6, "2001:db8:1::/64", "unicast"): {"eth0"}}
     assert routes[iproute.RouteKey(4, 300, "198.51.100.0/24", 0)].nexthops == (
         ("10.250.0.1", "eth0", 1), ("10.250.0.2", "eth0", 2))
-    fake = host("misc", sysctls={p: v for p, v in zip(SYSCTLS, ["2", "1", "2", "1", "1"] * 2)})
+    fake = host("misc", sysctls=dict(zip(SYSCTLS, ["2", "1", "2", "1", "1"] * 2)))
     run_module(capsys, tmp_path)  # writes the files and the record
     result = run_module(capsys, tmp_path)
     assert result["changed"] is False and result["shadowing"] == [] and batches(fake) == [], result
