@@ -290,6 +290,21 @@ def route_line(verb, key, value=None):
 # -- rules ---------------------------------------------------------------------
 
 _RULE_SKIP = frozenset(("srclen", "dstlen"))
+_IPPROTOS = {"icmp": 1, "igmp": 2, "tcp": 6, "udp": 17, "gre": 47, "esp": 50, "ah": 51, "ipv6-icmp": 58,
+             "icmpv6": 58, "sctp": 132, "udplite": 136, "mptcp": 262}
+
+
+def _ipproto(value):
+    """``ipproto`` as a number: ip prints a name from /etc/protocols, ip -N ``ipproto-N``."""
+    text = str(value)
+    if text.startswith("ipproto-"):
+        text = text[len("ipproto-"):]
+    if text.isdigit():
+        return int(text)
+    return _IPPROTOS.get(text, text)
+
+
+_RULE_ACTIONS = {"nop": "3", "blackhole": "6", "unreachable": "7", "prohibit": "8"}
 
 
 def make_rule(family, **selectors):
@@ -318,6 +333,13 @@ def parse_rules(text, family):
                 sel["protocol"] = proto_number(value)
             elif key == "l3mdev":
                 sel["l3mdev"] = True
+            elif key == "action":
+                # ip prints the action by name, ip -N by number.
+                sel["action"] = _RULE_ACTIONS.get(str(value), str(value))
+            elif key == "ipproto":
+                sel["ipproto"] = _ipproto(value)
+            elif key == "nop":
+                sel["action"] = "3"
             elif isinstance(value, (list, dict)):
                 sel[key] = json.dumps(value, sort_keys=True)
             else:
@@ -370,6 +392,13 @@ def rule_line(verb, rule):
         parts += ["table", str(sel.pop("table"))]
     if "suppress_prefixlen" in sel:
         parts += ["suppress_prefixlength", str(sel.pop("suppress_prefixlen"))]
+    if "suppress_ifgroup" in sel:
+        parts += ["suppress_ifgroup", str(sel.pop("suppress_ifgroup"))]
+    if "flow_to" in sel:
+        realm = str(sel.pop("flow_to"))
+        if "flow_from" in sel:
+            realm = "%s/%s" % (sel.pop("flow_from"), realm)
+        parts += ["realms", realm]
     parts += ["protocol", str(sel.pop("protocol", 0))]
     return " ".join(parts)
 

@@ -580,3 +580,29 @@ def test_two_fabrics_one_module_call_traffic_on_both(lab_dir):
     from ansible_collections.ainet.fabric.plugins.module_utils.rail_plan import rail_plan  # noqa: E402
     for host in NODES:
         assert_exactly_planned(host, rail_plan(compute_only, NODES), {"compute": INTERFACES}, compute_only)
+
+
+def test_every_recorded_rule_shape_round_trips_through_the_kernel():
+    """The 43 foreign rule shapes of data/iproute/foreign-rules (fwmark, ports, uidrange, tos,
+    realms, goto, actions ...): the line the module would write adds exactly that rule, reads back
+    equal, and the delete line the takeover uses removes it."""
+    sys.path.insert(0, os.path.join(ROOT, "build", ".collections"))
+    from ansible_collections.ainet.fabric.plugins.module_utils import iproute  # noqa: E402
+    path = os.path.join(ROOT, "tests", "unit", "plugins", "module_utils", "data", "iproute",
+                        "foreign-rules.rule4n.json")
+    with open(path) as handle:
+        rules = [r for r in iproute.parse_rules(handle.read(), 4) if dict(r)["priority"] not in (0, 32766, 32767)]
+    ns = lab.prefix() + "-rules"
+    lab.ip("netns", "add", ns)
+    try:
+        lab.ip("link", "add", "r1", "type", "veth", "peer", "name", "r1p", ns=ns)
+        for rule in rules:
+            lab.ip("-4", *iproute.rule_line("add", rule).split(), ns=ns)
+        back = iproute.parse_rules(lab.ip("-N", "-4", "-j", "rule", "show", ns=ns), 4)
+        assert [iproute.rule_text(r) for r in rules if r not in back] == []
+        for rule in rules:
+            lab.ip("-4", *iproute.rule_line("del", rule).split(), ns=ns)
+        left = iproute.parse_rules(lab.ip("-N", "-4", "-j", "rule", "show", ns=ns), 4)
+        assert [r for r in left if dict(r)["priority"] not in (0, 32766, 32767)] == []
+    finally:
+        lab.ip("netns", "del", ns, check=False)
