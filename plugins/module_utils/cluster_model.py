@@ -35,6 +35,12 @@ FABRIC_KEYS = frozenset(("rails", "mtu", "addressing", "routing", "tors", "qos",
 KNOWN_TOP = frozenset(("name", "description", "fabrics", "management_networks", "pod_networks",
                        "service_networks")) | FABRIC_KEYS
 DEFAULT_FABRIC = "default"
+# Ranges no fabric may touch: a supernet overlapping one (0.0.0.0/0 or ::/0 included) would
+# route the host's default, loopback, link-local or multicast traffic through a rail.
+NOT_A_FABRIC = tuple((ipaddress.ip_network(net), what) for net, what in (
+    ("0.0.0.0/8", "this-network"), ("127.0.0.0/8", "loopback"), ("169.254.0.0/16", "link-local"),
+    ("224.0.0.0/4", "multicast"), ("240.0.0.0/4", "reserved and broadcast"),
+    ("::/8", "unspecified, loopback and IPv4-mapped"), ("fe80::/10", "link-local"), ("ff00::/8", "multicast")))
 FABRIC_NAME_RE = re.compile(r"^[a-z][a-z0-9_-]{0,15}\Z")
 KNOWN_ADDRESSING = frozenset((
     "mode", "supernet", "rail_prefix", "node_prefix", "gateway_offset", "host_offset",
@@ -297,6 +303,10 @@ def _load_addressing(cluster, raw):
     if raw.get("supernet") is None:
         raise _err(field + ".supernet", None, "is missing", "set the RDMA supernet, e.g. 172.17.0.0/16")
     supernet = parse_network(raw["supernet"], field + ".supernet")
+    for special, what in NOT_A_FABRIC:
+        if special.version == supernet.version and special.overlaps(supernet):
+            raise _err(field + ".supernet", str(supernet), "overlaps %s (%s), which can never carry a fabric"
+                       % (special, what), "use a private unicast range, e.g. 172.17.0.0/16 or fd00:17::/48")
     cluster.supernet = supernet
     cluster.family = supernet.version
     bits = supernet.max_prefixlen

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import copy
+import re
 
 import pytest
 
@@ -228,3 +229,16 @@ def test_several_fabrics_need_interfaces_per_fabric():
 def test_node_ids_are_ascii_integers(bad):
     with pytest.raises(FabricModelError, match="is not an integer"):
         rail_plan(BASE, {"gpu01": bad})
+
+
+@pytest.mark.parametrize("supernet,what", [
+    ("::/0", "::/8 (unspecified, loopback and IPv4-mapped)"), ("0.0.0.0/0", "0.0.0.0/8 (this-network)"),
+    ("127.0.0.0/8", "loopback"), ("224.0.0.0/4", "multicast"), ("169.254.0.0/16", "link-local"),
+    ("fe80::/10", "link-local"), ("ff00::/8", "multicast"), ("240.0.0.0/8", "reserved")])
+def test_supernets_that_would_capture_host_traffic_are_refused(supernet, what):
+    """A supernet of ::/0 on an IPv4-managed host once put an IPv6 default route through rail 1."""
+    data = with_changes(addressing__supernet=supernet, addressing__rail_prefix=24 if "." in supernet else 64,
+                        addressing__node_prefix=27 if "." in supernet else 72, management_networks=[])
+    with pytest.raises(FabricModelError, match=r"supernet: '%s' overlaps .*%s.*which can never carry a fabric"
+                       % (re.escape(supernet), re.escape(what))):
+        load_cluster(data)

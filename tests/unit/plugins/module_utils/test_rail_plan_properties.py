@@ -18,7 +18,8 @@ def clusters(draw):
     rails = draw(st.integers(1, 8))
     if family == 4:
         supernet_prefix = draw(st.integers(8, 20))
-        base = draw(st.integers(0, (1 << supernet_prefix) - 1)) << (32 - supernet_prefix)
+        # Inside 10.0.0.0/8: the model refuses supernets in loopback, multicast and other special ranges.
+        base = (10 << 24) | (draw(st.integers(0, (1 << (supernet_prefix - 8)) - 1)) << (32 - supernet_prefix))
         supernet = "%s/%d" % (ipaddress.IPv4Address(base), supernet_prefix)
         bits = 32
     else:
