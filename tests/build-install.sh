@@ -41,3 +41,21 @@ grep -q "lab: 4 nodes, 4 rails in fabric(s) default" "$TMP/log"
 test -s "$TMP/pb/out/rails.csv"
 (cd "$TMP" && ansible-doc -t filter ainet.fabric.rail_addresses >/dev/null)
 echo "installed collection planned the lab inventory"
+
+# Galaxy's importer, offline with its default settings (it runs ansible-doc and ansible-lint on
+# the tarball): it must accept the collection without a warning or an error.
+(cd "$TMP" && python -m galaxy_importer.main "$TARBALL" >"$TMP/importer.log" 2>&1) || { cat "$TMP/importer.log"; exit 1; }
+if grep -E '^(WARNING|ERROR)|not found, skipping' "$TMP/importer.log"; then
+    echo "galaxy-importer warned about the tarball (above)" >&2
+    exit 1
+fi
+grep -q "Importer processing completed successfully" "$TMP/importer.log"
+echo "galaxy-importer accepted $(basename "$TARBALL")"
+
+# The execution environment's build context: ansible-builder must accept the definition and
+# put the tarball of this version in it (building the image needs a container engine and
+# registry access: tests/ee/build.sh).
+bash "$ROOT/tests/ee/context.sh" "$TMP/ee" >/dev/null
+test -f "$TMP/ee/_build/collection/ainet-fabric-$VERSION.tar.gz"
+grep -q "/usr/share/ansible/collections" "$TMP/ee/Containerfile"
+echo "ansible-builder created the EE build context"

@@ -1,7 +1,8 @@
 # -*- coding: utf-8 -*-
 # Copyright: (c) 2026, ainet.fabric contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Controller-side rail plan: compute once, write the report files, return a summary.
+"""Controller-side rail plan: compute once, write the report files and the plan lock,
+publish the lock as job artifacts, or check a host job's hosts against the published lock.
 
 One task instead of a large set_fact plus a templated copy per file: Ansible
 never templates or copies the plan itself unless ``return_plan`` asks for it.
@@ -14,11 +15,13 @@ import tempfile
 
 from ansible.plugins.action import ActionBase
 
-from ansible_collections.ainet.fabric.plugins.module_utils.errors import FabricError
+from ansible_collections.ainet.fabric.plugins.module_utils import plan_lock
+from ansible_collections.ainet.fabric.plugins.module_utils.errors import FabricError, FabricModelError
 from ansible_collections.ainet.fabric.plugins.module_utils.plan_report import render
 from ansible_collections.ainet.fabric.plugins.module_utils.rail_plan import rail_plan
 
 REPORTS = (("plan.json", "json"), ("rails.csv", "csv"), ("rails.md", "markdown"), ("topology.mmd", "mermaid"))
+DIFFED_REPORTS = ("rails.csv",)
 
 ARGUMENT_SPEC = dict(
     cluster=dict(type="dict", required=True),
@@ -26,6 +29,11 @@ ARGUMENT_SPEC = dict(
     output_dir=dict(type="path"),
     diagram_max_nodes=dict(type="int", default=64),
     return_plan=dict(type="bool", default=False),
+    mode=dict(type="str", default="plan", choices=["plan", "check"]),
+    lock_file=dict(type="path"),
+    lock=dict(type="raw"),
+    require_lock=dict(type="bool", default=True),
+    check_hosts=dict(type="list", elements="str"),
 )
 
 
@@ -60,6 +68,8 @@ class ActionModule(ActionBase):
         _unused, args = self.validate_argument_spec(argument_spec=ARGUMENT_SPEC)
         try:
             plan = rail_plan(args["cluster"], args["nodes"])
+            if args["mode"] == "check":
+                return self._check(result, args, plan)
             reports = {name: render(plan, fmt, args["diagram_max_nodes"]) for name, fmt in REPORTS} \
                 if args["output_dir"] else {}
         except FabricError as exc:
@@ -67,27 +77,78 @@ class ActionModule(ActionBase):
             return result
 
         changed_files, diffs = [], []
+        writes = {}
         out = args["output_dir"]
         for name, content in reports.items():
             path = os.path.join(out, name)
-            before = _read(path)
-            if before != content:
-                changed_files.append(path)
-                diffs.append({"before_header": path, "after_header": path,
-                              "before": before or "", "after": content})
+            before_text = _read(path)
+            if before_text != content:
+                writes[path] = content
+                # The table's changed lines; the other views of the same plan are only named
+                # (a whole plan.json of thousands of nodes would make a diff of megabytes).
+                diffs.append(plan_lock.short_diff(before_text, content, path) if name in DIFFED_REPORTS
+                             else "%s: rewritten (%d bytes)\n" % (path, len(content)))
+        lock = plan_lock.plan_lock(plan)
+        changes = None
+        if args["lock_file"]:
+            path = args["lock_file"]
+            before_text = _read(path)
+            after_text = plan_lock.lock_dump(lock)
+            before = None
+            if before_text is not None:
+                try:
+                    before = plan_lock.lock_load(before_text, path)
+                except FabricError:
+                    before = None  # an unreadable old lock is simply replaced
+            changes = plan_lock.lock_changes(before, lock)
+            if before_text != after_text:
+                writes[path] = after_text
+                # The lock is the reviewable form of the plan: one line per host.
+                diffs.insert(0, plan_lock.short_diff(before_text, after_text, path))
+        changed_files = list(writes)
         if changed_files and not self._task.check_mode:
             try:
-                os.makedirs(out, exist_ok=True)
-                for path in changed_files:
-                    _write(path, reports[os.path.basename(path)])
+                for path, content in writes.items():
+                    os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
+                    _write(path, content)
             except OSError as exc:
-                result.update(failed=True, msg="could not write the plan files in %s: %s" % (out, exc))
+                result.update(failed=True, msg="could not write the plan files: %s" % exc)
                 return result
 
         result.update(changed=bool(changed_files), summary=plan["summary"], files=changed_files,
-                      output_dir=out)
+                      output_dir=out, lock_file=args["lock_file"], lock_changes=changes)
+        if not self._task.check_mode:
+            # Job artifacts (AWX passes them to the next jobs of a workflow as extra vars).
+            result["ansible_stats"] = {"data": {plan_lock.LOCK_VAR: lock}, "per_host": False, "aggregate": False}
         if self._task.diff and diffs:
-            result["diff"] = diffs
+            result["diff"] = {"prepared": "".join(diffs)}
         if args["return_plan"]:
             result["plan"] = plan
+        return result
+
+    def _check(self, result, args, plan):
+        """Host job: the hosts it will touch must be in the published lock, exactly."""
+        # The file, where it exists, is the newest word: a plan job that just ran in the same
+        # ansible-playbook command rewrote it after the inventory (and its copy of the lock as
+        # the variable rail_plan_lock) was loaded. Without a file (an AWX job, whose inventory
+        # is not a directory of the project), the variable: the inventory's copy, or the plan
+        # job's artifact passed on by the workflow as an extra var.
+        source, data = plan_lock.LOCK_VAR, args["lock"]
+        text = _read(args["lock_file"]) if args["lock_file"] else None
+        if text is not None:
+            source, data = args["lock_file"], text
+        if data in (None, "", {}):
+            if args["require_lock"]:
+                raise FabricModelError(
+                    "rail_plan_lock_file", args["lock_file"],
+                    "does not exist and no published plan (%s) was passed" % plan_lock.LOCK_VAR,
+                    "run the plan job (playbooks/plan.yml) on the whole inventory first: it writes the lock "
+                    "file and publishes %s as job artifacts" % plan_lock.LOCK_VAR)
+            result.update(changed=False, summary=plan["summary"], checked=[], lock_source=None)
+            return result
+        lock = plan_lock.lock_load(data, source)
+        hosts = args["check_hosts"]
+        checked = plan if hosts is None else dict(plan, nodes={h: n for h, n in plan["nodes"].items() if h in hosts})
+        plan_lock.check_plan(lock, checked, source)
+        result.update(changed=False, summary=plan["summary"], checked=sorted(checked["nodes"]), lock_source=source)
         return result

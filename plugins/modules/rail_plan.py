@@ -38,16 +38,52 @@ options:
     description: Return the whole plan as RV(plan).
     type: bool
     default: false
+  mode:
+    description:
+      - V(plan) (the plan job) writes the report files and the plan lock O(lock_file), and
+        publishes the lock as the job artifact C(rail_plan_lock) (C(set_stats) data; not in check
+        mode). O(nodes) should then be the whole inventory.
+      - V(check) (the host job, possibly limited or one AWX slice) plans O(nodes), then refuses,
+        before any host is touched, every host of O(check_hosts) that the published lock does not
+        give exactly the same node id, rail NICs and addresses, or a lock made from another
+        cluster model. It writes nothing.
+    type: str
+    choices: [plan, check]
+    default: plan
+  lock_file:
+    description:
+      - The plan lock on the controller, C(<inventory dir>/rail_plan_lock.json); commit it with the
+        inventory. It is JSON with one host per line and at the same time an inventory source that
+        sets the variable C(rail_plan_lock) for every host.
+      - Written in V(plan) mode, read first in V(check) mode.
+    type: path
+  lock:
+    description:
+      - The published lock as a variable, C(rail_plan_lock) - the inventory's copy (the lock file is
+        also an inventory source that sets it), or the plan job's artifact that an AWX workflow passes
+        to the next jobs as an extra var.
+      - In V(check) mode it is used where O(lock_file) does not exist (an AWX job's inventory is not a
+        directory of the project); the file, where it exists, wins, because a plan job in the same
+        command may just have rewritten it.
+    type: raw
+  require_lock:
+    description: In V(check) mode, fail when there is neither O(lock) nor O(lock_file).
+    type: bool
+    default: true
+  check_hosts:
+    description: In V(check) mode, the hosts to check against the lock (the play's hosts); all of O(nodes) when omitted.
+    type: list
+    elements: str
 attributes:
   action:
     support: full
     description: Runs as an action plugin on the controller; the files are written there.
   check_mode:
     support: full
-    description: Computes the plan and reports which files would change without writing them.
+    description: Computes the plan and reports which files would change without writing them or publishing the lock.
   diff_mode:
     support: full
-    description: Shows each report file before and after.
+    description: Shows the lines of the plan lock and of C(rails.csv) that change (no context, at most 200 lines each) and names the other rewritten report files.
 """
 
 EXAMPLES = r"""
@@ -57,6 +93,16 @@ EXAMPLES = r"""
     nodes: "{{ groups['gpu_nodes'] | ainet.fabric.node_map(hostvars) }}"
     output_dir: "{{ playbook_dir }}/../build/{{ fabric_cluster.name }}"
   delegate_to: localhost
+  run_once: true
+
+- name: Refuse, before any change, hosts that disagree with the published plan
+  ainet.fabric.rail_plan:
+    mode: check
+    cluster: "{{ fabric_cluster }}"
+    nodes: "{{ groups['gpu_nodes'] | ainet.fabric.node_map(hostvars) }}"
+    lock: "{{ rail_plan_lock | default(omit) }}"
+    lock_file: "{{ inventory_dir }}/rail_plan_lock.json"
+    check_hosts: "{{ ansible_play_hosts_all }}"
   run_once: true
 """
 
@@ -73,6 +119,24 @@ files:
   elements: str
 output_dir:
   description: The directory of the report files, if any.
+  returned: success
+  type: str
+lock_file:
+  description: The plan lock file, if any.
+  returned: success
+  type: str
+lock_changes:
+  description: In V(plan) mode with O(lock_file), the hosts the new lock adds, removes or changes, and whether the model changed.
+  returned: success
+  type: dict
+  sample: {added: [gpu05], removed: [], changed: [], model: false}
+checked:
+  description: In V(check) mode, the hosts found in agreement with the lock.
+  returned: success
+  type: list
+  elements: str
+lock_source:
+  description: In V(check) mode, where the lock came from (the file, or C(rail_plan_lock)).
   returned: success
   type: str
 plan:

@@ -33,6 +33,11 @@ def write_inventory(tmp_path, cluster, hosts, interfaces=None):
     return inv
 
 
+CLUSTER = {"name": "lim", "rails": 2,
+           "addressing": {"mode": "exclusive", "supernet": "172.17.0.0/16", "rail_prefix": 24, "node_prefix": 27}}
+NICS = ["ens6f0np0", "ens6f1np1"]
+
+
 @pytest.fixture
 def out_dir(tmp_path):
     return tmp_path / "out"
@@ -81,11 +86,33 @@ def test_set_fact_keeps_the_whole_plan(out_dir):
 
 def test_limit_does_not_change_the_plan(tmp_path, out_dir):
     # --limit narrows the hosts a play runs on; the plan still covers the whole group.
-    result = run_playbook(os.path.join(ROOT, "inventories", "lab"), "-e", "rail_plan_output_dir=%s" % out_dir,
-                          "--limit", "gpu02,localhost")
+    # The plan play targets the node group, so a limit to GPU nodes still runs it (no
+    # "no hosts matched").
+    inv = write_inventory(tmp_path, CLUSTER, {"gpu01": 1, "gpu02": 2, "gpu03": 3}, NICS)
+    result = run_playbook(inv, "-e", "rail_plan_output_dir=%s" % out_dir, "--limit", "gpu02")
     assert result.returncode == 0, result.stdout + result.stderr
     plan = json.loads((out_dir / "plan.json").read_text())
-    assert sorted(plan["nodes"]) == ["gpu01", "gpu02", "gpu03", "gpu04"]
+    assert sorted(plan["nodes"]) == ["gpu01", "gpu02", "gpu03"]
+    # The lock went next to the inventory, and is an inventory source setting rail_plan_lock.
+    lock = json.loads((inv / "rail_plan_lock.json").read_text())["all"]["vars"]["rail_plan_lock"]
+    assert sorted(lock["nodes"]) == ["gpu01", "gpu02", "gpu03"]
+    listed = inventory_list(inv)
+    assert listed["_meta"]["hostvars"]["gpu03"]["rail_plan_lock"] == lock
+
+
+def inventory_list(inv):
+    env = dict(os.environ, ANSIBLE_CONFIG=os.path.join(ROOT, "ansible.cfg"), PATH=BIN + os.pathsep + os.environ["PATH"])
+    out = subprocess.run([os.path.join(BIN, "ansible-inventory"), "-i", str(inv), "--list"], cwd=ROOT, env=env,
+                         capture_output=True, text=True, check=True)
+    assert "WARNING" not in out.stderr, out.stderr
+    return json.loads(out.stdout)
+
+
+def test_lab_inventory_has_constructed_groups_per_tor_and_rail():
+    listed = inventory_list(os.path.join(ROOT, "inventories", "lab"))
+    assert listed["tor_lab_tor2"]["hosts"] == ["gpu01", "gpu02", "gpu03", "gpu04"]
+    assert listed["rail_default_3"]["hosts"] == ["gpu01", "gpu02", "gpu03", "gpu04"]
+    assert listed["_meta"]["hostvars"]["gpu02"]["fabric_tors"] == ["lab-tor1", "lab-tor2", "lab-tor3", "lab-tor4"]
 
 
 @pytest.mark.parametrize("cluster,hosts,interfaces,expected", [

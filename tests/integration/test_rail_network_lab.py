@@ -52,6 +52,15 @@ def cluster_for(mode, family=4, **extra):
 def playbook(inventory, *extra):
     env = dict(os.environ, ANSIBLE_CONFIG=os.path.join(ROOT, "ansible.cfg"), ANSIBLE_NOCOLOR="1",
                PATH=BIN + os.pathsep + os.environ.get("PATH", ""))
+    # Plan, then apply, as users do: the plan job (never in check mode) publishes the lock that
+    # the host job checks its hosts against; a test that changes the model re-plans first.
+    plan_cmd = [os.path.join(BIN, "ansible-playbook"), "-i", inventory, os.path.join(ROOT, "playbooks", "plan.yml"),
+                "-e", "rail_plan_output_dir=" + os.path.join(os.path.dirname(inventory), "plan")]
+    planned = subprocess.run(plan_cmd + [a for a in extra if a not in ("--check", "--diff", "-C", "-D")],
+                             cwd=ROOT, env=env, capture_output=True, text=True, timeout=300, check=False)
+    if planned.returncode != 0:
+        planned.elapsed = 0.0
+        return planned
     cmd = [os.path.join(BIN, "ansible-playbook"), "-i", inventory, os.path.join(ROOT, "playbooks", "hosts.yml")]
     start = time.monotonic()
     result = subprocess.run(cmd + list(extra), cwd=ROOT, env=env, capture_output=True, text=True,

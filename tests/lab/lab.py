@@ -44,6 +44,8 @@ import yaml
 
 from labname import prefix
 
+LAB_USER, LAB_UID = "ops", 1000  # the lab nodes' login user (tests/lab/rootfs.sh)
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 MGMT_NET = "10.250.0"
@@ -195,6 +197,8 @@ def netns_host(host, node, lab_dir, python="/usr/bin/python3"):
     return {
         "fabric_node_id": node["node_id"],
         "ansible_connection": "local",
+        # already root on the controller: the playbooks' become is not needed (nor sudo)
+        "ansible_become": False,
         "ansible_python_interpreter": wrapper,
         "rail_network_config_root": os.path.join(lab_dir, "root", host),
         "rail_network_persist": "networkd",
@@ -232,18 +236,27 @@ def wait_ssh(index, seconds=90):
 def container_host(host, index, node, lab_dir, rootfs):
     key = ssh_key(lab_dir)
     merged = host_rootfs(lab_dir, host, rootfs)
-    os.makedirs(os.path.join(merged, "root", ".ssh"), mode=0o700, exist_ok=True)
-    with open(key + ".pub") as src, open(os.path.join(merged, "root", ".ssh", "authorized_keys"), "w") as dst:
-        dst.write(src.read())
+    # Ansible logs in as the unprivileged user "ops" (uid 1000, created by rootfs.sh) and becomes
+    # root with sudo, as on production nodes; root's key is there for the lab tools.
+    for home, owner in (("root", 0), (os.path.join("home", LAB_USER), LAB_UID)):
+        ssh_dir = os.path.join(merged, home, ".ssh")
+        os.makedirs(ssh_dir, mode=0o700, exist_ok=True)
+        with open(key + ".pub") as src, open(os.path.join(ssh_dir, "authorized_keys"), "w") as dst:
+            dst.write(src.read())
+        for path in (ssh_dir, os.path.join(ssh_dir, "authorized_keys")):
+            os.chown(path, owner, owner)
     with open(os.path.join(merged, "etc", "hostname"), "w") as handle:
         handle.write(host + "\n")
-    podman(lab_dir, "run", "-d", "--name", node_ns(host), "--hostname", host, "--runtime", "runc",
+    # --add-host: sudo looks its host name up, and without an /etc/hosts line the lookup waits
+    # for a DNS server that the lab's namespaces cannot reach, longer than Ansible waits for become.
+    podman(lab_dir, "run", "-d", "--name", node_ns(host), "--hostname", host, "--add-host", host + ":127.0.1.1",
+           "--runtime", "runc",
            "--network", "ns:/run/netns/" + node_ns(host), "--systemd=always", "--privileged",
            "--rootfs", merged, "/sbin/init")
     return {
         "fabric_node_id": node["node_id"],
         "ansible_host": mgmt_ip(index),
-        "ansible_user": "root",
+        "ansible_user": LAB_USER,
         "ansible_ssh_private_key_file": key,
     }
 
@@ -300,6 +313,13 @@ def reboot(lab_dir, host):
     if state["kind"] != "containers":
         raise RuntimeError("reboot needs the containers lab")
     podman(lab_dir, "stop", "-t", "10", node_ns(host))
+    # Cut the node's cables first: deleting one end of a veth pair removes both at once, while
+    # a deleted namespace frees its devices later, in the kernel's own time (on a loaded
+    # machine the new cables would then find the old peer names still taken).
+    node = state["plan"]["nodes"][host]
+    ip("link", "del", "m-%s" % host[-8:], ns=mgmt_ns(), check=False)
+    for entry in node["rails"]:
+        ip("link", "del", entry["tor_port"], ns=prefix() + "-" + entry["tor"], check=False)
     ip("netns", "del", node_ns(host))
     index = state["hosts"][host]
     make_node(host, index, state["plan"]["nodes"][host], state["interfaces"], state["modes"])
@@ -355,7 +375,13 @@ def build(cluster, node_ids, interfaces, lab_dir, kind="netns", rootfs=None):
         rootfs = rootfs or os.path.join(ROOT, "build", "lab", "rootfs")
         subprocess.run(["bash", os.path.join(HERE, "rootfs.sh"), rootfs], check=True)
     inventory_hosts = up(plan, order, interfaces, lab_dir, kind, rootfs)
-    return write_inventory(lab_dir, cluster, inventory_hosts, interfaces, kind), plan
+    inventory = write_inventory(lab_dir, cluster, inventory_hosts, interfaces, kind)
+    # The lab is planned here, as the plan job would: its published lock goes with the inventory.
+    from ansible_collections.ainet.fabric.plugins.module_utils import plan_lock
+    nodes = {host: {"node_id": node_id, "rail_interfaces": interfaces} for host, node_id in node_ids.items()}
+    with open(os.path.join(inventory, plan_lock.LOCK_FILE), "w") as handle:
+        handle.write(plan_lock.lock_dump(plan_lock.plan_lock(rail_plan(cluster, nodes))))
+    return inventory, plan
 
 
 def main():

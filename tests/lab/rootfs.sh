@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
 # Build the Debian root filesystem the lab's GPU-node containers boot from
 # (systemd, sshd, python3, iproute2; netplan.io, which the molecule scenario
-# `shared` uses), once; later runs reuse it.
+# `shared` uses; sudo and the login user ops, uid 1000, that Ansible becomes root
+# from), once; later runs reuse it.
 #   usage: tests/lab/rootfs.sh [DIR]     (default build/lab/rootfs)
 # Needs root and mmdebstrap; packages come from the machine's Debian mirror.
 set -euo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 DEST=${1:-$ROOT/build/lab/rootfs}
-PACKAGES=systemd-sysv,dbus,openssh-server,python3,iproute2,iputils-ping,procps,tcpdump,netbase,netplan.io
+PACKAGES=systemd-sysv,dbus,openssh-server,python3,iproute2,iputils-ping,procps,tcpdump,netbase,netplan.io,sudo
 # The rootfs is rebuilt when this script or the files it copies in change.
 HERE=$(dirname "${BASH_SOURCE[0]}")
 STAMP="$(cat "${BASH_SOURCE[0]}" "$HERE/files/ainet-lab-sysfs-ro.service" | sha256sum | cut -c1-16)"
@@ -26,6 +27,8 @@ mmdebstrap --quiet --variant=minbase --include="$PACKAGES" \
     --customize-hook="copy-in $HERE/files/ainet-lab-sysfs-ro.service /etc/systemd/system" \
     --customize-hook='chroot "$1" systemctl enable ainet-lab-sysfs-ro.service' \
     --customize-hook='rm -f "$1/etc/hostname"; : > "$1/etc/machine-id"' \
+    --customize-hook='chroot "$1" useradd --create-home --uid 1000 --shell /bin/bash ops' \
+    --customize-hook='echo "ops ALL=(ALL) NOPASSWD: ALL" > "$1/etc/sudoers.d/ops"; chmod 0440 "$1/etc/sudoers.d/ops"' \
     bookworm "$DEST.tmp"
 echo "$STAMP" > "$DEST.tmp/.ainet-rootfs"
 mv "$DEST.tmp" "$DEST"
