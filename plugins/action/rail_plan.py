@@ -89,22 +89,28 @@ class ActionModule(ActionBase):
                 diffs.append(plan_lock.short_diff(before_text, content, path) if name in DIFFED_REPORTS
                              else "%s: rewritten (%d bytes)\n" % (path, len(content)))
         lock = plan_lock.plan_lock(plan)
-        changes = None
-        if args["lock_file"]:
-            path = args["lock_file"]
-            before_text = _read(path)
-            after_text = plan_lock.lock_dump(lock)
-            before = None
+        # The lock published so far: the file, or else the variable (in AWX, the inventory's
+        # copy of the committed lock), so that a plan job that writes no file still reports
+        # changed only when the plan differs from the published one.
+        path = args["lock_file"]
+        before_text = _read(path) if path else None
+        before = None
+        try:
             if before_text is not None:
-                try:
-                    before = plan_lock.lock_load(before_text, path)
-                except FabricError:
-                    before = None  # an unreadable old lock is simply replaced
-            changes = plan_lock.lock_changes(before, lock)
-            if before_text != after_text:
+                before = plan_lock.lock_load(before_text, path)
+            elif args["lock"] not in (None, "", {}):
+                before = plan_lock.lock_load(args["lock"], plan_lock.LOCK_VAR)
+                before_text = plan_lock.lock_dump(before)
+        except FabricError:
+            before = None  # an unreadable old lock is simply replaced
+        after_text = plan_lock.lock_dump(lock)
+        changes = plan_lock.lock_changes(before, lock)
+        lock_changed = before_text != after_text
+        if lock_changed:
+            # The lock is the reviewable form of the plan: one line per host.
+            diffs.insert(0, plan_lock.short_diff(before_text, after_text, path or plan_lock.LOCK_VAR))
+            if path:
                 writes[path] = after_text
-                # The lock is the reviewable form of the plan: one line per host.
-                diffs.insert(0, plan_lock.short_diff(before_text, after_text, path))
         changed_files = list(writes)
         if changed_files and not self._task.check_mode:
             try:
@@ -115,7 +121,7 @@ class ActionModule(ActionBase):
                 result.update(failed=True, msg="could not write the plan files: %s" % exc)
                 return result
 
-        result.update(changed=bool(changed_files), summary=plan["summary"], files=changed_files,
+        result.update(changed=bool(changed_files) or lock_changed, summary=plan["summary"], files=changed_files,
                       output_dir=out, lock_file=args["lock_file"], lock_changes=changes)
         if not self._task.check_mode:
             # Job artifacts (AWX passes them to the next jobs of a workflow as extra vars).

@@ -62,6 +62,9 @@ options:
       - The published lock as a variable, C(rail_plan_lock) - the inventory's copy (the lock file is
         also an inventory source that sets it), or the plan job's artifact that an AWX workflow passes
         to the next jobs as an extra var.
+      - In V(plan) mode it is the lock published so far where O(lock_file) is not given or does not
+        exist; the task reports changed only when the new plan differs from it (an AWX plan job,
+        which writes no file that outlives it, reports changed=0 for an unchanged plan).
       - In V(check) mode it is used where O(lock_file) does not exist (an AWX job's inventory is not a
         directory of the project); the file, where it exists, wins, because a plan job in the same
         command may just have rewritten it.
@@ -83,7 +86,9 @@ attributes:
     description: Computes the plan and reports which files would change without writing them or publishing the lock.
   diff_mode:
     support: full
-    description: Shows the lines of the plan lock and of C(rails.csv) that change (no context, at most 200 lines each) and names the other rewritten report files.
+    description:
+      - Shows the lines of the plan lock and of C(rails.csv) that change (no context, at most 200 lines
+        each) and names the other rewritten report files.
 """
 
 EXAMPLES = r"""

@@ -39,7 +39,7 @@ NICS = ["ens6f0np0", "ens6f1np1", "ens7f0np0", "ens7f1np1"]
 @pytest.fixture(scope="module")
 def base():
     """A directory the job uid can enter (pytest's own are private to root)."""
-    path = tempfile.mkdtemp(prefix="ainet-awx-")
+    path = tempfile.mkdtemp(prefix="awx")
     os.chmod(path, 0o755)
     yield path
     shutil.rmtree(path, ignore_errors=True)
@@ -47,8 +47,9 @@ def base():
 
 @pytest.fixture()
 def tmp_path(base, request):
-    path = os.path.join(base, request.node.name[:40])
-    os.makedirs(path)
+    # short: HOME is the job's dir, and ssh's control sockets under it have a length limit
+    path = tempfile.mkdtemp(prefix="t", dir=base)
+    os.chmod(path, 0o755)
     return path
 
 
@@ -178,13 +179,27 @@ def test_plan_job_publishes_the_lock_as_artifacts_and_is_idempotent(tmp_path, co
     lock = job.stats()["artifact_data"]["rail_plan_lock"]
     assert {h: e["node_id"] for h, e in lock["nodes"].items()} == NODES
     assert lock["nodes"]["gpu02"]["rails"][0] == "default 1 ens6f0np0 172.17.0.34/27"
-    # the job ran as the job user, with a HOME of its own: nothing went to root's home
     assert job.stats()["changed"] == {"gpu01": 1}
     # Under --limit the plan still covers the whole inventory (no "no hosts matched").
     limited = Job(tmp_path, "plan-limit", collections, "plan.yml", NODES, GROUP_VARS, host_vars_for(NODES),
                   cmdline="--limit gpu03").run()
     assert limited.rc == 0, limited.stdout
     assert limited.stats()["artifact_data"]["rail_plan_lock"] == lock
+    # As the AWX template runs it: no files in the throwaway project copy, and changed only when
+    # the plan differs from the lock committed with the inventory (synced as rail_plan_lock).
+    awx_vars = {"rail_plan_write_files": False}
+    synced = dict(GROUP_VARS, rail_plan_lock=lock)
+    same = Job(tmp_path, "plan-awx", collections, "plan.yml", NODES, synced, host_vars_for(NODES), awx_vars).run()
+    assert same.rc == 0, same.stdout
+    assert not same.stats()["changed"] and same.stats()["artifact_data"]["rail_plan_lock"] == lock
+    assert not os.path.exists(os.path.join(same.dir, "project", "build"))
+    grown = dict(NODES, gpu05=5)
+    more = Job(tmp_path, "plan-awx-grown", collections, "plan.yml", grown, synced, host_vars_for(grown), awx_vars,
+               cmdline="--diff").run()
+    assert more.rc == 0, more.stdout
+    assert more.stats()["changed"] == {"gpu01": 1}
+    assert '+    "gpu05": {"node_id": 5, "rails": ["default 1 ens6f0np0 172.17.0.130/27"' in more.stdout
+    assert "1 added, 0 removed, 0 changed" in more.stdout
 
 
 def test_duplicate_node_id_fails_the_plan_and_every_slice(tmp_path, collections):
@@ -220,8 +235,8 @@ def test_duplicate_node_id_fails_the_plan_and_every_slice(tmp_path, collections)
 
 def test_check_mode_plan_of_a_large_cluster_keeps_job_events_small(tmp_path, collections):
     nodes = {"gpu%04d" % n: n for n in range(1, 1025)}
-    cluster = dict(CLUSTER, rails=8, addressing={"mode": "exclusive", "supernet": "172.16.0.0/12",
-                                                  "rail_prefix": 16, "node_prefix": 27})
+    addressing = {"mode": "exclusive", "supernet": "172.16.0.0/12", "rail_prefix": 16, "node_prefix": 27}
+    cluster = dict(CLUSTER, rails=8, addressing=addressing)
     group_vars = {"fabric_cluster": cluster, "fabric_rail_interfaces": ["ens%df0np0" % i for i in range(8)]}
     for name, cmdline in (("check", "--check --diff"), ("real", "--diff")):
         job = Job(tmp_path, "plan-" + name, collections, "plan.yml", nodes, group_vars, host_vars_for(nodes),
@@ -231,3 +246,64 @@ def test_check_mode_plan_of_a_large_cluster_keeps_job_events_small(tmp_path, col
         # the lock of 1,024 x 8 is about 350 kB and travels once in the task result; the
         # 15 MB diff of the whole plan.json is gone (the diff names the rewritten files)
         assert biggest < 1000000, (name, biggest)
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="the container lab needs root")
+@pytest.mark.skipif(not all(shutil.which(c) for c in ("podman", "runc", "mmdebstrap")),
+                    reason="the container lab needs podman, runc and mmdebstrap (tests/molecule.sh installs them)")
+def test_workflow_plan_check_sliced_apply_validate_on_the_container_lab(tmp_path, collections):
+    """The rollout workflow of extensions/awx on three rebootable nodes, in two slices.
+
+    The jobs reach the nodes through the lab's namespace relay, which needs root, so they run
+    as root here (the uid of AWX's job user is exercised by the jobs above); the login on the
+    nodes is the unprivileged user ops, and the host play becomes root with sudo.
+    """
+    sys.path.insert(0, os.path.join(ROOT, "tests", "integration"))
+    import test_rail_network_lab as t  # pylint: disable=import-outside-toplevel
+    from test_rail_network_lab import lab  # pylint: disable=import-outside-toplevel
+    nodes = {"gpu01": 1, "gpu02": 2, "gpu05": 5}
+    lab_dir = os.path.join(tmp_path, "lab")
+    cluster = t.cluster_for("exclusive")
+    try:
+        inventory, plan = lab.build(cluster, nodes, t.INTERFACES, lab_dir, kind="containers")
+        with open(os.path.join(inventory, "hosts.yml")) as handle:
+            import yaml  # pylint: disable=import-outside-toplevel
+            group = yaml.safe_load(handle)["all"]["children"]["gpu_nodes"]
+        group_vars = dict(group["vars"], fabric_cluster=cluster)
+        host_vars = group["hosts"]
+
+        def job(name, playbook, hosts, extravars=None, cmdline=""):
+            return Job(tmp_path, name, collections, playbook, hosts, group_vars, host_vars, extravars,
+                       cmdline).run(as_job_user=False)
+
+        planned = job("plan", "plan.yml", nodes)
+        assert planned.rc == 0, planned.stdout
+        # what the workflow passes on: the plan job's artifacts, as extra vars
+        artifacts = planned.stats()["artifact_data"]
+        check = job("check", "hosts.yml", nodes, artifacts, "--check --diff")
+        assert check.rc == 0, check.stdout
+        assert check.stats()["changed"] == {h: 1 for h in nodes}
+        assert "172.17.0.130/27" not in lab.ip("addr", "show", ns=lab.node_ns("gpu05"))  # check mode left it alone
+        parts = slices(nodes, 2)
+        assert parts == [["gpu01", "gpu05"], ["gpu02"]]
+        for number, hosts in enumerate(parts, 1):
+            applied = job("apply-%d" % number, "hosts.yml", hosts, artifacts)
+            assert applied.rc == 0, applied.stdout
+            assert applied.stats()["changed"] == {h: 1 for h in hosts}
+        t.ping_matrix(plan, cluster["mtu"], 4)
+        for number, hosts in enumerate(parts, 1):
+            again = job("again-%d" % number, "hosts.yml", hosts, artifacts)
+            assert again.rc == 0, again.stdout
+            assert not again.stats()["changed"], again.stdout
+            valid = job("validate-%d" % number, "validate.yml", hosts, artifacts)
+            assert valid.rc == 0, valid.stdout
+        # a node renumbered in the inventory after the plan was published: refused in its slice,
+        # before the node is touched (its address stays)
+        moved = dict(host_vars, gpu05=dict(host_vars["gpu05"], fabric_node_id=6))
+        refused = Job(tmp_path, "apply-moved", collections, "hosts.yml", ["gpu05"], group_vars, moved,
+                      artifacts).run(as_job_user=False)
+        assert refused.rc != 0
+        assert refused.failures()[0].startswith("hostvars[gpu05].fabric_node_id: 6 disagrees with the published plan")
+        assert "172.17.0.130/27" in lab.ip("addr", "show", ns=lab.node_ns("gpu05"))
+    finally:
+        lab.down()

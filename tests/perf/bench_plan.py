@@ -21,6 +21,7 @@ if not os.path.islink(LINK):
     os.symlink(ROOT, LINK)
 sys.path.insert(0, os.path.join(ROOT, "build", ".collections"))
 
+from ansible_collections.ainet.fabric.plugins.module_utils import plan_lock  # noqa: E402
 from ansible_collections.ainet.fabric.plugins.module_utils.rail_plan import (  # noqa: E402
     rail_addresses,
     rail_plan,
@@ -84,6 +85,19 @@ def main():
         print("%-11s %7d %10.4f %10.4f %8s" % ("8+2 fabrics", size, best, median, growth))
         results.append({"mode": "compute exclusive + storage shared", "nodes": size, "rails": 10, "best_s": best,
                         "median_s": median})
+    # The plan lock: made and written by the plan job, read and checked by every host job.
+    for size in SIZES:
+        nodes = {"gpu%05d" % i: i for i in range(1, size + 1)}
+        plan = rail_plan(TWO_FABRICS, nodes)
+        best, median = timed(lambda: plan_lock.lock_dump(plan_lock.plan_lock(plan)), args.repeat)  # noqa: B023
+        text = plan_lock.lock_dump(plan_lock.plan_lock(plan))
+        print("%-11s %7d %10.4f %10.4f   (lock made and dumped, %d kB)" % ("lock", size, best, median, len(text) // 1024))
+        results.append({"what": "lock dump", "nodes": size, "rails": 10, "best_s": best, "median_s": median,
+                        "bytes": len(text)})
+        best, median = timed(lambda: plan_lock.check_plan(plan_lock.lock_load(text, "f"), plan, "f"),  # noqa: B023
+                             args.repeat)
+        print("%-11s %7d %10.4f %10.4f   (lock loaded, whole plan checked)" % ("lock", size, best, median))
+        results.append({"what": "lock check", "nodes": size, "rails": 10, "best_s": best, "median_s": median})
     if args.json:
         with open(args.json, "w") as handle:
             json.dump(results, handle, indent=2)

@@ -16,7 +16,7 @@ CLUSTER = {
     "name": "lock",
     "fabrics": {
         "compute": {"rails": 2, "addressing": {"mode": "exclusive", "supernet": "172.17.0.0/16",
-                                                 "rail_prefix": 24, "node_prefix": 29}},
+                                               "rail_prefix": 24, "node_prefix": 29}},
         "storage": {"rails": 1, "addressing": {"mode": "shared", "supernet": "fd00:70::/48", "rail_prefix": 64}},
     },
 }
@@ -28,11 +28,11 @@ def published():
     return plan_lock.plan_lock(rail_plan(CLUSTER, INVENTORY))
 
 
-def check(nodes, cluster=CLUSTER, lock=None):
-    plan_lock.check_plan(lock or published(), rail_plan(cluster, nodes), "rail_plan_lock.json")
+def check(nodes, cluster=None, lock=None):
+    plan_lock.check_plan(lock or published(), rail_plan(cluster or CLUSTER, nodes), "rail_plan_lock.json")
 
 
-def refused(nodes, cluster=CLUSTER, lock=None):
+def refused(nodes, cluster=None, lock=None):
     with pytest.raises(FabricModelError) as info:
         check(nodes, cluster, lock)
     return str(info.value)
@@ -51,7 +51,7 @@ def test_file_is_json_with_one_host_per_line_and_loads_back():
     text = plan_lock.lock_dump(lock)
     assert json.loads(text) == {"all": {"vars": {"rail_plan_lock": lock}}}
     host_lines = [line for line in text.splitlines() if line.startswith('    "gpu')]
-    assert [json.loads("{%s}" % line.rstrip(","))  for line in host_lines] == [{h: e} for h, e in lock["nodes"].items()]
+    assert [json.loads("{%s}" % line.rstrip(",")) for line in host_lines] == [{h: e} for h, e in lock["nodes"].items()]
     assert plan_lock.lock_load(text, "f") == lock
 
 
