@@ -15,7 +15,7 @@ from __future__ import annotations
 import ipaddress
 import re
 
-from ansible_collections.ainet.fabric.plugins.module_utils import model_schema
+from ansible_collections.ainet.fabric.plugins.module_utils import model_schema, qos_profile
 from ansible_collections.ainet.fabric.plugins.module_utils.errors import FabricModelError, FabricModelErrors
 
 MODES = ("shared", "exclusive", "p2p", "infiniband")
@@ -209,7 +209,7 @@ class Fabric(object):
         self.rule_priority = None
         self.aggregate_route = False
         self.tors = []
-        self.qos = {}
+        self.qos = None
         self.max_node_id = 0
 
     @property
@@ -246,7 +246,7 @@ class Fabric(object):
                 "aggregate_route": self.aggregate_route,
             },
             "tors": [t.to_dict() for t in self.tors],
-            "qos": dict(self.qos),
+            "qos": dict(self.qos) if self.qos else None,
             "max_node_id": self.max_node_id,
         }
 
@@ -586,8 +586,8 @@ def _load_fabric(cluster, name, raw, index):
     _load_tors(fabric, raw.get("tors"))
     qos = raw.get("qos") or {}
     if not isinstance(qos, dict):
-        raise _err(here("qos"), qos, "is not a mapping", "e.g. qos: {profile: none}")
-    fabric.qos = qos
+        raise _err(here("qos"), qos, "is not a mapping", "e.g. qos: {preset: nvidia}")
+    fabric.qos = qos_profile.resolve_profile(qos, here("qos"), kind)
     return fabric
 
 
@@ -636,6 +636,7 @@ def load_cluster(raw):
         cluster.fabrics.append(_load_fabric(cluster, DEFAULT_FABRIC, raw, 0))
     _check_overlaps(cluster)
     _check_fabrics_apart(cluster)
+    qos_profile.check_fabric_priorities([(f.name, f.field("qos"), f.qos) for f in cluster.fabrics])
     return cluster
 
 

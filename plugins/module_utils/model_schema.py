@@ -80,6 +80,41 @@ TOR = {
     "platform": Key("str", "the switch's NOS, e.g. `cumulus`, `sonic`, `eos`"),
     "description": Key("str", "free text"),
 }
+QOS = {
+    "preset": Key("str", "`nvidia` (DSCP 26 -> priority 3, CNP DSCP 48 -> 6 strict, ToS 106), `sonic` (SONiC's "
+                  "stock template: DSCP 3/4 lossless), `spiderpool` (DSCP 40 -> priority 5), `custom` (nothing "
+                  "preset) or `none` (no lossless class)", default="nvidia",
+                  choices=("nvidia", "sonic", "spiderpool", "custom", "none")),
+    "trust": Key("str", "the switch ports' trust mode (hosts always trust DSCP)", default="by preset",
+                 choices=("dscp", "pcp,dscp")),
+    "roce_dscp": Key("int", "DSCP of RoCE traffic", default="by preset", minimum=0, maximum=63),
+    "roce_priority": Key("int", "priority (and queue) that carries RoCE", default="by preset", minimum=0, maximum=7),
+    "cnp_dscp": Key("int", "DSCP of congestion notification packets", default="by preset", minimum=0, maximum=63),
+    "cnp_priority": Key("int", "priority (and queue) of CNPs; must not be a PFC priority", default="by preset",
+                        minimum=0, maximum=7),
+    "cnp_strict": Key("bool", "CNPs go to a strict-priority queue", default="by preset"),
+    "pfc_priorities": Key("list", "priorities with PFC (must include roce_priority)", elements="int",
+                          default="[roce_priority] (sonic: [3, 4])"),
+    "dcqcn_priorities": Key("list", "priorities with DCQCN (ECN reaction and notification point) on the hosts",
+                            elements="int", default="[roce_priority]"),
+    "ecn_queues": Key("list", "switch queues that mark ECN", elements="int", default="by preset"),
+    "ecn_min_bytes": Key("int", "ECN minimum threshold in bytes", default="by preset", minimum=1,
+                         maximum=2 ** 31 - 1),
+    "ecn_max_bytes": Key("int", "ECN maximum threshold in bytes", default="by preset", minimum=1,
+                         maximum=2 ** 31 - 1),
+    "ecn_probability": Key("int", "ECN marking probability at the maximum threshold, percent", default="by preset",
+                           minimum=1, maximum=100),
+    "ets_weights": Key("dict", "ETS bandwidth percent per queue (sum 100; the CNP queue is strict and not listed)",
+                       default="by preset"),
+    "pfc_watchdog": Key("bool", "the switch ports run the PFC watchdog on the lossless priorities",
+                        default="by preset"),
+    "roce_tos": Key("int", "ToS for `cma_roce_tos` and `traffic_class`", default="roce_dscp << 2 | 2",
+                    minimum=0, maximum=255),
+    "switch_mtu_headroom": Key("int", "bytes the switch port MTU must exceed the host MTU by", default="18",
+                               minimum=0, maximum=256),
+    "share_priority": Key("bool", "allow another fabric with the same priority or DSCP (both must say so)",
+                          default="false"),
+}
 FABRIC = {
     "rails": Key("int", "number of rails (rail NICs per node); rail ids are 1..rails", required=True,
                  minimum=1, maximum=64),
@@ -89,7 +124,8 @@ FABRIC = {
     "routing": Key("dict", "the fabric's policy-routing numbers (not in `infiniband`)", options=ROUTING),
     "tors": Key("list", "the fabric's ToR switches", elements="dict", options=TOR,
                 default="one per rail, `<cluster>[-<fabric>]-rail<r>-tor`, ports `swp{node}`"),
-    "qos": Key("dict", "the fabric's lossless QoS class (later releases)", default="{}"),
+    "qos": Key("dict", "the fabric's lossless RoCE class: a preset and overrides (docs/lossless-qos.md)",
+               default="preset nvidia (RoCE), none (infiniband)", options=QOS),
     "description": Key("str", "free text"),
 }
 CLUSTER = {

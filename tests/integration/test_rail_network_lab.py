@@ -563,7 +563,7 @@ TWO_FABRICS = {
     "name": "t-two", "management_networks": ["10.250.0.0/24"],
     "fabrics": {
         "compute": {"rails": 4, "mtu": 9000, "addressing": dict(MODES[("exclusive", 4)])},
-        "storage": {"rails": 2, "mtu": 4200, "addressing": dict(MODES[("shared", 6)])},
+        "storage": {"rails": 2, "mtu": 4200, "addressing": dict(MODES[("shared", 6)]), "qos": {"preset": "spiderpool"}},
     },
 }
 TWO_NICS = {"compute": INTERFACES, "storage": ["ens8f0np0", "ens8f1np1"]}

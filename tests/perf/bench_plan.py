@@ -41,7 +41,8 @@ TWO_FABRICS = {
     "fabrics": {
         "compute": {"rails": 8, "addressing": MODELS["exclusive"]},
         "storage": {"rails": 2, "mtu": 4200,
-                    "addressing": {"mode": "shared", "supernet": "10.70.0.0/15", "rail_prefix": 16}},
+                    "addressing": {"mode": "shared", "supernet": "10.70.0.0/15", "rail_prefix": 16},
+                    "qos": {"preset": "spiderpool"}},
     },
 }
 

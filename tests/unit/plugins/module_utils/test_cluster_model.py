@@ -160,7 +160,7 @@ TWO = {
         "compute": {"rails": 8, "addressing": {"mode": "exclusive", "supernet": "10.60.0.0/16", "rail_prefix": 19,
                                                "node_prefix": 27}},
         "storage": {"rails": 2, "mtu": 4200, "addressing": {"mode": "shared", "supernet": "10.70.0.0/16",
-                                                            "rail_prefix": 20}},
+                                                            "rail_prefix": 20}, "qos": {"preset": "spiderpool"}},
     },
 }
 

@@ -17,7 +17,8 @@ CLUSTER = {
     "fabrics": {
         "compute": {"rails": 2, "addressing": {"mode": "exclusive", "supernet": "172.17.0.0/16",
                                                "rail_prefix": 24, "node_prefix": 29}},
-        "storage": {"rails": 1, "addressing": {"mode": "shared", "supernet": "fd00:70::/48", "rail_prefix": 64}},
+        "storage": {"rails": 1, "addressing": {"mode": "shared", "supernet": "fd00:70::/48", "rail_prefix": 64},
+                    "qos": {"preset": "spiderpool"}},
     },
 }
 NICS = {"compute": ["ens6f0np0", "ens6f1np1"], "storage": ["ens8f0np0"]}

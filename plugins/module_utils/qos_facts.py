@@ -1,0 +1,149 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, ainet.fabric contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Lossless QoS facts: the one normalized structure that every QoS parser returns.
+
+Host tools (``mlnx_qos``, iproute2 ``dcb``, the ECN/CNP sysfs files, ``traffic_class``,
+``cma_roce_tos``) and switch configurations (SONiC config_db, Cumulus NVUE, Arista EOS,
+Cisco NX-OS, Dell OS10) all say the same few things in different words. A parser turns its
+source into a **QoS facts** mapping::
+
+    {
+      "format": "mlnx_qos",            # the parser that produced it
+      "ports": {"eth2": {...}},        # one settings mapping per port; host tools: one entry
+      "problems": ["..."],             # what the source states but cannot be honoured
+    }                                  # (a policy referenced but never defined, a bad value)
+
+and a **settings** mapping per port, whose keys are :data:`FIELDS`. A field that the source
+does not state is ``None`` - never a guessed default - unless the tool prints its effective
+value (``mlnx_qos`` always prints all 64 DSCPs) or the vendor's documented default applies
+when the configuration is silent (then the parser says so in its docstring).
+
+The vocabulary, shared by hosts and switches:
+
+* **priority**: the 802.1p priority 0-7 that PFC pause frames name. On hosts it is what
+  ``dscp2prio`` yields; on SONiC the traffic class (SONiC enables PFC per TC with the same
+  number); on Cumulus the switch-priority; on EOS/NX-OS/OS10 the traffic class / qos-group,
+  whose PFC priority is the CoS of the same number unless the config maps it otherwise.
+* **queue**: the egress queue (host: the ETS traffic class ``tc``). ECN marking and ETS
+  scheduling are properties of a queue.
+
+Fields (all optional, ``None`` when unknown):
+
+``trust``
+    ``"dscp"``, ``"pcp"``, ``"pcp,dscp"`` (either, DSCP wins for IP) or ``"none"``.
+``dscp_to_priority``
+    ``{dscp: priority}`` for every DSCP the source states (ints).
+``priority_to_queue``
+    ``{priority: queue}``.
+``pfc``
+    sorted list of priorities with PFC (no-drop) enabled.
+``ecn``
+    ``{queue: {"enabled": bool, "min_bytes": int|None, "max_bytes": int|None,
+    "probability": int|None}}`` (switches: ECN/WRED on egress queues).
+``ecn_rp`` / ``ecn_np``
+    sorted lists of priorities with DCQCN reaction point / notification point enabled (hosts).
+``ets``
+    ``{queue: {"mode": "strict"|"ets"|"vendor", "weight": int|None}}``.
+``cnp_dscp`` / ``cnp_priority``
+    the DSCP and priority the host's notification point sends CNPs with (hosts; on a switch
+    the CNP DSCP is judged through ``dscp_to_priority``).
+``mtu``
+    the port's MTU in bytes (switch L2 MTU, host interface MTU).
+``pfc_watchdog``
+    sorted list of priorities with the PFC watchdog on (``[]``: off everywhere).
+``buffer_lossless``
+    sorted list of priorities that have a lossless (headroom) buffer.
+``roce_tos`` / ``traffic_class``
+    ``cma_roce_tos`` of the RDMA device and its ``tc/1/traffic_class`` (hosts).
+``pfc_capable`` / ``dcbx``
+    informational: what the NIC reports (hosts).
+"""
+
+from __future__ import annotations
+
+FORMATS_HOST = ("mlnx_qos", "dcb", "sysfs")
+FORMATS_SWITCH = ("sonic_config_db", "nvue", "nvue_roce", "eos", "nxos", "os10")
+FORMATS = FORMATS_HOST + FORMATS_SWITCH
+
+FIELDS = ("trust", "dscp_to_priority", "priority_to_queue", "pfc", "ecn", "ecn_rp", "ecn_np", "ets",
+          "cnp_dscp", "cnp_priority", "mtu", "pfc_watchdog", "buffer_lossless", "roce_tos", "traffic_class",
+          "pfc_capable", "dcbx")
+
+
+def new_settings():
+    """A settings mapping that states nothing yet."""
+    return dict.fromkeys(FIELDS)
+
+
+def new_facts(fmt, ports=None, problems=None):
+    """A facts mapping for ``fmt``."""
+    return {"format": fmt, "ports": ports if ports is not None else {}, "problems": list(problems or [])}
+
+
+def merge_settings(base, extra):
+    """``base`` with every field that ``extra`` states (not ``None``) taken from ``extra``."""
+    out = dict(base)
+    for key, value in extra.items():
+        if value is not None:
+            out[key] = value
+    return out
+
+
+def merge_facts(*facts):
+    """One facts mapping from several sources about the same ports (e.g. ``mlnx_qos`` + sysfs):
+    per port, later sources fill and override what earlier ones state."""
+    formats, ports, problems = [], {}, []
+    for item in facts:
+        if not item:
+            continue
+        formats.append(item.get("format") or "?")
+        problems += item.get("problems") or []
+        for name, settings in (item.get("ports") or {}).items():
+            ports[name] = merge_settings(ports.get(name, new_settings()), settings)
+    return new_facts("+".join(formats), ports, problems)
+
+
+def settings_of(facts, port=None):
+    """The settings of ``port`` in ``facts`` (or of its only port when ``port`` is None).
+
+    Accepts a bare settings mapping too. Raises KeyError naming the ports there are."""
+    if facts is None:
+        return new_settings()
+    if "ports" not in facts:
+        return merge_settings(new_settings(), facts)
+    ports = facts.get("ports") or {}
+    if port is None:
+        if len(ports) == 1:
+            return merge_settings(new_settings(), next(iter(ports.values())))
+        if not ports:
+            return new_settings()
+        raise KeyError("the %s facts hold %d ports (%s); name one" % (facts.get("format"), len(ports),
+                                                                    ", ".join(sorted(ports)[:8])))
+    if port not in ports:
+        raise KeyError("port %s is not in the %s facts (it has: %s)" % (port, facts.get("format"),
+                                                                        ", ".join(sorted(ports)[:8]) or "none"))
+    return merge_settings(new_settings(), ports[port])
+
+
+def int_list(text):
+    """``"3,4"``, ``"3-4"``, ``"0 1 2"``, ``[3, "4"]`` -> ``[3, 4]`` (sorted, unique)."""
+    if text is None:
+        return []
+    if isinstance(text, int):
+        return [text]
+    if isinstance(text, (list, tuple, set)):
+        items = [str(x) for x in text]
+    else:
+        items = str(text).replace(",", " ").split()
+    out = set()
+    for item in items:
+        item = item.strip()
+        if not item:
+            continue
+        if "-" in item.strip("-"):
+            low, high = item.split("-", 1)
+            out.update(range(int(low), int(high) + 1))
+        else:
+            out.add(int(item))
+    return sorted(out)
