@@ -1,0 +1,122 @@
+"""The host-ToR agreement check on hand-written settings: every code, and silence when they agree.
+
+The settings here are written by hand from the vendor defaults in ../shared notes (Cumulus/NVIDIA
+RoCE defaults, SONiC's stock template); the parsers' own tests prove that real outputs give them.
+"""
+
+import copy
+
+import pytest
+
+from ansible_collections.ainet.fabric.plugins.module_utils.lossless_check import CODES, link_rows, lossless_diff
+from ansible_collections.ainet.fabric.plugins.module_utils.qos_profile import resolve_profile
+
+NVIDIA = resolve_profile({}, "q")
+# mlnx_qos default dscp2prio: priority n <- DSCP 8n..8n+7.
+DEFAULT_MAP = {d: d // 8 for d in range(64)}
+HOST = {"trust": "dscp", "dscp_to_priority": {**DEFAULT_MAP, **{26: 3, 48: 6}}, "pfc": [3],
+        "priority_to_queue": {p: p for p in range(8)},
+        "ets": {0: {"mode": "ets", "weight": 50}, 3: {"mode": "ets", "weight": 50}, 6: {"mode": "strict"}},
+        "ecn_rp": [3], "ecn_np": [3], "cnp_dscp": 48, "cnp_priority": 6, "mtu": 9000, "buffer_lossless": [3],
+        "roce_tos": 106, "traffic_class": 106}
+CUMULUS = {"format": "nvue", "problems": [], "ports": {"swp8": {
+    "trust": "pcp,dscp", "dscp_to_priority": {**DEFAULT_MAP, **{26: 3, 48: 6}}, "pfc": [3],
+    "priority_to_queue": {p: p for p in range(8)},
+    "ecn": {0: {"enabled": True, "min_bytes": 150000, "max_bytes": 1500000, "probability": 100},
+            3: {"enabled": True, "min_bytes": 150000, "max_bytes": 1500000, "probability": 100}},
+    "ets": {0: {"mode": "ets", "weight": 50}, 3: {"mode": "ets", "weight": 50}, 6: {"mode": "strict"}},
+    "mtu": 9216, "pfc_watchdog": None, "buffer_lossless": [3]}}}
+# SONiC's stock template: DSCP 3/4 lossless, everything else (26 included) in TC1; queue 6 DWRR.
+SONIC_MAP = {**{d: 1 for d in range(64)}, **{3: 3, 4: 4, 8: 0, 46: 5, 48: 6}}
+SONIC = {"format": "sonic_config_db", "problems": [], "ports": {"Ethernet8": {
+    "trust": "dscp", "dscp_to_priority": SONIC_MAP, "pfc": [3, 4], "priority_to_queue": {p: p for p in range(8)},
+    "ecn": {3: {"enabled": True, "min_bytes": 1048576, "max_bytes": 2097152, "probability": 5},
+            4: {"enabled": True, "min_bytes": 1048576, "max_bytes": 2097152, "probability": 5}},
+    "ets": {q: {"mode": "ets", "weight": 14 if q not in (3, 4) else 15} for q in range(8)},
+    "mtu": 9100, "pfc_watchdog": [3, 4], "buffer_lossless": [3, 4]}}}
+
+
+def codes(items):
+    return sorted(i["code"] for i in items)
+
+
+def test_nvidia_host_and_cumulus_port_agree():
+    assert lossless_diff(HOST, CUMULUS, "swp8") == []
+    assert lossless_diff(HOST, CUMULUS, "swp8", NVIDIA) == []
+
+
+def test_nvidia_host_on_a_stock_sonic_port_says_what_a_network_engineer_needs():
+    items = lossless_diff(HOST, SONIC, "Ethernet8")
+    lossy = [i for i in items if i["code"] == "roce_dscp_lossy_on_switch"][0]
+    assert lossy["message"] == ("DSCP 26 is lossless priority 3 on the host but lands in lossy TC1 on the switch port "
+                                "Ethernet8 (PFC there: 3,4).")
+    assert (lossy["host"], lossy["switch"]) == (3, 1)
+    assert codes(items) == ["cnp_not_strict_on_switch", "ecn_off_on_switch", "pfc_mismatch",
+                            "roce_dscp_lossy_on_switch", "roce_priority_mismatch"]
+
+
+@pytest.mark.parametrize("side, change, code", [
+    ("host", {"trust": "pcp"}, "trust_mismatch"),
+    ("host", {"dscp_to_priority": {**DEFAULT_MAP, **{26: 0}}}, "roce_dscp_not_lossless_on_host"),
+    ("host", {"pfc": [3, 4]}, "pfc_mismatch"),
+    ("host", {"ecn_rp": []}, "ecn_off_on_host"),
+    ("host", {"ecn_np": [0]}, "ecn_off_on_host"),
+    ("host", {"ets": {0: {"mode": "ets", "weight": 50}, 3: {"mode": "ets", "weight": 50},
+                      6: {"mode": "ets", "weight": 0}}}, "cnp_not_strict_on_host"),
+    ("host", {"mtu": 9216}, "mtu_too_small"),
+    ("host", {"buffer_lossless": []}, "no_lossless_buffer_on_host"),
+    ("host", {"traffic_class": 96}, "tos_mismatch"),
+    ("switch", {"dscp_to_priority": {**DEFAULT_MAP, **{26: 4, 48: 6}}, "pfc": [3, 4]}, "roce_priority_mismatch"),
+    ("switch", {"ecn": {3: {"enabled": False}}}, "ecn_off_on_switch"),
+    ("switch", {"ets": {6: {"mode": "ets", "weight": 10}}}, "cnp_not_strict_on_switch"),
+    ("switch", {"mtu": 9000}, "mtu_too_small"),
+    ("switch", {"pfc_watchdog": []}, "pfc_watchdog_off"),
+    ("switch", {"buffer_lossless": []}, "no_lossless_buffer_on_switch"),
+])
+def test_each_disagreement_is_found_alone(side, change, code):
+    host, switch = copy.deepcopy(HOST), copy.deepcopy(CUMULUS)
+    (host if side == "host" else switch["ports"]["swp8"]).update(change)
+    items = lossless_diff(host, switch, "swp8")
+    assert code in codes(items)
+    assert all(i["code"] in CODES and i["message"].endswith(".") for i in items)
+
+
+def test_unknown_fields_are_skipped_not_guessed():
+    assert lossless_diff({"mtu": 9000}, {"ports": {"swp1": {"pfc": [3]}}}, "swp1") == []
+
+
+def test_roce_dscp_from_the_hosts_tos_without_a_profile():
+    host = dict(HOST, roce_tos=162, traffic_class=162)  # DSCP 40
+    items = lossless_diff(host, CUMULUS, "swp8")
+    assert "roce_dscp_not_lossless_on_host" in codes(items)
+    assert "DSCP 40 is priority 5 on the host" in items[0]["message"]
+
+
+def test_each_side_against_the_profile():
+    sonic_profile = resolve_profile({"preset": "sonic"}, "q")
+    items = lossless_diff(HOST, CUMULUS, "swp8", sonic_profile)
+    host_items = [i["message"] for i in items if i["code"] == "profile_mismatch_host"]
+    assert "The host has PFC on priorities 3; the sonic profile wants 3,4." in host_items
+    assert "The host has cma_roce_tos 106; the sonic profile wants 14." in host_items
+    switch_items = [i["message"] for i in items if i["code"] == "profile_mismatch_switch"]
+    assert "The switch port swp8 has ECN min bytes on queue 3 150000; the sonic profile wants 1048576." in switch_items
+    assert "The switch port swp8 has ECN on queue 4 off; the sonic profile wants on." in switch_items
+
+
+def test_a_port_missing_from_the_switch_facts_names_the_ports_there():
+    with pytest.raises(KeyError, match="port swp9 is not in the nvue facts"):
+        lossless_diff(HOST, CUMULUS, "swp9")
+
+
+def test_link_rows_join_the_plan_with_the_facts():
+    plan = {"cluster": {"fabrics": {"compute": {"qos": NVIDIA}, "storage": {"qos": None}}},
+            "nodes": {"gpu01": {"rails": [
+                {"fabric": "compute", "rail": 1, "interface": "ens1", "tor": "t1", "tor_port": "swp8"},
+                {"fabric": "compute", "rail": 2, "interface": "ens2", "tor": "t2", "tor_port": "Ethernet8"},
+                {"fabric": "compute", "rail": 3, "interface": "ens3", "tor": "t3", "tor_port": "swp3"},
+                {"fabric": "storage", "rail": 1, "interface": "ens9", "tor": "s1", "tor_port": "swp1"}]}}}
+    facts = {"gpu01": {"format": "mlnx_qos", "problems": [], "ports": {"ens1": HOST, "ens2": HOST, "ens3": HOST}}}
+    rows = link_rows(plan, facts, {"t1": CUMULUS, "t2": SONIC})
+    assert [r["status"] for r in rows] == ["agree", "disagree", "error", "skipped"]
+    assert rows[2]["error"] == "no configuration of ToR t3 was read"
+    assert "roce_dscp_lossy_on_switch" in codes(rows[1]["disagreements"])
