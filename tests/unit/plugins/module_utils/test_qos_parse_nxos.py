@@ -1,0 +1,121 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, ainet.fabric contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""parse_nxos on the samples in data/qos/nxos (origins in data/qos/nxos/ORIGIN.md). Every expected value is
+read off the sample text by eye."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+from ansible_collections.ainet.fabric.plugins.module_utils.qos_facts import FIELDS
+from ansible_collections.ainet.fabric.plugins.module_utils.qos_parse_nxos import parse_nxos
+
+DATA = os.path.join(os.path.dirname(__file__), "data", "qos", "nxos")
+KB = 1024
+
+
+def facts(name):
+    with open(os.path.join(DATA, name)) as handle:
+        return parse_nxos(handle.read())
+
+
+@pytest.mark.parametrize("name", sorted(n for n in os.listdir(DATA) if n.endswith(".cfg")))
+def test_every_sample_gives_well_formed_facts(name):
+    result = facts(name)
+    assert result["format"] == "nxos"
+    assert result["ports"]
+    for port, settings in result["ports"].items():
+        assert port.startswith("Ethernet")
+        assert set(settings) == set(FIELDS)
+        assert settings["priority_to_queue"] == dict((n, n) for n in range(8))
+
+
+def test_azure_local_tor_policy():
+    result = facts("azurelocal_tor_qos_policy.cfg")
+    assert list(result["ports"]) == ["Ethernet1/17"]
+    port = result["ports"]["Ethernet1/17"]
+    assert port["pfc"] == [3]  # mode on send-tlv + pause pfc-cos 3 in the system network-qos policy
+    assert port["buffer_lossless"] == [3]
+    assert port["trust"] == "pcp"  # AZLocal_SERVICES matches cos 3 / cos 7
+    assert port["dscp_to_priority"] is None
+    assert port["mtu"] == 9216
+    assert port["ecn"] == {3: {"enabled": True, "min_bytes": 300 * KB, "max_bytes": 300 * KB, "probability": 100}}
+    assert port["ets"][3] == {"mode": "ets", "weight": 50}
+    assert port["ets"][0] == {"mode": "ets", "weight": 48}  # c-out-8q-q-default
+    assert port["ets"][7] == {"mode": "ets", "weight": 1}  # bandwidth percent 1
+    assert port["ets"][5] == {"mode": "ets", "weight": 0}
+    assert port["pfc_watchdog"] is None
+    assert result["problems"] == []
+
+
+def test_generator_ranges_and_later_blocks():
+    result = facts("azurestack_generator_switched.cfg")
+    ports = result["ports"]
+    assert len([p for p in ports if p.startswith("Ethernet1/")]) == 54  # interface Ethernet 1/1-1/54
+    assert ports["Ethernet1/5"]["pfc"] == [3]  # later block Ethernet 1/1-1/16: mode on send-tlv
+    assert ports["Ethernet1/20"]["pfc"] == [3]
+    assert ports["Ethernet1/20"]["trust"] == "pcp"  # AZLOCAL-QOS-MAP: match cos 3 / cos 7
+    assert ports["Ethernet1/5"]["trust"] is None  # no qos input policy on 1/1-1/16
+    assert ports["Ethernet1/40"]["pfc"] is None  # only the "Unused" block
+    assert ports["Ethernet1/40"]["mtu"] == 9216
+    assert ports["Ethernet1/49"]["pfc"] == [3]
+    assert ports["Ethernet1/20"]["ets"][7] == {"mode": "ets", "weight": 2}
+    assert ports["Ethernet1/20"]["ecn"][3]["max_bytes"] == 300 * KB
+    problems = "\n".join(result["problems"])
+    # the network-qos classes are user names that no class-map type network-qos defines
+    for name in ("AZLOCAL-NWQOS-RDMA", "AZLOCAL-NWQOS-DEFAULT", "AZLOCAL-NWQOS-CLUSTER"):
+        assert name in problems
+
+
+def test_undefined_policy_on_range():
+    result = facts("azurelocal_fully_converged_tor1.cfg")
+    assert sorted(result["ports"]) == ["Ethernet1/1", "Ethernet1/2", "Ethernet1/3"]
+    assert result["ports"]["Ethernet1/2"]["pfc"] == []  # mode on, but no network-qos policy pauses anything
+    assert result["ports"]["Ethernet1/2"]["trust"] is None
+    assert len(result["problems"]) == 1
+    assert "AZS_SERVICES" in result["problems"][0] and "line 33" in result["problems"][0]
+
+
+def test_synthetic_dscp_classification():
+    result = facts("synthetic_roce_dscp.cfg")
+    ports = result["ports"]
+    assert sorted(ports) == ["Ethernet1/1", "Ethernet1/2", "Ethernet1/3", "Ethernet1/4", "Ethernet1/7", "Ethernet1/8"]
+    port = ports["Ethernet1/1"]
+    assert port["dscp_to_priority"] == {24: 3, 26: 3, 48: 7, 34: 4, 46: 4}
+    assert port["trust"] == "pcp,dscp"  # LEGACY also matches cos 4
+    assert port["pfc"] == [3] and port["pfc_watchdog"] == [3] and port["buffer_lossless"] == [3]
+    assert port["ecn"] == {
+        3: {"enabled": True, "min_bytes": 150 * KB, "max_bytes": 3000 * KB, "probability": 7},
+        0: {"enabled": False, "min_bytes": 1024 * KB, "max_bytes": 2048 * KB, "probability": 10},
+    }
+    assert port["ets"] == {3: {"mode": "ets", "weight": 50}, 7: {"mode": "strict", "weight": None},
+                           0: {"mode": "ets", "weight": 50}}
+    assert port["mtu"] == 9216
+    assert ports["Ethernet1/2"]["pfc"] == [] and ports["Ethernet1/2"]["pfc_watchdog"] == []
+    assert ports["Ethernet1/3"]["ets"] == {3: {"mode": "ets", "weight": 90}}
+    assert ports["Ethernet1/3"]["ecn"] is None
+    assert ports["Ethernet1/3"]["pfc_watchdog"] == []  # watch-dog-interval off on the port
+    assert ports["Ethernet1/4"]["dscp_to_priority"] is None
+    assert ports["Ethernet1/7"]["pfc"] is None  # mode auto: up to DCBX
+    assert ports["Ethernet1/8"]["mtu"] is None
+    problems = "\n".join(result["problems"])
+    assert "NOT-DEFINED" in problems and "ROCE-IN" in problems
+    assert "NO-SUCH-POLICY" in problems
+    assert "mtu abc" in problems
+    assert "Ethernet1/9-x" in problems
+
+
+BAD_QUEUING = ("policy-map type queuing Q\n  class type queuing c-out-8q-q3\n    bandwidth percent x\n"
+               "system qos\n  service-policy type queuing output Q\ninterface Ethernet1/1\n")
+
+
+@pytest.mark.parametrize("text", [None, b"bytes", "interface\n", "system qos\n  service-policy type network-qos\n",
+                                  BAD_QUEUING])
+def test_garbage_gives_problems_not_exceptions(text):
+    result = parse_nxos(text)
+    assert result["format"] == "nxos"
+    if text not in ("system qos\n  service-policy type network-qos\n",):
+        assert result["problems"]
