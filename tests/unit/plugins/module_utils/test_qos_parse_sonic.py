@@ -1,0 +1,173 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, ainet.fabric contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Tests of the SONiC config_db QoS parser against real samples (see data/qos/sonic/ORIGIN.md).
+
+Every expected value was read off the sample file by eye."""
+
+from __future__ import annotations
+
+import json
+import os
+
+from ansible_collections.ainet.fabric.plugins.module_utils.qos_facts import FIELDS
+from ansible_collections.ainet.fabric.plugins.module_utils.qos_parse_sonic import parse_sonic_config_db
+
+DATA = os.path.join(os.path.dirname(__file__), "data", "qos", "sonic")
+
+
+def load(name):
+    with open(os.path.join(DATA, name)) as handle:
+        return parse_sonic_config_db(handle.read())
+
+
+def test_stock_template_dscp26_is_lossy_tc1_and_3_4_lossless():
+    facts = load("qos-arista7050.json")
+    assert facts["format"] == "sonic_config_db"
+    assert facts["problems"] == []
+    assert "global" not in facts["ports"]
+    s = facts["ports"]["Ethernet4"]
+    assert set(s) == set(FIELDS)
+    assert s["trust"] == "dscp"
+    assert s["dscp_to_priority"][26] == 1
+    assert s["dscp_to_priority"][3] == 3
+    assert s["dscp_to_priority"][4] == 4
+    assert s["dscp_to_priority"][8] == 0
+    assert s["dscp_to_priority"][46] == 5
+    assert len(s["dscp_to_priority"]) == 64
+    assert s["pfc"] == [3, 4]
+    assert s["priority_to_queue"][3] == 3
+    assert s["ecn"][3] == {"enabled": True, "min_bytes": 1048576, "max_bytes": 2097152, "probability": 5}
+    assert s["ecn"][4]["enabled"] is True
+    assert s["ecn"][0]["enabled"] is False
+    assert s["ets"][3] == {"mode": "ets", "weight": 15}
+    assert s["ets"][0] == {"mode": "ets", "weight": 14}
+    # no PFC_WD / BUFFER_PG / PORT tables in a rendered qos.json
+    assert s["pfc_watchdog"] is None
+    assert s["buffer_lossless"] is None
+    assert s["mtu"] is None
+
+
+def test_two_dscp_maps_and_extra_lossless_priorities():
+    facts = load("qos-mellanox4600c-c64.json")
+    assert facts["problems"] == []
+    up = facts["ports"]["Ethernet0"]          # AZURE_UPLINK
+    assert up["pfc"] == [3, 4]
+    assert up["dscp_to_priority"][2] == 1
+    assert up["dscp_to_priority"][6] == 1
+    assert up["dscp_to_priority"][26] == 1
+    down = facts["ports"]["Ethernet136"]      # AZURE
+    assert down["pfc"] == [2, 3, 4, 6]
+    assert down["dscp_to_priority"][2] == 2
+    assert down["dscp_to_priority"][6] == 6
+    assert down["ecn"][3]["min_bytes"] == 2000000
+    assert down["ecn"][3]["max_bytes"] == 10000000
+
+
+def test_dynamic_buffer_null_profile_is_lossless_headroom():
+    facts = load("buffers-mellanox4600c-t1-dynamic.json")
+    assert facts["problems"] == []
+    s = facts["ports"]["Ethernet0"]
+    assert s["buffer_lossless"] == [3, 4]
+    assert s["pfc"] is None
+    assert s["dscp_to_priority"] is None
+
+
+def test_comma_list_keys_are_expanded():
+    facts = load("qos-inventec-d7032q28b-c32.json")
+    assert facts["problems"] == []
+    assert len(facts["ports"]) == 32
+    for port in ("Ethernet0", "Ethernet64", "Ethernet124"):
+        s = facts["ports"][port]
+        assert s["pfc"] == [3, 4]
+        assert s["dscp_to_priority"][26] == 0
+        assert s["dscp_to_priority"][3] == 3
+        assert s["ecn"][3] == {"enabled": True, "min_bytes": 104000, "max_bytes": 312000, "probability": None}
+        assert s["ecn"][4]["enabled"] is True
+        assert s["ets"][3] == {"mode": "ets", "weight": 25}
+        assert s["ets"][0] == {"mode": "ets", "weight": 30}
+        assert s["ets"][1] == {"mode": "ets", "weight": 20}
+
+
+def test_full_config_db_with_pfc_watchdog_and_mtu():
+    facts = load("filter_fdb_config_db.json")
+    assert facts["problems"] == []
+    assert "GLOBAL" not in facts["ports"]
+    assert len(facts["ports"]) == 32
+    s = facts["ports"]["Ethernet4"]
+    assert s["mtu"] == 9100
+    assert s["pfc"] == [3, 4]
+    assert s["pfc_watchdog"] == [3, 4]
+    assert s["dscp_to_priority"][26] == 1
+    assert s["dscp_to_priority"][46] == 5
+    assert s["ecn"][3]["enabled"] is True
+    assert s["ecn"][0]["enabled"] is False
+    assert s["ets"][3] == {"mode": "ets", "weight": 15}
+    assert s["buffer_lossless"] == []       # only the lossy PG 0 is in the config
+    e0 = facts["ports"]["Ethernet0"]        # in PORT, not in PORT_QOS_MAP / PFC_WD
+    assert e0["mtu"] == 9100
+    assert e0["pfc"] is None
+    assert e0["pfc_watchdog"] == []
+
+
+def test_flat_layout_and_old_reference_style():
+    facts = load("acs-msn2700-t0-version_1_0_1.json")
+    assert facts["problems"] == []
+    s = facts["ports"]["Ethernet0"]
+    assert s["buffer_lossless"] == [3, 4]
+    assert s["mtu"] == 9100
+    assert facts["ports"]["Ethernet4"]["buffer_lossless"] == [3, 4]
+
+
+# ---------------------------------------------------------------- synthetic tolerance inputs
+
+SYNTHETIC = {
+    "PORT": {"Ethernet0": {"mtu": "9100"}, "Ethernet8": {"mtu": "jumbo"}},
+    "PORT_QOS_MAP": {
+        "Ethernet0": {"dscp_to_tc_map": "[DSCP_TO_TC_MAP|MISSING]", "dot1p_to_tc_map": "D1P",
+                      "tc_to_queue_map": "NOPE", "pfc_enable": "3"},
+    },
+    "DOT1P_TO_TC_MAP": {"D1P": {"3": "3"}},
+    "QUEUE": {"Ethernet0|3": {"wred_profile": "GONE", "scheduler": "[SCHEDULER|sp]"},
+              "Ethernet0|6": {"scheduler": "nosuch"}},
+    "SCHEDULER": {"sp": {"type": "STRICT"}},
+    "BUFFER_PG": {"Ethernet0|3": {"profile": "[BUFFER_PROFILE|undefined_profile]"},
+                  "Ethernet0|4": {"profile": "static_lossless"}},
+    "BUFFER_PROFILE": {"static_lossless": {"pool": "ingress_lossless_pool", "xoff": "38816", "size": "0"}},
+    "SOME_FUTURE_TABLE": {"x": {"y": "z"}},
+}
+
+
+def test_synthetic_undefined_references_go_to_problems():
+    facts = parse_sonic_config_db(json.dumps(SYNTHETIC))
+    s = facts["ports"]["Ethernet0"]
+    problems = "\n".join(facts["problems"])
+    assert "PORT_QOS_MAP|Ethernet0" in problems and "MISSING" in problems and "DSCP_TO_TC_MAP" in problems
+    assert "NOPE" in problems and "TC_TO_QUEUE_MAP" in problems
+    assert "QUEUE|Ethernet0|3" in problems and "GONE" in problems and "WRED_PROFILE" in problems
+    assert "nosuch" in problems and "SCHEDULER" in problems
+    assert "undefined_profile" in problems and "BUFFER_PROFILE" in problems
+    assert "PORT|Ethernet8" in problems and "jumbo" in problems
+    assert s["trust"] == "pcp,dscp"
+    assert s["dscp_to_priority"] is None
+    assert s["pfc"] == [3]
+    assert s["ets"][3] == {"mode": "strict", "weight": None}
+    assert s["buffer_lossless"] == [4]
+    assert s["mtu"] == 9100
+    assert facts["ports"]["Ethernet8"]["mtu"] is None
+
+
+def test_synthetic_accepts_loaded_dict_and_ignores_unknown_tables():
+    facts = parse_sonic_config_db({"PORT": {"Ethernet0": {"mtu": "9216"}}, "ACL_RULE": {"a|b": {}}})
+    assert facts["problems"] == []
+    s = facts["ports"]["Ethernet0"]
+    assert s["mtu"] == 9216
+    assert all(s[field] is None for field in FIELDS if field != "mtu")
+
+
+def test_synthetic_invalid_json_is_a_problem_not_an_exception():
+    facts = parse_sonic_config_db('{"PORT": {"Ethernet0": ')
+    assert facts["ports"] == {}
+    assert facts["problems"] and "invalid JSON" in facts["problems"][0]
+    assert parse_sonic_config_db("[1, 2]")["problems"]
+    assert parse_sonic_config_db("")["problems"]
