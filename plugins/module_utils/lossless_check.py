@@ -236,7 +236,8 @@ def _against_profile(d, h, s, p, where):
 
     if h["trust"] is not None and h["trust"] != "dscp":
         host("trust", h["trust"], "dscp")
-    if s["trust"] is not None and p["trust"] and set(str(s["trust"]).split(",")) != set(p["trust"].split(",")):
+    # RoCEv2 is routed: what matters is that the port classifies by DSCP (with or without PCP).
+    if s["trust"] is not None and "dscp" in p["trust"] and "dscp" not in str(s["trust"]):
         switch("trust", s["trust"], p["trust"])
     for side, settings, report in (("host", h, host), ("switch", s, switch)):
         for what, dscp, want in (("RoCE DSCP %d on priority" % p["roce_dscp"], p["roce_dscp"], p["roce_priority"]),
@@ -273,14 +274,21 @@ def _against_profile(d, h, s, p, where):
                 if want is not None and have is not None and int(have) != want:
                     switch("ECN %s on queue %d" % (key.replace("_", " "), queue), have, want)
     if p["ets_weights"] and s["ets"] is not None:
+        # Shares, not raw weights: DWRR weights (SONiC 14/15) and percentages compare as percent of
+        # the weighted queues' total, within 2 points.
+        weighted = [e for e in s["ets"].values() if (e or {}).get("mode") != "strict" and (e or {}).get("weight")]
+        total = sum(int(e["weight"]) for e in weighted)
         for queue, weight in p["ets_weights"].items():
             have = _lookup(s["ets"], int(queue)) or {}
-            if have.get("weight") is not None and int(have["weight"]) != weight:
-                switch("ETS weight on queue %s" % queue, have["weight"], weight)
+            if have.get("weight") is not None and total:
+                share = int(have["weight"]) * 100.0 / total
+                if abs(share - weight) > 2:
+                    switch("ETS share on queue %s" % queue, "%d%%" % round(share), "%d%%" % weight)
 
 
 def link_rows(plan, host_facts, switch_facts, hosts=None):
-    """One report row per host-ToR link of ``plan`` (the rail plan) for ``hosts`` (default: all).
+    """One report row per host-ToR link of ``plan`` (the rail plan) for ``hosts`` (default: all);
+    links of a fabric without a lossless class have no row.
 
     ``host_facts``: {host: facts whose ports are the host's NIC names}; ``switch_facts``: {ToR
     name: facts whose ports are the plan's ToR port names}. A missing source is an ``error``
@@ -291,13 +299,12 @@ def link_rows(plan, host_facts, switch_facts, hosts=None):
         node = plan["nodes"][host]
         for entry in node["rails"]:
             profile = profiles.get(entry["fabric"])
+            if profile is None:
+                continue  # a fabric without a lossless class has nothing to agree on
             row = {"fabric": entry["fabric"], "rail": entry["rail"], "host": host,
                    "host_port": entry.get("interface"), "tor": entry["tor"], "switch_port": entry["tor_port"],
                    "status": "agree", "error": None, "disagreements": []}
             rows.append(row)
-            if profile is None:
-                row["status"], row["error"] = "skipped", "fabric %s has no lossless class" % entry["fabric"]
-                continue
             facts = host_facts.get(host)
             tor = switch_facts.get(entry["tor"])
             try:

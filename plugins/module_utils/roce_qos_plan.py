@@ -38,6 +38,7 @@ import re
 TOOLS = ("mlnx_qos", "dcb")
 UNIT_NAME = "ainet-roce-qos.service"
 UNIT_PATH = "etc/systemd/system/" + UNIT_NAME
+NIC_WAIT = 60
 _SAFE = re.compile(r"^[A-Za-z0-9_.:/@-]+\Z")
 
 
@@ -190,14 +191,17 @@ def boot_unit(nics, tool, tool_path, sh_path="/bin/sh", modprobe_path="/sbin/mod
     ``nics``: [(interface, rdma device or None, actions)]; ``tool_path``: the absolute path of the
     tool on this host. Sysfs writes go through ``sh -c`` (a redirect); nothing else does."""
     after = ["network-pre.target", "openibd.service", "sys-kernel-config.mount"]
-    requires = []
     execs = []
     if any(dev for _nic, dev, _a in nics):
         execs.append(("ExecStartPre", "-%s rdma_cm" % modprobe_path))
+    for nic, _dev, _actions in nics:
+        # Ordered after the NIC's device unit where udev provides one, and waiting for the NIC
+        # itself (up to NIC_WAIT seconds) where it does not: a Requires= on a device unit that
+        # never appears (no udev, a renamed NIC) would fail the whole unit after 90 s.
+        after.append("sys-subsystem-net-devices-%s.device" % nic)
+        execs.append(("ExecStartPre", "%s -c \"i=0; while [ ! -e /sys/class/net/%s ] && [ $i -lt %d ]; do "
+                      "sleep 1; i=$((i+1)); done; [ -e /sys/class/net/%s ]\"" % (sh_path, nic, NIC_WAIT, nic)))
     for nic, _dev, actions in nics:
-        device = "sys-subsystem-net-devices-%s.device" % nic
-        after.append(device)
-        requires.append(device)
         for action in actions:
             if "argv" in action:
                 argv = [tool_path] + action["argv"][1:]
@@ -209,8 +213,7 @@ def boot_unit(nics, tool, tool_path, sh_path="/bin/sh", modprobe_path="/sbin/mod
     return [
         ("Unit", [("Description", "ainet.fabric roce_qos: lossless RoCE settings of the rail NICs"),
                   ("Documentation", "https://github.com/ainet/ainet.fabric/tree/main/roles/roce_qos"),
-                  ("After", " ".join(after)), ("Requires", " ".join(requires)),
-                  ("Before", "network.target")]),
+                  ("After", " ".join(after)), ("Before", "network.target")]),
         ("Service", [("Type", "oneshot"), ("RemainAfterExit", True)] + execs),
         ("Install", [("WantedBy", "multi-user.target")]),
     ]

@@ -117,6 +117,13 @@ def test_link_rows_join_the_plan_with_the_facts():
                 {"fabric": "storage", "rail": 1, "interface": "ens9", "tor": "s1", "tor_port": "swp1"}]}}}
     facts = {"gpu01": {"format": "mlnx_qos", "problems": [], "ports": {"ens1": HOST, "ens2": HOST, "ens3": HOST}}}
     rows = link_rows(plan, facts, {"t1": CUMULUS, "t2": SONIC})
-    assert [r["status"] for r in rows] == ["agree", "disagree", "error", "skipped"]
+    assert [r["status"] for r in rows] == ["agree", "disagree", "error"]
     assert rows[2]["error"] == "no configuration of ToR t3 was read"
     assert "roce_dscp_lossy_on_switch" in codes(rows[1]["disagreements"])
+
+
+def test_every_code_is_documented_with_its_meaning():
+    import os
+    doc = open(os.path.join(os.path.dirname(__file__), "..", "..", "..", "..", "docs", "lossless-qos.md")).read()
+    for code, meaning in CODES.items():
+        assert "| `%s` | %s |" % (code, meaning) in doc

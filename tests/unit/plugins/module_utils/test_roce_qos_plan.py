@@ -68,7 +68,8 @@ def test_ets_left_alone_without_weights_or_strict_cnp():
 def test_boot_unit_runs_every_command_after_the_nic():
     actions = nic_actions(NVIDIA, "ens1f0np0", "mlnx_qos", None, "mlx5_0")
     text = unit_dump(boot_unit([("ens1f0np0", "mlx5_0", actions)], "mlnx_qos", "/usr/sbin/mlnx_qos"))
-    assert "Requires=sys-subsystem-net-devices-ens1f0np0.device" in text
+    assert 'ExecStartPre=/bin/sh -c "i=0; while [ ! -e /sys/class/net/ens1f0np0 ] && [ $i -lt 60 ]; do sleep 1; ' \
+           'i=$((i+1)); done; [ -e /sys/class/net/ens1f0np0 ]"' in text
     assert "After=network-pre.target openibd.service sys-kernel-config.mount " \
            "sys-subsystem-net-devices-ens1f0np0.device" in text
     assert "ExecStart=/usr/sbin/mlnx_qos -i ens1f0np0 --dscp2prio set,26,3" in text
