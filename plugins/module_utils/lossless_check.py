@@ -286,12 +286,13 @@ def _against_profile(d, h, s, p, where):
                     switch("ETS share on queue %s" % queue, "%d%%" % round(share), "%d%%" % weight)
 
 
-def link_rows(plan, host_facts, switch_facts, hosts=None):
+def link_rows(plan, host_facts, switch_facts, hosts=None, host_errors=None):
     """One report row per host-ToR link of ``plan`` (the rail plan) for ``hosts`` (default: all);
     links of a fabric without a lossless class have no row.
 
     ``host_facts``: {host: facts whose ports are the host's NIC names}; ``switch_facts``: {ToR
-    name: facts whose ports are the plan's ToR port names}. A missing source is an ``error``
+    name: facts whose ports are the plan's ToR port names}; ``host_errors``: {host: why its NICs
+    could not be read}. A missing source is an ``error``
     row naming what is missing, never a silent pass."""
     profiles = {name: fabric.get("qos") for name, fabric in plan["cluster"]["fabrics"].items()}
     rows = []
@@ -309,7 +310,8 @@ def link_rows(plan, host_facts, switch_facts, hosts=None):
             tor = switch_facts.get(entry["tor"])
             try:
                 if facts is None:
-                    raise KeyError("no QoS facts were gathered from %s" % host)
+                    reason = (host_errors or {}).get(host)
+                    raise KeyError("no QoS facts were gathered from %s%s" % (host, ": " + reason if reason else ""))
                 if tor is None:
                     raise KeyError("no configuration of ToR %s was read" % entry["tor"])
                 items = lossless_diff(facts, tor, entry["tor_port"], profile, entry.get("interface"))

@@ -1,0 +1,159 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, ainet.fabric contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Controller-side lossless agreement report: one task joins the rail plan, the rail NICs'
+gathered QoS facts and the ToRs' configurations (read from the devices or from a directory),
+runs the check for every host-ToR link and writes the Markdown and HTML report."""
+
+from __future__ import annotations
+
+import os
+import tempfile
+
+from ansible.plugins.action import ActionBase
+
+from ansible_collections.ainet.fabric.plugins.module_utils.errors import FabricError
+from ansible_collections.ainet.fabric.plugins.module_utils.lossless_check import link_rows
+from ansible_collections.ainet.fabric.plugins.module_utils.lossless_report import (
+    render_html, render_markdown, summary,
+)
+from ansible_collections.ainet.fabric.plugins.module_utils.qos_parse import parse_qos, platform_format
+from ansible_collections.ainet.fabric.plugins.module_utils.qos_profile import describe
+from ansible_collections.ainet.fabric.plugins.module_utils.rail_plan import rail_plan
+
+REPORT_MD = "lossless-report.md"
+REPORT_HTML = "lossless-report.html"
+# File name endings tried for a ToR's configuration in switch_config_dir, per format.
+EXTENSIONS = {
+    "sonic_config_db": (".json",), "nvue": (".yaml", ".yml"), "nvue_roce": (".txt",),
+    "eos": (".cfg", ".conf", ".txt"), "nxos": (".cfg", ".conf", ".txt"), "os10": (".cfg", ".conf", ".txt"),
+}
+BY_EXTENSION = {".json": "sonic_config_db", ".yaml": "nvue", ".yml": "nvue"}
+
+ARGUMENT_SPEC = dict(
+    cluster=dict(type="dict", required=True),
+    nodes=dict(type="dict", required=True),
+    hosts=dict(type="list", elements="str", required=True),
+    facts_var=dict(type="str", default="roce_qos_gathered"),
+    switch_config_dir=dict(type="path"),
+    switch_configs=dict(type="dict", default={}),
+    output_dir=dict(type="path"),
+    generated=dict(type="str", default=""),
+    fail_on_disagreement=dict(type="bool", default=False),
+)
+
+
+def _write(path, content):
+    os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=os.path.dirname(path) or ".", prefix=".ainet-")
+    with os.fdopen(fd, "w", encoding="utf-8") as handle:
+        handle.write(content)
+    os.chmod(tmp, 0o644)
+    os.replace(tmp, path)
+
+
+def _read(path):
+    try:
+        with open(path, encoding="utf-8") as handle:
+            return handle.read()
+    except (OSError, UnicodeDecodeError):
+        return None
+
+
+def find_config(directory, tor, fmt):
+    """(path, format) of ToR ``tor``'s configuration in ``directory``, or (None, None)."""
+    if not directory or not os.path.isdir(directory):
+        return None, None
+    names = set(os.listdir(directory))
+    if fmt:
+        for ext in EXTENSIONS.get(fmt, ()):
+            if tor + ext in names:
+                return os.path.join(directory, tor + ext), fmt
+    for name in sorted(names):
+        stem, ext = os.path.splitext(name)
+        if stem == tor and (fmt or BY_EXTENSION.get(ext)):
+            return os.path.join(directory, name), fmt or BY_EXTENSION[ext]
+    return None, None
+
+
+def switch_facts(plan, tors, directory, given):
+    """{tor: facts} for ``tors``; a ToR whose configuration is missing or unreadable is absent,
+    with the reason in the second mapping."""
+    facts, missing = {}, {}
+    for name in sorted(tors):
+        tor = plan["tors"][name]
+        fmt = platform_format(tor.get("platform"))
+        text, source = None, None
+        if name in given and given[name]:
+            entry = given[name]
+            text = entry.get("text") if isinstance(entry, dict) else entry
+            fmt = (entry.get("format") if isinstance(entry, dict) else None) or fmt
+            source = "the device"
+        else:
+            path, fmt = find_config(directory, name, fmt)
+            if path:
+                text, source = _read(path), path
+        if text is None:
+            missing[name] = ("no configuration of ToR %s was read (platform %s; looked in %s for %s.*)"
+                             % (name, tor.get("platform") or "unset", directory or "no switch_config_dir", name))
+            continue
+        if fmt is None:
+            missing[name] = "ToR %s: platform %r has no QoS parser" % (name, tor.get("platform"))
+            continue
+        parsed = parse_qos(text, fmt)
+        parsed["source"] = source
+        facts[name] = parsed
+    return facts, missing
+
+
+class ActionModule(ActionBase):
+    TRANSFERS_FILES = False
+    _requires_connection = False
+
+    def run(self, tmp=None, task_vars=None):
+        result = super().run(tmp, task_vars)
+        _unused, args = self.validate_argument_spec(argument_spec=ARGUMENT_SPEC)
+        hostvars = task_vars.get("hostvars", {})
+        try:
+            plan = rail_plan(args["cluster"], args["nodes"])
+        except FabricError as exc:
+            result.update(failed=True, msg=str(exc))
+            return result
+        hosts = [h for h in args["hosts"] if h in plan["nodes"]]
+        host_facts, host_errors = {}, {}
+        for host in hosts:
+            gathered = (hostvars.get(host) or {}).get(args["facts_var"]) or {}
+            if isinstance(gathered, dict) and (gathered.get("facts") or {}).get("ports") and not gathered.get("msg"):
+                host_facts[host] = gathered["facts"]
+            elif isinstance(gathered, dict) and gathered.get("msg"):
+                host_errors[host] = str(gathered["msg"])[:300]
+        tors = {e["tor"] for h in hosts for e in plan["nodes"][h]["rails"]}
+        facts, missing = switch_facts(plan, tors, args["switch_config_dir"], args["switch_configs"])
+        rows = link_rows(plan, host_facts, facts, hosts, host_errors)
+        for row in rows:
+            if row["status"] == "error" and row["tor"] in missing and "ToR" in (row["error"] or ""):
+                row["error"] = missing[row["tor"]]
+        problems = {name: f["problems"] for name, f in facts.items() if f.get("problems")}
+        meta = {"cluster": plan["summary"]["cluster"], "generated": args["generated"],
+                "profile": "; ".join("%s: %s" % (name, describe(f.get("qos")))
+                                     for name, f in plan["cluster"]["fabrics"].items()),
+                "sources": {"hosts": len(host_facts), "switches": len(facts)},
+                "problems": problems}
+        counts = summary(rows)
+        files = []
+        out = args["output_dir"]
+        if out:
+            for name, text in ((REPORT_MD, render_markdown(rows, meta)), (REPORT_HTML, render_html(rows, meta))):
+                path = os.path.join(out, name)
+                if _read(path) != text:
+                    files.append(path)
+                    if not self._task.check_mode:
+                        _write(path, text)
+        bad = counts.get("disagree", 0) + counts.get("error", 0)
+        result.update(changed=bool(files), files=files, summary=counts, switch_problems=problems,
+                      disagreements=[dict(r, disagreements=r["disagreements"]) for r in rows
+                                     if r["status"] in ("disagree", "error")][:200])
+        if args["fail_on_disagreement"] and bad:
+            result.update(failed=True, msg="%d of %d host-ToR links disagree or could not be checked; see %s"
+                          % (bad, counts.get("links", len(rows)), out or "the task result"))
+        return result

@@ -1,0 +1,32 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, ainet.fabric contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Jinja2 filters of the lossless QoS check; all logic lives in module_utils."""
+
+from __future__ import annotations
+
+from ansible.errors import AnsibleFilterError
+
+from ansible_collections.ainet.fabric.plugins.module_utils.lossless_check import lossless_diff as _lossless_diff
+from ansible_collections.ainet.fabric.plugins.module_utils.qos_parse import parse_qos as _parse_qos
+
+
+def parse_qos(text, format, port=None):  # noqa: A002 - the documented argument name
+    try:
+        return _parse_qos(text, format, port)
+    except ValueError as exc:
+        raise AnsibleFilterError(str(exc)) from None
+
+
+def lossless_diff(host, switch, port=None, profile=None, host_port=None):
+    try:
+        return _lossless_diff(host, switch, port, profile, host_port)
+    except KeyError as exc:
+        raise AnsibleFilterError(str(exc.args[0] if exc.args else exc)) from None
+
+
+class FilterModule(object):
+    """ainet.fabric lossless QoS filters."""
+
+    def filters(self):
+        return {"parse_qos": parse_qos, "lossless_diff": lossless_diff}

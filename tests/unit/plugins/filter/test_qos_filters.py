@@ -1,0 +1,57 @@
+# -*- coding: utf-8 -*-
+"""The filters parse_qos and lossless_diff on recorded real configurations (data/qos/*/ORIGIN.md)."""
+from __future__ import annotations
+
+import os
+
+import pytest
+from ansible.errors import AnsibleFilterError
+
+from ansible_collections.ainet.fabric.plugins.filter.qos import FilterModule
+from ansible_collections.ainet.fabric.plugins.module_utils.qos_profile import resolve_profile
+
+FILTERS = FilterModule().filters()
+DATA = os.path.join(os.path.dirname(__file__), "..", "module_utils", "data", "qos")
+NVIDIA = resolve_profile({}, "q")
+# A ConnectX NIC set up the NVIDIA way (what roce_qos leaves behind).
+HOST = {"trust": "dscp", "dscp_to_priority": {**{d: d // 8 for d in range(64)}, **{26: 3, 48: 6}}, "pfc": [3],
+        "ecn_rp": [3], "ecn_np": [3], "cnp_dscp": 48, "cnp_priority": 6, "mtu": 9000, "roce_tos": 106,
+        "traffic_class": 106}
+
+
+def text(*parts):
+    with open(os.path.join(DATA, *parts)) as handle:
+        return handle.read()
+
+
+def codes(items):
+    return sorted({i["code"] for i in items})
+
+
+def test_stock_sonic_port_makes_dscp26_lossy():
+    switch = FILTERS["parse_qos"](text("sonic", "qos-arista7050.json"), "sonic_config_db")
+    items = FILTERS["lossless_diff"](HOST, switch, port="Ethernet8")
+    assert items[0]["message"] == ("DSCP 26 is lossless priority 3 on the host but lands in lossy TC1 on the switch "
+                                   "port Ethernet8 (PFC there: 3,4).")
+    assert {"roce_dscp_lossy_on_switch", "pfc_mismatch", "ecn_off_on_switch"} <= set(codes(items))
+
+
+def test_cumulus_roce_lossless_defaults_agree_with_an_nvidia_host():
+    switch = FILTERS["parse_qos"](text("nvue", "nv-config-roce-lossless.yaml"), "nvue")
+    port = sorted(switch["ports"])[0]
+    assert FILTERS["lossless_diff"](dict(HOST, mtu=None), switch, port=port, profile=NVIDIA) == []
+
+
+def test_arista_leaf_from_a_public_roce_config_agrees_on_the_roce_class():
+    switch = FILTERS["parse_qos"](text("eos", "arista_roce_blog_leaf.cfg"), "eos")
+    items = FILTERS["lossless_diff"](HOST, switch, port="Ethernet1")
+    assert not {"roce_dscp_lossy_on_switch", "pfc_mismatch", "cnp_not_strict_on_switch",
+                "mtu_too_small"} & set(codes(items)), items
+
+
+def test_unknown_format_and_port_are_filter_errors():
+    with pytest.raises(AnsibleFilterError, match="'junos' is not a QoS format; use one of: dcb, eos"):
+        FILTERS["parse_qos"]("", "junos")
+    switch = FILTERS["parse_qos"](text("sonic", "qos-arista7050.json"), "sonic_config_db")
+    with pytest.raises(AnsibleFilterError, match="port Ethernet999 is not in the sonic_config_db facts"):
+        FILTERS["lossless_diff"](HOST, switch, port="Ethernet999")
