@@ -34,7 +34,7 @@ ARGUMENT_SPEC = dict(
     cluster=dict(type="dict", required=True),
     nodes=dict(type="dict", required=True),
     hosts=dict(type="list", elements="str", required=True),
-    facts_var=dict(type="str", default="roce_qos_gathered"),
+    facts_var=dict(type="str", required=True),
     switch_config_dir=dict(type="path"),
     switch_configs=dict(type="dict", default={}),
     output_dir=dict(type="path"),

@@ -34,9 +34,11 @@ options:
     elements: str
     required: true
   facts_var:
-    description: The registered result of the gathering task on each host (its C(facts) are read).
+    description:
+      - The variable each host registered the result of M(ainet.fabric.roce_qos) C(state=gathered) in; its
+        C(facts) are read, and its C(msg) names the reason when the NICs could not be read.
     type: str
-    default: roce_qos_gathered
+    required: true
   switch_config_dir:
     description:
       - Directory with one configuration per ToR, named after it - C(<tor>.json) (SONiC config_db),
@@ -75,6 +77,7 @@ EXAMPLES = r"""
     cluster: "{{ fabric_cluster }}"
     nodes: "{{ groups['gpu_nodes'] | ainet.fabric.node_map(hostvars) }}"
     hosts: "{{ ansible_play_hosts_all }}"
+    facts_var: nic_qos
     switch_config_dir: "{{ inventory_dir }}/switch-configs"
     output_dir: build/lab
   run_once: true

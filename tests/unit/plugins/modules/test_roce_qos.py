@@ -1,0 +1,139 @@
+# -*- coding: utf-8 -*-
+"""roce_qos end to end without root: a sysfs tree in a temporary directory and the recording
+mlnx_qos stand-in (tests/lab/files/mlnx_qos-standin) on PATH.
+
+The module runs in-process with its real reads, writes and commands; the verdict is the files
+it leaves, the stand-in's state and log, and a second run.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+
+import pytest
+from ansible.module_utils.testing import patch_module_args
+
+from ansible_collections.ainet.fabric.plugins.modules import roce_qos
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))))
+STANDIN = os.path.join(ROOT, "tests", "lab", "files", "mlnx_qos-standin")
+NICS = ["ens1f0np0", "ens1f1np1"]
+CLUSTER = {"name": "q", "rails": 2, "addressing": {"mode": "shared", "supernet": "172.17.0.0/16", "rail_prefix": 24}}
+
+
+def write(path, text):
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    with open(path, "w") as handle:
+        handle.write(text)
+
+
+def read(path):
+    with open(path) as handle:
+        return handle.read()
+
+
+@pytest.fixture
+def node(tmp_path, monkeypatch):
+    """A node with two ConnectX ports as they come: DCQCN on for every priority, CNP DSCP 48 on 6."""
+    sysroot = tmp_path / "sysroot"
+    for index, nic in enumerate(NICS):
+        net = sysroot / "sys" / "class" / "net" / nic
+        write(str(net / "mtu"), "9000\n")
+        for point in ("rp", "np"):
+            for prio in range(8):
+                write(str(net / "ecn" / ("roce_" + point) / "enable" / str(prio)), "1\n")
+        write(str(net / "ecn" / "roce_np" / "cnp_dscp"), "48\n")
+        write(str(net / "ecn" / "roce_np" / "cnp_802p_prio"), "6\n")
+        os.makedirs(str(net / "device" / "infiniband" / ("mlx5_%d" % index)))
+        write(str(sysroot / "sys" / "class" / "infiniband" / ("mlx5_%d" % index) / "tc" / "1" / "traffic_class"),
+              "0\n")
+    os.makedirs(str(sysroot / "sys" / "kernel" / "config" / "rdma_cm"))
+    bindir = tmp_path / "bin"
+    os.makedirs(str(bindir))
+    shutil.copy(STANDIN, str(bindir / "mlnx_qos"))
+    os.chmod(str(bindir / "mlnx_qos"), 0o755)
+    monkeypatch.setenv("PATH", "%s%s%s" % (bindir, os.pathsep, os.environ.get("PATH", "")))
+    monkeypatch.setenv("MLNX_QOS_STANDIN_ROOT", str(sysroot))
+    return tmp_path
+
+
+def run(capsys, base, check=False, **extra):
+    args = dict(cluster=CLUSTER, interfaces=NICS, tool="mlnx_qos", config_root=str(base / "etc-root"),
+                sysfs_root=str(base / "sysroot"), _ansible_check_mode=check, _ansible_diff=True)
+    args.update(extra)
+    with patch_module_args(args):
+        with pytest.raises(SystemExit):
+            roce_qos.main()
+    return json.loads(capsys.readouterr().out)
+
+
+def standin_calls(base):
+    path = base / "sysroot" / "var" / "log" / "mlnx_qos-standin.log"
+    return [line.split(" ", 1)[1] for line in read(str(path)).splitlines()] if path.exists() else []
+
+
+def expected(nic, dev):
+    return ["mlnx_qos -i %s --trust dscp" % nic, "mlnx_qos -i %s --pfc 0,0,0,1,0,0,0,0" % nic,
+            "mlnx_qos -i %s --tsa ets,ets,ets,ets,ets,ets,strict,ets --tcbw 50,0,0,50,0,0,0,0" % nic,
+            "echo 106 > /sys/class/infiniband/%s/tc/1/traffic_class" % dev,
+            "mkdir -p /sys/kernel/config/rdma_cm/%s" % dev,
+            "echo 106 > /sys/kernel/config/rdma_cm/%s/ports/1/default_roce_tos" % dev]
+
+
+def test_check_mode_reads_and_changes_nothing(node, capsys):
+    result = run(capsys, node, check=True)
+    assert result["changed"] is True
+    assert result["commands"] == expected("ens1f0np0", "mlx5_0") + expected("ens1f1np1", "mlx5_1")
+    assert all(len(call.split()) == 2 for call in standin_calls(node))  # only "-i <nic>" reads
+    assert read(str(node / "sysroot/sys/class/infiniband/mlx5_0/tc/1/traffic_class")) == "0\n"
+    assert not (node / "etc-root" / "etc/systemd/system/ainet-roce-qos.service").exists()
+    assert "ExecStart=" in result["diff"][1]["after"]
+
+
+def test_apply_converges_then_a_second_run_changes_nothing(node, capsys):
+    result = run(capsys, node)
+    assert result["changed"] is True and result["tool"] == "mlnx_qos"
+    assert result["commands"] == expected("ens1f0np0", "mlx5_0") + expected("ens1f1np1", "mlx5_1")
+    assert read(str(node / "sysroot/sys/class/infiniband/mlx5_1/tc/1/traffic_class")).strip() == "106"
+    assert read(str(node / "sysroot/sys/kernel/config/rdma_cm/mlx5_1/ports/1/default_roce_tos")).strip() == "106"
+    state = json.loads(read(str(node / "sysroot/run/mlnx_qos-standin/ens1f0np0.json")))
+    assert (state["trust"], state["pfc"], state["tsa"][6]) == ("dscp", [0, 0, 0, 1, 0, 0, 0, 0], "strict")
+    unit = read(str(node / "etc-root/etc/systemd/system/ainet-roce-qos.service"))
+    assert "ExecStart=%s -i ens1f1np1 --dscp2prio set,26,3" % shutil.which("mlnx_qos") in unit
+    assert unit.count("ExecStart=") == 2 * 12  # every setting of both NICs, not only the missing ones
+    port = result["facts"]["ports"]["ens1f0np0"]
+    assert (port["trust"], port["pfc"], port["roce_tos"], port["traffic_class"]) == ("dscp", [3], 106, 106)
+    again = run(capsys, node)
+    assert (again["changed"], again["commands"]) == (False, [])
+
+
+def test_gathered_reads_every_nic(node, capsys):
+    result = run(capsys, node, state="gathered")
+    assert result["changed"] is False
+    assert sorted(result["facts"]["ports"]) == NICS
+    port = result["facts"]["ports"]["ens1f1np1"]
+    assert (port["trust"], port["pfc"], port["cnp_dscp"], port["ecn_rp"]) == ("pcp", [], 48, list(range(8)))
+
+
+def test_another_tools_qos_unit_fails_before_any_change(node, capsys):
+    write(str(node / "etc-root/etc/systemd/system/rdma-qos.service"),
+          "[Service]\nExecStart=/usr/bin/mlnx_qos -i ens1f0np0 --trust pcp\n")
+    result = run(capsys, node)
+    assert result["failed"] is True
+    assert "rdma-qos.service" in result["msg"] and "would fight" in result["msg"]
+    assert all(len(call.split()) == 2 for call in standin_calls(node))
+
+
+def test_no_lossless_class_removes_the_unit(node, capsys):
+    run(capsys, node)
+    unit = node / "etc-root/etc/systemd/system/ainet-roce-qos.service"
+    assert unit.exists()
+    result = run(capsys, node, cluster=dict(CLUSTER, qos={"preset": "none"}))
+    assert result["changed"] is True and not unit.exists() and result["unit"]["present"] is False
+
+
+def test_a_missing_nic_is_named(node, capsys):
+    result = run(capsys, node, interfaces=["ens1f0np0", "ens9f9np9"])
+    assert result["failed"] is True and "rail NIC ens9f9np9 does not exist" in result["msg"]
