@@ -37,7 +37,7 @@ def test_stock_sonic_port_makes_dscp26_lossy():
 
 
 def test_cumulus_roce_lossless_defaults_agree_with_an_nvidia_host():
-    switch = FILTERS["parse_qos"](text("nvue", "nv-config-roce-lossless.yaml"), "nvue")
+    switch = FILTERS["parse_qos"](text("nvue", "nv-config-roce-lossless.yaml.txt"), "nvue")
     port = sorted(switch["ports"])[0]
     assert FILTERS["lossless_diff"](dict(HOST, mtu=None), switch, port=port, profile=NVIDIA) == []
 

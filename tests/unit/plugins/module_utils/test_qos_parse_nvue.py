@@ -90,7 +90,7 @@ def test_nv_show_qos_roce_garbage():
 
 def test_roce_lossless_defaults_apply_to_every_port():
     pytest.importorskip("yaml")
-    facts = parse_nvue(read("nv-config-roce-lossless.yaml"))
+    facts = parse_nvue(read("nv-config-roce-lossless.yaml.txt"))
     assert facts["format"] == "nvue"
     assert facts["problems"] == []
     assert sorted(facts["ports"], key=lambda p: int(p[3:])) == ["swp%d" % n for n in range(1, 33)]
@@ -112,7 +112,7 @@ def test_roce_lossless_defaults_apply_to_every_port():
 
 def test_roce_overrides_from_documented_commands():
     pytest.importorskip("yaml")
-    facts = parse_nvue(read("nv-config-roce-overrides.yaml"))
+    facts = parse_nvue(read("nv-config-roce-overrides.yaml.txt"))
     assert facts["problems"] == []
     assert sorted(facts["ports"]) == ["swp1", "swp10", "swp2", "swp3", "swp4"]
     s = facts["ports"]["swp10"]
@@ -127,7 +127,7 @@ def test_roce_overrides_from_documented_commands():
 
 def test_profiles_without_roce():
     pytest.importorskip("yaml")
-    facts = parse_nvue(read("nv-config-profiles.yaml"))
+    facts = parse_nvue(read("nv-config-profiles.yaml.txt"))
     assert sorted(facts["ports"]) == ["swp1", "swp2", "swp3"]
     swp1 = facts["ports"]["swp1"]
     assert swp1["trust"] == "dscp"
@@ -153,7 +153,7 @@ def test_profiles_without_roce():
 
 def test_invalid_yaml_is_a_problem_not_an_exception():
     pytest.importorskip("yaml")
-    facts = parse_nvue(read("nv-config-invalid.yaml"))
+    facts = parse_nvue(read("nv-config-invalid.yaml.txt"))
     assert facts["ports"] == {}
     assert facts["problems"] and "invalid YAML" in facts["problems"][0]
     assert parse_nvue("")["problems"]
