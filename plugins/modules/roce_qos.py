@@ -337,7 +337,8 @@ def run_module():
         result["changed"] = bool(result["commands"]) or unit_changed
         if module.check_mode:
             result["facts"] = merge_facts(*[host.read(nic, dev) for _f, nic, dev in nics]) if nics else result["facts"]
-            result["warnings"] = warnings
+            for warning in warnings:
+                module.warn(warning)
             module.exit_json(**result)
         for nic, device, actions, caps in plans:
             for action in actions:
@@ -362,7 +363,9 @@ def run_module():
                 raise QosError("applied, but %s still differs: %s" % (nic, "; ".join(a["what"] for a in left)))
         result["facts"] = merge_facts(*facts) if facts else result["facts"]
     except (QosError, ValueError) as exc:
-        module.fail_json(msg=str(exc), warnings=warnings, **result)
+        for warning in warnings:
+            module.warn(warning)
+        module.fail_json(msg=str(exc), **result)
     for warning in warnings:
         module.warn(warning)
     module.exit_json(**result)

@@ -49,7 +49,10 @@ def node(tmp_path, monkeypatch):
         os.makedirs(str(net / "device" / "infiniband" / ("mlx5_%d" % index)))
         write(str(sysroot / "sys" / "class" / "infiniband" / ("mlx5_%d" % index) / "tc" / "1" / "traffic_class"),
               "0\n")
-    os.makedirs(str(sysroot / "sys" / "kernel" / "config" / "rdma_cm"))
+        # configfs creates ports/1/default_roce_tos when the device's directory is made; a plain
+        # directory tree cannot, so the entry is there from the start (as after an earlier cma_roce_tos).
+        write(str(sysroot / "sys" / "kernel" / "config" / "rdma_cm" / ("mlx5_%d" % index) / "ports" / "1" /
+                  "default_roce_tos"), "0\n")
     bindir = tmp_path / "bin"
     os.makedirs(str(bindir))
     shutil.copy(STANDIN, str(bindir / "mlnx_qos"))
