@@ -190,6 +190,17 @@ def _dcb_json(obj, s, state):
         state["order"] = [str(x) for x in obj["order"]]
 
 
+_SIZE = re.compile(r"^(\d+)([KMG]?)b?$", re.I)
+
+
+def _size(token):
+    """``130944``, ``10Kb``, ``1Mb`` (dcb prints binary units) -> bytes."""
+    match = _SIZE.match(token)
+    if not match:
+        return None
+    return int(match.group(1)) * {"": 1, "K": 1024, "M": 1024 ** 2, "G": 1024 ** 3}[match.group(2).upper()]
+
+
 def parse_dcb(text, port=None):
     """Concatenated ``dcb ... show dev <if>`` outputs -> QoS facts (format ``dcb``)."""
     text = _text(text)
@@ -232,13 +243,17 @@ def parse_dcb(text, port=None):
                 if dscp is None or not prio.isdigit():
                     problems.append("dcb: unknown DSCP %r in dscp-prio" % name)
                     continue
+                if dscp in state["dscp"] and state["dscp"][dscp] != int(prio):
+                    problems.append("dcb: DSCP %d has several APP entries (priorities %d and %s); which one applies "
+                                    "is up to the driver" % (dscp, state["dscp"][dscp], prio))
                 state["dscp"][dscp] = int(prio)
         elif key == "order":
             state["order"] = [t.lower() for t in tokens[1:]]
         elif key == "prio-buffer":
             state["prio_buffer"] = {int(p): int(b) for p, b in _pairs(tokens[1:]) if p.isdigit() and b.isdigit()}
         elif key == "buffer-size":
-            state["buffer_size"] = {int(b): int(v) for b, v in _pairs(tokens[1:]) if b.isdigit() and v.isdigit()}
+            state["buffer_size"] = {int(b): _size(v) for b, v in _pairs(tokens[1:]) if b.isdigit()
+                                    and _size(v) is not None}
     if state["dscp"]:
         s["dscp_to_priority"] = state["dscp"]
     if state["order"] is not None:
