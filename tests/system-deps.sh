@@ -1,13 +1,13 @@
 #!/usr/bin/env bash
 # The Debian packages the test suite needs beyond Python: iproute2, tcpdump and ping for the
 # namespace lab, podman, runc, mmdebstrap and ssh for the container lab and molecule, shellcheck
-# for ansible-test sanity. Installs the missing ones when run as root with apt-get; otherwise
+# for ansible-test sanity, chromium for the report screenshot. Installs the missing ones when run as root with apt-get; otherwise
 # lists them and fails, unless AINET_SKIP_LAB=1 (then only shellcheck is needed).
 set -euo pipefail
 need=()
 pairs="make:make git:git ip:iproute2 shellcheck:shellcheck"
 if [ "${AINET_SKIP_LAB:-0}" != 1 ]; then
-    pairs="$pairs tcpdump:tcpdump ping:iputils-ping ssh:openssh-client ssh-keygen:openssh-client podman:podman runc:runc mmdebstrap:mmdebstrap"
+    pairs="$pairs tcpdump:tcpdump ping:iputils-ping ssh:openssh-client ssh-keygen:openssh-client podman:podman runc:runc mmdebstrap:mmdebstrap chromium:chromium"
 fi
 for pair in $pairs; do
     command -v "${pair%%:*}" >/dev/null || need+=("${pair#*:}")

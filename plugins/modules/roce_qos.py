@@ -330,8 +330,8 @@ def run_module():
         unit_changed = before != unit_text
         result["unit"]["changed"] = unit_changed
         if module._diff:
-            result["diff"] = [{"before_header": "%s (roce_qos commands)" % (params["sysfs_root"]), "before": "",
-                               "after_header": "commands", "after": "".join(c + "\n" for c in result["commands"])},
+            result["diff"] = [{"before_header": "rail NICs (lossless settings)", "before": "",
+                               "after_header": "commands to run", "after": "".join(c + "\n" for c in result["commands"])},
                               {"before_header": unit_file, "before": before or "",
                                "after_header": unit_file, "after": unit_text or ""}]
         result["changed"] = bool(result["commands"]) or unit_changed

@@ -121,7 +121,7 @@ def test_roce_qos_applies_only_what_differs_and_comes_back_from_the_boot_unit(tm
         with open(foreign, "w") as handle:
             handle.write(FOREIGN)
         before = len(log(rootfs))
-        refused = qos(inventory, t.with_vars(lab_dir, "tos", fabric_cluster=t.cluster_for("exclusive", qos={
+        refused = qos(inventory, "-e", t.with_vars(lab_dir, "tos", fabric_cluster=t.cluster_for("exclusive", qos={
             "roce_dscp": 24, "roce_tos": 98})))
         assert refused.returncode != 0
         assert "/etc/systemd/system/other-rdma-qos.service" in refused.stdout
@@ -129,7 +129,7 @@ def test_roce_qos_applies_only_what_differs_and_comes_back_from_the_boot_unit(tm
         os.remove(foreign)
 
         # No lossless class any more: the unit and its link go; the NICs are left as they are.
-        gone = qos(inventory, t.with_vars(lab_dir, "none", fabric_cluster=t.cluster_for("exclusive", qos={
+        gone = qos(inventory, "-e", t.with_vars(lab_dir, "none", fabric_cluster=t.cluster_for("exclusive", qos={
             "preset": "none"})))
         assert gone.returncode == 0, gone.stdout + gone.stderr
         assert not os.path.exists(unit)
