@@ -161,11 +161,11 @@ def lossless_diff(host, switch, port=None, profile=None, host_port=None):
             mode = (_lookup(s["ets"], queue) or {}).get("mode")
             if mode != "strict":
                 d.add("cnp_not_strict_on_switch", None, "queue %d (%s)" % (queue, mode or "not scheduled"),
-                      "CNP DSCP %d lands in queue %d on %s, which is %s, not strict: congestion notifications wait "
+                      "CNP DSCP %s lands in queue %s on %s, which is %s, not strict: congestion notifications wait "
                       "behind bulk traffic." % (cnp_dscp, queue, where, mode or "not scheduled"))
             elif s_pfc is not None and int(cnp_s_prio) in s_pfc:
-                d.add("cnp_not_strict_on_switch", None, "priority %d (PFC)" % cnp_s_prio,
-                      "CNP DSCP %d lands on PFC priority %d on %s: a paused queue holds back the notifications "
+                d.add("cnp_not_strict_on_switch", None, "priority %s (PFC)" % cnp_s_prio,
+                      "CNP DSCP %s lands on PFC priority %s on %s: a paused queue holds back the notifications "
                       "meant to end the congestion." % (cnp_dscp, cnp_s_prio, where))
     cnp_h_prio = h["cnp_priority"]
     if cnp_h_prio is not None and strict_wanted and h["ets"] is not None:
@@ -173,14 +173,14 @@ def lossless_diff(host, switch, port=None, profile=None, host_port=None):
         mode = (_lookup(h["ets"], queue) or {}).get("mode")
         if mode != "strict":
             d.add("cnp_not_strict_on_host", "tc %d (%s)" % (queue, mode or "not scheduled"), None,
-                  "The host sends CNPs on priority %d, whose traffic class %d is %s, not strict."
+                  "The host sends CNPs on priority %s, whose traffic class %s is %s, not strict."
                   % (cnp_h_prio, queue, mode or "not scheduled"))
 
     # MTU chain.
     headroom = profile["switch_mtu_headroom"] if profile else DEFAULT_HEADROOM
     if h["mtu"] is not None and s["mtu"] is not None and int(s["mtu"]) < int(h["mtu"]) + headroom:
         d.add("mtu_too_small", int(h["mtu"]), int(s["mtu"]),
-              "The host MTU is %d but %s has MTU %d; it needs at least %d (host MTU + %d bytes of headers)."
+              "The host MTU is %s but %s has MTU %s; it needs at least %s (host MTU + %s bytes of headers)."
               % (h["mtu"], where, s["mtu"], int(h["mtu"]) + headroom, headroom))
 
     # PFC watchdog and buffers of the lossless priorities.

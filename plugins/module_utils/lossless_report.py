@@ -131,8 +131,9 @@ def render_html(links, meta):
                                               for i in row["disagreements"])
         else:
             details = ""
-        cells = "".join("<td>%s</td>" % _h(v) for v in (row.get("fabric"), row.get("rail"), row.get("host"),
-                                                         row.get("host_port"), row.get("tor"), row.get("switch_port")))
+        values = (row.get("fabric"), row.get("rail"), row.get("host"), row.get("host_port"), row.get("tor"),
+                  row.get("switch_port"))
+        cells = "".join("<td>%s</td>" % _h(v) for v in values)
         out.append('<tr class="%s">%s<td>%s</td><td>%s</td></tr>' % (status, cells, LABELS[status], details))
     out += ["</table>", "</body>", "</html>"]
     return "\n".join(out) + "\n"

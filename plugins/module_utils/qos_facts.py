@@ -118,8 +118,8 @@ def settings_of(facts, port=None):
             return merge_settings(new_settings(), next(iter(ports.values())))
         if not ports:
             return new_settings()
-        raise KeyError("the %s facts hold %d ports (%s); name one" % (facts.get("format"), len(ports),
-                                                                    ", ".join(sorted(ports)[:8])))
+        names = ", ".join(sorted(ports)[:8])
+        raise KeyError("the %s facts hold %d ports (%s); name one" % (facts.get("format"), len(ports), names))
     if port not in ports:
         raise KeyError("port %s is not in the %s facts (it has: %s)" % (port, facts.get("format"),
                                                                         ", ".join(sorted(ports)[:8]) or "none"))

@@ -128,8 +128,8 @@ def nic_actions(profile, nic, tool, current=None, rdma_device=None, caps=None):
             tool_cmd(["--pfc", ",".join("1" if p in pfc else "0" for p in range(8))],
                      "PFC on priorities %s only" % ",".join(str(p) for p in pfc))
         else:
-            tool_cmd(["pfc", "set", "dev", nic, "prio-pfc"] + ["%d:%s" % (p, "on" if p in pfc else "off")
-                                                              for p in range(8)],
+            pfc_map = ["%d:%s" % (p, "on" if p in pfc else "off") for p in range(8)]
+            tool_cmd(["pfc", "set", "dev", nic, "prio-pfc"] + pfc_map,
                      "PFC on priorities %s only" % ",".join(str(p) for p in pfc))
     for dscp, prio in sorted(want["dscp_to_priority"].items()):
         have = _get(cur.get("dscp_to_priority"), dscp)

@@ -16,7 +16,7 @@ description:
     configuration (O(switch_configs), else a file named after the ToR in O(switch_config_dir),
     parsed by the ToR's C(platform)), and compares every host NIC with its ToR port and the
     fabric's lossless profile (P(ainet.fabric.lossless_diff#filter)).
-  - Writes C(lossless-report.md) and a self-contained C(lossless-report.html) to O(output_dir):
+  - Writes C(lossless-report.md) and a self-contained C(lossless-report.html) to O(output_dir),
     one row per link, mismatches highlighted, a count per disagreement code. A link whose host or
     ToR could not be read is a row saying what is missing, never a pass.
 options:

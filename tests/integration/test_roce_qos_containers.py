@@ -2,7 +2,7 @@
 """roce_qos on a real host that reboots (a podman system container with systemd, needs root).
 
 The lab's veth NICs cannot do DCB, so the node gets a recording stand-in for mlnx_qos
-(tests/lab/files/mlnx_qos-standin): it keeps the NIC's QoS in /run (gone at reboot, as a
+(tests/lab/files/mlnx_qos_standin.py): it keeps the NIC's QoS in /run (gone at reboot, as a
 NIC's settings are), prints it the way mlnx_qos does and logs every call with the boot id.
 The verdict is the stand-in's log and state, and systemd's: check mode runs no setter; the
 first run runs exactly the missing settings; the second changes nothing; after a reboot the
@@ -30,7 +30,7 @@ pytestmark = [
                        reason="the container lab needs podman, runc and mmdebstrap (tests/molecule.sh installs them)"),
 ]
 ROOT = os.path.dirname(os.path.dirname(HERE))
-STANDIN = os.path.join(ROOT, "tests", "lab", "files", "mlnx_qos-standin")
+STANDIN = os.path.join(ROOT, "tests", "lab", "files", "mlnx_qos_standin.py")
 NODES = {"gpu01": 1}
 NICS = t.INTERFACES
 SETTERS = {nic: ["-i %s --trust dscp" % nic, "-i %s --pfc 0,0,0,1,0,0,0,0" % nic,
@@ -84,7 +84,8 @@ def test_roce_qos_applies_only_what_differs_and_comes_back_from_the_boot_unit(tm
         inventory, _plan = lab.build(t.cluster_for("exclusive"), NODES, NICS, lab_dir, kind="containers")
         rootfs = os.path.join(lab_dir, "hosts", "gpu01", "rootfs")
         target = os.path.join(rootfs, "usr", "local", "sbin", "mlnx_qos")
-        shutil.copy(STANDIN, target)
+        with open(STANDIN) as src, open(target, "w") as dst:
+            dst.write("#!/usr/bin/python3\n" + src.read())
         os.chmod(target, 0o755)
 
         checked = qos(inventory, "--check", "--diff")

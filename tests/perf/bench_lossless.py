@@ -80,7 +80,7 @@ def main():
              for i in range(1, args.nodes + 1)}
     texts = {tor["name"]: tor_config(args.nodes // TORS_PER_RAIL) for tor in model["tors"]}
     timings = {"parse 64 ToR configs": [], "plan": [], "check": [], "render md+html": [], "total": []}
-    for _ in range(args.repeat):
+    for _run in range(args.repeat):
         start = time.perf_counter()
         switches = {name: parse_qos(text, "sonic_config_db") for name, text in texts.items()}
         t1 = time.perf_counter()

@@ -52,8 +52,8 @@ def test_mlnx_qos_tolerates_crlf_truncation_and_garbage():
 
 
 def test_dcb_man_page_outputs_concatenated():
-    text = "\n".join(sample(n) for n in ("dcb-pfc-man.txt", "dcb-ets-man.txt", "dcb-app-numeric-man.txt",
-                                        "dcb-buffer-man.txt"))
+    names = ("dcb-pfc-man.txt", "dcb-ets-man.txt", "dcb-app-numeric-man.txt", "dcb-buffer-man.txt")
+    text = "\n".join(sample(n) for n in names)
     facts = parse_dcb(text, port="eth0")
     s = port(facts, "eth0")
     assert (s["pfc_capable"], s["pfc"]) == (8, [6, 7])

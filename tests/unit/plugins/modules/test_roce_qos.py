@@ -1,6 +1,6 @@
 # -*- coding: utf-8 -*-
 """roce_qos end to end without root: a sysfs tree in a temporary directory and the recording
-mlnx_qos stand-in (tests/lab/files/mlnx_qos-standin) on PATH.
+mlnx_qos stand-in (tests/lab/files/mlnx_qos_standin.py) on PATH.
 
 The module runs in-process with its real reads, writes and commands; the verdict is the files
 it leaves, the stand-in's state and log, and a second run.
@@ -18,9 +18,16 @@ from ansible.module_utils.testing import patch_module_args
 from ansible_collections.ainet.fabric.plugins.modules import roce_qos
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))))
-STANDIN = os.path.join(ROOT, "tests", "lab", "files", "mlnx_qos-standin")
+STANDIN = os.path.join(ROOT, "tests", "lab", "files", "mlnx_qos_standin.py")
 NICS = ["ens1f0np0", "ens1f1np1"]
 CLUSTER = {"name": "q", "rails": 2, "addressing": {"mode": "shared", "supernet": "172.17.0.0/16", "rail_prefix": 24}}
+
+
+def install_standin(target):
+    """The stand-in as an executable ``mlnx_qos`` (kept without a shebang in the repository)."""
+    with open(STANDIN) as src, open(target, "w") as dst:
+        dst.write("#!/usr/bin/python3\n" + src.read())
+    os.chmod(target, 0o755)
 
 
 def write(path, text):
@@ -55,8 +62,7 @@ def node(tmp_path, monkeypatch):
                   "default_roce_tos"), "0\n")
     bindir = tmp_path / "bin"
     os.makedirs(str(bindir))
-    shutil.copy(STANDIN, str(bindir / "mlnx_qos"))
-    os.chmod(str(bindir / "mlnx_qos"), 0o755)
+    install_standin(str(bindir / "mlnx_qos"))
     monkeypatch.setenv("PATH", "%s%s%s" % (bindir, os.pathsep, os.environ.get("PATH", "")))
     monkeypatch.setenv("MLNX_QOS_STANDIN_ROOT", str(sysroot))
     return tmp_path

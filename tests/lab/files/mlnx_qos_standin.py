@@ -1,4 +1,3 @@
-#!/usr/bin/python3
 # A recording stand-in for NVIDIA's mlnx_qos on the lab's veth NICs, which cannot do DCB.
 # It keeps each NIC's QoS state in /run (lost at reboot, like a NIC's), prints it in the
 # format of mlnx_qos (MLNX_OFED 4.2 docs: DCBX mode, trust state, dscp2prio, PFC rows, one
