@@ -154,19 +154,24 @@ def _per_port_index(table, name, problems):
     return out
 
 
-def _int_map(tables, table, name, where, problems):
+def _int_map(tables, table, name, where, problems, cache=None):
     if name is None:
         return None
     maps = tables.get(table) or {}
     if name not in maps or not isinstance(maps[name], dict):
         problems.append("%s: %s %s is not defined in %s" % (where, table.lower(), name, table))
         return None
+    if cache is not None and (table, name) in cache:
+        return dict(cache[(table, name)])  # every port names the same few maps: convert each once
     out = {}
     for key, value in maps[name].items():
         k = _to_int(key, "%s|%s" % (table, name), problems)
         v = _to_int(value, "%s|%s|%s" % (table, name, key), problems)
         if k is not None and v is not None:
             out[k] = v
+    if cache is not None:
+        cache[(table, name)] = out
+        return dict(out)
     return out
 
 
@@ -262,6 +267,7 @@ def parse_sonic_config_db(text):
                 names.append(name)
 
     ports = {}
+    maps = {}
     for port in names:
         s = new_settings()
         qos = qos_tbl.get(port)
@@ -271,9 +277,9 @@ def parse_sonic_config_db(text):
             dot1p = _ref(qos.get("dot1p_to_tc_map"))
             s["trust"] = {(True, True): "pcp,dscp", (True, False): "dscp", (False, True): "pcp"}.get(
                 (dscp is not None, dot1p is not None))
-            s["dscp_to_priority"] = _int_map(tables, "DSCP_TO_TC_MAP", dscp, where, problems)
+            s["dscp_to_priority"] = _int_map(tables, "DSCP_TO_TC_MAP", dscp, where, problems, maps)
             s["priority_to_queue"] = _int_map(tables, "TC_TO_QUEUE_MAP", _ref(qos.get("tc_to_queue_map")),
-                                              where, problems)
+                                              where, problems, maps)
             s["pfc"] = _indices(qos.get("pfc_enable"), where, problems)
         if port in queue_tbl:
             ecn, ets = _queues(tables, queue_tbl[port], problems)

@@ -138,3 +138,52 @@ def test_roce_qos_applies_only_what_differs_and_comes_back_from_the_boot_unit(tm
                                                 "ainet-roce-qos.service"))
     finally:
         lab.down()
+
+
+def validate(inventory, *extra):
+    env = dict(os.environ, ANSIBLE_CONFIG=os.path.join(ROOT, "ansible.cfg"), ANSIBLE_NOCOLOR="1",
+               PATH=t.BIN + os.pathsep + os.environ.get("PATH", ""))
+    cmd = [os.path.join(t.BIN, "ansible-playbook"), "-i", inventory, os.path.join(ROOT, "playbooks", "validate.yml")]
+    return subprocess.run(cmd + list(extra), cwd=ROOT, env=env, capture_output=True, text=True, timeout=600,
+                          check=False)
+
+
+def test_validate_reads_the_nics_and_the_tor_configs_and_reports_each_link(tmp_path):
+    """Node 8 behind four ToRs: Cumulus with its RoCE defaults (rail 1), SONiC's stock template (rail 2), and
+    two whose configurations are missing (rails 3, 4). The NICs are read on the host (mlnx_qos stand-in)."""
+    lab_dir = str(tmp_path / "lab")
+    data = os.path.join(ROOT, "tests", "unit", "plugins", "module_utils", "data", "qos")
+    tors = [{"name": "leaf1", "rails": [1], "platform": "cumulus", "port_template": "swp{node}"},
+            {"name": "leaf2", "rails": [2], "platform": "sonic", "port_template": "Ethernet{node}"},
+            {"name": "leaf3", "rails": [3], "platform": "sonic", "port_template": "Ethernet{node}"},
+            {"name": "leaf4", "rails": [4], "platform": "eos", "port_template": "Ethernet{node}"}]
+    cluster = t.cluster_for("exclusive", tors=tors)
+    try:
+        inventory, _plan = lab.build(cluster, {"gpu01": 8}, NICS, lab_dir, kind="containers")
+        rootfs = os.path.join(lab_dir, "hosts", "gpu01", "rootfs")
+        with open(STANDIN) as src, open(os.path.join(rootfs, "usr", "local", "sbin", "mlnx_qos"), "w") as dst:
+            dst.write("#!/usr/bin/python3\n" + src.read())
+        os.chmod(os.path.join(rootfs, "usr", "local", "sbin", "mlnx_qos"), 0o755)
+        configs = os.path.join(inventory, "switch-configs")
+        os.makedirs(configs)
+        shutil.copy(os.path.join(data, "nvue", "nv-config-roce-lossless.yaml.txt"), os.path.join(configs, "leaf1.yaml"))
+        shutil.copy(os.path.join(data, "sonic", "qos-arista7050.json"), os.path.join(configs, "leaf2.json"))
+        rails = t.playbook(inventory)
+        assert rails.returncode == 0, rails.stdout + rails.stderr
+        applied = qos(inventory)
+        assert applied.returncode == 0, applied.stdout + applied.stderr
+        report_dir = os.path.join(lab_dir, "report")
+        result = validate(inventory, "-e", "lossless_check_report_dir=" + report_dir)
+        assert result.returncode == 0, result.stdout + result.stderr
+        assert "4 host-ToR links: 1 agree, 1 disagree, 2 not checked" in result.stdout
+        with open(os.path.join(report_dir, "lossless-report.md")) as handle:
+            rows = {line.split(" | ")[1]: line for line in handle if line.startswith("| default |")}
+        assert "| agree |" in rows["1"]
+        assert ("DSCP 26 is lossless priority 3 on the host but lands in lossy TC1 on the switch port Ethernet8 "
+                "(PFC there: 3,4).") in rows["2"]
+        assert "no configuration of ToR leaf3 was read" in rows["3"]
+        assert os.path.exists(os.path.join(report_dir, "lossless-report.html"))
+        strict = validate(inventory, "-e", "lossless_check_report_dir=" + report_dir, "-e", "lossless_check_fail=true")
+        assert strict.returncode != 0 and "3 of 4 host-ToR links disagree or could not be checked" in strict.stdout
+    finally:
+        lab.down()

@@ -48,13 +48,14 @@ def test_survey_variables_are_documented_role_variables_with_valid_choices():
                 assert set(question["choices"]) == {"true", "false"}
 
 
-def test_workflow_is_plan_check_apply_validate():
+def test_workflow_is_plan_check_apply_qos_validate():
     nodes = {n["identifier"]: n for n in CONFIG["controller_workflows"][0]["simplified_workflow_nodes"]}
     order, node = [], "plan"
     while node:
         order.append(nodes[node]["unified_job_template"])
         node = (nodes[node].get("success_nodes") or [None])[0]
-    assert order == ["ainet-fabric plan", "ainet-fabric check", "ainet-fabric apply", "ainet-fabric validate"]
+    assert order == ["ainet-fabric plan", "ainet-fabric check", "ainet-fabric apply", "ainet-fabric qos",
+                     "ainet-fabric validate"]
 
 
 def test_inventory_source_is_the_directory_with_the_lock_and_the_constructed_groups():
