@@ -5,41 +5,65 @@
 
 Each returns QoS facts (:mod:`qos_facts`) with one port, keyed by ``port`` (the interface)
 or ``""``. Unknown lines are ignored; a field the output does not show stays ``None``; what
-cannot be read is a line in ``problems``, never an exception.
+cannot be read is a line in ``problems``, never an exception. CRLF, blank lines and any
+indentation (spaces, tabs, none) are accepted.
 
-``mlnx_qos -i <if>`` (NVIDIA, MLNX_OFED 4.x and DOCA/5.x+)::
+``mlnx_qos -i <if>`` (NVIDIA). Old releases (MLNX_OFED 3.x/4.x) print only the PFC rows and
+the tc blocks (4.x adds ``Priority trust state``/``mode``, ``dscp2prio``, ``Cable len``); the
+DOCA / MLNX_OFED 5.x+ layout adds the receive buffers and the PFC ``buffer`` row::
 
-    DCBX mode: OS controlled
-    Priority trust state: dscp          (older: "Priority trust mode: pcp")
-    dscp2prio mapping:
-            prio:0 dscp:07,06,05,04,03,02,01,00,
-    Receive buffer size (bytes): 130944,130944,0,0,0,0,0,0,   (newer, optional)
+    DCBX mode: OS controlled                     -> dcbx ("OS controlled" / "Firmware controlled")
+    Priority trust state: dscp                   -> trust ("Priority trust mode: pcp" in 4.x)
+    dscp2prio mapping:                           -> dscp_to_priority, every DSCP printed
+            prio:0 dscp:07,06,05,04,03,02,01,00,    (a priority may take several lines)
+    default priority:
+    Receive buffer size (bytes): 130944,130944,0,0,0,0,0,0,max_buffer_size=262016
+    Cable len: 7
     PFC configuration:
             priority    0   1   2   3   4   5   6   7
-            enabled     0   0   0   1   0   0   0   0
-            buffer      0   0   0   1   0   0   0   0          (newer, optional)
-    tc: 3 ratelimit: unlimited, tsa: ets, bw: 13%
-             priority:  3
+            enabled     0   0   0   1   0   0   0   0     -> pfc
+            buffer      0   0   0   1   0   0   0   0     -> priority -> receive buffer
+    tc: 3 ratelimit: unlimited, tsa: ets, bw: 50%        -> ets {3: ets, 50}
+             priority:  3                                -> priority_to_queue {3: 3}
+    tc: 6 ratelimit: unlimited, tsa: vendor              -> ets {6: vendor, None}
+             skprio: 2 (tos: 8)                          (old releases; ignored)
 
-A priority has a lossless buffer when it has PFC and the receive buffer it maps to (the
-``buffer`` row) has a size above zero; without those rows ``buffer_lossless`` is ``None``.
+``buffer_lossless`` rule: a priority has a lossless buffer when PFC is enabled for it and the
+receive buffer its ``buffer`` row names has a size above zero in ``Receive buffer size``.
+Without both the ``buffer`` row and the sizes (old releases, or a grep of the PFC rows only)
+``buffer_lossless`` is ``None``. mlnx_qos prints the whole dscp2prio table, so
+``dscp_to_priority`` holds all 64 DSCPs when the section is there; with ``trust pcp`` the
+section is absent and the field is ``None``.
 
 iproute2 ``dcb`` (concatenated ``dcb pfc|ets|app|apptrust|buffer show dev <if>``)::
 
-    pfc-cap 8 macsec-bypass off delay 4096
-    prio-pfc 0:off 1:off 2:off 3:on 4:off 5:off 6:off 7:off
-    tc-bw 0:50 1:0 ... / tc-tsa 0:ets 1:ets ... 6:strict / prio-tc 0:0 1:1 ...
-    dscp-prio 26:3 48:6            (names too: AF31:3 CS6:6)
-    order dscp pcp                 (apptrust)
-    prio-buffer 0:0 1:0 2:0 3:1 ... / buffer-size 0:130944 1:130944 ...
+    pfc-cap 8 macsec-bypass off delay 4096                -> pfc_capable
+    prio-pfc 0:off 1:off 2:off 3:on 4:off 5:off 6:off 7:off   -> pfc
+    prio-tc 0:0 1:1 ... / tc-tsa 0:ets ... 6:strict / tc-bw 0:50 ...   -> priority_to_queue, ets
+    dscp-prio 26:3 48:6     (default output: names CS3:3 AF31:3 EF:5; ``dcb -N``: numbers)
+    order: dscp pcp         (``dcb apptrust show``; ``order dscp pcp`` accepted too) -> trust
+    prio-buffer 0:0 1:0 2:0 3:1 ... / buffer-size 0:130944 1:10Kb 2:1Mb ...
 
-``dcb -j`` JSON objects (one per line or concatenated) are read for the same keys.
+DSCP names are those of iproute2's ``rt_dsfield``: CS0-CS7, AF11-AF43, EF, VA, LE. The trust
+order is reduced to the shared vocabulary: both ``dscp`` and ``pcp`` -> ``"pcp,dscp"``, one
+of them -> that one, neither -> ``"none"``. ``buffer_lossless`` follows the mlnx_qos rule with
+``prio-buffer`` and ``buffer-size``. ``dcb -j`` prints one JSON object per command, e.g.
+``{"pfc_cap":8,"prio_pfc":[false,false,false,true,...]}``, ``{"dscp_prio":[[26,3],[48,6]]}``,
+``{"prio_tc":[...],"tc_tsa":["ets",...],"tc_bw":[...]}``; these are read (one per line or
+run together) with the same keys.
 
-sysfs: a mapping ``{path: content}`` or ``grep -H . <files>`` text (``path:value`` lines):
-``/sys/class/net/<if>/ecn/roce_{rp,np}/enable/<prio>``, ``.../ecn/roce_np/cnp_dscp``,
-``.../ecn/roce_np/cnp_802p_prio``, ``/sys/class/net/<if>/mtu``,
-``/sys/class/infiniband/<dev>/tc/1/traffic_class`` (a bare number, or ``Global tclass=N``)
-and the rdma_cm ``/sys/kernel/config/rdma_cm/<dev>/ports/1/default_roce_tos``.
+sysfs: a mapping ``{path: content}``, or text with ``path:value`` lines (``grep -H . <files>``)
+or ``... path = value`` lines (scripts that echo the file and its value):
+
+* ``/sys/class/net/<if>/ecn/roce_np/enable/<prio>``, ``.../roce_rp/enable/<prio>`` -> ecn_np / ecn_rp
+* ``/sys/class/net/<if>/ecn/roce_np/cnp_dscp`` -> cnp_dscp; ``.../cnp_802p_prio`` -> cnp_priority
+* ``/sys/class/net/<if>/mtu`` -> mtu
+* ``/sys/class/infiniband/<dev>/tc/1/traffic_class`` -> traffic_class: ``Global tclass=106`` (mlx5
+  with the tclass rules; rule lines after it are ignored) or a bare ``106``; empty when unset
+* ``/sys/kernel/config/rdma_cm/<dev>/ports/1/default_roce_tos`` (what ``cma_roce_tos`` reads and
+  writes) -> roce_tos; a ``cma_roce_tos: 106`` line of text is read as well.
+
+``parse_cma_roce_tos`` reads the script's own output (it echoes the ToS value).
 """
 
 from __future__ import annotations
@@ -47,12 +71,18 @@ from __future__ import annotations
 import json
 import re
 
-from ansible_collections.ainet.fabric.plugins.module_utils.qos_facts import new_facts, new_settings
+from ansible_collections.ainet.fabric.plugins.module_utils.qos_facts import int_list, new_facts, new_settings
 
-DSCP_NAMES = {"CS%d" % n: 8 * n for n in range(8)}
-DSCP_NAMES.update({"AF%d%d" % (c, d): 8 * c + 2 * d for c in range(1, 5) for d in range(1, 4)})
-DSCP_NAMES.update({"EF": 46, "VA": 44, "LE": 1, "DF": 0, "BE": 0})
+DSCP_NAMES = dict(("CS%d" % n, 8 * n) for n in range(8))
+DSCP_NAMES.update(("AF%d%d" % (c, d), 8 * c + 2 * d) for c in range(1, 5) for d in range(1, 4))
+DSCP_NAMES.update({"EF": 46, "VA": 44, "LE": 1})
+
+_TRUST = {"dscp": "dscp", "pcp": "pcp", "both": "pcp,dscp", "pcp,dscp": "pcp,dscp", "none": "none"}
+_TC_LINE = re.compile(r"^tc:\s*(\d+)\s+ratelimit:\s*[^,]*,\s*tsa:\s*([A-Za-z_]+)(?:,\s*bw:\s*(\d+)\s*%)?")
+_DSCP_LINE = re.compile(r"^prio:\s*(\d+)\s+dscp:\s*([\d,\s]*)$")
+_DCBX = re.compile(r"^dcbx mode:\s*(\w+\s+controlled|\S+)", re.I)
 _PAIR = re.compile(r"^([A-Za-z0-9]+):([A-Za-z0-9]+)$")
+_SIZE = re.compile(r"^(\d+)([KMG]?)(?:i?b)?$", re.I)
 
 
 def _one(settings, port, fmt, problems):
@@ -65,82 +95,103 @@ def _text(text):
     return str(text or "").replace("\r\n", "\n").replace("\r", "\n")
 
 
+def _ints(text):
+    """``int_list`` that answers None instead of raising on what is not a list of numbers."""
+    try:
+        return int_list(text)
+    except ValueError:
+        return None
+
+
 def _row(line):
-    """``enabled     0   0   0   1 ...`` -> [0, 0, 0, 1, ...] (None when not all numbers)."""
+    """``enabled     0   0   0   1 ...`` (or ``enabled:``) -> [0, 0, 0, 1, ...]; None when not all numbers."""
     parts = line.split()[1:]
+    if not parts:
+        return None
     try:
         return [int(p) for p in parts]
     except ValueError:
         return None
 
 
+def _mode(tsa):
+    tsa = tsa.lower()
+    return tsa if tsa in ("ets", "strict") else "vendor"
+
+
 def parse_mlnx_qos(text, port=None):
-    """``mlnx_qos -i <if>`` output -> QoS facts (format ``mlnx_qos``)."""
+    """``mlnx_qos -i <if>`` output (any release) -> QoS facts (format ``mlnx_qos``)."""
     text = _text(text)
     s = new_settings()
     problems = []
     pfc_row = buffer_row = sizes = None
-    dscp_map = {}
-    ets = {}
-    prio_tc = {}
-    tc = None
-    section = None
+    dscp_map, ets, prio_tc = {}, {}, {}
+    tc = section = None
     for raw in text.split("\n"):
         line = raw.strip()
         if not line:
             continue
         low = line.lower()
-        if low.startswith("dcbx mode:"):
-            s["dcbx"] = line.split(":", 1)[1].strip()
+        if low.startswith("dcbx mode"):
+            match = _DCBX.match(line)
+            s["dcbx"] = match.group(1) if match else None
+            section = None
         elif low.startswith("priority trust"):
-            value = line.split(":", 1)[1].strip().lower()
-            s["trust"] = {"both": "pcp,dscp", "pcp,dscp": "pcp,dscp", "dscp": "dscp", "pcp": "pcp"}.get(value, value)
+            value = line.split(":", 1)[1].strip().lower() if ":" in line else ""
+            s["trust"] = _TRUST.get(value)
+            if s["trust"] is None:
+                problems.append("mlnx_qos: unknown trust state %r" % value)
+            section = None
         elif low.startswith("dscp2prio mapping"):
             section = "dscp"
         elif section == "dscp" and low.startswith("prio:"):
-            match = re.match(r"prio:\s*(\d+)\s+dscp:\s*([\d,\s]*)", line)
-            if match:
-                for item in match.group(2).replace(" ", "").split(","):
-                    if item.isdigit():
-                        dscp_map[int(item)] = int(match.group(1))
-            else:
+            match = _DSCP_LINE.match(line)
+            dscps = _ints(match.group(2)) if match else None
+            if dscps is None or int(match.group(1)) > 7 or any(d > 63 for d in dscps):
                 problems.append("mlnx_qos: cannot read dscp2prio line %r" % line)
+                continue
+            for dscp in dscps:
+                dscp_map[dscp] = int(match.group(1))
         elif low.startswith("receive buffer size"):
-            values = line.split(":", 1)[1].split(",")
-            sizes = [int(v) for v in values if v.strip().isdigit()]
+            sizes = [int(v) for v in line.split(":", 1)[1].split(",") if v.strip().isdigit()]
+            section = None
         elif low.startswith("pfc configuration"):
             section = "pfc"
         elif section == "pfc" and low.startswith("enabled"):
             pfc_row = _row(line)
+            if pfc_row is None or len(pfc_row) != 8 or any(v not in (0, 1) for v in pfc_row):
+                problems.append("mlnx_qos: cannot read the PFC row %r" % line)
+                pfc_row = None
         elif section == "pfc" and low.startswith("buffer"):
             buffer_row = _row(line)
+            if buffer_row is None or len(buffer_row) != 8:
+                problems.append("mlnx_qos: cannot read the PFC buffer row %r" % line)
+                buffer_row = None
         elif low.startswith("tc:"):
             section = "tc"
-            match = re.match(r"tc:\s*(\d+)\s+ratelimit:[^,]*,\s*tsa:\s*(\w+)(?:,\s*bw:\s*(\d+)\s*%)?", line)
+            match = _TC_LINE.match(line)
             if not match:
                 problems.append("mlnx_qos: cannot read %r" % line)
                 tc = None
                 continue
             tc = int(match.group(1))
-            mode = match.group(2).lower()
-            ets[tc] = {"mode": mode if mode in ("ets", "strict") else "vendor",
-                       "weight": int(match.group(3)) if match.group(3) else None}
+            ets[tc] = {"mode": _mode(match.group(2)), "weight": int(match.group(3)) if match.group(3) else None}
         elif section == "tc" and tc is not None and low.startswith("priority:"):
-            for item in line.split(":", 1)[1].replace(",", " ").split():
-                if item.isdigit():
-                    prio_tc[int(item)] = tc
+            prios = _ints(line.split(":", 1)[1])
+            if prios is None or any(p > 7 for p in prios):
+                problems.append("mlnx_qos: cannot read %r under tc %d" % (line, tc))
+                continue
+            for prio in prios:
+                prio_tc[prio] = tc
         elif low.startswith("pfc_cap") or low.startswith("pfc cap"):
             digits = re.findall(r"\d+", line)
             s["pfc_capable"] = int(digits[0]) if digits else None
     if dscp_map:
         s["dscp_to_priority"] = dscp_map
     if pfc_row is not None:
-        if len(pfc_row) != 8:
-            problems.append("mlnx_qos: the PFC 'enabled' row has %d values, not 8" % len(pfc_row))
-        s["pfc"] = [p for p, on in enumerate(pfc_row[:8]) if on]
-        if buffer_row is not None and sizes is not None:
-            s["buffer_lossless"] = [p for p in s["pfc"]
-                                    if p < len(buffer_row) and buffer_row[p] < len(sizes) and sizes[buffer_row[p]] > 0]
+        s["pfc"] = [p for p, on in enumerate(pfc_row) if on]
+        if buffer_row is not None and sizes:
+            s["buffer_lossless"] = [p for p in s["pfc"] if buffer_row[p] < len(sizes) and sizes[buffer_row[p]] > 0]
     if ets:
         s["ets"] = ets
     if prio_tc:
@@ -167,134 +218,163 @@ def _pairs(tokens):
     return out
 
 
-def _dcb_json(obj, s, state):
-    if not isinstance(obj, dict):
-        return
-    if "prio_pfc" in obj and isinstance(obj["prio_pfc"], dict):
-        s["pfc"] = sorted(int(p) for p, on in obj["prio_pfc"].items() if on in (True, "on", 1))
-    if "pfc_cap" in obj:
-        s["pfc_capable"] = obj["pfc_cap"]
-    for key, target in (("tc_tsa", "tsa"), ("tc_bw", "bw"), ("prio_tc", "prio_tc"), ("prio_buffer", "prio_buffer"),
-                        ("buffer_size", "buffer_size")):
-        value = obj.get(key)
-        if isinstance(value, dict):
-            state[target] = {int(k): v for k, v in value.items()}
-        elif isinstance(value, list):
-            state[target] = dict(enumerate(value))
-    for item in obj.get("dscp_prio") or ():
-        if isinstance(item, (list, tuple)) and len(item) == 2:
-            state["dscp"][int(item[0])] = int(item[1])
-        elif isinstance(item, dict) and "dscp" in item and "prio" in item:
-            state["dscp"][int(item["dscp"])] = int(item["prio"])
-    if "order" in obj and isinstance(obj["order"], list):
-        state["order"] = [str(x) for x in obj["order"]]
-
-
-_SIZE = re.compile(r"^(\d+)([KMG]?)b?$", re.I)
-
-
 def _size(token):
-    """``130944``, ``10Kb``, ``1Mb`` (dcb prints binary units) -> bytes."""
-    match = _SIZE.match(token)
+    """``130944``, ``10Kb``, ``1Mb`` (dcb prints binary units) -> bytes; None when unreadable."""
+    match = _SIZE.match(str(token))
     if not match:
         return None
     return int(match.group(1)) * {"": 1, "K": 1024, "M": 1024 ** 2, "G": 1024 ** 3}[match.group(2).upper()]
 
 
+def _indexed(value):
+    """A JSON array (index = key) or object (string keys) -> {int: value}."""
+    if isinstance(value, list):
+        return dict(enumerate(value))
+    if isinstance(value, dict):
+        return dict((int(k), v) for k, v in value.items() if str(k).isdigit())
+    return None
+
+
+def _dcb_json(obj, s, state, problems):
+    if not isinstance(obj, dict):
+        problems.append("dcb: JSON %r is not an object" % (obj,))
+        return
+    pfc = _indexed(obj.get("prio_pfc"))
+    if pfc is not None:
+        s["pfc"] = sorted(p for p, on in pfc.items() if on in (True, "on", 1))
+    if isinstance(obj.get("pfc_cap"), int):
+        s["pfc_capable"] = obj["pfc_cap"]
+    for key in ("tc_tsa", "tc_bw", "prio_tc", "prio_buffer", "buffer_size"):
+        value = _indexed(obj.get(key))
+        if value is not None:
+            state[key] = value
+    if state.get("buffer_size") is not None:
+        state["buffer_size"] = dict((b, _size(v)) for b, v in state["buffer_size"].items() if _size(v) is not None)
+    for item in obj.get("dscp_prio") or ():
+        if isinstance(item, (list, tuple)) and len(item) == 2:
+            _dcb_app(str(item[0]), str(item[1]), state, problems)
+    if isinstance(obj.get("order"), list):
+        state["order"] = [str(x).lower() for x in obj["order"]]
+
+
+def _dcb_app(name, prio, state, problems):
+    dscp = _dscp(name)
+    if dscp is None or dscp > 63 or not prio.isdigit() or int(prio) > 7:
+        problems.append("dcb: cannot read the dscp-prio entry %s:%s" % (name, prio))
+        return
+    if dscp in state["dscp"] and state["dscp"][dscp] != int(prio):
+        problems.append("dcb: DSCP %d has several APP entries (priorities %d and %s); which one applies "
+                        "is up to the driver" % (dscp, state["dscp"][dscp], prio))
+    state["dscp"][dscp] = int(prio)
+
+
+def _json_objects(line, s, state, problems):
+    decoder = json.JSONDecoder()
+    pos = 0
+    while pos < len(line):
+        try:
+            obj, pos = decoder.raw_decode(line, pos)
+        except ValueError:
+            problems.append("dcb: cannot read JSON %r" % line[pos:pos + 80])
+            return
+        _dcb_json(obj, s, state, problems)
+        while pos < len(line) and line[pos] in " \t,":
+            pos += 1
+
+
 def parse_dcb(text, port=None):
-    """Concatenated ``dcb ... show dev <if>`` outputs -> QoS facts (format ``dcb``)."""
+    """Concatenated ``dcb ... show dev <if>`` outputs (text or ``-j``) -> QoS facts (format ``dcb``)."""
     text = _text(text)
     s = new_settings()
     problems = []
-    state = {"dscp": {}, "tsa": None, "bw": None, "prio_tc": None, "prio_buffer": None, "buffer_size": None,
-             "order": None}
+    state = {"dscp": {}, "tc_tsa": None, "tc_bw": None, "prio_tc": None, "prio_buffer": None,
+             "buffer_size": None, "order": None}
     for raw in text.split("\n"):
         line = raw.strip()
         if not line:
             continue
-        if line.startswith("{"):
-            try:
-                decoder = json.JSONDecoder()
-                pos = 0
-                while pos < len(line):
-                    obj, end = decoder.raw_decode(line, pos)
-                    _dcb_json(obj, s, state)
-                    pos = end
-                    while pos < len(line) and line[pos] in " \t,":
-                        pos += 1
-            except ValueError:
-                problems.append("dcb: cannot read JSON %r" % line[:80])
+        if line.startswith("{") or line.startswith("["):
+            _json_objects(line, s, state, problems)
             continue
         tokens = line.split()
-        key = tokens[0]
+        key = tokens[0].rstrip(":").lower()
+        pairs = _pairs(tokens[1:])
         if key == "prio-pfc":
-            s["pfc"] = sorted(int(p) for p, on in _pairs(tokens[1:]) if p.isdigit() and on == "on")
+            s["pfc"] = sorted(int(p) for p, on in pairs if p.isdigit() and on == "on")
         elif key == "pfc-cap":
             s["pfc_capable"] = int(tokens[1]) if len(tokens) > 1 and tokens[1].isdigit() else None
         elif key == "tc-tsa":
-            state["tsa"] = {int(t): v for t, v in _pairs(tokens[1:]) if t.isdigit()}
+            state["tc_tsa"] = dict((int(t), v) for t, v in pairs if t.isdigit())
         elif key == "tc-bw":
-            state["bw"] = {int(t): int(v) for t, v in _pairs(tokens[1:]) if t.isdigit() and v.isdigit()}
+            state["tc_bw"] = dict((int(t), int(v)) for t, v in pairs if t.isdigit() and v.isdigit())
         elif key == "prio-tc":
-            state["prio_tc"] = {int(p): int(t) for p, t in _pairs(tokens[1:]) if p.isdigit() and t.isdigit()}
+            state["prio_tc"] = dict((int(p), int(t)) for p, t in pairs if p.isdigit() and t.isdigit())
         elif key == "dscp-prio":
-            for name, prio in _pairs(tokens[1:]):
-                dscp = _dscp(name)
-                if dscp is None or not prio.isdigit():
-                    problems.append("dcb: unknown DSCP %r in dscp-prio" % name)
-                    continue
-                if dscp in state["dscp"] and state["dscp"][dscp] != int(prio):
-                    problems.append("dcb: DSCP %d has several APP entries (priorities %d and %s); which one applies "
-                                    "is up to the driver" % (dscp, state["dscp"][dscp], prio))
-                state["dscp"][dscp] = int(prio)
-        elif key == "order":
+            for name, prio in pairs:
+                _dcb_app(name, prio, state, problems)
+        elif key in ("order", "trust-order"):
             state["order"] = [t.lower() for t in tokens[1:]]
         elif key == "prio-buffer":
-            state["prio_buffer"] = {int(p): int(b) for p, b in _pairs(tokens[1:]) if p.isdigit() and b.isdigit()}
+            state["prio_buffer"] = dict((int(p), int(b)) for p, b in pairs if p.isdigit() and b.isdigit())
         elif key == "buffer-size":
-            state["buffer_size"] = {int(b): _size(v) for b, v in _pairs(tokens[1:]) if b.isdigit()
-                                    and _size(v) is not None}
+            state["buffer_size"] = dict((int(b), _size(v)) for b, v in pairs if b.isdigit() and _size(v) is not None)
     if state["dscp"]:
         s["dscp_to_priority"] = state["dscp"]
     if state["order"] is not None:
         order = set(state["order"])
         s["trust"] = ("pcp,dscp" if {"dscp", "pcp"} <= order else "dscp" if "dscp" in order
                       else "pcp" if "pcp" in order else "none")
-    if state["tsa"] is not None:
-        bw = state["bw"] or {}
-        s["ets"] = {tc: {"mode": mode if mode in ("ets", "strict") else "vendor",
-                         "weight": bw.get(tc) if mode == "ets" else None}
-                    for tc, mode in state["tsa"].items()}
+    if state["tc_tsa"] is not None:
+        bw = state["tc_bw"] or {}
+        s["ets"] = dict((tc, {"mode": _mode(str(tsa)), "weight": bw.get(tc) if _mode(str(tsa)) == "ets" else None})
+                        for tc, tsa in state["tc_tsa"].items())
     if state["prio_tc"] is not None:
         s["priority_to_queue"] = state["prio_tc"]
     if state["prio_buffer"] is not None and state["buffer_size"] is not None and s["pfc"] is not None:
-        s["buffer_lossless"] = [p for p in s["pfc"] if state["buffer_size"].get(state["prio_buffer"].get(p), 0) > 0]
+        s["buffer_lossless"] = [p for p in s["pfc"] if (state["buffer_size"].get(state["prio_buffer"].get(p)) or 0) > 0]
     if not text.strip():
         problems.append("dcb: empty output")
+    elif all(s[k] is None for k in ("pfc", "pfc_capable", "ets", "priority_to_queue", "dscp_to_priority", "trust")):
+        problems.append("dcb: no prio-pfc, tc-tsa, prio-tc, dscp-prio or order line found; is this dcb output?")
     return _one(s, port, "dcb", problems)
 
 
 _SYS_NET = re.compile(r"^/sys/class/net/([^/]+)/(.+)$")
 _SYS_IB = re.compile(r"^/sys/class/infiniband/([^/]+)/tc/1/traffic_class$")
 _CONFIGFS = re.compile(r"^/sys/kernel/config/rdma_cm/([^/]+)/ports/1/default_roce_tos$")
+_TEXT_PATH = re.compile(r"(/sys/[^\s:=]+)\s*[:=]\s?(.*)$")
+_TOS_LINE = re.compile(r"^\s*(?:cma_roce_tos|default_roce_tos)\s*[:=]\s*(\d+)\s*$", re.I)
 
 
 def _files(files):
+    """``{path: content}`` from a mapping or from ``path:value`` / ``... path = value`` text."""
     if isinstance(files, dict):
-        return {str(k): _text(v) for k, v in files.items()}
-    out = {}
+        return dict((str(k), _text(v)) for k, v in files.items()), None
+    out, tos = {}, None
     for line in _text(files).split("\n"):
-        if not line.startswith("/"):
+        match = _TEXT_PATH.search(line)
+        if match:
+            path = match.group(1)
+            out[path] = out.get(path, "") + match.group(2).strip() + "\n"
             continue
-        path, sep, value = line.partition(":")
-        if sep:
-            out[path] = (out.get(path, "") + value + "\n")
-    return out
+        match = _TOS_LINE.match(line)
+        if match:
+            tos = int(match.group(1))
+    return out, tos
 
 
 def _number(value):
-    match = re.search(r"(?:tclass=)?\s*(-?\d+)", value or "")
+    match = re.match(r"^\s*(-?\d+)\s*$", value or "")
     return int(match.group(1)) if match else None
+
+
+def _tclass(value):
+    """``Global tclass=106`` (rule lines may follow) or a bare ``106`` -> 106; None when unset."""
+    found = re.search(r"Global tclass=(\d+)", value)
+    if found:
+        return int(found.group(1))
+    first = value.strip().split("\n")[0] if value.strip() else ""
+    return _number(first)
 
 
 def parse_sysfs(files, port=None):
@@ -303,7 +383,8 @@ def parse_sysfs(files, port=None):
     problems = []
     names = set()
     rp, np_ = {}, {}
-    for path, content in sorted(_files(files).items()):
+    contents, s["roce_tos"] = _files(files)
+    for path, content in sorted(contents.items()):
         value = content.strip()
         net = _SYS_NET.match(path)
         if net:
@@ -312,23 +393,25 @@ def parse_sysfs(files, port=None):
             match = re.match(r"^ecn/roce_(rp|np)/enable/(\d)$", rest)
             if match:
                 number = _number(value)
-                if number is None:
+                if number not in (0, 1):
                     problems.append("sysfs: %s holds %r, not 0 or 1" % (path, value))
                     continue
                 (rp if match.group(1) == "rp" else np_)[int(match.group(2))] = bool(number)
-            elif rest == "ecn/roce_np/cnp_dscp":
-                s["cnp_dscp"] = _number(value)
-            elif rest == "ecn/roce_np/cnp_802p_prio":
-                s["cnp_priority"] = _number(value)
-            elif rest == "mtu":
-                s["mtu"] = _number(value)
-            continue
-        if _SYS_IB.match(path):
-            # "106", or "Global tclass=106" on newer kernels (possibly with more lines).
-            found = re.search(r"tclass=(\d+)", value)
-            s["traffic_class"] = int(found.group(1)) if found else _number(value)
+                continue
+            field = {"ecn/roce_np/cnp_dscp": "cnp_dscp", "ecn/roce_np/cnp_802p_prio": "cnp_priority",
+                     "mtu": "mtu"}.get(rest)
+            if field:
+                s[field] = _number(value)
+                if s[field] is None:
+                    problems.append("sysfs: %s holds %r, not a number" % (path, value))
+        elif _SYS_IB.match(path):
+            s["traffic_class"] = _tclass(value)
+            if s["traffic_class"] is None and value:
+                problems.append("sysfs: %s holds %r, not a traffic class" % (path, value[:80]))
         elif _CONFIGFS.match(path):
             s["roce_tos"] = _number(value)
+            if s["roce_tos"] is None:
+                problems.append("sysfs: %s holds %r, not a ToS" % (path, value))
     if rp:
         s["ecn_rp"] = sorted(p for p, on in rp.items() if on)
     if np_:
@@ -337,12 +420,14 @@ def parse_sysfs(files, port=None):
         port = names.pop()
     elif port is None and len(names) > 1:
         problems.append("sysfs: files of several interfaces (%s); name the port" % ", ".join(sorted(names)))
+    if not contents and s["roce_tos"] is None:
+        problems.append("sysfs: no known file found")
     return _one(s, port, "sysfs", problems)
 
 
 def parse_cma_roce_tos(text, port=None):
-    """The output of the ``cma_roce_tos`` script (``... 106``, or the value alone) -> QoS facts."""
+    """The output of the ``cma_roce_tos`` script (it echoes the ToS, e.g. ``106``) -> QoS facts."""
     s = new_settings()
-    numbers = re.findall(r"\b(\d{1,3})\b", _text(text))
-    s["roce_tos"] = int(numbers[-1]) if numbers else None
+    numbers = [int(n) for n in re.findall(r"\b(\d{1,3})\b", _text(text)) if int(n) < 256]
+    s["roce_tos"] = numbers[-1] if numbers else None
     return _one(s, port, "cma_roce_tos", [] if numbers else ["cma_roce_tos: no ToS value found"])
