@@ -179,7 +179,7 @@ def parse_mlnx_qos(text, port=None):
         elif section == "tc" and tc is not None and low.startswith("priority:"):
             prios = _ints(line.split(":", 1)[1])
             if prios is None or any(p > 7 for p in prios):
-                problems.append("mlnx_qos: cannot read %r under tc %d" % (line, tc))
+                problems.append("mlnx_qos: cannot read %r under tc %s" % (line, tc))
                 continue
             for prio in prios:
                 prio_tc[prio] = tc
