@@ -1,13 +1,16 @@
 #!/usr/bin/env bash
 # The Debian packages the test suite needs beyond Python: iproute2, tcpdump and ping for the
 # namespace lab, podman, runc, mmdebstrap and ssh for the container lab and molecule, shellcheck
-# for ansible-test sanity, chromium for the report screenshot. Installs the missing ones when run as root with apt-get; otherwise
-# lists them and fails, unless AINET_SKIP_LAB=1 (then only shellcheck is needed).
+# for ansible-test sanity, Debian's chromium for the lossless report's headless screenshot
+# (tests/integration/test_lossless_report_browser.py). Installs the missing ones when run as root
+# with apt-get; otherwise lists them and fails, unless AINET_SKIP_LAB=1 (then only shellcheck is
+# needed). Nothing is fetched when everything is already installed, so it runs offline then.
 set -euo pipefail
 need=()
 pairs="make:make git:git ip:iproute2 shellcheck:shellcheck"
 if [ "${AINET_SKIP_LAB:-0}" != 1 ]; then
-    pairs="$pairs tcpdump:tcpdump ping:iputils-ping ssh:openssh-client ssh-keygen:openssh-client podman:podman runc:runc mmdebstrap:mmdebstrap chromium:chromium"
+    pairs="$pairs tcpdump:tcpdump ping:iputils-ping ssh:openssh-client ssh-keygen:openssh-client"
+    pairs="$pairs podman:podman runc:runc mmdebstrap:mmdebstrap chromium:chromium"
 fi
 for pair in $pairs; do
     command -v "${pair%%:*}" >/dev/null || need+=("${pair#*:}")
@@ -16,7 +19,7 @@ done
 if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
     echo "installing ${need[*]}"
     export DEBIAN_FRONTEND=noninteractive
-    apt-get update -qq
+    apt-get update -qq || echo "apt-get update failed (offline?); trying the package lists already here" >&2
     apt-get install -y -qq "${need[@]}" >/dev/null
 else
     echo "missing: ${need[*]} (apt-get install them as root, or set AINET_SKIP_LAB=1 to skip the lab layers)" >&2
