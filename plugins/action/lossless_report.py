@@ -148,7 +148,12 @@ class ActionModule(ActionBase):
                 if _read(path) != text:
                     files.append(path)
                     if not self._task.check_mode:
-                        _write(path, text)
+                        try:
+                            _write(path, text)
+                        except OSError as exc:
+                            result.update(failed=True, msg="could not write the lossless report %s: %s. Fix: set "
+                                          "lossless_check_report_dir to a writable directory" % (path, exc.strerror))
+                            return result
         bad = counts.get("disagree", 0) + counts.get("error", 0)
         result.update(changed=bool(files), files=files, summary=counts, switch_problems=problems,
                       disagreements=[dict(r, disagreements=r["disagreements"]) for r in rows
