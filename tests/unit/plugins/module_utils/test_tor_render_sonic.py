@@ -60,8 +60,8 @@ def test_addresses_are_the_plans_gateways(mode):
         if mode == "shared":
             addresses = sorted(k.split("|", 1)[1] for k in config["VLAN_INTERFACE"] if "|" in k)
             assert addresses == sorted(s["address"] for s in tor["svis"])
-            assert sorted(config["VLAN_MEMBER"]) == sorted("Vlan%d|%s" % (1000 + e["rail"], e["port"])
-                                                         for e in tor["ports"])
+            members = sorted("Vlan%d|%s" % (1000 + e["rail"], e["port"]) for e in tor["ports"])
+            assert sorted(config["VLAN_MEMBER"]) == members
         else:
             addresses = sorted(k for k in config["INTERFACE"] if "|" in k)
             assert addresses == sorted("%s|%s" % (e["port"], e["address"]) for e in tor["ports"])
