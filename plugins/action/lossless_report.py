@@ -8,11 +8,11 @@ runs the check for every host-ToR link and writes the Markdown and HTML report."
 from __future__ import annotations
 
 import os
-import tempfile
 
 from ansible.plugins.action import ActionBase
 
 from ansible_collections.ainet.fabric.plugins.module_utils.errors import FabricError
+from ansible_collections.ainet.fabric.plugins.module_utils.host_files import read_text, write_atomic
 from ansible_collections.ainet.fabric.plugins.module_utils.lossless_check import link_rows
 from ansible_collections.ainet.fabric.plugins.module_utils.lossless_report import (
     render_html, render_markdown, summary,
@@ -41,23 +41,6 @@ ARGUMENT_SPEC = dict(
     generated=dict(type="str", default=""),
     fail_on_disagreement=dict(type="bool", default=False),
 )
-
-
-def _write(path, content):
-    os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=os.path.dirname(path) or ".", prefix=".ainet-")
-    with os.fdopen(fd, "w", encoding="utf-8") as handle:
-        handle.write(content)
-    os.chmod(tmp, 0o644)
-    os.replace(tmp, path)
-
-
-def _read(path):
-    try:
-        with open(path, encoding="utf-8") as handle:
-            return handle.read()
-    except (OSError, UnicodeDecodeError):
-        return None
 
 
 def find_config(directory, tor, fmt):
@@ -92,7 +75,7 @@ def switch_facts(plan, tors, directory, given):
         else:
             path, fmt = find_config(directory, name, fmt)
             if path:
-                text, source = _read(path), path
+                text, source = read_text(path), path
         if text is None:
             missing[name] = ("no configuration of ToR %s was read (platform %s; looked in %s for %s.*)"
                              % (name, tor.get("platform") or "unset", directory or "no switch_config_dir", name))
@@ -145,11 +128,11 @@ class ActionModule(ActionBase):
         if out:
             for name, text in ((REPORT_MD, render_markdown(rows, meta)), (REPORT_HTML, render_html(rows, meta))):
                 path = os.path.join(out, name)
-                if _read(path) != text:
+                if read_text(path) != text:
                     files.append(path)
                     if not self._task.check_mode:
                         try:
-                            _write(path, text)
+                            write_atomic(path, text, "0644")
                         except OSError as exc:
                             result.update(failed=True, msg="could not write the lossless report %s: %s. Fix: set "
                                           "lossless_check_report_dir to a writable directory" % (path, exc.strerror))

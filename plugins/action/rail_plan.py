@@ -11,12 +11,12 @@ never templates or copies the plan itself unless ``return_plan`` asks for it.
 from __future__ import annotations
 
 import os
-import tempfile
 
 from ansible.plugins.action import ActionBase
 
 from ansible_collections.ainet.fabric.plugins.module_utils import plan_lock
 from ansible_collections.ainet.fabric.plugins.module_utils.errors import FabricError, FabricModelError
+from ansible_collections.ainet.fabric.plugins.module_utils.host_files import write_atomic
 from ansible_collections.ainet.fabric.plugins.module_utils.plan_report import render
 from ansible_collections.ainet.fabric.plugins.module_utils.rail_plan import rail_plan
 
@@ -43,20 +43,6 @@ def _read(path):
             return handle.read()
     except FileNotFoundError:
         return None
-
-
-def _write(path, content):
-    directory = os.path.dirname(path)
-    fd, tmp = tempfile.mkstemp(dir=directory, prefix=".ainet-")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(content)
-        os.chmod(tmp, 0o644)
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
 
 
 class ActionModule(ActionBase):
@@ -115,8 +101,7 @@ class ActionModule(ActionBase):
         if changed_files and not self._task.check_mode:
             try:
                 for path, content in writes.items():
-                    os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
-                    _write(path, content)
+                    write_atomic(path, content, "0644")
             except OSError as exc:
                 result.update(failed=True, msg="could not write the plan files: %s" % exc)
                 return result

@@ -21,9 +21,10 @@ import time
 RECORD_FILE = "var/lib/ainet-fabric/rail_interfaces.json"
 
 
-def _read(path):
+def read_text(path):
+    """A file's text (UTF-8), or None when it is missing or unreadable."""
     try:
-        with open(path) as handle:
+        with open(path, encoding="utf-8") as handle:
             return handle.read()
     except (OSError, UnicodeDecodeError):
         return None
@@ -38,7 +39,7 @@ def file_changes(root, files, owned, scan_dirs):
     writes, removals, diffs = {}, [], []
     for rel, (content, mode) in sorted(files.items()):
         path = os.path.join(root, rel)
-        before = _read(path) if os.path.isfile(path) else None
+        before = read_text(path) if os.path.isfile(path) else None
         current_mode = "%04o" % (os.stat(path).st_mode & 0o7777) if before is not None else None
         if before != content or current_mode != mode:
             writes[path] = (content, mode)
@@ -53,7 +54,7 @@ def file_changes(root, files, owned, scan_dirs):
             if owned(rel) and rel not in files and (os.path.isfile(path) or os.path.islink(path)):
                 removals.append(path)
                 diffs.append({"before_header": path, "after_header": "%s (removed)" % path,
-                              "before": _read(path) or "(link or unreadable)\n", "after": ""})
+                              "before": read_text(path) or "(link or unreadable)\n", "after": ""})
     return writes, removals, diffs
 
 
@@ -82,11 +83,12 @@ def _read_only(path):
 
 
 def write_atomic(path, content, mode):
-    directory = os.path.dirname(path)
+    """Write ``content`` (UTF-8) to ``path`` with ``mode`` ("0644") through a temporary file and a rename."""
+    directory = os.path.dirname(path) or "."
     os.makedirs(directory, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=directory, prefix=".ainet-")
     try:
-        with os.fdopen(fd, "w") as handle:
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
             handle.write(content)
         os.chmod(tmp, int(mode, 8))
         os.rename(tmp, path)
@@ -107,7 +109,7 @@ def remove(paths):
 
 def read_record(root):
     """The state file: {"version": 1, "fabrics": {name: record}}; empty when absent or unreadable."""
-    text = _read(os.path.join(root, RECORD_FILE))
+    text = read_text(os.path.join(root, RECORD_FILE))
     try:
         data = json.loads(text) if text else {}
     except ValueError:

@@ -21,7 +21,7 @@ the report (:mod:`lossless_report`).
 
 from __future__ import annotations
 
-from ansible_collections.ainet.fabric.plugins.module_utils.qos_facts import settings_of
+from ansible_collections.ainet.fabric.plugins.module_utils.qos_facts import lookup, settings_of, sorted_ints
 from ansible_collections.ainet.fabric.plugins.module_utils.qos_profile import DEFAULT_HEADROOM
 
 CODES = {
@@ -45,25 +45,12 @@ CODES = {
 }
 
 
-def _ints(values):
-    return sorted(int(v) for v in values) if values is not None else None
-
-
 def _fmt(values):
     return ",".join(str(v) for v in values) if values else "none"
 
 
-def _lookup(mapping, key):
-    """``mapping[key]`` with int or str keys (facts travel through JSON)."""
-    if not mapping:
-        return None
-    if key in mapping:
-        return mapping[key]
-    return mapping.get(str(key))
-
-
 def _queue(settings, priority):
-    queue = _lookup(settings.get("priority_to_queue"), priority)
+    queue = lookup(settings.get("priority_to_queue"), priority)
     return priority if queue is None else int(queue)
 
 
@@ -92,7 +79,7 @@ def lossless_diff(host, switch, port=None, profile=None, host_port=None):
     s = settings_of(switch, port)
     where = "the switch port %s" % port if port else "the switch"
     d = _Diff(port)
-    h_pfc, s_pfc = _ints(h["pfc"]), _ints(s["pfc"])
+    h_pfc, s_pfc = sorted_ints(h["pfc"]), sorted_ints(s["pfc"])
 
     # Which DSCP is RoCE: the profile's, else what the host stamps on RoCE packets.
     dscp = profile["roce_dscp"] if profile else None
@@ -113,8 +100,8 @@ def lossless_diff(host, switch, port=None, profile=None, host_port=None):
                   "Which DSCP is RoCE is unknown (no profile, and the host's RoCE ToS was not read): the DSCP "
                   "mapping was not checked.")
     else:
-        h_prio = _lookup(h["dscp_to_priority"], dscp)
-        s_prio = _lookup(s["dscp_to_priority"], dscp)
+        h_prio = lookup(h["dscp_to_priority"], dscp)
+        s_prio = lookup(s["dscp_to_priority"], dscp)
         if h_prio is not None and h_pfc is not None and int(h_prio) not in h_pfc:
             d.add("roce_dscp_not_lossless_on_host", int(h_prio), s_pfc,
                   "DSCP %d is priority %d on the host, which has no PFC (the host's PFC priorities: %s)."
@@ -137,7 +124,7 @@ def lossless_diff(host, switch, port=None, profile=None, host_port=None):
     # ECN on the switch queue of RoCE, DCQCN on the host priority.
     if s_prio is not None and s["ecn"] is not None:
         queue = _queue(s, int(s_prio))
-        ecn = _lookup(s["ecn"], queue) or {}
+        ecn = lookup(s["ecn"], queue) or {}
         if not ecn.get("enabled"):
             d.add("ecn_off_on_switch", None, "queue %d" % queue,
                   "ECN marking is off on queue %d of %s, which carries RoCE (DSCP %d): DCQCN gets no congestion "
@@ -145,7 +132,7 @@ def lossless_diff(host, switch, port=None, profile=None, host_port=None):
     rp_prio = int(h_prio) if h_prio is not None else (profile["roce_priority"] if profile else None)
     if rp_prio is not None:
         for side, field in (("reaction point", "ecn_rp"), ("notification point", "ecn_np")):
-            enabled = _ints(h[field])
+            enabled = sorted_ints(h[field])
             if enabled is not None and rp_prio not in enabled:
                 d.add("ecn_off_on_host", enabled, None,
                       "DCQCN's %s is off for RoCE priority %d on the host (%s enabled on: %s)."
@@ -155,10 +142,10 @@ def lossless_diff(host, switch, port=None, profile=None, host_port=None):
     cnp_dscp = profile["cnp_dscp"] if profile else h["cnp_dscp"]
     strict_wanted = profile["cnp_strict"] if profile else True
     if cnp_dscp is not None and strict_wanted:
-        cnp_s_prio = _lookup(s["dscp_to_priority"], cnp_dscp)
+        cnp_s_prio = lookup(s["dscp_to_priority"], cnp_dscp)
         if cnp_s_prio is not None and s["ets"] is not None:
             queue = _queue(s, int(cnp_s_prio))
-            mode = (_lookup(s["ets"], queue) or {}).get("mode")
+            mode = (lookup(s["ets"], queue) or {}).get("mode")
             if mode != "strict":
                 d.add("cnp_not_strict_on_switch", None, "queue %d (%s)" % (queue, mode or "not scheduled"),
                       "CNP DSCP %s lands in queue %s on %s, which is %s, not strict: congestion notifications wait "
@@ -170,7 +157,7 @@ def lossless_diff(host, switch, port=None, profile=None, host_port=None):
     cnp_h_prio = h["cnp_priority"]
     if cnp_h_prio is not None and strict_wanted and h["ets"] is not None:
         queue = _queue(h, int(cnp_h_prio))
-        mode = (_lookup(h["ets"], queue) or {}).get("mode")
+        mode = (lookup(h["ets"], queue) or {}).get("mode")
         if mode != "strict":
             d.add("cnp_not_strict_on_host", "tc %d (%s)" % (queue, mode or "not scheduled"), None,
                   "The host sends CNPs on priority %s, whose traffic class %s is %s, not strict."
@@ -185,15 +172,15 @@ def lossless_diff(host, switch, port=None, profile=None, host_port=None):
 
     # PFC watchdog and buffers of the lossless priorities.
     if s["pfc_watchdog"] is not None and s_pfc and (profile is None or profile["pfc_watchdog"]):
-        missing = [p for p in s_pfc if p not in _ints(s["pfc_watchdog"])]
+        missing = [p for p in s_pfc if p not in sorted_ints(s["pfc_watchdog"])]
         if missing:
-            d.add("pfc_watchdog_off", None, _ints(s["pfc_watchdog"]),
+            d.add("pfc_watchdog_off", None, sorted_ints(s["pfc_watchdog"]),
                   "The PFC watchdog is off for lossless priority %s on %s: a stuck receiver can pause the fabric "
                   "indefinitely." % (_fmt(missing), where))
     for side, settings, pfc, code in (("the host NIC", h, h_pfc, "no_lossless_buffer_on_host"),
                                       (where, s, s_pfc, "no_lossless_buffer_on_switch")):
         if settings["buffer_lossless"] is not None and pfc:
-            missing = [p for p in pfc if p not in _ints(settings["buffer_lossless"])]
+            missing = [p for p in pfc if p not in sorted_ints(settings["buffer_lossless"])]
             if missing:
                 values = (missing, None) if side == "the host NIC" else (None, missing)
                 d.add(code, values[0], values[1],
@@ -218,7 +205,7 @@ def lossless_diff(host, switch, port=None, profile=None, host_port=None):
 
 
 def _class_name(settings, priority):
-    queue = _lookup(settings.get("priority_to_queue"), priority)
+    queue = lookup(settings.get("priority_to_queue"), priority)
     if queue is not None and int(queue) != priority:
         return "priority %d (queue %s)" % (priority, queue)
     return "TC%d" % priority
@@ -244,10 +231,10 @@ def _against_profile(d, h, s, p, where):
                                  ("CNP DSCP %d on priority" % p["cnp_dscp"], p["cnp_dscp"], p["cnp_priority"])):
             if side == "host" and "CNP" in what:
                 continue  # the host does not classify its own CNPs; cnp_dscp/cnp_priority below
-            have = _lookup(settings["dscp_to_priority"], dscp)
+            have = lookup(settings["dscp_to_priority"], dscp)
             if have is not None and int(have) != want:
                 report(what, int(have), want)
-        pfc = _ints(settings["pfc"])
+        pfc = sorted_ints(settings["pfc"])
         if pfc is not None and pfc != p["pfc_priorities"]:
             report("PFC on priorities", _fmt(pfc), _fmt(p["pfc_priorities"]))
     if h["cnp_dscp"] is not None and int(h["cnp_dscp"]) != p["cnp_dscp"]:
@@ -256,7 +243,7 @@ def _against_profile(d, h, s, p, where):
         host("CNP priority", h["cnp_priority"], p["cnp_priority"])
     for field, what in (("ecn_rp", "DCQCN reaction point on priorities"),
                         ("ecn_np", "DCQCN notification point on priorities")):
-        have = _ints(h[field])
+        have = sorted_ints(h[field])
         if have is not None and not set(p["dcqcn_priorities"]) <= set(have):
             host(what, _fmt(have), "at least " + _fmt(p["dcqcn_priorities"]))
     for field, what in (("roce_tos", "cma_roce_tos"), ("traffic_class", "traffic_class")):
@@ -264,7 +251,7 @@ def _against_profile(d, h, s, p, where):
             host(what, h[field], p["roce_tos"])
     if s["ecn"] is not None and p["ecn_queues"] is not None:
         for queue in p["ecn_queues"]:
-            ecn = _lookup(s["ecn"], queue) or {}
+            ecn = lookup(s["ecn"], queue) or {}
             if not ecn.get("enabled"):
                 switch("ECN on queue %d" % queue, "off", "on")
                 continue
@@ -279,7 +266,7 @@ def _against_profile(d, h, s, p, where):
         weighted = [e for e in s["ets"].values() if (e or {}).get("mode") != "strict" and (e or {}).get("weight")]
         total = sum(int(e["weight"]) for e in weighted)
         for queue, weight in p["ets_weights"].items():
-            have = _lookup(s["ets"], int(queue)) or {}
+            have = lookup(s["ets"], int(queue)) or {}
             if have.get("weight") is not None and total:
                 share = int(have["weight"]) * 100.0 / total
                 if abs(share - weight) > 2:

@@ -126,6 +126,59 @@ def settings_of(facts, port=None):
     return merge_settings(new_settings(), ports[port])
 
 
+# DSCP names common to every NOS and tool (RFC 2474/2597/3246/5865); parsers add their own extras.
+DSCP_NAMES = {"ef": 46, "va": 44}
+DSCP_NAMES.update(("cs%d" % n, 8 * n) for n in range(8))
+DSCP_NAMES.update(("af%d%d" % (c, d), 8 * c + 2 * d) for c in range(1, 5) for d in range(1, 4))
+
+
+def unique(items):
+    """``items`` without repeats, first occurrence kept."""
+    seen, out = set(), []
+    for item in items:
+        if item not in seen:
+            seen.add(item)
+            out.append(item)
+    return out
+
+
+def to_int(value, where, problems):
+    """``value`` as an int; None when empty, or (with a line in ``problems``) when not a number."""
+    if value is None or value == "":
+        return None
+    if isinstance(value, bool):
+        problems.append("%s: %r is not a number" % (where, value))
+        return None
+    try:
+        return int(str(value).strip())
+    except ValueError:
+        problems.append("%s: %r is not a number" % (where, value))
+        return None
+
+
+def to_int_list(value, where, problems, what):
+    """:func:`int_list` of ``value``; ``[]`` and a line in ``problems`` (``... is not <what>``) when unreadable."""
+    try:
+        return int_list(value)
+    except ValueError:
+        problems.append("%s: %r is not %s" % (where, value, what))
+        return []
+
+
+def lookup(mapping, key):
+    """``mapping[key]`` with int or str keys (facts and profiles travel through JSON); None when absent."""
+    if not mapping:
+        return None
+    if key in mapping:
+        return mapping[key]
+    return mapping.get(str(key))
+
+
+def sorted_ints(values):
+    """A stated list of priorities as sorted ints; None stays None (not stated)."""
+    return sorted(int(v) for v in values) if values is not None else None
+
+
 def int_list(text):
     """``"3,4"``, ``"3-4"``, ``"0 1 2"``, ``[3, "4"]`` -> ``[3, 4]`` (sorted, unique)."""
     if text is None:

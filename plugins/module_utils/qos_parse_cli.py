@@ -22,7 +22,8 @@ from __future__ import annotations
 
 import re
 
-from ansible_collections.ainet.fabric.plugins.module_utils.qos_facts import int_list
+from ansible_collections.ainet.fabric.plugins.module_utils.qos_facts import DSCP_NAMES as COMMON_DSCP_NAMES
+from ansible_collections.ainet.fabric.plugins.module_utils.qos_facts import int_list, new_facts
 
 COMMENT_PREFIXES = ("!", "#")
 SKIP_WORDS = ("exit", "end")
@@ -246,9 +247,8 @@ def block_problem(block, what):
     return "line %d: %s (%r)" % (block.lineno, what, block.text)
 
 
-DSCP_NAMES = {"default": 0, "ef": 46, "va": 44}
-DSCP_NAMES.update(("cs%d" % n, 8 * n) for n in range(8))
-DSCP_NAMES.update(("af%d%d" % (c, d), 8 * c + 2 * d) for c in range(1, 5) for d in range(1, 4))
+# The common names, plus "default" as the CLIs write DSCP 0.
+DSCP_NAMES = dict(COMMON_DSCP_NAMES, default=0)
 
 
 def dscp_list(words):
@@ -267,11 +267,14 @@ def dscp_list(words):
     return sorted(out)
 
 
-def unique(items):
-    """``items`` without repeats, first occurrence kept."""
-    seen, out = set(), []
-    for item in items:
-        if item not in seen:
-            seen.add(item)
-            out.append(item)
-    return out
+def guarded_parse(fmt, text, parse):
+    """``parse(text, problems)`` for a running-config ``text`` of format ``fmt``, never raising: a
+    parser reports what it cannot read (a line in ``problems``), it never crashes the play."""
+    problems = []
+    if not isinstance(text, str):
+        return new_facts(fmt, {}, ["%s: expected the running-config text, got %s" % (fmt, type(text).__name__)])
+    try:
+        return parse(text, problems)
+    except Exception as exc:  # a parser must report, never crash the play
+        return new_facts(fmt, {}, problems + ["%s: cannot parse the configuration (%s: %s)"
+                                              % (fmt, type(exc).__name__, exc)])

@@ -45,9 +45,9 @@ ECN thresholds in ``bytes``/``kbytes``/``mbytes`` are converted (kbyte = 1024 by
 
 from __future__ import annotations
 
-from ansible_collections.ainet.fabric.plugins.module_utils.qos_facts import int_list, new_facts, new_settings
+from ansible_collections.ainet.fabric.plugins.module_utils.qos_facts import int_list, new_facts, new_settings, unique
 from ansible_collections.ainet.fabric.plugins.module_utils.qos_parse_cli import (
-    block_problem, find_blocks, interface_lines, sort_key, split_blocks, starts, to_bytes, unique)
+    block_problem, find_blocks, interface_lines, sort_key, split_blocks, starts, to_bytes, guarded_parse)
 
 EOS_DEFAULT_DSCP_TO_TC = dict((dscp, {0: 1, 1: 0}.get(dscp // 8, dscp // 8)) for dscp in range(64))
 EOS_DEFAULT_TC_TO_QUEUE = dict((tc, tc) for tc in range(8))
@@ -205,34 +205,31 @@ def _settings(state, dscp_map, tc_queue, all_off, global_watchdog, name, problem
 
 def parse_eos(text):
     """QoS facts (format ``"eos"``) of an EOS running-config ``text``; never raises."""
-    problems = []
-    if not isinstance(text, str):
-        return new_facts("eos", {}, ["eos: expected the running-config text, got %s" % type(text).__name__])
-    try:
-        blocks = split_blocks(text)
-        dscp_map, tc_queue = _global_maps(blocks, problems)
-        all_off = bool(find_blocks(blocks, "priority-flow-control", "all", "off"))
-        global_watchdog = bool(find_blocks(blocks, "priority-flow-control", "pause", "watchdog", "default",
-                                           "timeout"))
-        profiles = {}
-        for block in find_blocks(blocks, "qos", "profile"):
-            if len(block.words) == 3:
-                profiles.setdefault(block.words[2], []).extend(block.children)
-        ports = {}
-        for name, lines in interface_lines(blocks, "eos", problems).items():
-            probe = _new_state()
-            _apply(lines, probe, [])
-            state = _new_state()
-            if probe["profile"] is not None:
-                if probe["profile"] in profiles:
-                    _apply(profiles[probe["profile"]], state, problems)
-                else:
-                    problems.append("%s: service-profile %s is referenced but no 'qos profile %s' is defined"
-                                    % (name, probe["profile"], probe["profile"]))
-            _apply(lines, state, problems)
-            ports[name] = _settings(state, dscp_map, tc_queue, all_off, global_watchdog, name, problems)
-        ordered = dict((name, ports[name]) for name in sorted(ports, key=sort_key))
-        return new_facts("eos", ordered, unique(problems))
-    except Exception as exc:  # a parser must report, never crash the play
-        return new_facts("eos", {}, problems + ["eos: cannot parse the configuration (%s: %s)"
-                                                % (type(exc).__name__, exc)])
+    return guarded_parse("eos", text, _parse)
+
+
+def _parse(text, problems):
+    blocks = split_blocks(text)
+    dscp_map, tc_queue = _global_maps(blocks, problems)
+    all_off = bool(find_blocks(blocks, "priority-flow-control", "all", "off"))
+    global_watchdog = bool(find_blocks(blocks, "priority-flow-control", "pause", "watchdog", "default",
+                                       "timeout"))
+    profiles = {}
+    for block in find_blocks(blocks, "qos", "profile"):
+        if len(block.words) == 3:
+            profiles.setdefault(block.words[2], []).extend(block.children)
+    ports = {}
+    for name, lines in interface_lines(blocks, "eos", problems).items():
+        probe = _new_state()
+        _apply(lines, probe, [])
+        state = _new_state()
+        if probe["profile"] is not None:
+            if probe["profile"] in profiles:
+                _apply(profiles[probe["profile"]], state, problems)
+            else:
+                problems.append("%s: service-profile %s is referenced but no 'qos profile %s' is defined"
+                                % (name, probe["profile"], probe["profile"]))
+        _apply(lines, state, problems)
+        ports[name] = _settings(state, dscp_map, tc_queue, all_off, global_watchdog, name, problems)
+    ordered = dict((name, ports[name]) for name in sorted(ports, key=sort_key))
+    return new_facts("eos", ordered, unique(problems))

@@ -71,11 +71,11 @@ from __future__ import annotations
 import json
 import re
 
+from ansible_collections.ainet.fabric.plugins.module_utils.qos_facts import DSCP_NAMES as COMMON_DSCP_NAMES
 from ansible_collections.ainet.fabric.plugins.module_utils.qos_facts import int_list, new_facts, new_settings
 
-DSCP_NAMES = dict(("CS%d" % n, 8 * n) for n in range(8))
-DSCP_NAMES.update(("AF%d%d" % (c, d), 8 * c + 2 * d) for c in range(1, 5) for d in range(1, 4))
-DSCP_NAMES.update({"EF": 46, "VA": 44, "LE": 1})
+# The common names as iproute2's dcb prints them (upper case), plus LE (RFC 8622).
+DSCP_NAMES = dict(((name.upper(), value) for name, value in COMMON_DSCP_NAMES.items()), LE=1)
 
 _TRUST = {"dscp": "dscp", "pcp": "pcp", "both": "pcp,dscp", "pcp,dscp": "pcp,dscp", "none": "none"}
 _TC_LINE = re.compile(r"^tc:\s*(\d+)\s+ratelimit:\s*[^,]*,\s*tsa:\s*([A-Za-z_]+)(?:,\s*bw:\s*(\d+)\s*%)?")

@@ -59,7 +59,9 @@ from __future__ import annotations
 
 import re
 
-from ansible_collections.ainet.fabric.plugins.module_utils.qos_facts import int_list, new_facts, new_settings
+from ansible_collections.ainet.fabric.plugins.module_utils.qos_facts import (
+    new_facts, new_settings, to_int, to_int_list, unique,
+)
 
 FORMAT = "nvue"
 FORMAT_ROCE = "nvue_roce"
@@ -83,25 +85,19 @@ def _off(value):
     return str(value).strip().lower() in ("off", "false", "disable", "disabled", "no")
 
 
-def _int(value, where, problems):
-    if value is None or value == "":
-        return None
-    if isinstance(value, bool):
-        problems.append("%s: %r is not a number" % (where, value))
-        return None
-    try:
-        return int(str(value).strip())
-    except ValueError:
-        problems.append("%s: %r is not a number" % (where, value))
-        return None
-
-
 def _ints(value, where, problems):
-    try:
-        return int_list(value)
-    except ValueError:
-        problems.append("%s: %r is not a list of priorities" % (where, value))
-        return []
+    return to_int_list(value, where, problems, "a list of priorities")
+
+
+def _keyed_ints(table, entries, field, where, problems):
+    """``table`` updated from NVUE entries ``{"24-26": {field: 3}}`` (keys expanded, values ints)."""
+    table = dict(table or {})
+    for key, entry in _dict(entries).items():
+        value = to_int(_dict(entry).get(field), "%s %s" % (where, key), problems)
+        for index in _ints(key, where, problems):
+            if value is not None:
+                table[index] = value
+    return table
 
 
 def _dict(value):
@@ -188,21 +184,11 @@ def _apply_profile(s, feature, prof, where, problems):
                 s["trust"] = trust
         dscp = _dict(prof.get("dscp"))
         if dscp:
-            table = dict(s["dscp_to_priority"] or {})
-            for key, entry in dscp.items():
-                sp = _int(_dict(entry).get("switch-priority"), "%s dscp %s" % (where, key), problems)
-                for d in _ints(key, "%s dscp" % where, problems):
-                    if sp is not None:
-                        table[d] = sp
-            s["dscp_to_priority"] = table
+            s["dscp_to_priority"] = _keyed_ints(s["dscp_to_priority"], dscp, "switch-priority", "%s dscp" % where,
+                                                problems)
     elif feature == "egress-queue-mapping":
-        table = dict(s["priority_to_queue"] or {})
-        for key, entry in _dict(prof.get("switch-priority")).items():
-            tc = _int(_dict(entry).get("traffic-class"), "%s switch-priority %s" % (where, key), problems)
-            for sp in _ints(key, "%s switch-priority" % where, problems):
-                if tc is not None:
-                    table[sp] = tc
-        s["priority_to_queue"] = table
+        s["priority_to_queue"] = _keyed_ints(s["priority_to_queue"], prof.get("switch-priority"), "traffic-class",
+                                             "%s switch-priority" % where, problems)
     elif feature == "pfc":
         if "switch-priority" in prof:
             sps = prof.get("switch-priority")
@@ -222,7 +208,7 @@ def _apply_profile(s, feature, prof, where, problems):
                 for field, name in (("min_bytes", "min-threshold"), ("max_bytes", "max-threshold"),
                                     ("probability", "probability")):
                     if name in entry:
-                        cur[field] = _int(entry.get(name), "%s %s" % (here, name), problems)
+                        cur[field] = to_int(entry.get(name), "%s %s" % (here, name), problems)
                 table[tc] = cur
         s["ecn"] = table
     elif feature == "egress-scheduler":
@@ -231,7 +217,7 @@ def _apply_profile(s, feature, prof, where, problems):
             entry = _dict(entry)
             here = "%s traffic-class %s" % (where, key)
             mode = str(entry.get("mode") or "").strip().lower()
-            weight = _int(entry.get("bw-percent"), here, problems)
+            weight = to_int(entry.get("bw-percent"), here, problems)
             for tc in _ints(key, here, problems):
                 if mode == "strict":
                     table[tc] = {"mode": "strict", "weight": None}
@@ -270,15 +256,6 @@ def _settings(qos, base, refs, port, problems):
     return s
 
 
-def _dedupe(items):
-    seen, out = set(), []
-    for item in items:
-        if item not in seen:
-            seen.add(item)
-            out.append(item)
-    return out
-
-
 def parse_nvue(text):
     """``nv config show`` YAML -> QoS facts (format ``"nvue"``); see the module docstring."""
     problems = []
@@ -310,11 +287,11 @@ def parse_nvue(text):
         s = _settings(qos, base, refs, port, problems)
         mtu = _dict(conf.get("link")).get("mtu")
         if mtu is not None:
-            s["mtu"] = _int(mtu, "interface %s link mtu" % port, problems)
+            s["mtu"] = to_int(mtu, "interface %s link mtu" % port, problems)
         if watchdog:
             s["pfc_watchdog"] = list(s["pfc"] or []) if _watchdog_on(port_qos) else []
         ports[port] = s
-    return new_facts(FORMAT, ports, _dedupe(problems))
+    return new_facts(FORMAT, ports, unique(problems))
 
 
 def _watchdog_on(port_qos):
@@ -421,8 +398,8 @@ def parse_nvue_roce(text):
             ecn[tc] = {"enabled": True,
                        "min_bytes": _size(values.get("congestion-control.min-threshold")),
                        "max_bytes": _size(values.get("congestion-control.max-threshold")),
-                       "probability": _int(values.get("congestion-control.probability"),
-                                           "congestion-control probability", problems)}
+                       "probability": to_int(values.get("congestion-control.probability"),
+                                             "congestion-control probability", problems)}
         s["ecn"] = ecn
 
     rows = _table(tables, "RoCE PCP/DSCP->SP")
@@ -432,7 +409,7 @@ def parse_nvue_roce(text):
             parts = row.split()
             if len(parts) < 3 or parts[-3] == "pcp":
                 continue
-            sp = _int(parts[-1], "PCP/DSCP->SP row %r" % row.strip(), problems)
+            sp = to_int(parts[-1], "PCP/DSCP->SP row %r" % row.strip(), problems)
             for d in _ints(parts[-2], "PCP/DSCP->SP row %r" % row.strip(), problems):
                 if sp is not None:
                     dscp[d] = sp
@@ -475,4 +452,4 @@ def parse_nvue_roce(text):
         if not lossless and values.get("mode", "").startswith("lossless-single-ipool"):
             lossless.update(s["pfc"] or [])
         s["buffer_lossless"] = sorted(lossless)
-    return new_facts(FORMAT_ROCE, {"": s}, _dedupe(problems))
+    return new_facts(FORMAT_ROCE, {"": s}, unique(problems))

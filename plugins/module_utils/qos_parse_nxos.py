@@ -46,9 +46,9 @@ from __future__ import annotations
 
 import re
 
-from ansible_collections.ainet.fabric.plugins.module_utils.qos_facts import int_list, new_facts, new_settings
+from ansible_collections.ainet.fabric.plugins.module_utils.qos_facts import int_list, new_facts, new_settings, unique
 from ansible_collections.ainet.fabric.plugins.module_utils.qos_parse_cli import (
-    block_problem, dscp_list, find_blocks, interface_lines, sort_key, split_blocks, starts, to_bytes, unique)
+    block_problem, dscp_list, find_blocks, interface_lines, sort_key, split_blocks, starts, to_bytes, guarded_parse)
 
 _SYSTEM_NQ = re.compile(r"^c-(?:8q-)?nq(\d|-default)$", re.I)
 _SYSTEM_QUEUE = re.compile(r"^c-out-(?:8q-)?q(\d|-default)$", re.I)
@@ -255,14 +255,7 @@ def _service_policy(words):
 
 def parse_nxos(text):
     """QoS facts (format ``"nxos"``) of an NX-OS running-config ``text``; never raises."""
-    problems = []
-    if not isinstance(text, str):
-        return new_facts("nxos", {}, ["nxos: expected the running-config text, got %s" % type(text).__name__])
-    try:
-        return _parse(text, problems)
-    except Exception as exc:  # a parser must report, never crash the play
-        return new_facts("nxos", {}, problems + ["nxos: cannot parse the configuration (%s: %s)"
-                                                 % (type(exc).__name__, exc)])
+    return guarded_parse("nxos", text, _parse)
 
 
 def _parse(text, problems):

@@ -42,9 +42,9 @@ values.
 
 from __future__ import annotations
 
-from ansible_collections.ainet.fabric.plugins.module_utils.qos_facts import int_list, new_facts, new_settings
+from ansible_collections.ainet.fabric.plugins.module_utils.qos_facts import int_list, new_facts, new_settings, unique
 from ansible_collections.ainet.fabric.plugins.module_utils.qos_parse_cli import (
-    block_problem, dscp_list, find_blocks, interface_lines, sort_key, split_blocks, starts, to_bytes, unique)
+    block_problem, dscp_list, find_blocks, interface_lines, sort_key, split_blocks, starts, to_bytes, guarded_parse)
 
 OS10_DEFAULT_DSCP_TO_TC = dict((dscp, dscp // 8) for dscp in range(64))
 
@@ -224,14 +224,7 @@ def _read_scope(lines, scope, where_fmt):
 
 def parse_os10(text):
     """QoS facts (format ``"os10"``) of an OS10 running-config ``text``; never raises."""
-    problems = []
-    if not isinstance(text, str):
-        return new_facts("os10", {}, ["os10: expected the running-config text, got %s" % type(text).__name__])
-    try:
-        return _parse(text, problems)
-    except Exception as exc:  # a parser must report, never crash the play
-        return new_facts("os10", {}, problems + ["os10: cannot parse the configuration (%s: %s)"
-                                                 % (type(exc).__name__, exc)])
+    return guarded_parse("os10", text, _parse)
 
 
 def _parse(text, problems):

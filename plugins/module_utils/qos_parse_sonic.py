@@ -45,7 +45,9 @@ from __future__ import annotations
 
 import json
 
-from ansible_collections.ainet.fabric.plugins.module_utils.qos_facts import int_list, new_facts, new_settings
+from ansible_collections.ainet.fabric.plugins.module_utils.qos_facts import (
+    new_facts, new_settings, to_int, to_int_list, unique,
+)
 
 FORMAT = "sonic_config_db"
 _ECN_ON = ("ecn_all", "ecn_green", "ecn_yellow", "ecn_red", "ecn_green_yellow", "ecn_green_red",
@@ -110,22 +112,8 @@ def _split_key(key):
     return [p.strip() for p in ports.split(",") if p.strip()], rest
 
 
-def _to_int(value, where, problems):
-    if value is None or value == "":
-        return None
-    try:
-        return int(str(value).strip())
-    except ValueError:
-        problems.append("%s: %r is not a number" % (where, value))
-        return None
-
-
 def _indices(text, where, problems):
-    try:
-        return int_list(text)
-    except ValueError:
-        problems.append("%s: %r is not an index or range" % (where, text))
-        return []
+    return to_int_list(text, where, problems, "an index or range")
 
 
 def _per_port(table):
@@ -165,8 +153,8 @@ def _int_map(tables, table, name, where, problems, cache=None):
         return dict(cache[(table, name)])  # every port names the same few maps: convert each once
     out = {}
     for key, value in maps[name].items():
-        k = _to_int(key, "%s|%s" % (table, name), problems)
-        v = _to_int(value, "%s|%s|%s" % (table, name, key), problems)
+        k = to_int(key, "%s|%s" % (table, name), problems)
+        v = to_int(value, "%s|%s|%s" % (table, name, key), problems)
         if k is not None and v is not None:
             out[k] = v
     if cache is not None:
@@ -181,7 +169,7 @@ def _ecn_entry(profile, where, problems):
     for what in ("min_threshold", "max_threshold", "drop_probability"):
         for colour in ("green", "yellow", "red"):
             if profile.get("%s_%s" % (colour, what)) not in (None, ""):
-                values[what] = _to_int(profile.get("%s_%s" % (colour, what)), where, problems)
+                values[what] = to_int(profile.get("%s_%s" % (colour, what)), where, problems)
                 break
     return {"enabled": ecn in _ECN_ON, "min_bytes": values.get("min_threshold"),
             "max_bytes": values.get("max_threshold"), "probability": values.get("drop_probability")}
@@ -189,7 +177,7 @@ def _ecn_entry(profile, where, problems):
 
 def _ets_entry(sched, where, problems):
     kind = str(sched.get("type") or "").strip().upper()
-    weight = _to_int(sched.get("weight"), where, problems)
+    weight = to_int(sched.get("weight"), where, problems)
     if kind == "STRICT":
         return {"mode": "strict", "weight": weight}
     if kind in ("DWRR", "WRR"):
@@ -237,15 +225,6 @@ def _lossless_pgs(tables, entries, problems):
     return sorted(out)
 
 
-def _dedupe(items):
-    seen, out = set(), []
-    for item in items:
-        if item not in seen:
-            seen.add(item)
-            out.append(item)
-    return out
-
-
 def parse_sonic_config_db(text):
     """config_db.json text (or dict) -> QoS facts (format ``"sonic_config_db"``); see the module docstring."""
     problems = []
@@ -286,7 +265,7 @@ def parse_sonic_config_db(text):
             s["ecn"] = ecn or None
             s["ets"] = ets or None
         if port in ports_tbl:
-            s["mtu"] = _to_int(ports_tbl[port].get("mtu"), "PORT|%s" % port, problems)
+            s["mtu"] = to_int(ports_tbl[port].get("mtu"), "PORT|%s" % port, problems)
         if has_wd:
             if port in wd_tbl and qos is not None:
                 field = "pfcwd_sw_enable" if qos.get("pfcwd_sw_enable") not in (None, "") else "pfc_enable"
@@ -296,4 +275,4 @@ def parse_sonic_config_db(text):
         if port in pg_tbl:
             s["buffer_lossless"] = _lossless_pgs(tables, pg_tbl[port], problems)
         ports[port] = s
-    return new_facts(FORMAT, ports, _dedupe(problems))
+    return new_facts(FORMAT, ports, unique(problems))

@@ -35,22 +35,13 @@ from __future__ import annotations
 
 import re
 
+from ansible_collections.ainet.fabric.plugins.module_utils.qos_facts import lookup, sorted_ints
+
 TOOLS = ("mlnx_qos", "dcb")
 UNIT_NAME = "ainet-roce-qos.service"
 UNIT_PATH = "etc/systemd/system/" + UNIT_NAME
 NIC_WAIT = 60
 _SAFE = re.compile(r"^[A-Za-z0-9_.:/@-]+\Z")
-
-
-def _ints(values):
-    return sorted(int(v) for v in values) if values is not None else None
-
-
-def _get(mapping, key):
-    if not mapping:
-        return None
-    value = mapping.get(key, mapping.get(str(key)))
-    return None if value is None else value
 
 
 def desired(profile):
@@ -92,7 +83,7 @@ def _ets_agrees(current_ets, layout):
         return False
     tsa, bw = layout
     for tc in range(8):
-        have = _get(current_ets, tc) or {}
+        have = lookup(current_ets, tc) or {}
         if tsa[tc] == "strict":
             if have.get("mode") != "strict":
                 return False
@@ -123,7 +114,7 @@ def nic_actions(profile, nic, tool, current=None, rdma_device=None, caps=None):
         else:
             tool_cmd(["apptrust", "set", "dev", nic, "order", "dscp"], "trust DSCP")
     pfc = want["pfc"]
-    if full or _ints(cur.get("pfc")) != pfc:
+    if full or sorted_ints(cur.get("pfc")) != pfc:
         if tool == "mlnx_qos":
             tool_cmd(["--pfc", ",".join("1" if p in pfc else "0" for p in range(8))],
                      "PFC on priorities %s only" % ",".join(str(p) for p in pfc))
@@ -132,7 +123,7 @@ def nic_actions(profile, nic, tool, current=None, rdma_device=None, caps=None):
             tool_cmd(["pfc", "set", "dev", nic, "prio-pfc"] + pfc_map,
                      "PFC on priorities %s only" % ",".join(str(p) for p in pfc))
     for dscp, prio in sorted(want["dscp_to_priority"].items()):
-        have = _get(cur.get("dscp_to_priority"), dscp)
+        have = lookup(cur.get("dscp_to_priority"), dscp)
         if full or have is None or int(have) != prio:
             if tool == "mlnx_qos":
                 tool_cmd(["--dscp2prio", "set,%d,%d" % (dscp, prio)], "DSCP %d -> priority %d" % (dscp, prio))
@@ -152,7 +143,7 @@ def nic_actions(profile, nic, tool, current=None, rdma_device=None, caps=None):
     if caps.get("ecn", True):
         ecn = "/sys/class/net/%s/ecn" % nic
         for point in ("rp", "np"):
-            have = _ints(cur.get("ecn_" + point)) or []
+            have = sorted_ints(cur.get("ecn_" + point)) or []
             for prio in want["ecn_" + point]:
                 if full or prio not in have:
                     out.append({"path": "%s/roce_%s/enable/%d" % (ecn, point, prio), "value": "1",

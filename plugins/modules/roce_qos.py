@@ -302,9 +302,10 @@ def run_module():
                 raise QosError("another tool's unit sets NIC QoS and would fight this one at every boot: %s. "
                                "Fix: disable and remove it (or set roce_qos_foreign_units: warn)" % ", ".join(foreign))
             warnings += ["another tool's unit also sets NIC QoS: %s" % path for path in foreign]
-        plans, boot = [], []
+        plans, boot, before_facts = [], [], []
         for fabric, nic, device in nics:
             facts = host.read(nic, device)
+            before_facts.append(facts)
             current = facts["ports"][nic]
             caps = host.caps(nic, device)
             if not caps["ecn"]:
@@ -336,7 +337,8 @@ def run_module():
                                "after_header": unit_file, "after": unit_text or ""}]
         result["changed"] = bool(result["commands"]) or unit_changed
         if module.check_mode:
-            result["facts"] = merge_facts(*[host.read(nic, dev) for _f, nic, dev in nics]) if nics else result["facts"]
+            # Nothing was changed: the state read for the plan is the state after.
+            result["facts"] = merge_facts(*before_facts) if before_facts else result["facts"]
             for warning in warnings:
                 module.warn(warning)
             module.exit_json(**result)

@@ -8,6 +8,7 @@ from __future__ import annotations
 import pytest
 
 from ansible_collections.ainet.fabric.plugins.module_utils import qos_parse_cli as cli
+from ansible_collections.ainet.fabric.plugins.module_utils.qos_facts import unique
 
 
 def test_split_blocks_nests_by_indent_and_skips_comments():
@@ -90,4 +91,4 @@ def test_units_and_dscp_names():
     with pytest.raises(ValueError):
         cli.dscp_list(["64"])
     assert cli.sort_key("Ethernet2") < cli.sort_key("Ethernet10")
-    assert cli.unique(["a", "b", "a"]) == ["a", "b"]
+    assert unique(["a", "b", "a"]) == ["a", "b"]  # the shared helper of qos_facts
