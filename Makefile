@@ -6,7 +6,7 @@ STAMP := $(VENV)/.installed
 export PATH := $(abspath $(VENV))/bin:$(PATH)
 export ANSIBLE_CONFIG := $(abspath ansible.cfg)
 
-.PHONY: setup plan test unit lint sanity molecule lab lab-down bench dist clean
+.PHONY: setup plan tors test unit lint sanity molecule lab lab-down bench dist clean
 
 $(STAMP): requirements-dev.txt
 	python3 -m venv $(VENV)
@@ -21,6 +21,9 @@ setup: $(STAMP)
 
 plan: setup
 	ansible-playbook -i inventories/lab playbooks/plan.yml
+
+tors: setup
+	ansible-playbook -i inventories/lab playbooks/tors.yml
 
 test: setup
 	bash tests/run-all.sh

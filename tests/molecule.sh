@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The molecule scenarios (extensions/molecule/<mode>) on the container lab: each builds
+# The molecule scenarios (molecule/<mode>) on the container lab: each builds
 # three GPU-node system containers, converges, checks idempotence, reboots them
 # and verifies with real traffic. Needs root; installs podman, runc and
 # mmdebstrap from Debian when they are missing, and builds the lab rootfs once.

@@ -31,7 +31,7 @@ bash tests/build-install.sh
 step "ansible-test sanity"
 bash tests/sanity/run.sh
 
-if ls extensions/molecule/*/molecule.yml >/dev/null 2>&1; then
+if ls molecule/*/molecule.yml >/dev/null 2>&1; then
     if [ "${AINET_SKIP_LAB:-0}" = 1 ]; then
         echo "molecule: skipped (AINET_SKIP_LAB=1)"
     elif [ "$(id -u)" != 0 ]; then

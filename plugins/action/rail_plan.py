@@ -118,17 +118,11 @@ class ActionModule(ActionBase):
         return result
 
     def _check(self, result, args, plan):
-        """Host job: the hosts it will touch must be in the published lock, exactly."""
-        # The file, where it exists, is the newest word: a plan job that just ran in the same
-        # ansible-playbook command rewrote it after the inventory (and its copy of the lock as
-        # the variable rail_plan_lock) was loaded. Without a file (an AWX job, whose inventory
-        # is not a directory of the project), the variable: the inventory's copy, or the plan
-        # job's artifact passed on by the workflow as an extra var.
-        source, data = plan_lock.LOCK_VAR, args["lock"]
+        """Host job: the hosts it will touch must be in the published lock, exactly (the newest
+        lock: plan_lock.published)."""
         text = _read(args["lock_file"]) if args["lock_file"] else None
-        if text is not None:
-            source, data = args["lock_file"], text
-        if data in (None, "", {}):
+        source, lock = plan_lock.published(args["lock"], args["lock_file"], text)
+        if lock is None:
             if args["require_lock"]:
                 raise FabricModelError(
                     "rail_plan_lock_file", args["lock_file"],
@@ -137,7 +131,6 @@ class ActionModule(ActionBase):
                     "file and publishes %s as job artifacts" % plan_lock.LOCK_VAR)
             result.update(changed=False, summary=plan["summary"], checked=[], lock_source=None)
             return result
-        lock = plan_lock.lock_load(data, source)
         hosts = args["check_hosts"]
         checked = plan if hosts is None else dict(plan, nodes={h: n for h, n in plan["nodes"].items() if h in hosts})
         plan_lock.check_plan(lock, checked, source)

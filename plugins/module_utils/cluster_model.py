@@ -15,7 +15,7 @@ from __future__ import annotations
 import ipaddress
 import re
 
-from ansible_collections.ainet.fabric.plugins.module_utils import model_schema, qos_profile
+from ansible_collections.ainet.fabric.plugins.module_utils import model_schema, qos_profile, rdma_host
 from ansible_collections.ainet.fabric.plugins.module_utils.errors import FabricModelError, FabricModelErrors
 
 MODES = ("shared", "exclusive", "p2p", "infiniband")
@@ -31,9 +31,9 @@ DEFAULTS = {
     "table_base": 150,
     "rule_priority": 1000,
 }
-FABRIC_KEYS = frozenset(("rails", "mtu", "addressing", "routing", "tors", "qos", "description"))
+FABRIC_KEYS = frozenset(("rails", "mtu", "addressing", "routing", "tors", "qos", "cni", "sriov", "description"))
 KNOWN_TOP = frozenset(("name", "description", "fabrics", "management_networks", "pod_networks",
-                       "service_networks")) | FABRIC_KEYS
+                       "service_networks", "rdma_netns", "pcie_acs")) | FABRIC_KEYS
 DEFAULT_FABRIC = "default"
 # Ranges no fabric may touch: a supernet overlapping one (0.0.0.0/0 or ::/0 included) would
 # route the host's default, loopback, link-local or multicast traffic through a rail.
@@ -46,8 +46,12 @@ KNOWN_ADDRESSING = frozenset((
     "mode", "supernet", "rail_prefix", "node_prefix", "gateway_offset", "host_offset",
 ))
 KNOWN_ROUTING = frozenset(("table_base", "rule_priority", "aggregate_route"))
-KNOWN_TOR = frozenset(("name", "rails", "nodes", "port_template", "platform", "description"))
+KNOWN_TOR = frozenset(("name", "rails", "nodes", "port_template", "platform", "port_mtu", "port_speed", "port_fec",
+                       "description"))
 PORT_FIELDS = frozenset(("node", "rail", "local"))
+# Switch NOSes a ToR's `platform` may name (tor_config renders the first three).
+PLATFORMS = ("sonic", "cumulus", "eos", "nxos", "os10")
+DEFAULT_PORT_MTU = 9216
 
 
 def _err(field, value, problem, fix=None):
@@ -141,14 +145,18 @@ def parse_node_range(raw, field):
 class Tor(object):
     """One top-of-rack switch of the model."""
 
-    __slots__ = ("name", "rails", "ranges", "port_template", "platform")
+    __slots__ = ("name", "rails", "ranges", "port_template", "platform", "port_mtu", "port_speed", "port_fec")
 
-    def __init__(self, name, rails, ranges, port_template, platform):
+    def __init__(self, name, rails, ranges, port_template, platform, port_mtu=DEFAULT_PORT_MTU, port_speed=None,
+                 port_fec=None):
         self.name = name
         self.rails = rails
         self.ranges = ranges
         self.port_template = port_template
         self.platform = platform
+        self.port_mtu = port_mtu
+        self.port_speed = port_speed
+        self.port_fec = port_fec
 
     def serves(self, rail, node_id):
         if rail not in self.rails:
@@ -186,6 +194,9 @@ class Tor(object):
             "nodes": None if self.ranges is None else ["%d-%d" % r for r in self.ranges],
             "port_template": self.port_template,
             "platform": self.platform,
+            "port_mtu": self.port_mtu,
+            "port_speed": self.port_speed,
+            "port_fec": self.port_fec,
         }
 
 
@@ -210,6 +221,8 @@ class Fabric(object):
         self.aggregate_route = False
         self.tors = []
         self.qos = None
+        self.cni = "host"
+        self.sriov = None
         self.max_node_id = 0
 
     @property
@@ -247,6 +260,8 @@ class Fabric(object):
             },
             "tors": [t.to_dict() for t in self.tors],
             "qos": dict(self.qos) if self.qos else None,
+            "cni": self.cni,
+            "sriov": dict(self.sriov) if self.sriov else None,
             "max_node_id": self.max_node_id,
         }
 
@@ -261,6 +276,8 @@ class Cluster(object):
         self.management_networks = []
         self.pod_networks = []
         self.service_networks = []
+        self.rdma_netns = None
+        self.pcie_acs = {"disable": "gpu_nic", "bridges": []}
 
     def fabric(self, name):
         for fabric in self.fabrics:
@@ -286,6 +303,8 @@ class Cluster(object):
             "management_networks": [str(n) for n in self.management_networks],
             "pod_networks": [str(n) for n in self.pod_networks],
             "service_networks": [str(n) for n in self.service_networks],
+            "rdma_netns": self.rdma_netns,
+            "pcie_acs": dict(self.pcie_acs, bridges=list(self.pcie_acs["bridges"])),
             "max_node_id": self.max_node_id,
         }
 
@@ -507,9 +526,18 @@ def _load_tors(cluster, raw):
                        "gives a node the same port on each of the ToR's %d rails" % len(rails),
                        "include {rail} when one ToR serves several rails, e.g. swp{rail}s{node}")
         platform = item.get("platform")
-        if platform is not None and not isinstance(platform, str):
-            raise _err(tfield + ".platform", platform, "is not a string", "e.g. cumulus, sonic, eos")
-        tors.append(Tor(name, rails, ranges, template, platform))
+        if platform is not None and platform not in PLATFORMS:
+            raise _err(tfield + ".platform", platform, "is not a known switch platform",
+                       "use one of: %s" % ", ".join(PLATFORMS))
+        if platform is not None and cluster.mode == "infiniband":
+            raise _err(tfield + ".platform", platform, "is an Ethernet NOS on an InfiniBand fabric",
+                       "remove platform (InfiniBand switches are not rendered)")
+        # Arista EOS ports take at most 9214; the others 9216.
+        top = 9214 if platform == "eos" else DEFAULT_PORT_MTU
+        port_mtu = as_int(item.get("port_mtu", top), tfield + ".port_mtu", 1280, top,
+                          "use the switch port MTU, 1280..%d (usually %d on %s)" % (top, top, platform or "a switch"))
+        tors.append(Tor(name, rails, ranges, template, platform, port_mtu, item.get("port_speed"),
+                        item.get("port_fec")))
     # Two ToRs must never claim the same (rail, node).
     for a in range(len(tors)):
         for b in range(a + 1, len(tors)):
@@ -588,6 +616,18 @@ def _load_fabric(cluster, name, raw, index):
     if not isinstance(qos, dict):
         raise _err(here("qos"), qos, "is not a mapping", "e.g. qos: {preset: nvidia}")
     fabric.qos = qos_profile.resolve_profile(qos, here("qos"), kind)
+    fabric.cni = rdma_host.resolve_cni(raw.get("cni"), here("cni"), kind)
+    fabric.sriov = rdma_host.resolve_sriov(raw.get("sriov"), here("sriov"), fabric.cni)
+    if kind == "roce":
+        headroom = fabric.qos["switch_mtu_headroom"] if fabric.qos else 0
+        for i, tor in enumerate(fabric.tors):
+            # Only a ToR that is rendered (has a platform) is held to it; the lossless check
+            # reports the others from their real configuration.
+            if tor.platform and tor.port_mtu < fabric.mtu + headroom:
+                raise _err("%s[%d].port_mtu" % (here("tors"), i), tor.port_mtu,
+                           "is below the fabric MTU %d plus the switch headroom %d" % (fabric.mtu, headroom),
+                           "raise port_mtu to at least %d (9216 is usual) or lower the fabric mtu"
+                           % (fabric.mtu + headroom))
     return fabric
 
 
@@ -637,6 +677,9 @@ def load_cluster(raw):
     _check_overlaps(cluster)
     _check_fabrics_apart(cluster)
     qos_profile.check_fabric_priorities([(f.name, f.field("qos"), f.qos) for f in cluster.fabrics])
+    cluster.rdma_netns = rdma_host.resolve_netns(raw.get("rdma_netns"), ROOT + ".rdma_netns",
+                                                 [(f.name, f.field("cni"), f.cni) for f in cluster.fabrics])
+    cluster.pcie_acs = rdma_host.resolve_acs(raw.get("pcie_acs"), ROOT + ".pcie_acs")
     return cluster
 
 

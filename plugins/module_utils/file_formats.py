@@ -8,7 +8,8 @@ and value that would change the file's meaning (a newline in a systemd value, a 
 keyfile group). Never build these files by joining strings: an interface name with a comma
 becomes a different YAML mapping, a newline a new INI section.
 
-* ``yaml_dump``: block YAML (netplan); every string is a double-quoted scalar.
+* ``yaml_dump``: block YAML (netplan); every string is a double-quoted scalar (``plain``: only the
+  strings that would not read back as themselves bare).
 * ``unit_dump``: systemd INI (units, .network, .conf drop-ins); repeated sections and keys kept.
 * ``keyfile_dump``: NetworkManager keyfiles (GLib key file escaping: ``\\s``, ``\\n``, ``\\t``,
   ``\\r``, ``\\\\``).
@@ -40,6 +41,17 @@ def _header(header):
     return ["# " + line if line else "#" for line in header.splitlines()]
 
 
+# Strings that read back as the same string when written bare (yaml_dump(plain=True)).
+_PLAIN = re.compile(r"^[A-Za-z][A-Za-z0-9_.-]*\Z")
+_YAML11_WORDS = frozenset(("y", "n", "yes", "no", "on", "off", "true", "false", "null"))
+
+
+def _plain(value):
+    if isinstance(value, str) and _PLAIN.match(value) and value.lower() not in _YAML11_WORDS:
+        return value
+    return _scalar(value)
+
+
 def _scalar(value):
     if value is None:
         return "null"
@@ -52,33 +64,35 @@ def _scalar(value):
     return _NOT_PRINTABLE.sub(_yaml_escape, json.dumps(str(value), ensure_ascii=False))
 
 
-def _yaml(data, indent, out):
+def _yaml(data, indent, out, scalar):
     pad = "  " * indent
     if isinstance(data, dict):
         for key, value in data.items():
             if isinstance(value, (dict, list)) and value:
-                out.append("%s%s:" % (pad, _scalar(str(key))))
-                _yaml(value, indent + 1, out)
+                out.append("%s%s:" % (pad, scalar(str(key))))
+                _yaml(value, indent + 1, out, scalar)
             else:
-                out.append("%s%s: %s" % (pad, _scalar(str(key)), "{}" if value == {} else "[]" if value == []
-                                         else _scalar(value)))
+                out.append("%s%s: %s" % (pad, scalar(str(key)), "{}" if value == {} else "[]" if value == []
+                                         else scalar(value)))
     else:
         for value in data:
             if isinstance(value, dict) and value:
                 sub = []
-                _yaml(value, indent + 1, sub)
+                _yaml(value, indent + 1, sub, scalar)
                 sub[0] = pad + "- " + sub[0].lstrip()
                 out.extend(sub)
             elif isinstance(value, list) and value:
                 out.append(pad + "-")
-                _yaml(value, indent + 1, out)
+                _yaml(value, indent + 1, out, scalar)
             else:
-                out.append("%s- %s" % (pad, "{}" if value == {} else "[]" if value == [] else _scalar(value)))
+                out.append("%s- %s" % (pad, "{}" if value == {} else "[]" if value == [] else scalar(value)))
 
 
-def yaml_dump(data, header=None):
+def yaml_dump(data, header=None, plain=False):
+    """Block YAML of ``data``; with ``plain``, identifier-like strings (``swp1``, ``br_default``) are
+    written bare and only the others quoted, as a person would write the file."""
     out = _header(header)
-    _yaml(data, 0, out)
+    _yaml(data, 0, out, _plain if plain else _scalar)
     return "\n".join(out) + "\n"
 
 

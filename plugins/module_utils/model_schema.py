@@ -77,7 +77,15 @@ TOR = {
     "nodes": Key("raw", "the node ids it serves: `1-32`, an id, or a list of both", default="every node"),
     "port_template": Key("str", "port name per node: `{node}`, `{local}` (1-based position in the node range), "
                          "`{rail}`", default="swp{node}"),
-    "platform": Key("str", "the switch's NOS, e.g. `cumulus`, `sonic`, `eos`"),
+    "platform": Key("str", "the switch's NOS: `sonic` (config_db), `cumulus` (NVUE), `eos` (Arista EOS) are rendered "
+                    "by `tor_config`; `nxos` and `os10` are only read by the lossless check; unset: not rendered",
+                    choices=("sonic", "cumulus", "eos", "nxos", "os10")),
+    "port_mtu": Key("int", "MTU of the rail ports (and SVIs); at least the fabric MTU plus the lossless profile's "
+                    "`switch_mtu_headroom`; at most 9214 on `eos`", default="9216 (`eos`: 9214)", minimum=1280, maximum=9216),
+    "port_speed": Key("str", "speed of the rail ports, written into the rendered config when set",
+                      choices=("10G", "25G", "40G", "50G", "100G", "200G", "400G", "800G")),
+    "port_fec": Key("str", "forward error correction of the rail ports when set: `rs` (Reed-Solomon), `fc` "
+                    "(Fire Code / BASE-R), `none`", choices=("rs", "fc", "none")),
     "description": Key("str", "free text"),
 }
 QOS = {
@@ -115,6 +123,22 @@ QOS = {
     "share_priority": Key("bool", "allow another fabric with the same priority or DSCP (both must say so)",
                           default="false"),
 }
+SRIOV = {
+    "vfs": Key("int", "VFs on every rail PF", required=True, minimum=1, maximum=127),
+    "trust": Key("bool", "VF trust on (lets a pod set its VF's MAC and multicast, as some CNIs need)",
+                 default="false"),
+    "spoof_check": Key("bool", "VF MAC spoof checking", default="true"),
+    "link_state": Key("str", "VF link state", default="auto", choices=("auto", "enable", "disable")),
+    "firmware_vfs": Key("int", "the VFs Mellanox firmware must allow (mlxconfig `NUM_OF_VFS`, `SRIOV_EN`); "
+                        "raised only with the sriov role's opt-in, then a reboot is pending", default="vfs",
+                        minimum=1, maximum=127),
+}
+PCIE_ACS = {
+    "disable": Key("str", "`gpu_nic`: ACS off on the PCIe bridges between a GPU and an RDMA NIC (found on each "
+                   "node), so GPUDirect RDMA traffic stays below the root complex; `listed`: only `bridges`; `none`",
+                   default="gpu_nic", choices=("gpu_nic", "listed", "none")),
+    "bridges": Key("list", "PCI addresses of the bridges (`0000:3a:00.0`) for `listed`", elements="str"),
+}
 FABRIC = {
     "rails": Key("int", "number of rails (rail NICs per node); rail ids are 1..rails", required=True,
                  minimum=1, maximum=64),
@@ -126,6 +150,11 @@ FABRIC = {
                 default="one per rail, `<cluster>[-<fabric>]-rail<r>-tor`, ports `swp{node}`"),
     "qos": Key("dict", "the fabric's lossless RoCE class: a preset and overrides (docs/lossless-qos.md)",
                default="preset nvidia (RoCE), none (infiniband)", options=QOS),
+    "cni": Key("str", "how pods attach to the fabric's rail NICs: `host` (no CNI), `sriov` (a VF per pod), "
+               "`host-device` (a whole NIC per pod), `macvlan`/`ipvlan` (shared RDMA), `ipoib` (InfiniBand "
+               "children); sets the RDMA netns mode (docs/rdma-host.md)", default="host",
+               choices=("host", "sriov", "host-device", "macvlan", "ipvlan", "ipoib")),
+    "sriov": Key("dict", "SR-IOV VFs on each rail PF (only with `cni: sriov`)", options=SRIOV),
     "description": Key("str", "free text"),
 }
 CLUSTER = {
@@ -139,6 +168,11 @@ CLUSTER = {
     "pod_networks": Key("list", "Kubernetes pod CIDRs; must not overlap a fabric", elements="cidr", default="[]"),
     "service_networks": Key("list", "Kubernetes service CIDRs; must not overlap a fabric", elements="cidr",
                             default="[]"),
+    "rdma_netns": Key("str", "the RDMA subsystem's netns mode on every node; must agree with every fabric's `cni`",
+                      default="what the fabrics' `cni` need (`sriov`, `host-device`: exclusive; `macvlan`, "
+                      "`ipvlan`, `ipoib`: shared; `host` only: unchanged)", choices=("exclusive", "shared")),
+    "pcie_acs": Key("dict", "PCIe Access Control Services on the nodes (docs/rdma-host.md)", options=PCIE_ACS,
+                    default="disable gpu_nic"),
 }
 CLUSTER.update(FABRIC)
 CLUSTER["description"] = Key("str", "free text")

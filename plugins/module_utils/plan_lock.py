@@ -97,6 +97,41 @@ def lock_load(data, source):
     return data
 
 
+def published(var_data, file_path, file_text):
+    """``(source, lock)`` of the newest published lock, ``(None, None)`` when there is none.
+
+    The file, where it exists, is the newest word: a plan job that just ran in the same ansible-playbook
+    command rewrote it after the inventory (and its copy of the lock as the variable) was loaded. Without a
+    file (an AWX job, whose inventory is not a directory of the project), the variable: the inventory's copy,
+    or the plan job's artifact passed on by the workflow as an extra var."""
+    source, data = LOCK_VAR, var_data
+    if file_text is not None:
+        source, data = file_path, file_text
+    if data in (None, "", {}):
+        return None, None
+    return source, lock_load(data, source)
+
+
+def check_whole_plan(lock, plan, source):
+    """Like :func:`check_plan` for a job that acts on the whole plan at once (the ToR push): every host
+    of the plan as the lock has it, and no host of the lock missing from the plan."""
+    gone = sorted(set(lock["nodes"]) - set(plan["nodes"]))
+    try:
+        check_plan(lock, plan, source)
+        problems = []
+    except FabricModelErrors as exc:
+        problems = list(exc.errors)
+    except FabricModelError as exc:
+        problems = [exc]
+    fix = ("publish the plan of the whole inventory first (the plan job, playbooks/plan.yml), or restore the "
+           "inventory to the published plan")
+    problems += [FabricModelError("inventory", host, "is in the published plan %s but not in the inventory" % source,
+                                  None) for host in gone[:MAX_PROBLEMS]]
+    if problems:
+        raise FabricModelErrors([FabricModelError(p.field, p.value, p.problem, fix if i == len(problems) - 1 else None)
+                                 for i, p in enumerate(problems)])
+
+
 def check_plan(lock, plan, source):
     """Refuse the hosts of ``plan`` that the lock does not give exactly what they are planned with.
 

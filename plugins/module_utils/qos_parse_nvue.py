@@ -113,7 +113,7 @@ def _merge(base, extra):
     return base
 
 
-def _config(text, problems):
+def nvue_config(text, problems):
     """The merged ``set`` mapping of an ``nv config show`` YAML (``None`` when unreadable)."""
     if isinstance(text, dict) or isinstance(text, list):
         docs = text
@@ -259,7 +259,7 @@ def _settings(qos, base, refs, port, problems):
 def parse_nvue(text):
     """``nv config show`` YAML -> QoS facts (format ``"nvue"``); see the module docstring."""
     problems = []
-    config = _config(text, problems)
+    config = nvue_config(text, problems)
     if config is None:
         return new_facts(FORMAT, {}, problems)
     qos = _dict(config.get("qos"))

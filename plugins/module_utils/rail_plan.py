@@ -326,6 +326,9 @@ def _rail_plan(cluster_raw, nodes):
                 "platform": tor.platform,
                 "rails": list(tor.rails),
                 "mtu": fabric.mtu,
+                "port_mtu": tor.port_mtu,
+                "port_speed": tor.port_speed,
+                "port_fec": tor.port_fec,
                 "svis": [{"rail": r, "address": "%s/%d" % (planner.shared_gateway(r), fabric.rail_prefix)}
                          for r in tor.rails] if fabric.mode == "shared" else [],
                 "ports": [],

@@ -16,6 +16,7 @@ import os
 import shutil
 import subprocess
 import sys
+import time
 
 import pytest
 
@@ -58,6 +59,17 @@ def qos(inventory, *extra):
 
 def on_node(lab_dir, *argv, check=True):
     return lab.podman(lab_dir, "exec", lab.node_ns("gpu01"), *argv, check=check)
+
+
+def unit_state(lab_dir, unit, seconds=120):
+    """The unit's ActiveState and Result once it has left "activating": the container's boot runs
+    on its own clock, and a loaded machine may still be running the oneshot unit when SSH answers."""
+    deadline = time.monotonic() + seconds
+    while True:
+        state = on_node(lab_dir, "systemctl", "show", "-p", "ActiveState", "-p", "Result", unit)
+        if "ActiveState=activating" not in state or time.monotonic() > deadline:
+            return state
+        time.sleep(0.5)
 
 
 def log(rootfs):
@@ -110,7 +122,7 @@ def test_roce_qos_applies_only_what_differs_and_comes_back_from_the_boot_unit(tm
         boots_before = {boot for boot, _args in log(rootfs)}
         lab.reboot(lab_dir, "gpu01")
         lab.settle(NODES)
-        state = on_node(lab_dir, "systemctl", "show", "-p", "ActiveState", "-p", "Result", "ainet-roce-qos.service")
+        state = unit_state(lab_dir, "ainet-roce-qos.service")
         assert "ActiveState=active" in state and "Result=success" in state, state
         booted = [(boot, args) for boot, args in log(rootfs) if boot not in boots_before]
         assert setters(booted) == [c for nic in NICS for c in BOOT[nic]]  # every setting, once, at boot

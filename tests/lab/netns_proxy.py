@@ -3,9 +3,10 @@
 The lab's management network exists only inside the ``<prefix>-mgmt`` network
 namespace, so ssh reaches a node through this relay, which re-runs itself there:
 
-    ProxyCommand=python3 netns_proxy.py [--prefix PREFIX] %h %p
+    ProxyCommand=python3 netns_proxy.py [--prefix PREFIX | --netns NAMESPACE] %h %p
 
-(the prefix defaults to the lab's own, see labname.py).
+(the prefix defaults to the lab's own, see labname.py; ``--netns`` names the namespace
+outright, as the VM tier's tests/vm/vms.sh does).
 
 ``--wait SECONDS`` instead polls until the port sends an SSH banner, then exits
 0 (1 on time-out).
@@ -58,14 +59,19 @@ def relay(host, port):
 
 
 def main(argv):
+    namespace = None
     if argv[:1] == ["--prefix"]:
         os.environ["AINET_LAB_PREFIX"] = argv[1]
         argv = argv[2:]
+    elif argv[:1] == ["--netns"]:
+        namespace, argv = argv[1], argv[2:]
     if os.environ.get("AINET_LAB_INSIDE") != "1":
-        sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-        from labname import prefix  # pylint: disable=import-outside-toplevel
+        if namespace is None:
+            sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+            from labname import prefix  # pylint: disable=import-outside-toplevel
+            namespace = prefix() + "-mgmt"
         os.environ["AINET_LAB_INSIDE"] = "1"
-        os.execvp("ip", ["ip", "netns", "exec", prefix() + "-mgmt", sys.executable, os.path.abspath(__file__)] + argv)
+        os.execvp("ip", ["ip", "netns", "exec", namespace, sys.executable, os.path.abspath(__file__)] + argv)
     if argv[:1] == ["--wait"]:
         return wait(argv[2], int(argv[3]), float(argv[1]))
     return relay(argv[0], int(argv[1]))

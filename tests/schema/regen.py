@@ -16,7 +16,7 @@ from ansible_collections.ainet.fabric.plugins.module_utils import model_schema  
 DOC = os.path.join(ROOT, "docs", "cluster-model.md")
 BEGIN = "<!-- BEGIN generated from plugins/module_utils/model_schema.py: tests/schema/regen.py -->\n"
 END = "<!-- END generated -->\n"
-ROLES = ("rail_plan", "rail_network", "roce_qos", "lossless_check")
+ROLES = ("rail_plan", "rail_network", "roce_qos", "lossless_check", "tor_config")
 
 
 def docs_text(text):

@@ -48,6 +48,15 @@ def test_survey_variables_are_documented_role_variables_with_valid_choices():
                 assert set(question["choices"]) == {"true", "false"}
 
 
+def test_the_tor_job_is_never_sliced_and_asks_only_whether_to_push():
+    template = TEMPLATES["ainet-fabric tors"]
+    assert template["playbook"] == "playbooks/tors.yml" and template["job_slice_count"] == 1
+    options = role_options("tor_config")
+    for question in template["survey_spec"]["spec"]:
+        assert options[question["variable"]]["type"] == "bool"
+        assert set(question["choices"]) == {"true", "false"} and question["default"] == "false"
+
+
 def test_workflow_is_plan_check_apply_qos_validate():
     nodes = {n["identifier"]: n for n in CONFIG["controller_workflows"][0]["simplified_workflow_nodes"]}
     order, node = [], "plan"

@@ -1,0 +1,233 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, ainet.fabric contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Controller side of ``ainet.fabric.tor_config``: plan, render every ToR's configuration, check it
+with the vendor's schema, write it, diff it against a running configuration and, when asked, push it.
+
+The logic lives in module_utils (``tor_render``, ``tor_validate``, ``tor_diff``, ``tor_push``); this
+plugin reads the task's arguments and the ToR host's connection variables and writes files."""
+
+from __future__ import annotations
+
+import json
+import os
+
+from ansible.plugins.action import ActionBase
+
+from ansible_collections.ainet.fabric.plugins.module_utils import plan_lock
+from ansible_collections.ainet.fabric.plugins.module_utils.errors import FabricError
+from ansible_collections.ainet.fabric.plugins.module_utils.host_files import read_text, write_atomic
+from ansible_collections.ainet.fabric.plugins.module_utils.rail_plan import rail_plan
+from ansible_collections.ainet.fabric.plugins.module_utils.tor_diff import diff_text, running_diff, stale_ports
+from ansible_collections.ainet.fabric.plugins.module_utils.tor_intent import RENDERED
+from ansible_collections.ainet.fabric.plugins.module_utils.tor_render import render_tors
+from ansible_collections.ainet.fabric.plugins.module_utils.tor_render_eos import RendererUnavailable
+from ansible_collections.ainet.fabric.plugins.module_utils.tor_render_nvue import RELEASE
+from ansible_collections.ainet.fabric.plugins.module_utils.tor_render_sonic import merged_config_db
+from ansible_collections.ainet.fabric.plugins.module_utils.tor_validate import (
+    ValidatorUnavailable, validate_nvue, validate_sonic)
+
+ARGUMENT_SPEC = dict(
+    cluster=dict(type="dict", required=True),
+    nodes=dict(type="dict", required=True),
+    tors=dict(type="list", elements="str"),
+    dest=dict(type="path"),
+    running=dict(type="dict", default={}),
+    running_dir=dict(type="path"),
+    validate=dict(type="bool", default=True),
+    sonic_yang_dir=dict(type="path"),
+    push=dict(type="bool", default=False),
+    timeout=dict(type="int", default=60),
+    lock=dict(type="raw"),
+    lock_file=dict(type="path"),
+)
+# Lines of --diff and of the per-ToR differences returned (the file itself holds everything).
+MAX_DIFF = 400
+
+
+def _running_text(args, name, ext):
+    given = args["running"].get(name)
+    if given:
+        return given, "the task's running"
+    if args["running_dir"]:
+        path = os.path.join(args["running_dir"], "%s.%s" % (name, ext))
+        text = read_text(path)
+        if text is not None:
+            return text, path
+    return None, None
+
+
+def _validate(args, item, running_text):
+    """The vendor schema's violations of one rendered file, and a note when it was not checked."""
+    platform = item["platform"]
+    if platform == "eos":
+        return [], None  # render_eos validated it with pyavd already
+    if platform == "cumulus":
+        return validate_nvue(item["data"], RELEASE), None
+    if not args["sonic_yang_dir"]:
+        return [], "SONiC YANG check skipped: sonic_yang_dir not given"
+    if running_text is None:
+        return [], "SONiC YANG check skipped: a config_db fragment is checked merged into the running config_db"
+    return validate_sonic(merged_config_db(json.loads(running_text), item["data"]), args["sonic_yang_dir"]), None
+
+
+class ActionModule(ActionBase):
+    TRANSFERS_FILES = False
+    _requires_connection = False
+
+    def run(self, tmp=None, task_vars=None):
+        result = super().run(tmp, task_vars)
+        _unused, args = self.validate_argument_spec(argument_spec=ARGUMENT_SPEC)
+        host = task_vars.get("inventory_hostname")
+        try:
+            plan = rail_plan(args["cluster"], args["nodes"])
+        except FabricError as exc:
+            return dict(result, failed=True, msg=str(exc))
+        names = args["tors"]
+        if args["push"]:
+            if host not in plan["tors"]:
+                return dict(result, failed=True, msg="push: true runs on the ToR's own inventory host; %s is not a "
+                            "ToR of the plan (ToRs: %s)" % (host, ", ".join(sorted(plan["tors"]))))
+            names = [host]
+            # A switch gets only what the reviewed, published plan says, as the host jobs do.
+            try:
+                text = read_text(args["lock_file"]) if args["lock_file"] else None
+                source, lock = plan_lock.published(args["lock"], args["lock_file"], text)
+                if lock is None:
+                    return dict(result, failed=True, msg="no published plan (%s, or the variable %s): run the plan "
+                                "job (playbooks/plan.yml) on the whole inventory before pushing"
+                                % (args["lock_file"], plan_lock.LOCK_VAR))
+                plan_lock.check_whole_plan(lock, plan, source)
+            except FabricError as exc:
+                return dict(result, failed=True, msg=str(exc))
+        unknown = sorted(set(names or ()) - set(plan["tors"]))
+        if unknown:
+            return dict(result, failed=True, msg="tors: %s %s not in the plan (ToRs: %s)"
+                        % (", ".join(unknown), "is" if len(unknown) == 1 else "are", ", ".join(sorted(plan["tors"]))))
+        try:
+            rendered = render_tors(plan, names)
+        except (RendererUnavailable, ValueError) as exc:
+            return dict(result, failed=True, msg=str(exc))
+        if args["push"] and not rendered["rendered"]:
+            return dict(result, failed=True, msg="ToR %s cannot be pushed: %s" % (host, rendered["skipped"][host]))
+
+        # Everything is rendered and checked before anything is written or pushed.
+        tors, notes, invalid = [], [], []
+        for item in rendered["rendered"]:
+            ext = RENDERED[item["platform"]]
+            running, source = _running_text(args, item["name"], ext)
+            problems, note = [], None
+            if args["validate"]:
+                try:
+                    problems, note = _validate(args, item, running)
+                except ValidatorUnavailable as exc:
+                    note = "%s: not validated (%s)" % (item["name"], exc)
+            if note:
+                notes.append(note)
+            if problems:
+                invalid.append("%s (%s): %s" % (item["name"], item["path"], "; ".join(problems[:10])))
+            differences, stale = None, []
+            if running is not None:
+                try:
+                    differences = running_diff(item["platform"], running, item)
+                    stale = stale_ports(item["platform"], running, item)
+                except ValueError as exc:
+                    return dict(result, failed=True, msg="ToR %s: the running configuration %s cannot be read: %s"
+                                % (item["name"], source, exc))
+            tors.append({"name": item["name"], "platform": item["platform"], "item": item, "running": source,
+                         "differences": differences, "stale": stale})
+        if invalid:
+            return dict(result, failed=True, msg="the vendor schema refuses %d rendered configuration(s), nothing was "
+                        "written: %s" % (len(invalid), " | ".join(invalid)))
+
+        files, diffs, out = [], [], []
+        for tor in tors:
+            item = tor["item"]
+            path = os.path.join(args["dest"], item["path"]) if args["dest"] else None
+            changed = False
+            if path:
+                before = read_text(path)
+                if before != item["text"]:
+                    changed = True
+                    files.append(path)
+                    diffs.append({"before_header": path, "after_header": path, "before": before or "",
+                                  "after": item["text"]})
+                    if not self._task.check_mode:
+                        try:
+                            write_atomic(path, item["text"], "0644")
+                        except OSError as exc:
+                            return dict(result, failed=True, msg="could not write %s: %s. Fix: set tor_config_output_dir "
+                                        "to a writable directory" % (path, exc.strerror))
+            entry = {"name": tor["name"], "platform": tor["platform"], "path": path, "changed": changed,
+                     "running": tor["running"]}
+            if tor["differences"] is not None:
+                entry["in_sync"] = not tor["differences"] and not tor["stale"]
+                entry["differences"] = len(tor["differences"])
+                entry["stale_ports"] = tor["stale"]
+                text = "".join("- %s: still marked [ainet] but no longer in the plan\n" % port for port in tor["stale"])
+                text += diff_text(tor["differences"][:MAX_DIFF])
+                entry["diff"] = text.splitlines()
+                if text:
+                    diffs.append({"before_header": "%s running (%s)" % (tor["name"], tor["running"]),
+                                  "after_header": "%s rendered" % tor["name"], "prepared": text})
+            out.append(entry)
+        pushed = None
+        if args["push"]:
+            pushed = self._push(tors[0], task_vars, args)
+            if pushed.get("failed"):
+                return dict(result, failed=True, msg=pushed["msg"], tors=out)
+            if pushed.get("diff"):
+                diffs.append({"before_header": "%s running" % host, "after_header": "%s pushed" % host,
+                              "prepared": diff_text(pushed["diff"][:MAX_DIFF])})
+        result.update(changed=bool(files) or bool(pushed and pushed.get("changed")), files=files, tors=out,
+                      skipped=rendered["skipped"], notes=notes)
+        if pushed is not None:
+            result["push"] = {k: v for k, v in pushed.items() if k != "diff"}
+        if self._task.diff and diffs:
+            result["diff"] = diffs
+        return result
+
+    def _push(self, tor, task_vars, args):
+        """Push one ToR's rendered configuration through its NOS's usual path (module_utils.tor_push)."""
+        from ansible_collections.ainet.fabric.plugins.module_utils import tor_push  # pylint: disable=import-outside-toplevel
+        item = tor["item"]
+        check = bool(self._task.check_mode)
+        try:
+            if item["platform"] == "sonic":
+                return tor_push.sonic_push(self._run_on_switch, item["data"], check=check)
+            transport = tor_push.HttpTransport(self._base_url(task_vars, item["platform"]), *self._credentials(task_vars),
+                                               validate_certs=self._var(task_vars, "ansible_httpapi_validate_certs", True),
+                                               timeout=args["timeout"])
+            if item["platform"] == "cumulus":
+                return tor_push.nvue_push(transport, item["data"], check=check)
+            return tor_push.eos_push(transport, item["text"], check=check)
+        except tor_push.PushError as exc:
+            return {"failed": True, "msg": "push to ToR %s failed: %s" % (item["name"], exc)}
+
+    def _var(self, task_vars, name, default=None):
+        value = task_vars.get(name)
+        if value is None:
+            return default
+        return self._templar.template(value)
+
+    def _credentials(self, task_vars):
+        user = self._var(task_vars, "ansible_user") or self._var(task_vars, "ansible_httpapi_user")
+        password = (self._var(task_vars, "ansible_httpapi_password") or self._var(task_vars, "ansible_password")
+                    or self._var(task_vars, "ansible_ssh_pass"))
+        return user, password
+
+    def _base_url(self, task_vars, platform):
+        host = self._var(task_vars, "ansible_host") or task_vars.get("inventory_hostname")
+        ssl = self._var(task_vars, "ansible_httpapi_use_ssl", True)
+        port = self._var(task_vars, "ansible_httpapi_port", 8765 if platform == "cumulus" else (443 if ssl else 80))
+        if ":" in str(host) and not str(host).startswith("["):
+            host = "[%s]" % host
+        return "%s://%s:%s" % ("https" if ssl else "http", host, port)
+
+    def _run_on_switch(self, argv, data=None):
+        """Run a command on the ToR through its connection (SONiC is pushed over SSH)."""
+        from ansible.module_utils.six.moves import shlex_quote  # pylint: disable=import-outside-toplevel
+        # The connection takes the input as bytes.
+        res = self._low_level_execute_command(" ".join(shlex_quote(a) for a in argv),
+                                              in_data=None if data is None else data.encode("utf-8"))
+        return res.get("rc", 1), res.get("stdout", ""), res.get("stderr", "")

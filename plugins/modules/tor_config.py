@@ -1,0 +1,144 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, ainet.fabric contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+# The work is done by the action plugin of the same name, on the controller.
+
+from __future__ import annotations
+
+DOCUMENTATION = r"""
+module: tor_config
+short_description: Render, check, diff and (when asked) push the ToR switches' configurations from the rail plan
+version_added: 0.1.0
+author: ainet.fabric contributors (@ainet)
+description:
+  - Runs on the controller. Plans O(cluster) for O(nodes) and renders every ToR whose C(platform) has a renderer
+    from the plan's per-ToR view and the fabric's lossless profile - rail ports (description naming node and NIC
+    with the marker C([ainet]), MTU, admin up, speed and FEC when the model sets them), L3 by addressing mode
+    (routed ports with the plan's gateway in C(exclusive) and C(p2p), one VLAN and SVI per rail in C(shared)),
+    LLDP, and the lossless QoS (trust, DSCP to priority, PFC, PFC watchdog, ECN on the RoCE queues, ETS with a
+    strict CNP queue, lossless buffers).
+  - C(sonic) gives a config_db JSON fragment (C(<switch>.json)), C(cumulus) the YAML that C(nv config apply)
+    takes for Cumulus Linux 5.14 (C(<switch>.yaml)), C(eos) Arista EOS CLI rendered by pyavd (C(<switch>.cfg));
+    C(nxos), C(os10) and ToRs without a platform are listed in RV(skipped).
+  - Every rendered configuration is checked with the vendor's own schema before anything is written or pushed
+    (EOS - pyavd, which also renders it; NVUE - the C(nvueschema) object model of the release, unknown keys
+    refused; SONiC - the SONiC YANG models through libyang when O(sonic_yang_dir) is given, on the fragment merged
+    into the running config_db). A missing validator package is a warning, not a failure.
+  - With a running configuration (O(running) or O(running_dir)) each ToR's result lists what the running
+    configuration lacks of the rendered one, and nothing it has beyond it (uplinks, management and other
+    tools' settings are not this module's).
+  - With O(push=true) the task must run on the ToR's own inventory host; it pushes through the NOS's usual path -
+    NVUE REST API revisions (Cumulus), eAPI configure sessions (EOS), a Generic Config Updater patch over SSH
+    (SONiC) - and reports C(changed=false) when the switch already holds everything. Nothing is pushed unless
+    the plan equals the published plan lock (as for the host jobs). Credentials come from the
+    host's usual connection variables and are never printed or written into the rendered files.
+options:
+  cluster:
+    description: The cluster model (C(fabric_cluster)).
+    type: dict
+    required: true
+  nodes:
+    description: Host name to C({node_id, rail_interfaces}), as built by P(ainet.fabric.node_map#filter).
+    type: dict
+    required: true
+  tors:
+    description: The ToRs to render (default every ToR of the plan). Ignored with O(push=true) (the task's host).
+    type: list
+    elements: str
+  dest:
+    description: Directory (usually C(build/<cluster>)) under which C(tors/<switch>.<ext>) is written; omit it to
+      render and diff without writing.
+    type: path
+  running:
+    description: ToR name to its running configuration text (config_db JSON, C(nv config show -o yaml), EOS
+      running-config); wins over O(running_dir).
+    type: dict
+    default: {}
+  running_dir:
+    description: Directory with running configurations named like the rendered files (C(<switch>.json|yaml|cfg)).
+    type: path
+  validate:
+    description: Check every rendered configuration with the vendor's schema first.
+    type: bool
+    default: true
+  sonic_yang_dir:
+    description: Directory of the SONiC YANG models (sonic-buildimage C(src/sonic-yang-models/yang-models) with its
+      rendered templates); needs the Python package C(libyang). Without it SONiC files are not schema-checked.
+    type: path
+  push:
+    description: Push the task host's ToR configuration to the switch (see the description).
+    type: bool
+    default: false
+  timeout:
+    description: Seconds for each API request of a push.
+    type: int
+    default: 60
+  lock:
+    description: The published plan (C(rail_plan_lock), from the inventory or the plan job's artifact). With
+      O(push=true) every node of the plan must be as the published plan has it, else nothing is pushed.
+    type: raw
+  lock_file:
+    description: The plan lock file (C(rail_plan_lock.json) in the inventory directory); where it exists it wins
+      over O(lock).
+    type: path
+requirements:
+  - pyavd (for C(eos) ToRs only)
+  - nvueschema (optional, validates C(cumulus) ToRs)
+  - libyang (optional, validates C(sonic) ToRs with O(sonic_yang_dir))
+attributes:
+  check_mode:
+    support: full
+    description: Reports which files would change and, with O(push=true), what the switch lacks; writes and pushes
+      nothing.
+  diff_mode:
+    support: full
+    description: The rendered files' changes, the differences from the running configuration, and a push's changes.
+  action:
+    support: full
+    description: An action plugin; only a SONiC push runs commands on the switch.
+"""
+
+EXAMPLES = r"""
+- name: Render every ToR of the cluster into build/<cluster>/tors/
+  ainet.fabric.tor_config:
+    cluster: "{{ fabric_cluster }}"
+    nodes: "{{ groups['gpu_nodes'] | ainet.fabric.node_map(hostvars) }}"
+    dest: "{{ playbook_dir }}/../build/{{ fabric_cluster.name }}"
+    running_dir: "{{ inventory_dir }}/switch-configs"
+  run_once: true
+
+- name: Push each ToR's configuration (runs on the ToR hosts)
+  ainet.fabric.tor_config:
+    cluster: "{{ fabric_cluster }}"
+    nodes: "{{ groups['gpu_nodes'] | ainet.fabric.node_map(hostvars) }}"
+    push: true
+"""
+
+RETURN = r"""
+files:
+  description: The rendered files written (in check mode, that would be).
+  returned: success
+  type: list
+  elements: str
+tors:
+  description: Per rendered ToR - name, platform, path, changed (its file), and with a running configuration
+    in_sync, differences (a count), diff (what the running configuration lacks, one line each, at most 400).
+  returned: success
+  type: list
+  elements: dict
+  sample: [{name: leaf1, platform: sonic, path: build/lab/tors/leaf1.json, changed: false, in_sync: false,
+            differences: 2, diff: ["+ PORT Ethernet1 mtu: 9216", "~ PORT Ethernet2 admin_status: down -> up"]}]
+skipped:
+  description: ToRs not rendered, with the reason (no platform, or a platform only the lossless check reads).
+  returned: success
+  type: dict
+notes:
+  description: Checks that could not run (a validator package or the SONiC models missing).
+  returned: success
+  type: list
+  elements: str
+push:
+  description: With O(push=true) - whether the switch changed and the vendor's handle (NVUE revision, EOS session).
+  returned: when push is true
+  type: dict
+"""

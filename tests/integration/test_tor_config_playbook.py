@@ -1,0 +1,102 @@
+# -*- coding: utf-8 -*-
+"""Run playbooks/tors.yml for real (ansible-playbook, render mode on the controller): files per NOS,
+idempotence, check mode, diffs against running configurations, one clear error for bad input."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+import yaml
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+BIN = os.path.dirname(sys.executable)
+CLUSTER = {"name": "tors", "rails": 3, "mtu": 9000,
+           "addressing": {"mode": "p2p", "supernet": "172.17.0.0/16", "rail_prefix": 24},
+           "tors": [{"name": "leaf-sonic", "rails": [1], "platform": "sonic", "port_template": "Ethernet{node}"},
+                    {"name": "leaf-nvue", "rails": [2], "platform": "cumulus", "port_template": "swp{node}"},
+                    {"name": "leaf-eos", "rails": [3], "platform": "eos", "port_template": "Ethernet{node}/1"}]}
+
+
+def run(inv, *extra):
+    env = dict(os.environ, ANSIBLE_CONFIG=os.path.join(ROOT, "ansible.cfg"), ANSIBLE_NOCOLOR="1",
+               PATH=BIN + os.pathsep + os.environ.get("PATH", ""))
+    cmd = [os.path.join(BIN, "ansible-playbook"), "-i", str(inv), os.path.join(ROOT, "playbooks", "tors.yml")]
+    return subprocess.run(cmd + list(extra), cwd=ROOT, env=env, capture_output=True, text=True, timeout=600, check=False)
+
+
+def inventory(tmp_path, cluster=None):
+    inv = tmp_path / "inv"
+    (inv / "group_vars").mkdir(parents=True, exist_ok=True)
+    (inv / "group_vars" / "all.yml").write_text(yaml.safe_dump({
+        "fabric_cluster": cluster or CLUSTER, "tor_config_output_dir": str(tmp_path / "out"),
+        "tor_config_running_dir": str(tmp_path / "running")}))
+    (inv / "hosts.yml").write_text(yaml.safe_dump({"all": {"children": {"gpu_nodes": {"hosts": {
+        "gpu%02d" % n: {"fabric_node_id": n, "fabric_rail_interfaces": ["ens1", "ens2", "ens3"]} for n in (1, 2)}}}}}))
+    return inv
+
+
+def test_render_is_written_once_and_then_idempotent(tmp_path):
+    inv = inventory(tmp_path)
+    first = run(inv)
+    assert first.returncode == 0, first.stdout + first.stderr
+    out = tmp_path / "out" / "tors"
+    assert sorted(os.listdir(out)) == ["leaf-eos.cfg", "leaf-nvue.yaml", "leaf-sonic.json"]
+    assert json.loads((out / "leaf-sonic.json").read_text())["INTERFACE"]["Ethernet1|172.17.0.0/31"] == {}
+    assert "interface Ethernet2/1\n" in (out / "leaf-eos.cfg").read_text()
+    assert yaml.safe_load((out / "leaf-nvue.yaml").read_text())[0]["set"]["interface"]["swp1"]["ip"] == {
+        "address": {"172.17.1.0/31": {}}}
+    assert "3 ToR configuration(s)" in first.stdout and "3 changed" in first.stdout
+    again = run(inv)
+    assert again.returncode == 0 and "changed=0" in again.stdout, again.stdout
+
+
+def test_check_mode_writes_nothing_and_diff_shows_the_change(tmp_path):
+    inv = inventory(tmp_path)
+    assert run(inv).returncode == 0
+    out = tmp_path / "out" / "tors" / "leaf-sonic.json"
+    before = out.read_text()
+    cluster = json.loads(json.dumps(CLUSTER))
+    cluster["tors"][0]["port_mtu"] = 9100
+    inventory(tmp_path, cluster)
+    checked = run(inv, "--check", "--diff")
+    assert checked.returncode == 0, checked.stdout + checked.stderr
+    assert out.read_text() == before
+    assert '-            "mtu": "9216"' in checked.stdout and '+            "mtu": "9100"' in checked.stdout
+    assert "changed=1" in checked.stdout
+
+
+def test_running_configurations_are_diffed_and_foreign_settings_ignored(tmp_path):
+    inv = inventory(tmp_path)
+    assert run(inv).returncode == 0
+    rendered = tmp_path / "out" / "tors"
+    running = tmp_path / "running"
+    running.mkdir()
+    config = json.loads((rendered / "leaf-sonic.json").read_text())
+    config["PORT"]["Ethernet1"]["admin_status"] = "down"
+    config["PORT"]["Ethernet64"] = {"description": "uplink", "mtu": "9100"}
+    (running / "leaf-sonic.json").write_text(json.dumps(config))
+    (running / "leaf-eos.cfg").write_text((rendered / "leaf-eos.cfg").read_text() + "router bgp 65001\n")
+    result = run(inv, "--diff")
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "out of sync with the running configuration: leaf-sonic" in result.stdout
+    assert "~ PORT Ethernet1 admin_status: down -> up" in result.stdout
+    assert "Ethernet64" not in result.stdout and "router bgp" not in result.stdout
+    assert "1 difference(s), 0 stale port(s)" in result.stdout
+
+
+@pytest.mark.parametrize("change,expected", [
+    ({"platform": "junos"}, "fabric_cluster.tors[0].platform"),
+    ({"port_mtu": 9010}, "fabric_cluster.tors[0].port_mtu"),
+])
+def test_bad_input_fails_with_one_clear_error_and_writes_nothing(tmp_path, change, expected):
+    cluster = json.loads(json.dumps(CLUSTER))
+    cluster["tors"][0].update(change)
+    result = run(inventory(tmp_path, cluster))
+    assert result.returncode != 0
+    assert expected in result.stdout
+    assert "Traceback" not in result.stdout + result.stderr
+    assert not (tmp_path / "out").exists()

@@ -1,0 +1,194 @@
+#!/usr/bin/env bash
+# Build the Debian bookworm VM image of the VM tier (issue 11), once; later runs
+# reuse it while this script (and so its package list and guest config) and the
+# SSH key are unchanged.
+#
+#   usage: tests/vm/image.sh [--force]
+#
+# Output under build/vm/ (never committed, /build/ is git-ignored):
+#   base.raw        ext4 root filesystem image (sparse; VMs boot per-VM qcow2
+#                   overlays on top of it, see vms.sh, so it stays clean)
+#   vmlinuz         guest kernel       (from the rootfs's /boot)
+#   initrd.img      guest initramfs    (from the rootfs's /boot)
+#   id_ed25519      root's SSH key for the VMs (+ .pub), generated here
+#   image.stamp     content hash the image was built from
+#   image.info      versions inside the image (kernel, rdma-core, iproute2, ...)
+#
+# Guest: systemd, sshd (root login by key only), serial console on ttyS0, the
+# hostname from `systemd.hostname=` and the management address from
+# `ainet.mgmt=ADDR/PREFIX` on the kernel command line (systemd-networkd, NIC
+# matched by driver virtio_net, no gateway: the VMs have no route out).
+# Needs root, mmdebstrap and e2fsprogs; packages come from deb.debian.org.
+set -euo pipefail
+
+if [ "$(id -u)" != 0 ]; then
+    echo "image.sh: must run as root (mmdebstrap and mke2fs -d keep file ownership)" >&2
+    exit 1
+fi
+for tool in mmdebstrap mke2fs ssh-keygen sha256sum; do
+    command -v "$tool" >/dev/null || { echo "image.sh: $tool is missing (apt-get install mmdebstrap e2fsprogs openssh-client)" >&2; exit 1; }
+done
+
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+OUT=${AINET_VM_DIR:-$ROOT/build/vm}
+MIRROR=${AINET_VM_MIRROR:-http://deb.debian.org/debian}
+SIZE=${AINET_VM_IMAGE_SIZE:-3G}
+FORCE=0
+[ "${1:-}" = "--force" ] && FORCE=1
+
+PACKAGES=(
+    systemd-sysv udev dbus openssh-server python3 iproute2 kmod iputils-ping
+    ethtool pciutils rdma-core ibverbs-utils ibverbs-providers rdmacm-utils perftest
+    infiniband-diags linux-image-amd64 initramfs-tools
+    # added: fsck for the root fs, ps/sysctl, /etc/services+protocols, tcpdump
+    # for debugging rails, zstd for the initramfs, haveged-free entropy comes
+    # from virtio-rng (vms.sh)
+    e2fsprogs procps netbase tcpdump zstd less
+)
+
+now() { date +%s.%N; }
+took() { awk -v a="$1" -v b="$(now)" 'BEGIN { printf "%.1f s", b - a }'; }
+T_ALL=$(now)
+
+mkdir -p "$OUT"
+# The key first: its public half goes into the image, so it is part of the hash.
+if [ ! -f "$OUT/id_ed25519" ]; then
+    ssh-keygen -q -t ed25519 -N '' -C "ainet-vm-tier" -f "$OUT/id_ed25519"
+    echo "image: generated SSH key $OUT/id_ed25519"
+fi
+chmod 0600 "$OUT/id_ed25519"
+
+STAMP=$( { cat "${BASH_SOURCE[0]}"; printf '%s\n' "${PACKAGES[@]}" "$MIRROR" "$SIZE"; cat "$OUT/id_ed25519.pub"; } | sha256sum | cut -c1-16)
+if [ "$FORCE" = 0 ] && [ -f "$OUT/image.stamp" ] && [ "$(cat "$OUT/image.stamp")" = "$STAMP" ] \
+        && [ -f "$OUT/base.raw" ] && [ -f "$OUT/vmlinuz" ] && [ -f "$OUT/initrd.img" ]; then
+    echo "image: up to date ($STAMP) at $OUT/base.raw"
+    exit 0
+fi
+if [ -n "$(pgrep -f "file=$OUT/.*\.qcow2" || true)" ]; then
+    echo "image: VMs are running on the old image; run tests/vm/vms.sh down first" >&2
+    exit 1
+fi
+
+WORK=$OUT/rootfs.tmp
+rm -rf "$WORK" "$OUT/base.raw.tmp" "$OUT/image.stamp"
+trap 'rm -rf "$WORK" "$OUT/base.raw.tmp"' EXIT
+
+# --- guest files, written into the rootfs by a customize hook -------------
+GUEST=$OUT/guest-files.tmp
+rm -rf "$GUEST"; mkdir -p "$GUEST"
+cat > "$GUEST/ainet-vm-net" <<'EOF'
+#!/bin/sh
+# Management network of an ainet test VM, from the kernel command line:
+#   ainet.mgmt=ADDR/PREFIX   static address on the virtio-net NIC (no gateway)
+set -eu
+addr=
+for word in $(cat /proc/cmdline); do
+    case "$word" in ainet.mgmt=*) addr=${word#ainet.mgmt=} ;; esac
+done
+mkdir -p /run/systemd/network
+if [ -z "$addr" ]; then
+    echo "ainet-vm-net: no ainet.mgmt= on the kernel command line, management NIC unconfigured" >&2
+    exit 0
+fi
+cat > /run/systemd/network/10-ainet-mgmt.network <<NET
+# written at boot by /usr/local/sbin/ainet-vm-net from the kernel command line
+[Match]
+Driver=virtio_net
+
+[Link]
+RequiredForOnline=yes
+
+[Network]
+Address=$addr
+LinkLocalAddressing=no
+IPv6AcceptRA=no
+NET
+EOF
+cat > "$GUEST/ainet-vm-net.service" <<'EOF'
+[Unit]
+Description=ainet VM: management network from the kernel command line
+DefaultDependencies=no
+Before=systemd-networkd.service network-pre.target
+Wants=network-pre.target
+After=systemd-remount-fs.service
+
+[Service]
+Type=oneshot
+RemainAfterExit=yes
+ExecStart=/usr/local/sbin/ainet-vm-net
+
+[Install]
+WantedBy=sysinit.target
+EOF
+cat > "$GUEST/ainet-ssh-hostkey.service" <<'EOF'
+[Unit]
+Description=ainet VM: generate this VM's own SSH host key at first boot
+Before=ssh.service
+ConditionPathExists=!/etc/ssh/ssh_host_ed25519_key
+
+[Service]
+Type=oneshot
+ExecStart=/usr/bin/ssh-keygen -q -t ed25519 -N "" -f /etc/ssh/ssh_host_ed25519_key
+
+[Install]
+WantedBy=multi-user.target
+EOF
+cat > "$GUEST/sshd-ainet.conf" <<'EOF'
+PermitRootLogin prohibit-password
+PasswordAuthentication no
+UseDNS no
+HostKey /etc/ssh/ssh_host_ed25519_key
+EOF
+cat > "$GUEST/fstab" <<'EOF'
+/dev/vda  /  ext4  defaults,errors=remount-ro  0  1
+EOF
+
+# --- 1. rootfs -------------------------------------------------------------
+T=$(now)
+echo "image: mmdebstrap bookworm (${#PACKAGES[@]} packages) from $MIRROR ..."
+INCLUDE=$(IFS=,; echo "${PACKAGES[*]}")
+# The hooks are run by mmdebstrap with the rootfs as $1: single quotes on purpose.
+# shellcheck disable=SC2016
+mmdebstrap --quiet --variant=minbase --components=main --include="$INCLUDE" \
+    --customize-hook="copy-in $GUEST/ainet-vm-net /usr/local/sbin" \
+    --customize-hook="copy-in $GUEST/ainet-vm-net.service $GUEST/ainet-ssh-hostkey.service /etc/systemd/system" \
+    --customize-hook="copy-in $GUEST/sshd-ainet.conf /etc/ssh/sshd_config.d" \
+    --customize-hook="copy-in $GUEST/fstab /etc" \
+    --customize-hook='chmod 0755 "$1/usr/local/sbin/ainet-vm-net"; mv "$1/etc/ssh/sshd_config.d/sshd-ainet.conf" "$1/etc/ssh/sshd_config.d/ainet.conf"' \
+    --customize-hook='chroot "$1" systemctl enable systemd-networkd.service ainet-vm-net.service ainet-ssh-hostkey.service' \
+    --customize-hook='chroot "$1" systemctl mask getty@tty1.service apt-daily.timer apt-daily-upgrade.timer e2scrub_all.timer e2scrub_reap.service fstrim.timer systemd-networkd-wait-online.service' \
+    --customize-hook='rm -f "$1"/etc/ssh/ssh_host_*' \
+    --customize-hook='rm -f "$1/etc/hostname"; : > "$1/etc/machine-id"; rm -f "$1/var/lib/dbus/machine-id"' \
+    --customize-hook='printf "127.0.0.1\tlocalhost\n::1\tlocalhost ip6-localhost ip6-loopback\n" > "$1/etc/hosts"' \
+    --customize-hook="mkdir -p -m 0700 \"\$1/root/.ssh\"; install -m 0600 $OUT/id_ed25519.pub \"\$1/root/.ssh/authorized_keys\"" \
+    --customize-hook='mkdir -p "$1/etc/ainet"; chroot "$1" dpkg-query -W -f "\${Package} \${Version}\n" linux-image-amd64 "linux-image-*-amd64" rdma-core ibverbs-providers iproute2 perftest infiniband-diags pciutils ethtool systemd openssh-server python3 > "$1/etc/ainet/image-packages"' \
+    bookworm "$WORK" "$MIRROR"
+echo "image: step rootfs (mmdebstrap) took $(took "$T") ($(du -sh "$WORK" | cut -f1))"
+
+# --- 2. kernel and initramfs ----------------------------------------------
+T=$(now)
+KERNEL=$(find "$WORK/boot" -maxdepth 1 -name 'vmlinuz-*' | sort -V | tail -n1)
+INITRD=$(find "$WORK/boot" -maxdepth 1 -name 'initrd.img-*' | sort -V | tail -n1)
+if [ -z "$KERNEL" ] || [ -z "$INITRD" ]; then
+    echo "image: no kernel/initrd in $WORK/boot (linux-image-amd64 / initramfs-tools missing?)" >&2
+    exit 1
+fi
+cp "$KERNEL" "$OUT/vmlinuz.tmp" && mv "$OUT/vmlinuz.tmp" "$OUT/vmlinuz"
+cp "$INITRD" "$OUT/initrd.img.tmp" && mv "$OUT/initrd.img.tmp" "$OUT/initrd.img"
+{
+    echo "built $(date -u +%Y-%m-%dT%H:%M:%SZ) stamp $STAMP mirror $MIRROR"
+    echo "kernel $(basename "$KERNEL" | sed 's/^vmlinuz-//')"
+    cat "$WORK/etc/ainet/image-packages"
+} > "$OUT/image.info"
+echo "image: step kernel+initrd took $(took "$T") ($(basename "$KERNEL"), $(du -h "$OUT/initrd.img" | cut -f1) initrd)"
+
+# --- 3. disk image -------------------------------------------------------
+T=$(now)
+mke2fs -q -t ext4 -L ainet-root -E root_owner=0:0 -d "$WORK" "$OUT/base.raw.tmp" "$SIZE"
+mv "$OUT/base.raw.tmp" "$OUT/base.raw"
+echo "image: step mke2fs -d took $(took "$T") ($SIZE sparse, $(du -h "$OUT/base.raw" | cut -f1) used)"
+
+rm -rf "$WORK" "$GUEST"
+echo "$STAMP" > "$OUT/image.stamp"
+echo "image: built $OUT/base.raw ($STAMP) in $(took "$T_ALL")"
+cat "$OUT/image.info"
