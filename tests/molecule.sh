@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# The molecule scenarios (molecule/<mode>) on the container lab: each builds
+# The molecule scenarios: molecule/<mode> on the container lab (each builds
 # three GPU-node system containers, converges, checks idempotence, reboots them
-# and verifies with real traffic. Needs root; installs podman, runc and
-# mmdebstrap from Debian when they are missing, and builds the lab rootfs once.
+# and verifies with real traffic), and molecule/rdma_vm on two qemu VMs (the VM
+# tier). Needs root; installs podman, runc and mmdebstrap from Debian when they
+# are missing, and builds the lab rootfs once (and the VM image, tests/vm/).
 #   usage: tests/molecule.sh [scenario ...]     (default: all of them)
 set -euo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -26,10 +27,12 @@ fi
 bash tests/lab/rootfs.sh
 
 scenarios=("$@")
-[ "${#scenarios[@]}" -gt 0 ] || scenarios=(shared exclusive p2p two_fabrics)
+# rdma_vm: the VM tier (two qemu TCG VMs, tests/vm/); vms.sh installs qemu from bookworm-backports.
+[ "${#scenarios[@]}" -gt 0 ] || scenarios=(shared exclusive p2p two_fabrics rdma_vm)
 # A lab prefix of this run's own (see tests/lab/labname.py).
 export AINET_LAB_PREFIX=${AINET_LAB_PREFIX:-m$$}
-trap '"$ROOT/.venv/bin/python" tests/lab/lab.py down >/dev/null 2>&1 || true' EXIT
+trap '"$ROOT/.venv/bin/python" tests/lab/lab.py down >/dev/null 2>&1 || true
+      bash tests/vm/vms.sh down --prefix "$AINET_LAB_PREFIX" >/dev/null 2>&1 || true' EXIT
 for scenario in "${scenarios[@]}"; do
     start=$SECONDS
     molecule test -s "$scenario"

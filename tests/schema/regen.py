@@ -16,7 +16,7 @@ from ansible_collections.ainet.fabric.plugins.module_utils import model_schema  
 DOC = os.path.join(ROOT, "docs", "cluster-model.md")
 BEGIN = "<!-- BEGIN generated from plugins/module_utils/model_schema.py: tests/schema/regen.py -->\n"
 END = "<!-- END generated -->\n"
-ROLES = ("rail_plan", "rail_network", "roce_qos", "lossless_check", "tor_config")
+ROLES = ("rail_plan", "rail_network", "roce_qos", "lossless_check", "tor_config", "pcie_acs", "sriov", "rdma_netns")
 
 
 def docs_text(text):
@@ -37,8 +37,11 @@ def argspec_path(role):
 
 
 def argspec_data(data):
-    entry = data["argument_specs"]["main"]["options"]["fabric_cluster"]
-    entry["options"] = model_schema.argspec()
+    """Every entry point's fabric_cluster gets the schema's options (main, and verify where a role has one)."""
+    for spec in data["argument_specs"].values():
+        entry = (spec.get("options") or {}).get("fabric_cluster")
+        if entry is not None:
+            entry["options"] = model_schema.argspec()
     return data
 
 

@@ -1,0 +1,162 @@
+# -*- coding: utf-8 -*-
+"""The VM tier's verdict (molecule verifier: pytest-testinfra), run after converge and again after a real
+reboot of both VMs. Everything is judged from live state read on the VMs with the system's own tools
+(sysfs, ``ip -j``, ``rdma``, ``lspci``, ``systemctl``) against the cluster model in molecule's inventory,
+and from RDMA traffic between the VMs; ``rdma_facts`` is checked against those reads, and only its GID
+index is used as an input (to ``ib_write_bw -x``), where a wrong index makes the traffic fail."""
+
+from __future__ import annotations
+
+import ipaddress
+import json
+import os
+import re
+import time
+
+import testinfra
+import testinfra.utils.ansible_runner
+
+INVENTORY = os.environ["MOLECULE_INVENTORY_FILE"]
+testinfra_hosts = testinfra.utils.ansible_runner.AnsibleRunner(INVENTORY).get_hosts("gpu_nodes")
+STATE = os.path.join(os.environ.get("MOLECULE_EPHEMERAL_DIRECTORY", "/tmp"), "vf-macs.json")
+PROJECT = os.environ.get("MOLECULE_PROJECT_DIRECTORY", os.getcwd())
+
+
+def model(host):
+    return host.ansible.get_variables()
+
+
+def nics(host):
+    return model(host)["fabric_rail_interfaces"]
+
+
+def link(host, name):
+    return json.loads(host.check_output("ip -j -d link show dev %s" % name))[0]
+
+
+def planned(host):
+    variables = model(host)
+    with open(os.path.join(PROJECT, "build", variables["fabric_cluster"]["name"], "plan.json")) as handle:
+        return json.load(handle)["nodes"][variables["inventory_hostname"]]["rails"]
+
+
+def test_vfs_exist_with_their_settings(host):
+    sriov = model(host)["fabric_cluster"]["sriov"]
+    macs = {}
+    for pf in nics(host):
+        assert host.file("/sys/class/net/%s/device/sriov_numvfs" % pf).content_string.strip() == str(sriov["vfs"])
+        vfinfo = link(host, pf)["vfinfo_list"]
+        assert [vf["vf"] for vf in vfinfo] == list(range(sriov["vfs"]))
+        for vf in vfinfo:
+            assert vf["trust"] is sriov["trust"], (pf, vf)
+            assert vf["spoofchk"] is sriov["spoof_check"], (pf, vf)
+            first = int(vf["address"].split(":")[0], 16)
+            assert first & 0x02 and not first & 0x01, "not a locally administered unicast MAC: %s" % vf["address"]
+            macs["%s/%d" % (pf, vf["vf"])] = vf["address"]
+        # the VF netdevs exist in the host namespace, bound to the VF driver
+        for index in range(sriov["vfs"]):
+            assert host.file("/sys/class/net/%s/device/virtfn%d/net" % (pf, index)).is_directory
+    assert len(set(macs.values())) == len(macs), macs
+    # The same MACs after the reboot as after converge (the first verify records them).
+    recorded = json.load(open(STATE)) if os.path.exists(STATE) else {}
+    mine = recorded.get(host.backend.get_hostname())
+    if mine is None:
+        recorded[host.backend.get_hostname()] = macs
+        with open(STATE, "w") as handle:
+            json.dump(recorded, handle)
+    else:
+        assert mine == macs
+
+
+def test_rdma_netns_mode_is_exclusive_and_kept(host):
+    assert re.search(r"\bnetns exclusive\b", host.check_output("rdma system show"))
+    assert host.file("/sys/module/ib_core/parameters/netns_mode").content_string.strip() in ("N", "0") or \
+        host.file("/etc/modprobe.d/ainet-rdma-netns.conf").contains("^options ib_core netns_mode=0$")
+    assert host.file("/etc/modprobe.d/ainet-rdma-netns.conf").contains("^options ib_core netns_mode=0$")
+    # the VM's initramfs carries ib_core: the option must be in it too
+    release = host.check_output("uname -r")
+    assert "etc/modprobe.d/ainet-rdma-netns.conf" in host.check_output("lsinitramfs /boot/initrd.img-%s" % release)
+
+
+def test_other_tools_objects_are_left_alone(host):
+    if host.backend.get_hostname() == "vm1":
+        conf = host.file("/etc/modprobe.d/other-tool.conf")
+        assert conf.exists and conf.contains("^options ib_core recv_queue_size=256$")
+
+
+def test_acs_is_off_on_the_listed_bridges(host):
+    for bridge in model(host)["fabric_cluster"]["pcie_acs"]["bridges"]:
+        text = host.check_output("lspci -vvv -s %s" % bridge)
+        ctl = re.search(r"ACSCtl:\s*(.*)", text)
+        assert ctl, "no ACS capability read on %s" % bridge
+        assert "+" not in ctl.group(1), "%s: %s" % (bridge, ctl.group(0))
+    # with an IOMMU the kernel turned it on at boot: only the unit can have turned it off again
+    assert "intel_iommu=on" in host.file("/proc/cmdline").content_string
+
+
+def test_units_are_enabled_and_ran_at_boot(host):
+    for unit in ("ainet-sriov.service", "ainet-pcie-acs.service"):
+        service = host.service(unit)
+        assert service.is_enabled, unit
+        state = host.check_output("systemctl show -p ActiveState -p Result %s" % unit)
+        assert "ActiveState=active" in state and "Result=success" in state, (unit, state)
+
+
+def test_rail_addresses_are_the_plan(host):
+    for entry in planned(host):
+        addresses = [a["local"] + "/" + str(a["prefixlen"]) for a in
+                     json.loads(host.check_output("ip -j addr show dev %s" % entry["interface"]))[0]["addr_info"]]
+        assert entry["address"] in addresses, (entry, addresses)
+
+
+def rdma_facts(host, rails):
+    args = {"interfaces": [r["interface"] for r in rails], "addresses": dict((r["interface"], r["ip"]) for r in rails)}
+    return host.ansible("ainet.fabric.rdma_facts", json.dumps(args), check=False)
+
+
+def test_rdma_facts_agrees_with_the_live_reads(host):
+    rails = [r for r in planned(host) if ":" not in r["ip"]]
+    facts = rdma_facts(host, rails)
+    assert facts["facts"]["system"]["netns"] == "exclusive"
+    sriov = model(host)["fabric_cluster"]["sriov"]
+    for pf in nics(host):
+        assert facts["netdevs"][pf]["sriov"]["num_vfs"] == sriov["vfs"]
+        assert [vf["netdev"] for vf in facts["netdevs"][pf]["sriov"]["vfs"]] == \
+            sorted(os.path.basename(p) for p in host.check_output(
+                "ls -d /sys/class/net/%s/device/virtfn*/net/*" % pf).split())
+    for bridge in model(host)["fabric_cluster"]["pcie_acs"]["bridges"]:
+        acs = facts["facts"]["pci"][bridge]["acs"]["ctl"]
+        assert not any(acs.values()), (bridge, acs)
+    # the rail-1 NIC carries soft-RoCE: the reported GID index holds the rail address as a RoCE v2 GID
+    rail = facts["rails"][0]
+    assert rail["rdma_device"] == "rxe0" and rail["gid_index"] is not None, rail
+    base = "/sys/class/infiniband/rxe0/ports/1"
+    assert host.file("%s/gid_attrs/types/%d" % (base, rail["gid_index"])).content_string.strip() == "RoCE v2"
+    gid = host.file("%s/gids/%d" % (base, rail["gid_index"])).content_string.strip()
+    assert ipaddress.IPv6Address(gid).ipv4_mapped == ipaddress.IPv4Address(rails[0]["ip"])
+
+
+def test_rdma_traffic_between_the_vms_with_the_reported_gid_index(host):
+    if host.backend.get_hostname() != "vm1":
+        return
+    server = testinfra.get_host("ansible://vm2?ansible_inventory=%s" % INVENTORY)
+    mine, theirs = planned(host)[0], planned(server)[0]
+    client_gid = rdma_facts(host, [mine])["rails"][0]["gid_index"]
+    server_gid = rdma_facts(server, [theirs])["rails"][0]["gid_index"]
+    host.run_expect([0, 1], "ping -c 1 -W 2 %s" % theirs["ip"])  # ARP warm-up
+    server.run("pkill -f ib_write_bw || true")
+    server.check_output("setsid nohup timeout 120 ib_write_bw -d rxe0 -x %d -n 200 > /tmp/ib_write_bw.server 2>&1 < /dev/null &" % server_gid)
+    deadline = time.monotonic() + 60
+    while True:
+        time.sleep(2)
+        result = host.run("timeout 120 ib_write_bw -d rxe0 -x %d -n 200 %s" % (client_gid, theirs["ip"]))
+        if result.rc == 0 or time.monotonic() > deadline:
+            break
+    assert result.rc == 0, result.stdout + result.stderr
+    rows = [line.split() for line in result.stdout.splitlines() if re.match(r"^\s*\d+\s+\d+\s+[\d.]+\s+[\d.]+", line)]
+    assert rows and float(rows[-1][3]) > 0, result.stdout   # BW average, MB/sec
+    # rdma_cm (rping) over the same rail
+    server.check_output("setsid nohup timeout 60 rping -s -a %s -C 3 > /tmp/rping.server 2>&1 < /dev/null &" % theirs["ip"])
+    time.sleep(2)
+    ping = host.run("timeout 60 rping -c -a %s -C 3 -v" % theirs["ip"])
+    assert ping.rc == 0 and ping.stdout.count("ping data:") == 3, ping.stdout + ping.stderr

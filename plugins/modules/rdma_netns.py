@@ -1,0 +1,262 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, ainet.fabric contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+
+from __future__ import annotations
+
+DOCUMENTATION = r"""
+module: rdma_netns
+short_description: Set the RDMA subsystem's network namespace mode (exclusive or shared), live and at every boot
+version_added: 0.1.0
+author: ainet.fabric contributors (@ainet)
+description:
+  - The mode comes from O(cluster) (C(fabric_cluster.rdma_netns), by default what the fabrics' CNIs need -
+    exclusive for SR-IOV and host-device, shared for macvlan, ipvlan and IPoIB); a contradiction is refused by
+    the model's validation before any change.
+  - Live with C(rdma system set netns), verified by reading C(rdma system show) back. The kernel refuses a live
+    change while other network namespaces exist; the new mode is then pending a reboot (reported, never forced).
+  - At every boot with the C(ib_core) option C(netns_mode) in C(/etc/modprobe.d/ainet-rdma-netns.conf), the only
+    file it owns; when the initramfs of the running kernel carries C(ib_core) it is rebuilt (C(update-initramfs)
+    or C(dracut)) so the option is there when the module loads early.
+  - Another modprobe.d file that sets a different C(ib_core netns_mode) fails the run before any change, naming it.
+  - When the model does not decide a mode (no fabric with a CNI that cares), nothing is set and the owned file is
+    removed.
+options:
+  cluster:
+    description: The cluster model (C(fabric_cluster)).
+    type: dict
+    required: true
+  persist:
+    description: Write and keep the modprobe option (V(false) removes it; the live mode stays until reboot).
+    type: bool
+    default: true
+  initramfs:
+    description: V(auto) rebuilds the initramfs when it carries C(ib_core) and the option changed; V(never) does not.
+    type: str
+    choices: [auto, never]
+    default: auto
+  foreign_files:
+    description: What to do about another modprobe.d file that sets a different C(ib_core netns_mode).
+    type: str
+    choices: [fail, warn]
+    default: fail
+  config_root:
+    description: Root directory of the modprobe.d files (image builds and tests).
+    type: path
+    default: /
+  sysfs_root:
+    description: Root directory under which C(/sys) is read (tests).
+    type: path
+    default: /
+attributes:
+  check_mode:
+    support: full
+    description: Reads the mode and the files, and reports what it would run and write.
+  diff_mode:
+    support: full
+    description: Shows the mode and the modprobe file before and after.
+requirements:
+  - iproute2 C(rdma)
+"""
+
+EXAMPLES = r"""
+- name: RDMA netns mode from the cluster model
+  ainet.fabric.rdma_netns:
+    cluster: "{{ fabric_cluster }}"
+"""
+
+RETURN = r"""
+mode:
+  description: The mode the model asks for (null when it does not decide one).
+  returned: always
+  type: str
+live_before:
+  description: The running mode before the run (null when C(ib_core) is not loaded).
+  returned: always
+  type: str
+live:
+  description: The running mode after the run.
+  returned: always
+  type: str
+commands:
+  description: The commands run (or, in check mode, that would run).
+  returned: always
+  type: list
+  elements: str
+file:
+  description: The modprobe option file's state.
+  returned: always
+  type: dict
+  contains:
+    path:
+      description: Its path.
+      type: str
+    changed:
+      description: Whether it was written or removed.
+      type: bool
+    present:
+      description: Whether it exists after the run.
+      type: bool
+reboot_pending:
+  description: Why a reboot is due before the node runs the wanted mode (empty when none).
+  returned: always
+  type: list
+  elements: str
+"""
+
+import os
+
+from ansible.module_utils.basic import AnsibleModule
+
+from ansible_collections.ainet.fabric.plugins.module_utils import rdma_netns_plan as plan_lib
+from ansible_collections.ainet.fabric.plugins.module_utils.cluster_model import load_cluster
+from ansible_collections.ainet.fabric.plugins.module_utils.errors import FabricError
+from ansible_collections.ainet.fabric.plugins.module_utils.host_files import read_text, remove, write_atomic
+from ansible_collections.ainet.fabric.plugins.module_utils.rdma_parse_host import parse_rdma_system
+
+
+class Host(object):
+    def __init__(self, module, sysfs_root, config_root):
+        self.module = module
+        self.sysfs_root = sysfs_root
+        self.config_root = config_root
+        self.rdma = module.get_bin_path("rdma")
+
+    def run(self, argv):
+        rc, out, err = self.module.run_command(argv, environ_update={"LC_ALL": "C"})
+        return rc, out, err
+
+    def live(self):
+        """The running mode, or None when ib_core is not loaded."""
+        if not os.path.isdir(os.path.join(self.sysfs_root, "sys/module/ib_core")):
+            return None
+        if not self.rdma:
+            raise plan_lib.NetnsError("rdma_netns: iproute2's 'rdma' tool is not installed (package iproute2, or "
+                                      "rdma on older distributions)")
+        rc, out, err = self.run([self.rdma, "system", "show"])
+        mode = parse_rdma_system(out)["system"]["netns"] if rc == 0 else None
+        if mode is None:
+            raise plan_lib.NetnsError("rdma_netns: 'rdma system show' did not say the netns mode (rc %d): %s"
+                                      % (rc, (err or out).strip()[:300]))
+        return mode
+
+    def other_files(self):
+        own = os.path.join(self.config_root, plan_lib.CONF)
+        files = {}
+        for rel in plan_lib.MODPROBE_DIRS:
+            directory = os.path.join(self.config_root, rel)
+            if not os.path.isdir(directory):
+                continue
+            for name in sorted(os.listdir(directory)):
+                path = os.path.join(directory, name)
+                if name.endswith(".conf") and os.path.isfile(path) and os.path.realpath(path) != os.path.realpath(own):
+                    files["/" + rel + "/" + name] = read_text(path) or ""
+        return files
+
+    def initramfs(self):
+        """(rebuild argv, image) when the running kernel's initramfs carries ib_core, else None."""
+        release = os.uname()[2]
+        for image, lister, rebuild in (
+                ("/boot/initrd.img-%s" % release, "lsinitramfs", ["update-initramfs", "-u", "-k", release]),
+                ("/boot/initramfs-%s.img" % release, "lsinitrd",
+                 ["dracut", "-f", "/boot/initramfs-%s.img" % release, release])):
+            if not os.path.exists(os.path.join(self.config_root, image.lstrip("/"))):
+                continue
+            tool = self.module.get_bin_path(lister)
+            builder = self.module.get_bin_path(rebuild[0])
+            if not tool or not builder:
+                continue
+            rc, out, _err = self.run([tool, image])
+            if rc == 0 and "/ib_core.ko" in out:
+                return [builder] + rebuild[1:]
+        return None
+
+
+def run_module():
+    module = AnsibleModule(
+        argument_spec=dict(
+            cluster=dict(type="dict", required=True),
+            persist=dict(type="bool", default=True),
+            initramfs=dict(type="str", choices=["auto", "never"], default="auto"),
+            foreign_files=dict(type="str", choices=["fail", "warn"], default="fail"),
+            config_root=dict(type="path", default="/"),
+            sysfs_root=dict(type="path", default="/"),
+        ),
+        supports_check_mode=True,
+    )
+    params = module.params
+    conf = os.path.join(params["config_root"], plan_lib.CONF)
+    result = {"changed": False, "mode": None, "live_before": None, "live": None, "commands": [], "reboot_pending": [],
+              "file": {"path": "/" + plan_lib.CONF, "changed": False, "present": os.path.isfile(conf)}}
+    try:
+        want = load_cluster(params["cluster"]).rdma_netns
+        result["mode"] = want
+        host = Host(module, params["sysfs_root"], params["config_root"])
+        live = host.live()
+        result["live_before"] = result["live"] = live
+        own_text = read_text(conf) if os.path.isfile(conf) else None
+        if want:
+            conflicts, duplicates = plan_lib.foreign_options(host.other_files(), want)
+            if conflicts and params["foreign_files"] == "fail":
+                raise plan_lib.NetnsError("rdma_netns: another modprobe.d file sets a different ib_core netns_mode: %s; "
+                                          "the model wants %s. Fix: remove that option (or set "
+                                          "rdma_netns_foreign_files: warn)" % ("; ".join(conflicts), want))
+            for entry in conflicts + duplicates:
+                module.warn("another modprobe.d file also sets ib_core netns_mode: %s" % entry)
+        steps = plan_lib.plan(want, live, own_text, params["persist"])
+        rebuild = host.initramfs() if steps["file_changed"] and params["initramfs"] == "auto" else None
+        if steps["live"]:
+            result["commands"].append(" ".join(steps["live"]))
+        if steps["file_changed"]:
+            result["commands"].append(("write %s" % result["file"]["path"]) if steps["file"] else
+                                      ("remove %s" % result["file"]["path"]))
+        if rebuild:
+            result["commands"].append(" ".join(rebuild))
+        result["changed"] = bool(result["commands"])
+        result["file"]["changed"] = steps["file_changed"]
+        result["file"]["present"] = steps["file"] is not None
+        if module._diff:
+            result["diff"] = [{"before_header": "RDMA netns mode", "before": "%s\n" % (live or "ib_core not loaded"),
+                               "after_header": "RDMA netns mode", "after": "%s\n" % (want or live or "ib_core not loaded")},
+                              {"before_header": result["file"]["path"], "before": own_text or "",
+                               "after_header": result["file"]["path"], "after": steps["file"] or ""}]
+        if module.check_mode:
+            module.exit_json(**result)
+        if steps["file_changed"]:
+            if steps["file"]:
+                write_atomic(conf, steps["file"], "0644")
+            else:
+                remove([conf])
+        if rebuild:
+            rc, out, err = host.run(rebuild)
+            if rc != 0:
+                detail = (err or out).strip()[-300:]
+                raise plan_lib.NetnsError("rdma_netns: %s failed (rc %d): %s" % (" ".join(rebuild), rc, detail))
+        if steps["live"]:
+            rc, out, err = host.run([host.rdma] + steps["live"][1:])
+            if rc != 0 and plan_lib.busy(err + out) and steps["file"]:
+                result["changed"] = steps["file_changed"] or bool(rebuild)
+                result["reboot_pending"].append(
+                    "RDMA netns mode %s: the kernel refuses a live change while other network namespaces exist "
+                    "(%s); ib_core gets netns_mode=%s at the next boot"
+                    % (want, (err or out).strip()[:120], plan_lib.PARAM[want]))
+            elif rc != 0:
+                detail = (err or out).strip()[:300]
+                raise plan_lib.NetnsError("rdma_netns: %s failed (rc %d): %s" % (" ".join(steps["live"]), rc, detail))
+            else:
+                result["live"] = host.live()
+                if result["live"] != want:
+                    raise plan_lib.NetnsError("rdma_netns: read back after 'rdma system set netns %s': the mode is %s"
+                                              % (want, result["live"]))
+    except FabricError as exc:
+        module.fail_json(msg=str(exc), **result)
+    module.exit_json(**result)
+
+
+def main():
+    run_module()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,441 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, ainet.fabric contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+
+from __future__ import annotations
+
+DOCUMENTATION = r"""
+module: sriov
+short_description: Create the SR-IOV VFs of a GPU node's rail NICs and keep them across reboots, in one call
+version_added: 0.1.0
+author: ainet.fabric contributors (@ainet)
+description:
+  - For every fabric of O(cluster) with C(cni=sriov), creates C(sriov.vfs) VFs on each of the node's rail NICs of
+    that fabric (the PFs) and sets each VF's MAC, trust, spoof check and link state. Only what differs is changed.
+  - A VF count changes through 0 (the kernel refuses a direct change). It is refused, before any change, while a
+    VF of the PF is in use (moved into another network namespace, bound to C(vfio-pci), up, enslaved or
+    addressed) unless O(allow_in_use=true), and on a PF whose VFs another tool created unless O(takeover=true).
+  - Refuses, before any change, a VF count above the PF's C(sriov_totalvfs), a rail NIC without SR-IOV, a rail NIC
+    that does not exist, and another tool's udev rule or unit that also sets the PF's C(sriov_numvfs).
+  - On Mellanox NICs with C(mlxconfig) installed, reads the firmware's C(SRIOV_EN) and C(NUM_OF_VFS); when they
+    do not allow the VFs it runs C(mlxconfig set) only with O(firmware=true) and then reports a pending reboot
+    (the VFs are created by the boot unit at that boot).
+  - Persists with one boot unit, C(/etc/systemd/system/ainet-sriov.service), which creates the VFs and sets their
+    settings once per boot, before C(network-pre.target) and the kubelet. It and the record
+    C(/var/lib/ainet-fabric/sriov.json) (the PFs whose VFs this module made) are the only files it owns. A PF the
+    model no longer wants loses the VFs this module made.
+options:
+  cluster:
+    description: The cluster model (C(fabric_cluster)).
+    type: dict
+    required: true
+  interfaces:
+    description: The node's rail NICs (C(fabric_rail_interfaces)); a list for one fabric or a mapping per fabric.
+    type: raw
+    required: true
+  overrides:
+    description:
+      - Host-local changes to a rail NIC's C(sriov) settings, by NIC name (C(vfs), C(trust), C(spoof_check),
+        C(link_state), C(firmware_vfs)); validated like the model.
+    type: dict
+    default: {}
+  vf_mac:
+    description:
+      - V(derived) gives every VF a locally administered MAC computed from the PF's permanent MAC and the VF index
+        (stable across reboots, unique per VF); V(keep) leaves VF MACs to the driver or another tool.
+    type: str
+    choices: [derived, keep]
+    default: derived
+  allow_in_use:
+    description: Change or remove VFs while some are in use (their pods or VMs lose them).
+    type: bool
+    default: false
+  takeover:
+    description: Change the VF count of a PF whose VFs another tool created, and own them from then on.
+    type: bool
+    default: false
+  firmware:
+    description: Run C(mlxconfig) when the NIC firmware does not allow the VFs (a reboot is then pending).
+    type: bool
+    default: false
+  persist:
+    description: Write and keep the boot unit (V(false) removes it).
+    type: bool
+    default: true
+  foreign_units:
+    description: What to do about another tool's udev rule or unit that sets the same PF's C(sriov_numvfs).
+    type: str
+    choices: [fail, warn]
+    default: fail
+  config_root:
+    description: Root directory of the unit, the record and the udev rules (image builds and tests).
+    type: path
+    default: /
+  sysfs_root:
+    description: Root directory under which C(/sys) is read and written (tests).
+    type: path
+    default: /
+attributes:
+  check_mode:
+    support: full
+    description: Reads the PFs and VFs and reports the commands it would run.
+  diff_mode:
+    support: full
+    description: Shows each PF's VFs before and after, and the boot unit.
+requirements:
+  - iproute2 C(ip)
+  - C(mlxconfig) (mstflint or DOCA) only to change Mellanox firmware
+"""
+
+EXAMPLES = r"""
+- name: SR-IOV VFs on the rail NICs
+  ainet.fabric.sriov:
+    cluster: "{{ fabric_cluster }}"
+    interfaces: "{{ fabric_rail_interfaces }}"
+
+- name: Fewer VFs on one NIC of this node, allowing the change on a drained node
+  ainet.fabric.sriov:
+    cluster: "{{ fabric_cluster }}"
+    interfaces: "{{ fabric_rail_interfaces }}"
+    overrides:
+      ens6f0np0:
+        vfs: 4
+    allow_in_use: true
+"""
+
+RETURN = r"""
+pfs:
+  description: Per PF this module manages (after the change).
+  returned: always
+  type: list
+  elements: dict
+  contains:
+    name:
+      description: The PF's netdev.
+      type: str
+    pci:
+      description: Its PCI address.
+      type: str
+    total_vfs:
+      description: C(sriov_totalvfs).
+      type: int
+    vfs_before:
+      description: VFs before the run.
+      type: int
+    vfs:
+      description: VFs wanted (0 for a PF released).
+      type: int
+    firmware:
+      description: C(ok), C(set) (mlxconfig ran or would run) or C(pending) (next boot).
+      type: str
+    vf_netdevs:
+      description: The VFs' netdevs in this namespace, by index.
+      type: list
+      elements: str
+commands:
+  description: The commands run (or, in check mode, that would run), in order.
+  returned: always
+  type: list
+  elements: str
+reboot_pending:
+  description: Why a reboot is due before the node is as wanted (empty when none).
+  returned: always
+  type: list
+  elements: str
+unit:
+  description: The boot unit's state.
+  returned: always
+  type: dict
+  contains:
+    path:
+      description: Its path.
+      type: str
+    changed:
+      description: Whether it was written or removed.
+      type: bool
+    enabled:
+      description: Whether it is enabled.
+      type: bool
+    present:
+      description: Whether it exists after the run.
+      type: bool
+"""
+
+import json
+import os
+import re
+import time
+
+from ansible.module_utils.basic import AnsibleModule
+
+from ansible_collections.ainet.fabric.plugins.module_utils import boot_unit, sriov_plan
+from ansible_collections.ainet.fabric.plugins.module_utils.cluster_model import load_cluster
+from ansible_collections.ainet.fabric.plugins.module_utils.errors import FabricError
+from ansible_collections.ainet.fabric.plugins.module_utils.file_formats import unit_dump
+from ansible_collections.ainet.fabric.plugins.module_utils.host_files import read_text, write_atomic
+from ansible_collections.ainet.fabric.plugins.module_utils.rail_plan import fabric_interfaces
+from ansible_collections.ainet.fabric.plugins.module_utils.rdma_gather import netdev_sysfs
+from ansible_collections.ainet.fabric.plugins.module_utils.rdma_parse_pci import parse_mlxconfig
+
+PASSTHROUGH = ("vfio-pci", "pci-stub", "uio_pci_generic", "igb_uio")
+RULE_DIRS = ("etc/udev/rules.d", "etc/systemd/system")
+VF_APPEAR = 10
+
+
+class Host(object):
+    def __init__(self, module, root):
+        self.module = module
+        self.root = root
+        self.ip = module.get_bin_path("ip")
+        self.mlxconfig = module.get_bin_path("mlxconfig")
+
+    def run(self, argv, check=True):
+        rc, out, err = self.module.run_command(argv, environ_update={"LC_ALL": "C"})
+        if check and rc != 0:
+            raise sriov_plan.SriovError("%s failed (rc %d): %s" % (" ".join(argv), rc, (err or out).strip()[:400]))
+        return rc, out
+
+    def ip_json(self, *args):
+        if not self.ip:
+            raise sriov_plan.SriovError("iproute2 'ip' is not installed")
+        _rc, out = self.run([self.ip, "-j"] + list(args))
+        try:
+            return json.loads(out or "[]")
+        except ValueError:
+            raise sriov_plan.SriovError("ip -j %s printed no JSON: %s" % (" ".join(args), out.strip()[:200]))
+
+    def sys(self, path):
+        return os.path.join(self.root, path.lstrip("/"))
+
+    def write(self, path, value):
+        try:
+            with open(self.sys(path), "w") as handle:
+                handle.write(value + "\n")
+        except OSError as exc:
+            raise sriov_plan.SriovError("writing %s to %s: %s" % (value, path, exc.strerror))
+
+    def vf_driver(self, pf, index):
+        link = self.sys("/sys/class/net/%s/device/virtfn%d/driver" % (pf, index))
+        return os.path.basename(os.path.realpath(link)) if os.path.exists(link) else None
+
+    def firmware(self, pci, driver):
+        if driver != "mlx5_core" or not self.mlxconfig:
+            return None
+        rc, out = self.run([self.mlxconfig, "-d", pci, "q", "SRIOV_EN", "NUM_OF_VFS"], check=False)
+        entry = next(iter(parse_mlxconfig(out)["firmware"].values()), None) if rc == 0 else None
+        if not entry or entry.get("sriov_en") is None:
+            raise sriov_plan.SriovError("mlxconfig -d %s q SRIOV_EN NUM_OF_VFS failed (rc %d): %s"
+                                        % (pci, rc, out.strip()[:300]))
+        return {"sriov_en": entry["sriov_en"], "num_of_vfs": entry["num_of_vfs"], "current": entry.get("current")}
+
+    def states(self, names):
+        """``{pf: pf_state}`` (see :mod:`sriov_plan`)."""
+        sysfs = netdev_sysfs(self.root, names)
+        links = dict((entry.get("ifname"), entry) for entry in self.ip_json("-d", "address", "show"))
+        out = {}
+        for name in names:
+            info = sysfs.get(name)
+            link = links.get(name) or {}
+            if info is None:
+                out[name] = {"name": name, "exists": name in links, "pci": None, "driver": None, "mac": None,
+                             "total_vfs": None, "num_vfs": 0, "vfs": [], "vfinfo": {}, "firmware": None}
+                continue
+            sriov = info["sriov"] or {}
+            vfs = []
+            for vf in sriov.get("vfs", []):
+                vf = dict(vf, driver=self.vf_driver(name, vf["index"]))
+                vf["in_use"] = in_use(vf, links.get(vf["netdev"]) if vf["netdev"] else None)
+                vfs.append(vf)
+            vfinfo = dict((entry.get("vf"), {"mac": entry.get("address"), "trust": entry.get("trust"),
+                                             "spoof_check": entry.get("spoofchk"), "link_state": entry.get("link_state")})
+                          for entry in link.get("vfinfo_list") or [] if isinstance(entry, dict))
+            out[name] = {"name": name, "exists": True, "pci": info["pci"], "driver": info["driver"],
+                         "mac": link.get("permaddr") or link.get("address"),
+                         "total_vfs": sriov.get("total_vfs") if info["sriov"] else None,
+                         "num_vfs": sriov.get("num_vfs", 0), "vfs": vfs, "vfinfo": vfinfo,
+                         "firmware": self.firmware(info["pci"], info["driver"])}
+        return out
+
+
+def in_use(vf, link):
+    """Why the VF is in use, or None."""
+    if vf.get("driver") in PASSTHROUGH:
+        return "bound to %s" % vf["driver"]
+    if vf.get("driver") and not vf.get("netdev"):
+        return "its netdev is in another network namespace (a pod?)"
+    if link:
+        if link.get("master"):
+            return "enslaved to %s" % link["master"]
+        addresses = [a.get("local") for a in link.get("addr_info") or [] if a.get("scope") != "link"]
+        if addresses:
+            return "has address %s" % addresses[0]
+        if "UP" in (link.get("flags") or []):
+            return "is up"
+    return None
+
+
+def foreign_rules(config_root, pfs):
+    """Other tools' udev rules and units that write ``sriov_numvfs`` of one of ``pfs`` (a pf_state list)."""
+    found = []
+    own = boot_unit.unit_name(sriov_plan.ROLE)
+    for rel in RULE_DIRS:
+        directory = os.path.join(config_root, rel)
+        if not os.path.isdir(directory):
+            continue
+        for name in sorted(os.listdir(directory)):
+            path = os.path.join(directory, name)
+            if name == own or not (name.endswith(".rules") or name.endswith(".service")) or not os.path.isfile(path):
+                continue
+            text = read_text(path) or ""
+            if "sriov_numvfs" not in text:
+                continue
+            hits = [pf["name"] for pf in pfs if re.search(r"(?<![\w.:-])%s(?![\w.:-])" % re.escape(pf["name"]), text)
+                    or (pf.get("pci") and pf["pci"] in text)]
+            if hits:
+                found.append("%s (sets sriov_numvfs of %s)" % ("/" + os.path.join(rel, name), ", ".join(hits)))
+    return found
+
+
+def read_record(config_root):
+    try:
+        data = json.loads(read_text(os.path.join(config_root, sriov_plan.RECORD)) or "{}")
+    except ValueError:
+        data = {}
+    pfs = data.get("pfs") if isinstance(data, dict) else None
+    return pfs if isinstance(pfs, dict) else {}
+
+
+def summary(pf, want):
+    if not want:
+        return "%s: no VFs wanted (%d now)" % (pf["name"], pf["num_vfs"])
+    return "%s: %d VFs (trust %s, spoofchk %s, link state %s)" % (
+        pf["name"], want["vfs"], "on" if want["trust"] else "off", "on" if want["spoof_check"] else "off",
+        want["link_state"])
+
+
+def run_module():
+    module = AnsibleModule(
+        argument_spec=dict(
+            cluster=dict(type="dict", required=True),
+            interfaces=dict(type="raw", required=True),
+            overrides=dict(type="dict", default={}),
+            vf_mac=dict(type="str", choices=list(sriov_plan.MAC_POLICIES), default="derived"),
+            allow_in_use=dict(type="bool", default=False),
+            takeover=dict(type="bool", default=False),
+            firmware=dict(type="bool", default=False),
+            persist=dict(type="bool", default=True),
+            foreign_units=dict(type="str", choices=["fail", "warn"], default="fail"),
+            config_root=dict(type="path", default="/"),
+            sysfs_root=dict(type="path", default="/"),
+        ),
+        supports_check_mode=True,
+    )
+    params = module.params
+    unit = boot_unit.read_unit(params["config_root"], sriov_plan.ROLE)
+    result = {"changed": False, "pfs": [], "commands": [], "reboot_pending": [],
+              "unit": {"path": unit["path"], "changed": False, "enabled": unit["enabled"], "present": unit["present"]}}
+    try:
+        cluster = load_cluster(params["cluster"])
+        wanted = sriov_plan.desired(cluster, fabric_interfaces(cluster, params["interfaces"]), params["overrides"])
+        record = read_record(params["config_root"])
+        host = Host(module, params["sysfs_root"])
+        names = sorted(set(wanted) | set(record))
+        states = host.states(names) if names else {}
+        before = dict((n, states[n]["num_vfs"]) for n in names)
+        warnings = []
+        foreign = foreign_rules(params["config_root"], [states[n] for n in wanted])
+        if foreign and params["foreign_units"] == "fail":
+            raise sriov_plan.SriovError("sriov: another tool also creates VFs on the rail NICs: %s. Fix: remove it "
+                                        "(or set sriov_foreign_units: warn)" % "; ".join(foreign))
+        warnings += ["another tool also sets sriov_numvfs: %s" % f for f in foreign]
+        status, actions = {}, []
+        for name in sorted(wanted):
+            status[name] = sriov_plan.check_pf(states[name], wanted[name], set(record), params["allow_in_use"],
+                                               params["takeover"], params["firmware"])
+        for name in sorted(set(record) - set(wanted)):
+            actions += sriov_plan.release_actions(states[name], params["allow_in_use"])
+        for name in sorted(wanted):
+            actions += sriov_plan.pf_actions(states[name], wanted[name], params["vf_mac"],
+                                             host.mlxconfig or "mlxconfig")
+            if status[name] in ("set", "pending"):
+                result["reboot_pending"].append("firmware of %s (%s): SRIOV_EN=1 NUM_OF_VFS=%d take effect at the next "
+                                                "boot; the boot unit creates the %d VFs then"
+                                                % (name, states[name]["pci"], wanted[name]["firmware_vfs"],
+                                                   wanted[name]["vfs"]))
+        result["commands"] = [sriov_plan.command_line(a) for a in actions]
+        persisted = [(states[n], wanted[n], params["vf_mac"]) for n in sorted(wanted)]
+        text = None
+        if persisted and params["persist"]:
+            text = unit_dump(sriov_plan.unit_sections(persisted, host.ip or "/sbin/ip"), boot_unit.header(sriov_plan.ROLE))
+        new_record = dict((n, {"pci": states[n]["pci"], "vfs": wanted[n]["vfs"]}) for n in sorted(wanted))
+        unit_changed = unit["text"] != text
+        record_changed = new_record != record
+        result["changed"] = bool(actions) or unit_changed or record_changed
+        result["unit"]["changed"] = unit_changed
+        result["unit"]["present"] = text is not None
+        if module._diff:
+            result["diff"] = [{"before_header": "rail PFs", "after_header": "rail PFs",
+                               "before": "".join("%s: %d VFs\n" % (n, states[n]["num_vfs"]) for n in names),
+                               "after": "".join(summary(states[n], wanted.get(n)) + "\n" for n in names)},
+                              {"before_header": unit["path"], "before": unit["text"] or "",
+                               "after_header": unit["path"], "after": text or ""}]
+        if not module.check_mode:
+            for action in actions:
+                if "argv" in action:
+                    argv = action["argv"]
+                    host.run([host.ip if argv[0] == "ip" else argv[0]] + argv[1:])
+                else:
+                    host.write(action["path"], action["value"])
+            boot_unit.sync_unit(unit, text, False)
+            if record_changed:
+                write_atomic(os.path.join(params["config_root"], sriov_plan.RECORD),
+                             json.dumps({"version": 1, "pfs": new_record}, indent=1, sort_keys=True) + "\n", "0644")
+            if actions:
+                states = verify(host, wanted, status, params["vf_mac"], names)
+        result["pfs"] = [{"name": n, "pci": states[n]["pci"], "total_vfs": states[n]["total_vfs"],
+                          "vfs_before": before[n],
+                          "vfs": wanted[n]["vfs"] if n in wanted else 0, "firmware": status.get(n, "ok"),
+                          "vf_netdevs": [vf["netdev"] for vf in states[n]["vfs"]]} for n in names]
+        for warning in warnings:
+            module.warn(warning)
+    except FabricError as exc:
+        module.fail_json(msg=str(exc), **result)
+    module.exit_json(**result)
+
+
+def verify(host, wanted, status, mac_policy, names):
+    """Read the PFs back until the VFs are there with their settings (netdevs appear asynchronously)."""
+    deadline = time.monotonic() + VF_APPEAR
+    while True:
+        states = host.states(names)
+        problems = []
+        for name, want in sorted(wanted.items()):
+            if status[name] != "ok":
+                continue
+            pf = states[name]
+            if pf["num_vfs"] != want["vfs"]:
+                problems.append("%s has %d VFs, not %d" % (name, pf["num_vfs"], want["vfs"]))
+                continue
+            for index in range(want["vfs"]):
+                if sriov_plan.vf_argv(name, index, sriov_plan.vf_settings(pf, want, index, mac_policy),
+                                      pf["vfinfo"].get(index) or {}):
+                    problems.append("VF %d of %s does not have its settings: %s" % (index, name, pf["vfinfo"].get(index)))
+            if any(vf["driver"] and not vf["netdev"] for vf in pf["vfs"]):
+                problems.append("the VF netdevs of %s have not appeared yet" % name)
+        for name in set(names) - set(wanted):
+            if states[name]["num_vfs"]:
+                problems.append("%s still has %d VFs" % (name, states[name]["num_vfs"]))
+        if not problems:
+            return states
+        if time.monotonic() > deadline:
+            raise sriov_plan.SriovError("sriov: read back after the change: %s" % "; ".join(problems))
+        time.sleep(0.5)
+
+
+def main():
+    run_module()
+
+
+if __name__ == "__main__":
+    main()

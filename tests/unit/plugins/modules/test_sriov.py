@@ -1,0 +1,179 @@
+# -*- coding: utf-8 -*-
+"""The sriov module in-process on a sysfs tree in a temporary directory, with a stand-in ``ip`` on PATH that
+keeps the PFs' VF settings (what ``ip -j -d address show`` prints, in the shape of the VM tier's recorded
+``tests/vm/recorded/ip_j_d_link_pf_with_vfs.txt``) and records every call. Proves the command-level
+behaviour: check mode changes nothing, refusals come before any change, a second run changes nothing, the
+record and the unit are the only files written. The kernel side (VFs really created, settings really
+applied, surviving a reboot) is proven on the VM tier (molecule/rdma_vm)."""
+
+from __future__ import annotations
+
+import copy
+import json
+import os
+import sys
+
+import pytest
+from ansible.module_utils.testing import patch_module_args
+
+from ansible_collections.ainet.fabric.plugins.modules import sriov
+
+STANDIN = r'''
+import json, os, sys
+state_path, root = os.environ["STANDIN_STATE"], os.environ["STANDIN_SYSFS"]
+with open(state_path) as h:
+    state = json.load(h)
+with open(os.environ["STANDIN_LOG"], "a") as h:
+    h.write(" ".join(sys.argv[1:]) + "\n")
+args = sys.argv[1:]
+if args[:1] == ["-j"]:
+    out = []
+    for pf, info in sorted(state.items()):
+        with open(os.path.join(root, "sys/class/net", pf, "device/sriov_numvfs")) as h:
+            num = int(h.read().strip() or 0)
+        vfs = [dict({"vf": i, "address": "00:00:00:00:00:00", "spoofchk": True, "trust": False, "link_state": "auto"},
+                    **info.get(str(i), {})) for i in range(num)]
+        out.append({"ifname": pf, "address": info["mac"], "flags": ["BROADCAST"], "addr_info": [], "vfinfo_list": vfs})
+    print(json.dumps(out))
+    sys.exit(0)
+if args[:3] == ["link", "set", "dev"]:
+    pf, index, rest = args[3], args[5], args[6:]
+    entry = state[pf].setdefault(index, {})
+    for key, value in zip(rest[::2], rest[1::2]):
+        if key == "mac":
+            entry["address"] = value
+        elif key in ("trust", "spoofchk"):
+            entry[key] = value == "on"
+        elif key == "state":
+            entry["link_state"] = value
+    with open(state_path, "w") as h:
+        json.dump(state, h)
+    sys.exit(0)
+sys.exit(2)
+'''
+
+CLUSTER = {"name": "t", "rails": 2, "mtu": 9000,
+           "addressing": {"mode": "shared", "supernet": "172.16.0.0/16", "rail_prefix": 24},
+           "cni": "sriov", "sriov": {"vfs": 2, "trust": True, "spoof_check": False}}
+NICS = ["enp1s0", "enp2s0"]
+
+
+def write(path, text):
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    with open(path, "w") as handle:
+        handle.write(text)
+
+
+@pytest.fixture
+def host(tmp_path, monkeypatch):
+    root = tmp_path / "root"
+    state = {}
+    for slot, nic in enumerate(NICS, 1):
+        pci = root / ("sys/devices/pci0000:00/0000:00:0%d.0/0000:0%d:00.0" % (slot + 2, slot))
+        write(str(pci / "sriov_totalvfs"), "7\n")
+        write(str(pci / "sriov_numvfs"), "0\n")
+        os.makedirs(str(root / "sys/class/net" / nic))
+        os.symlink(str(pci), str(root / "sys/class/net" / nic / "device"))
+        state[nic] = {"mac": "52:54:00:a1:01:0%d" % slot}
+    write(str(tmp_path / "ip-state.json"), json.dumps(state))
+    bin_dir = tmp_path / "bin"
+    write(str(bin_dir / "ip"), "#!%s\n%s" % (sys.executable, STANDIN))
+    os.chmod(str(bin_dir / "ip"), 0o755)
+    monkeypatch.setenv("PATH", str(bin_dir))
+    monkeypatch.setenv("STANDIN_STATE", str(tmp_path / "ip-state.json"))
+    monkeypatch.setenv("STANDIN_SYSFS", str(root))
+    monkeypatch.setenv("STANDIN_LOG", str(tmp_path / "ip.log"))
+    return tmp_path
+
+
+def calls(tmp_path):
+    path = tmp_path / "ip.log"
+    return [line for line in path.read_text().splitlines() if not line.startswith("-j")] if path.exists() else []
+
+
+def numvfs(tmp_path, nic):
+    return (tmp_path / "root/sys/class/net" / nic / "device/sriov_numvfs").read_text().strip()
+
+
+def run(capsys, tmp_path, check=False, cluster=None, **args):
+    params = dict(cluster=cluster or CLUSTER, interfaces=NICS, config_root=str(tmp_path / "etc-root"),
+                  sysfs_root=str(tmp_path / "root"), _ansible_check_mode=check, _ansible_diff=True)
+    params.update(args)
+    with patch_module_args(params):
+        with pytest.raises(SystemExit):
+            sriov.main()
+    return json.loads(capsys.readouterr().out)
+
+
+def test_check_mode_then_apply_then_nothing(host, capsys):
+    checked = run(capsys, host, check=True)
+    assert checked["changed"] and calls(host) == [] and numvfs(host, "enp1s0") == "0"
+    assert checked["commands"][0] == "echo 2 > /sys/class/net/enp1s0/device/sriov_numvfs"
+    assert not (host / "etc-root").exists()
+
+    done = run(capsys, host)
+    assert done["changed"], done
+    assert numvfs(host, "enp1s0") == "2" and numvfs(host, "enp2s0") == "2"
+    assert [c.split(" mac ")[0] for c in calls(host)] == ["link set dev enp1s0 vf 0", "link set dev enp1s0 vf 1",
+                                                          "link set dev enp2s0 vf 0", "link set dev enp2s0 vf 1"]
+    assert all(c.endswith("trust on spoofchk off") for c in calls(host))
+    unit = (host / "etc-root/etc/systemd/system/ainet-sriov.service").read_text()
+    assert unit.startswith("# Managed by ainet.fabric (sriov)")
+    record = json.loads((host / "etc-root/var/lib/ainet-fabric/sriov.json").read_text())
+    assert record["pfs"] == {"enp1s0": {"pci": "0000:01:00.0", "vfs": 2}, "enp2s0": {"pci": "0000:02:00.0", "vfs": 2}}
+
+    before = len(calls(host))
+    again = run(capsys, host)
+    assert not again["changed"] and again["commands"] == [] and len(calls(host)) == before
+
+
+def test_a_removed_fabric_sriov_releases_the_vfs_it_made(host, capsys):
+    run(capsys, host)
+    macvlan = dict(copy.deepcopy(CLUSTER), cni="macvlan", sriov=None)
+    released = run(capsys, host, cluster=macvlan)
+    assert released["changed"] and numvfs(host, "enp1s0") == "0"
+    assert not (host / "etc-root/etc/systemd/system/ainet-sriov.service").exists()
+    assert json.loads((host / "etc-root/var/lib/ainet-fabric/sriov.json").read_text())["pfs"] == {}
+
+
+@pytest.mark.parametrize("change, message", [
+    ({"sriov": {"vfs": 8}}, "fabric_cluster.sriov.vfs 8 is above the 7 VFs rail NIC enp1s0"),
+])
+def test_bad_input_is_refused_before_any_change(host, capsys, change, message):
+    result = run(capsys, host, cluster=dict(copy.deepcopy(CLUSTER), **change))
+    assert result["failed"] and message in result["msg"] and "\n" not in result["msg"]
+    assert calls(host) == [] and numvfs(host, "enp1s0") == "0"
+
+
+def test_rail_nic_without_sriov_is_refused(host, capsys):
+    os.remove(str(host / "root/sys/class/net/enp2s0/device/sriov_totalvfs"))
+    result = run(capsys, host)
+    assert result["failed"] and "enp2s0 (0000:02:00.0, driver None) has no SR-IOV capability" in result["msg"]
+    assert calls(host) == [] and numvfs(host, "enp1s0") == "0"
+
+
+def test_override_above_total_is_refused(host, capsys):
+    result = run(capsys, host, overrides={"enp2s0": {"vfs": 9}})
+    assert result["failed"] and "sriov_overrides.enp2s0.vfs 9 is above the 7 VFs" in result["msg"]
+    assert calls(host) == []
+
+
+def test_another_tools_udev_rule_for_the_pf_is_refused_by_name(host, capsys):
+    write(str(host / "etc-root/etc/udev/rules.d/70-vfs.rules"),
+          'ACTION=="add", SUBSYSTEM=="net", KERNEL=="enp1s0", ATTR{device/sriov_numvfs}="4"\n')
+    write(str(host / "etc-root/etc/udev/rules.d/71-other.rules"),
+          'ACTION=="add", SUBSYSTEM=="net", KERNEL=="eth7", ATTR{device/sriov_numvfs}="4"\n')
+    result = run(capsys, host)
+    assert result["failed"] and "/etc/udev/rules.d/70-vfs.rules (sets sriov_numvfs of enp1s0)" in result["msg"]
+    assert "71-other" not in result["msg"]
+    assert calls(host) == [] and numvfs(host, "enp1s0") == "0"
+
+
+def test_vfs_another_tool_made_are_not_renumbered(host, capsys):
+    (host / "root/sys/class/net/enp1s0/device/sriov_numvfs").write_text("4\n")
+    result = run(capsys, host)
+    assert result["failed"] and "enp1s0 has 4 VFs that ainet.fabric did not create" in result["msg"]
+    assert calls(host) == [] and numvfs(host, "enp1s0") == "4"
+    # the same count is adopted as it is: only the VF settings change
+    adopted = run(capsys, host, cluster=dict(copy.deepcopy(CLUSTER), sriov={"vfs": 4, "trust": True}))
+    assert adopted["changed"] and numvfs(host, "enp1s0") == "4"
