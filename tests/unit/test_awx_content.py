@@ -63,8 +63,22 @@ def test_workflow_is_plan_check_apply_qos_validate():
     while node:
         order.append(nodes[node]["unified_job_template"])
         node = (nodes[node].get("success_nodes") or [None])[0]
-    assert order == ["ainet-fabric plan", "ainet-fabric check", "ainet-fabric apply", "ainet-fabric qos",
-                     "ainet-fabric validate"]
+    assert order == ["ainet-fabric plan", "ainet-fabric rdma host", "ainet-fabric check", "ainet-fabric apply",
+                     "ainet-fabric qos", "ainet-fabric validate"]
+
+
+def test_the_rdma_host_job_runs_the_host_roles_of_site_yml_and_asks_only_opt_ins():
+    template = TEMPLATES["ainet-fabric rdma host"]
+    assert template["playbook"] == "playbooks/site.yml" and template["job_slice_count"] > 1
+    with open(os.path.join(ROOT, "playbooks", "site.yml"), encoding="utf-8") as handle:
+        site = handle.read()
+    plays = load("playbooks", "site.yml")
+    tags = {tag for play in plays for role in play.get("roles", []) for tag in role.get("tags", [])}
+    assert set(template["job_tags"].split(",")) <= tags
+    sriov = role_options("sriov")
+    for question in template["survey_spec"]["spec"]:
+        assert set(question["choices"]) == {"true", "false"} and question["default"] == "false"
+        assert question["variable"] in sriov or "%s | default(false) | bool" % question["variable"] in site
 
 
 def test_inventory_source_is_the_directory_with_the_lock_and_the_constructed_groups():

@@ -11,6 +11,7 @@ import ipaddress
 import json
 import os
 import re
+import subprocess
 import time
 
 import testinfra
@@ -95,11 +96,14 @@ def test_acs_is_off_on_the_listed_bridges(host):
 
 
 def test_units_are_enabled_and_ran_at_boot(host):
+    booted = int(re.search(r"^btime (\d+)$", host.file("/proc/stat").content_string, re.M).group(1))
     for unit in ("ainet-sriov.service", "ainet-pcie-acs.service"):
         service = host.service(unit)
         assert service.is_enabled, unit
-        state = host.check_output("systemctl show -p ActiveState -p Result %s" % unit)
-        assert "ActiveState=active" in state and "Result=success" in state, (unit, state)
+        written = int(host.check_output("stat -c %%Y /etc/systemd/system/%s" % unit))
+        if written < booted:  # the node booted with the unit in place: it must have run, successfully
+            state = host.check_output("systemctl show -p ActiveState -p Result %s" % unit)
+            assert "ActiveState=active" in state and "Result=success" in state, (unit, state)
 
 
 def test_rail_addresses_are_the_plan(host):
@@ -160,3 +164,44 @@ def test_rdma_traffic_between_the_vms_with_the_reported_gid_index(host):
     time.sleep(2)
     ping = host.run("timeout 60 rping -c -a %s -C 3 -v" % theirs["ip"])
     assert ping.rc == 0 and ping.stdout.count("ping data:") == 3, ping.stdout + ping.stderr
+
+
+def refused(host, module, args):
+    """Run ``module`` for real (not check mode) with the ``ansible`` CLI and return its failure message; the test
+    fails if the module succeeds (the exit status says so: testinfra's result files lose the ``failed`` key)."""
+    run = subprocess.run(["ansible", "-i", INVENTORY, host.backend.get_hostname(), "-m", module, "-a", json.dumps(args),
+                          "-o"], capture_output=True, text=True, check=False, timeout=300)
+    assert run.returncode != 0, "%s did not refuse %s: %s" % (module, args, run.stdout)
+    result = json.loads(run.stdout.split("=> ", 1)[1])
+    assert result.get("failed") is True and not result.get("changed"), result
+    return result["msg"]
+
+
+def test_bad_input_is_refused_on_the_real_node_before_any_change(host):
+    if host.backend.get_hostname() != "vm1":
+        return
+    variables = model(host)
+    cluster, interfaces = variables["fabric_cluster"], variables["fabric_rail_interfaces"]
+    before = dict((pf, host.file("/sys/class/net/%s/device/sriov_numvfs" % pf).content_string) for pf in interfaces)
+    acs_before = host.check_output("lspci -vvv -s 00:03.0")
+    # a VF count above the PF's total (igb: sriov_totalvfs 7)
+    msg = refused(host, "ainet.fabric.sriov", {"cluster": dict(cluster, sriov={"vfs": 8}), "interfaces": interfaces})
+    assert "sriov.vfs 8 is above the 7 VFs rail NIC enp1s0" in msg and "\n" not in msg
+    # a rail NIC without SR-IOV (the virtio management NIC)
+    msg = refused(host, "ainet.fabric.sriov", {"cluster": cluster, "interfaces": ["enp1s0", "enp0s2"]})
+    assert "enp0s2" in msg and "has no SR-IOV capability" in msg
+    # SR-IOV with the shared netns mode: a contradiction in the model
+    msg = refused(host, "ainet.fabric.rdma_netns", {"cluster": dict(cluster, rdma_netns="shared")})
+    assert "fabric_cluster.rdma_netns" in msg and "exclusive" in msg
+    # an unknown bridge, and a PCI function that is not a bridge (q35's ISA bridge)
+    msg = refused(host, "ainet.fabric.pcie_acs", {"cluster": cluster, "interfaces": interfaces,
+                                                  "bridges": ["0000:00:03.0", "0000:00:09.0"]})
+    assert "0000:00:09.0" in msg and "not a PCI device" in msg
+    msg = refused(host, "ainet.fabric.pcie_acs", {"cluster": cluster, "interfaces": interfaces,
+                                                  "bridges": ["0000:00:1f.0"]})
+    assert "0000:00:1f.0" in msg and "not a PCI bridge" in msg
+    # nothing changed
+    for pf in interfaces:
+        assert host.file("/sys/class/net/%s/device/sriov_numvfs" % pf).content_string == before[pf]
+    assert host.check_output("lspci -vvv -s 00:03.0") == acs_before
+    assert re.search(r"\bnetns exclusive\b", host.check_output("rdma system show"))
