@@ -116,7 +116,7 @@ def test_check_mode_then_apply_then_nothing(host, capsys):
     assert len(re.findall("^ExecStart=", unit, re.M)) == 1
     assert "\nDefaultDependencies=no\n" in unit and "\nAfter=" not in unit
     assert "\nBefore=kubelet.service containerd.service crio.service docker.service nvidia-fabricmanager.service " \
-           "nvidia-persistenced.service\n" in unit
+           "nvidia-persistenced.service shutdown.target\n" in unit
     assert "\nWantedBy=multi-user.target\n" in unit
     assert done["unit"]["present"] and done["unit"]["changed"]
 
