@@ -165,5 +165,5 @@ def test_the_boot_unit_runs_every_selected_bridge_early():
            "ExecStart=/usr/bin/setpci -s 0000:00:04.0 ECAP_ACS+0x6.w=0000\n" in text
     assert "DefaultDependencies=no\n" in text and "After=" not in text
     assert "Before=kubelet.service containerd.service crio.service docker.service nvidia-fabricmanager.service " \
-           "nvidia-persistenced.service\n" in text
+           "nvidia-persistenced.service shutdown.target\n" in text
     assert "Type=oneshot\n" in text and "RemainAfterExit=yes\n" in text and "WantedBy=multi-user.target\n" in text
