@@ -173,6 +173,33 @@ class Host(object):
         return None
 
 
+def other_netns():
+    """Network namespaces besides this process's (of processes, and ``ip netns`` bind mounts without one):
+    while any exists the kernel refuses a live netns mode change. Sorted ``net:[inode]`` / paths."""
+    found = set()
+    try:
+        mine = os.readlink("/proc/self/ns/net")
+    except OSError:
+        return []
+    for pid in os.listdir("/proc"):
+        if pid.isdigit():
+            try:
+                link = os.readlink("/proc/%s/ns/net" % pid)
+            except OSError:
+                continue
+            if link != mine:
+                found.add(link)
+    own_inode = mine.rsplit("[", 1)[-1].rstrip("]")
+    for name in (os.listdir("/run/netns") if os.path.isdir("/run/netns") else []):
+        try:
+            inode = str(os.stat(os.path.join("/run/netns", name)).st_ino)
+        except OSError:
+            continue
+        if inode != own_inode:
+            found.add("net:[%s]" % inode)
+    return sorted(found)
+
+
 def run_module():
     module = AnsibleModule(
         argument_spec=dict(
@@ -222,6 +249,11 @@ def run_module():
                               {"before_header": result["file"]["path"], "before": own_text or "",
                                "after_header": result["file"]["path"], "after": steps["file"] or ""}]
         if module.check_mode:
+            others = other_netns() if steps["live"] else []
+            if others:
+                result["reboot_pending"].append(
+                    "RDMA netns mode %s: the kernel will refuse the live change while %d other network namespace(s) "
+                    "exist; ib_core gets netns_mode=%s at the next boot" % (want, len(others), plan_lib.PARAM[want]))
             module.exit_json(**result)
         if steps["file_changed"]:
             if steps["file"]:

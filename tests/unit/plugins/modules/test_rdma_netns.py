@@ -91,7 +91,8 @@ def test_plan():
     assert "options ib_core netns_mode=1\n" in plan.modprobe_text("shared")
 
 
-def test_check_then_apply_then_nothing(host, capsys):
+def test_check_then_apply_then_nothing(host, capsys, monkeypatch):
+    monkeypatch.setattr(rdma_netns, "other_netns", lambda: [])
     checked = run(capsys, host, check=True)
     assert checked["changed"] and checked["commands"] == ["rdma system set netns exclusive", "write /" + OWN]
     assert sets(host) == [] and not (host / "cfg").exists()
@@ -105,6 +106,10 @@ def test_check_then_apply_then_nothing(host, capsys):
 
 def test_busy_kernel_leaves_a_pending_reboot_and_the_option(host, capsys, monkeypatch):
     monkeypatch.setenv("STANDIN_BUSY", "1")
+    monkeypatch.setattr(rdma_netns, "other_netns", lambda: ["net:[4026532281]"])
+    checked = run(capsys, host, check=True)   # check mode says so before anything is tried
+    assert checked["changed"] and "will refuse the live change while 1 other" in checked["reboot_pending"][0]
+    assert sets(host) == []
     first = run(capsys, host)
     assert first["changed"] and first["live"] == "shared"
     assert len(first["reboot_pending"]) == 1 and "other network namespaces" in first["reboot_pending"][0]
