@@ -208,6 +208,10 @@ def parse_show_gids(text):
         if ipv4:
             rest = rest[1:]
         version = rest[0] if rest and rest[0].lower() in ("v1", "v2") else None
+        if version is None and len(rest) > 1 and rest[0].lower() in ("roce", "ib/roce") and \
+                rest[1].lower() in ("v1", "v2"):
+            # a table printed from sysfs, the type as gid_attrs/types says it: "RoCE v2", "IB/RoCE v1"
+            version, rest = rest[0] + " " + rest[1], rest[1:]
         netdev = rest[1] if version and len(rest) > 1 else None
         gid = match.group("gid")
         if not GID_TEXT.match(gid):
