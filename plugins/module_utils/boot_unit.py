@@ -34,7 +34,7 @@ def header(role):
     return "Managed by ainet.fabric (%s); changes here are overwritten." % role
 
 
-def oneshot(role, description, execs, after=(), before=(), wanted_by="multi-user.target", early=False):
+def oneshot(role, description, execs, after=(), before=(), wanted_by="multi-user.target", early=False, wants=()):
     """Sections of a ``Type=oneshot`` unit running ``execs`` ([(ExecStartPre|ExecStart, line)]) in order.
 
     ``early``: without systemd's default dependencies, so that the unit can run before ``basic.target``
@@ -44,6 +44,8 @@ def oneshot(role, description, execs, after=(), before=(), wanted_by="multi-user
         unit.append(("DefaultDependencies", False))
         unit.append(("Conflicts", "shutdown.target"))
         before = list(before) + ["shutdown.target"]
+    if wants:  # a passive target (network-pre.target) is in the boot only when a unit pulls it in
+        unit.append(("Wants", " ".join(wants)))
     if after:
         unit.append(("After", " ".join(after)))
     if before:

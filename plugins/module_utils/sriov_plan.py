@@ -77,6 +77,9 @@ def desired(cluster, nics_by_fabric, overrides=None):
             settings = dict(fabric.sriov)
             source = fabric.field("sriov")
             if nic in overrides:
+                if overrides[nic] is not None and not isinstance(overrides[nic], dict):
+                    raise SriovError("sriov_overrides.%s: %r is not a mapping (write it as {vfs: 4, trust: true})"
+                                     % (nic, overrides[nic]))
                 given = dict(overrides[nic] or {})
                 raw = dict((k, v) for k, v in fabric.sriov.items() if k != "firmware_vfs")
                 raw.update(given)
@@ -114,7 +117,8 @@ def vf_argv(pf_name, index, settings, current=None):
     if settings.get("mac") and (fresh or (current.get("mac") or "").lower() != settings["mac"]):
         argv += ["mac", settings["mac"]]
     for key, word in (("trust", "trust"), ("spoof_check", "spoofchk")):
-        if fresh or current.get(key) != settings[key]:
+        # a driver that does not report a field (ip -j leaves it out) cannot be compared: not a difference
+        if fresh or (current.get(key) is not None and current.get(key) != settings[key]):
             argv += [word, _onoff(settings[key])]
     state = settings["link_state"]
     reported = current.get("link_state")
@@ -136,6 +140,9 @@ def check_pf(pf, want, owned, allow_in_use, takeover, firmware):
     where = want["source"] + ".vfs"
     if not pf["exists"]:
         raise SriovError("sriov: rail NIC %s does not exist on this host (fabric %s)" % (name, want["fabric"]))
+    if pf["num_vfs"] and name not in owned and not takeover:
+        raise SriovError("sriov: %s has %d VFs that ainet.fabric did not create (another tool's?); refusing to manage "
+                         "them. Fix: remove them with that tool, or set sriov_takeover: true" % (name, pf["num_vfs"]))
     status = firmware_status(pf.get("firmware"), want)
     if status == "set":
         fw = pf["firmware"]
@@ -190,8 +197,14 @@ def _may_renumber(pf, owned, allow_in_use, takeover, doing):
                          "sriov_allow_in_use: true" % (doing, "; ".join(busy)))
 
 
-def pf_actions(pf, want, mac_policy, firmware_tool="mlxconfig"):
-    """The actions that bring ``pf`` to ``want`` (call :func:`check_pf` first)."""
+def busy_vfs(pf):
+    """``{index: why}`` of the PF's VFs in use (a pod's namespace, vfio-pci, up, enslaved, addressed)."""
+    return dict((vf["index"], vf["in_use"]) for vf in pf.get("vfs") or [] if vf.get("in_use"))
+
+
+def pf_actions(pf, want, mac_policy, firmware_tool="mlxconfig", allow_in_use=False):
+    """The actions that bring ``pf`` to ``want`` (call :func:`check_pf` first). A VF in use keeps its settings
+    (the SR-IOV CNI sets MAC, trust and spoof check per pod) unless ``allow_in_use``."""
     name = pf["name"]
     status = firmware_status(pf.get("firmware"), want)
     if status == "pending":
@@ -208,7 +221,10 @@ def pf_actions(pf, want, mac_policy, firmware_tool="mlxconfig"):
             actions.append({"path": numvfs_path(name), "value": "0", "what": what})
         actions.append({"path": numvfs_path(name), "value": str(want["vfs"]),
                         "what": "create %d VFs on %s" % (want["vfs"], name)})
+    busy = {} if fresh or allow_in_use else busy_vfs(pf)
     for index in range(want["vfs"]):
+        if index in busy:
+            continue
         current = None if fresh else (pf.get("vfinfo") or {}).get(index)
         argv = vf_argv(name, index, vf_settings(pf, want, index, mac_policy), current)
         if argv:
@@ -246,4 +262,5 @@ def unit_sections(pfs, ip_path="/sbin/ip", sh_path="/bin/sh"):
             if argv:
                 execs.append(("ExecStart", " ".join([ip_path] + argv[1:])))
     return boot_unit.oneshot(ROLE, "SR-IOV VFs of the rail NICs", execs, after=after,
-                             before=["network-pre.target", "kubelet.service", "ainet-roce-qos.service"])
+                             before=["network-pre.target", "kubelet.service", "ainet-roce-qos.service"],
+                             wants=["network-pre.target"])

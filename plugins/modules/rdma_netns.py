@@ -155,12 +155,12 @@ class Host(object):
         return files
 
     def initramfs(self):
-        """(rebuild argv, image) when the running kernel's initramfs carries ib_core, else None."""
+        """``(rebuild argv, whether the image holds the option file)`` when the running kernel's initramfs
+        carries ib_core, else None. The rebuild covers every installed kernel (a newer one may boot next)."""
         release = os.uname()[2]
         for image, lister, rebuild in (
-                ("/boot/initrd.img-%s" % release, "lsinitramfs", ["update-initramfs", "-u", "-k", release]),
-                ("/boot/initramfs-%s.img" % release, "lsinitrd",
-                 ["dracut", "-f", "/boot/initramfs-%s.img" % release, release])):
+                ("/boot/initrd.img-%s" % release, "lsinitramfs", ["update-initramfs", "-u", "-k", "all"]),
+                ("/boot/initramfs-%s.img" % release, "lsinitrd", ["dracut", "-f", "--regenerate-all"])):
             if not os.path.exists(os.path.join(self.config_root, image.lstrip("/"))):
                 continue
             tool = self.module.get_bin_path(lister)
@@ -169,7 +169,7 @@ class Host(object):
                 continue
             rc, out, _err = self.run([tool, image])
             if rc == 0 and "/ib_core.ko" in out:
-                return [builder] + rebuild[1:]
+                return [builder] + rebuild[1:], plan_lib.CONF in out
         return None
 
 
@@ -190,13 +190,19 @@ def other_netns():
             if link != mine:
                 found.add(link)
     own_inode = mine.rsplit("[", 1)[-1].rstrip("]")
-    for name in (os.listdir("/run/netns") if os.path.isdir("/run/netns") else []):
-        try:
-            inode = str(os.stat(os.path.join("/run/netns", name)).st_ino)
-        except OSError:
-            continue
-        if inode != own_inode:
-            found.add("net:[%s]" % inode)
+    # Namespaces kept by a bind mount without a process: ip netns (/run/netns), container runtimes
+    # (/run/docker/netns, /var/run/netns of CNI plugins ...): every nsfs mount of a network namespace.
+    try:
+        with open("/proc/self/mountinfo") as handle:
+            mounts = handle.read().splitlines()
+    except OSError:
+        mounts = []
+    for line in mounts:
+        fields = line.split(" - ", 1)
+        if len(fields) == 2 and fields[1].startswith("nsfs ") and "net:[" in fields[0]:
+            inode = fields[0].split("net:[", 1)[1].split("]", 1)[0]
+            if inode != own_inode:
+                found.add("net:[%s]" % inode)
     return sorted(found)
 
 
@@ -232,7 +238,10 @@ def run_module():
             for entry in conflicts + duplicates:
                 module.warn("another modprobe.d file also sets ib_core netns_mode: %s" % entry)
         steps = plan_lib.plan(want, live, own_text, params["persist"])
-        rebuild = host.initramfs() if steps["file_changed"] and params["initramfs"] == "auto" else None
+        # Rebuilt when the file changes, and also when the image and the file disagree on its presence (a
+        # rebuild that failed or was interrupted after the file was written is done again).
+        image = host.initramfs() if params["initramfs"] == "auto" and (want or own_text is not None) else None
+        rebuild = image[0] if image and (steps["file_changed"] or image[1] != (steps["file"] is not None)) else None
         if steps["live"]:
             result["commands"].append(" ".join(steps["live"]))
         if steps["file_changed"]:
@@ -251,6 +260,7 @@ def run_module():
         if module.check_mode:
             others = other_netns() if steps["live"] else []
             if others:
+                result["changed"] = steps["file_changed"] or bool(rebuild)  # what the real run will report
                 result["reboot_pending"].append(
                     "RDMA netns mode %s: the kernel will refuse the live change while %d other network namespace(s) "
                     "exist; ib_core gets netns_mode=%s at the next boot" % (want, len(others), plan_lib.PARAM[want]))
@@ -283,6 +293,8 @@ def run_module():
                                               % (want, result["live"]))
     except FabricError as exc:
         module.fail_json(msg=str(exc), **result)
+    except OSError as exc:  # a read-only /etc (image-based OS), a full disk
+        module.fail_json(msg="rdma_netns: %s: %s" % (exc.filename or "", exc.strerror or exc), **result)
     module.exit_json(**result)
 
 

@@ -222,10 +222,11 @@ class Host(object):
     def firmware(self, pci, driver):
         if driver != "mlx5_core" or not self.mlxconfig:
             return None
-        rc, out = self.run([self.mlxconfig, "-d", pci, "q", "SRIOV_EN", "NUM_OF_VFS"], check=False)
+        # -e prints the current (running) column too: what the next boot brings is then told from what runs now
+        rc, out = self.run([self.mlxconfig, "-e", "-d", pci, "q", "SRIOV_EN", "NUM_OF_VFS"], check=False)
         entry = next(iter(parse_mlxconfig(out)["firmware"].values()), None) if rc == 0 else None
         if not entry or entry.get("sriov_en") is None:
-            raise sriov_plan.SriovError("mlxconfig -d %s q SRIOV_EN NUM_OF_VFS failed (rc %d): %s"
+            raise sriov_plan.SriovError("mlxconfig -e -d %s q SRIOV_EN NUM_OF_VFS failed (rc %d): %s"
                                         % (pci, rc, out.strip()[:300]))
         return {"sriov_en": entry["sriov_en"], "num_of_vfs": entry["num_of_vfs"], "current": entry.get("current")}
 
@@ -357,7 +358,10 @@ def run_module():
             actions += sriov_plan.release_actions(states[name], params["allow_in_use"])
         for name in sorted(wanted):
             actions += sriov_plan.pf_actions(states[name], wanted[name], params["vf_mac"],
-                                             host.mlxconfig or "mlxconfig")
+                                             host.mlxconfig or "mlxconfig", params["allow_in_use"])
+            if not params["allow_in_use"] and states[name]["num_vfs"] == wanted[name]["vfs"]:
+                warnings += ["VF %d of %s is in use (%s): its settings are left as they are" % (index, name, why)
+                             for index, why in sorted(sriov_plan.busy_vfs(states[name]).items())]
             if status[name] in ("set", "pending"):
                 result["reboot_pending"].append("firmware of %s (%s): SRIOV_EN=1 NUM_OF_VFS=%d take effect at the next "
                                                 "boot; the boot unit creates the %d VFs then"
@@ -392,7 +396,7 @@ def run_module():
                 write_atomic(os.path.join(params["config_root"], sriov_plan.RECORD),
                              json.dumps({"version": 1, "pfs": new_record}, indent=1, sort_keys=True) + "\n", "0644")
             if actions:
-                states = verify(host, wanted, status, params["vf_mac"], names)
+                states = verify(host, wanted, status, params["vf_mac"], names, params["allow_in_use"])
         result["pfs"] = [{"name": n, "pci": states[n]["pci"], "total_vfs": states[n]["total_vfs"],
                           "vfs_before": before[n],
                           "vfs": wanted[n]["vfs"] if n in wanted else 0, "firmware": status.get(n, "ok"),
@@ -401,12 +405,15 @@ def run_module():
             module.warn(warning)
     except FabricError as exc:
         module.fail_json(msg=str(exc), **result)
+    except OSError as exc:  # a read-only /etc or /var/lib (image-based OS), a full disk
+        module.fail_json(msg="sriov: %s: %s" % (exc.filename or "", exc.strerror or exc), **result)
     module.exit_json(**result)
 
 
-def verify(host, wanted, status, mac_policy, names):
+def verify(host, wanted, status, mac_policy, names, allow_in_use):
     """Read the PFs back until the VFs are there with their settings (netdevs appear asynchronously)."""
-    deadline = time.monotonic() + VF_APPEAR
+    # VF drivers probe one VF after another: mlx5 takes seconds for dozens of them
+    deadline = time.monotonic() + VF_APPEAR + 0.5 * sum(want["vfs"] for want in wanted.values())
     while True:
         states = host.states(names)
         problems = []
@@ -417,8 +424,9 @@ def verify(host, wanted, status, mac_policy, names):
             if pf["num_vfs"] != want["vfs"]:
                 problems.append("%s has %d VFs, not %d" % (name, pf["num_vfs"], want["vfs"]))
                 continue
+            busy = {} if allow_in_use else sriov_plan.busy_vfs(pf)
             for index in range(want["vfs"]):
-                if sriov_plan.vf_argv(name, index, sriov_plan.vf_settings(pf, want, index, mac_policy),
+                if index not in busy and sriov_plan.vf_argv(name, index, sriov_plan.vf_settings(pf, want, index, mac_policy),
                                       pf["vfinfo"].get(index) or {}):
                     problems.append("VF %d of %s does not have its settings: %s" % (index, name, pf["vfinfo"].get(index)))
             if any(vf["driver"] and not vf["netdev"] for vf in pf["vfs"]):

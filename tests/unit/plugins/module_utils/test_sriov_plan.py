@@ -171,5 +171,41 @@ def test_boot_unit_creates_every_vf_with_its_settings():
     assert "ExecStart=/bin/sh -c \"echo 4 > /sys/class/net/ens1f1np1/device/sriov_numvfs\"" in text
     assert text.count("ExecStart=/usr/sbin/ip link set dev ens1f0np0 vf ") == 4
     assert "Before=network-pre.target kubelet.service ainet-roce-qos.service" in text
+    assert "Wants=network-pre.target" in text
     assert "sys-subsystem-net-devices-ens1f0np0.device" in text
     assert "RemainAfterExit=yes" in text and "WantedBy=multi-user.target" in text
+
+
+def test_vfs_in_use_keep_their_settings_unless_allowed():
+    w = want()["ens1f0np0"]
+    vfinfo = dict((i, {"mac": "00:00:00:00:00:00", "trust": False, "spoof_check": True, "link_state": "auto"})
+                  for i in range(4))
+    vfs = [{"index": i, "pci": "p%d" % i, "netdev": None if i == 1 else "v%d" % i, "driver": "mlx5_core",
+            "in_use": "its netdev is in another network namespace (a pod?)" if i == 1 else None} for i in range(4)]
+    current = pf(num=4, vfs=vfs, vfinfo=vfinfo)
+    assert sp.busy_vfs(current) == {1: "its netdev is in another network namespace (a pod?)"}
+    touched = [a["argv"][6] for a in sp.pf_actions(current, w, "derived")]
+    assert touched == ["0", "2", "3"]
+    assert [a["argv"][6] for a in sp.pf_actions(current, w, "derived", allow_in_use=True)] == ["0", "1", "2", "3"]
+
+
+def test_fields_a_driver_does_not_report_are_not_differences():
+    settings = {"trust": True, "spoof_check": False, "link_state": "auto"}
+    assert sp.vf_argv("p", 0, settings, {"mac": "00:00:00:00:00:00"}) is None
+    assert sp.vf_argv("p", 0, settings, {"trust": False}) == ["ip", "link", "set", "dev", "p", "vf", "0", "trust", "on"]
+
+
+def test_vfs_another_tool_made_are_refused_whatever_the_count_and_before_the_firmware():
+    w = want()["ens1f0np0"]
+    theirs = pf(num=4)
+    with pytest.raises(FabricError, match=r"4 VFs that ainet.fabric did not create.*sriov_takeover"):
+        sp.check_pf(theirs, w, set(), False, False, False)
+    fw_short = pf(num=4, total=4, firmware={"sriov_en": False, "num_of_vfs": 0, "current": {}})
+    with pytest.raises(FabricError, match=r"did not create"):
+        sp.check_pf(fw_short, w, set(), False, False, True)
+    assert sp.check_pf(theirs, w, set(), False, True, False) == "ok"
+
+
+def test_override_not_a_mapping():
+    with pytest.raises(FabricError, match=r"^sriov_overrides\.ens1f0np0: 4 is not a mapping"):
+        want({"ens1f0np0": 4})

@@ -174,6 +174,16 @@ def test_vfs_another_tool_made_are_not_renumbered(host, capsys):
     result = run(capsys, host)
     assert result["failed"] and "enp1s0 has 4 VFs that ainet.fabric did not create" in result["msg"]
     assert calls(host) == [] and numvfs(host, "enp1s0") == "4"
-    # the same count is adopted as it is: only the VF settings change
-    adopted = run(capsys, host, cluster=dict(copy.deepcopy(CLUSTER), sriov={"vfs": 4, "trust": True}))
+    # the same count is another tool's too: its VFs' settings are not rewritten either
+    same = run(capsys, host, cluster=dict(copy.deepcopy(CLUSTER), sriov={"vfs": 4, "trust": True}))
+    assert same["failed"] and "refusing to manage them" in same["msg"] and calls(host) == []
+    # with takeover: adopted as they are (count kept), settings applied, owned from then on
+    adopted = run(capsys, host, cluster=dict(copy.deepcopy(CLUSTER), sriov={"vfs": 4, "trust": True}), takeover=True)
     assert adopted["changed"] and numvfs(host, "enp1s0") == "4"
+    assert "enp1s0" in json.loads((host / "etc-root/var/lib/ainet-fabric/sriov.json").read_text())["pfs"]
+
+
+def test_an_override_that_is_not_a_mapping_is_one_line(host, capsys):
+    result = run(capsys, host, overrides={"enp2s0": 4})
+    assert result["failed"] and result["msg"].startswith("sriov_overrides.enp2s0: 4 is not a mapping")
+    assert calls(host) == []
