@@ -426,8 +426,8 @@ def verify(host, wanted, status, mac_policy, names, allow_in_use):
                 continue
             busy = {} if allow_in_use else sriov_plan.busy_vfs(pf)
             for index in range(want["vfs"]):
-                if index not in busy and sriov_plan.vf_argv(name, index, sriov_plan.vf_settings(pf, want, index, mac_policy),
-                                      pf["vfinfo"].get(index) or {}):
+                settings = sriov_plan.vf_settings(pf, want, index, mac_policy)
+                if index not in busy and sriov_plan.vf_argv(name, index, settings, pf["vfinfo"].get(index) or {}):
                     problems.append("VF %d of %s does not have its settings: %s" % (index, name, pf["vfinfo"].get(index)))
             if any(vf["driver"] and not vf["netdev"] for vf in pf["vfs"]):
                 problems.append("the VF netdevs of %s have not appeared yet" % name)
