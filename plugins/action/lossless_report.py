@@ -11,15 +11,15 @@ import os
 
 from ansible.plugins.action import ActionBase
 
-from ansible_collections.ainet.fabric.plugins.module_utils.errors import FabricError
-from ansible_collections.ainet.fabric.plugins.module_utils.host_files import read_text, write_atomic
-from ansible_collections.ainet.fabric.plugins.module_utils.lossless_check import link_rows
-from ansible_collections.ainet.fabric.plugins.module_utils.lossless_report import (
+from ansible_collections.ainet.fabric.plugins.module_utils.common.errors import FabricError
+from ansible_collections.ainet.fabric.plugins.module_utils.host.host_files import read_text, write_atomic
+from ansible_collections.ainet.fabric.plugins.module_utils.qos.lossless_check import link_rows
+from ansible_collections.ainet.fabric.plugins.module_utils.qos.lossless_report import (
     render_html, render_markdown, summary,
 )
-from ansible_collections.ainet.fabric.plugins.module_utils.qos_parse import parse_qos, platform_format
-from ansible_collections.ainet.fabric.plugins.module_utils.qos_profile import describe
-from ansible_collections.ainet.fabric.plugins.module_utils.rail_plan import rail_plan
+from ansible_collections.ainet.fabric.plugins.module_utils.qos.qos_parse import parse_qos, platform_format
+from ansible_collections.ainet.fabric.plugins.module_utils.model.qos_profile import describe
+from ansible_collections.ainet.fabric.plugins.module_utils.plan.rail_plan import rail_plan
 
 REPORT_MD = "lossless-report.md"
 REPORT_HTML = "lossless-report.html"

@@ -14,11 +14,11 @@ import os
 
 from ansible.plugins.action import ActionBase
 
-from ansible_collections.ainet.fabric.plugins.module_utils import plan_lock
-from ansible_collections.ainet.fabric.plugins.module_utils.errors import FabricError, FabricModelError
-from ansible_collections.ainet.fabric.plugins.module_utils.host_files import write_atomic
-from ansible_collections.ainet.fabric.plugins.module_utils.plan_report import render
-from ansible_collections.ainet.fabric.plugins.module_utils.rail_plan import rail_plan
+from ansible_collections.ainet.fabric.plugins.module_utils.plan import plan_lock
+from ansible_collections.ainet.fabric.plugins.module_utils.common.errors import FabricError, FabricModelError
+from ansible_collections.ainet.fabric.plugins.module_utils.host.host_files import write_atomic
+from ansible_collections.ainet.fabric.plugins.module_utils.plan.plan_report import render
+from ansible_collections.ainet.fabric.plugins.module_utils.plan.rail_plan import rail_plan
 
 REPORTS = (("plan.json", "json"), ("rails.csv", "csv"), ("rails.md", "markdown"), ("topology.mmd", "mermaid"))
 DIFFED_REPORTS = ("rails.csv",)

@@ -14,17 +14,17 @@ import os
 
 from ansible.plugins.action import ActionBase
 
-from ansible_collections.ainet.fabric.plugins.module_utils import plan_lock
-from ansible_collections.ainet.fabric.plugins.module_utils.errors import FabricError
-from ansible_collections.ainet.fabric.plugins.module_utils.host_files import read_text, write_atomic
-from ansible_collections.ainet.fabric.plugins.module_utils.rail_plan import rail_plan
-from ansible_collections.ainet.fabric.plugins.module_utils.tor_diff import diff_text, running_diff, stale_ports
-from ansible_collections.ainet.fabric.plugins.module_utils.tor_intent import RENDERED
-from ansible_collections.ainet.fabric.plugins.module_utils.tor_render import render_tors
-from ansible_collections.ainet.fabric.plugins.module_utils.tor_render_eos import RendererUnavailable
-from ansible_collections.ainet.fabric.plugins.module_utils.tor_render_nvue import RELEASE
-from ansible_collections.ainet.fabric.plugins.module_utils.tor_render_sonic import merged_config_db
-from ansible_collections.ainet.fabric.plugins.module_utils.tor_validate import (
+from ansible_collections.ainet.fabric.plugins.module_utils.plan import plan_lock
+from ansible_collections.ainet.fabric.plugins.module_utils.common.errors import FabricError
+from ansible_collections.ainet.fabric.plugins.module_utils.host.host_files import read_text, write_atomic
+from ansible_collections.ainet.fabric.plugins.module_utils.plan.rail_plan import rail_plan
+from ansible_collections.ainet.fabric.plugins.module_utils.tor.tor_diff import diff_text, running_diff, stale_ports
+from ansible_collections.ainet.fabric.plugins.module_utils.tor.tor_intent import RENDERED
+from ansible_collections.ainet.fabric.plugins.module_utils.tor.tor_render import render_tors
+from ansible_collections.ainet.fabric.plugins.module_utils.tor.tor_render_eos import RendererUnavailable
+from ansible_collections.ainet.fabric.plugins.module_utils.tor.tor_render_nvue import RELEASE
+from ansible_collections.ainet.fabric.plugins.module_utils.tor.tor_render_sonic import merged_config_db
+from ansible_collections.ainet.fabric.plugins.module_utils.tor.tor_validate import (
     ValidatorUnavailable, validate_nvue, validate_sonic)
 
 ARGUMENT_SPEC = dict(
@@ -189,7 +189,7 @@ class ActionModule(ActionBase):
 
     def _push(self, tor, task_vars, args):
         """Push one ToR's rendered configuration through its NOS's usual path (module_utils.tor_push)."""
-        from ansible_collections.ainet.fabric.plugins.module_utils import tor_push  # pylint: disable=import-outside-toplevel
+        from ansible_collections.ainet.fabric.plugins.module_utils.tor import tor_push  # pylint: disable=import-outside-toplevel
         item = tor["item"]
         check = bool(self._task.check_mode)
         try:

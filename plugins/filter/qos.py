@@ -7,8 +7,8 @@ from __future__ import annotations
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.ainet.fabric.plugins.module_utils.lossless_check import lossless_diff as _lossless_diff
-from ansible_collections.ainet.fabric.plugins.module_utils.qos_parse import parse_qos as _parse_qos
+from ansible_collections.ainet.fabric.plugins.module_utils.qos.lossless_check import lossless_diff as _lossless_diff
+from ansible_collections.ainet.fabric.plugins.module_utils.qos.qos_parse import parse_qos as _parse_qos
 
 
 def parse_qos(text, format, port=None):  # noqa: A002 - the documented argument name

@@ -7,10 +7,10 @@ from __future__ import annotations
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.ainet.fabric.plugins.module_utils.cluster_model import load_cluster
-from ansible_collections.ainet.fabric.plugins.module_utils.errors import FabricError
-from ansible_collections.ainet.fabric.plugins.module_utils.plan_report import render
-from ansible_collections.ainet.fabric.plugins.module_utils.rail_plan import (
+from ansible_collections.ainet.fabric.plugins.module_utils.model.cluster_model import load_cluster
+from ansible_collections.ainet.fabric.plugins.module_utils.common.errors import FabricError
+from ansible_collections.ainet.fabric.plugins.module_utils.plan.plan_report import render
+from ansible_collections.ainet.fabric.plugins.module_utils.plan.rail_plan import (
     fabric_interfaces,
     rail_addresses as _rail_addresses,
     rail_plan as _rail_plan,

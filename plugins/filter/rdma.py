@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.ainet.fabric.plugins.module_utils.rdma_parse import parse_rdma as _parse_rdma
+from ansible_collections.ainet.fabric.plugins.module_utils.rdma.rdma_parse import parse_rdma as _parse_rdma
 
 
 def parse_rdma(text, format):  # noqa: A002 - the documented argument name

@@ -144,16 +144,17 @@ import re
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.ainet.fabric.plugins.module_utils import boot_unit, pcie_acs_plan
-from ansible_collections.ainet.fabric.plugins.module_utils.cluster_model import load_cluster
-from ansible_collections.ainet.fabric.plugins.module_utils.errors import FabricError
-from ansible_collections.ainet.fabric.plugins.module_utils.file_formats import unit_dump
-from ansible_collections.ainet.fabric.plugins.module_utils.host_files import read_text
-from ansible_collections.ainet.fabric.plugins.module_utils.rail_plan import fabric_interfaces
-from ansible_collections.ainet.fabric.plugins.module_utils.rdma_facts import ACS_BITS
-from ansible_collections.ainet.fabric.plugins.module_utils.rdma_parse_pci import parse_lspci_vvv
+from ansible_collections.ainet.fabric.plugins.module_utils.host import boot_unit
+from ansible_collections.ainet.fabric.plugins.module_utils.host import pcie_acs_state
+from ansible_collections.ainet.fabric.plugins.module_utils.model.cluster_model import load_cluster
+from ansible_collections.ainet.fabric.plugins.module_utils.common.errors import FabricError
+from ansible_collections.ainet.fabric.plugins.module_utils.common.file_formats import unit_dump
+from ansible_collections.ainet.fabric.plugins.module_utils.host.host_files import read_text
+from ansible_collections.ainet.fabric.plugins.module_utils.plan.rail_plan import fabric_interfaces
+from ansible_collections.ainet.fabric.plugins.module_utils.rdma.rdma_facts import ACS_BITS
+from ansible_collections.ainet.fabric.plugins.module_utils.rdma.rdma_parse_pci import parse_lspci_vvv
 
-AcsError = pcie_acs_plan.AcsError
+AcsError = pcie_acs_state.AcsError
 FOREIGN = re.compile(r"\bECAP(_ACS|0*d)\b", re.I)
 UNIT_DIRS = ("etc/systemd/system",)
 
@@ -184,7 +185,7 @@ class Host(object):
         facts = parse_lspci_vvv(out)
         if not facts["pci"]:
             raise AcsError("lspci -D -vvv printed no PCI device: %s" % (out.strip()[:200] or "(nothing)"))
-        return pcie_acs_plan.normalize(facts["pci"])
+        return pcie_acs_state.normalize(facts["pci"])
 
     def nic_address(self, nic):
         """The rail NIC's PCI function (its PF for a VF), or None (missing or virtual NIC)."""
@@ -194,13 +195,13 @@ class Host(object):
         physfn = os.path.join(device, "physfn")
         path = os.path.realpath(physfn if os.path.exists(physfn) else device)
         name = os.path.basename(path)
-        return name if pcie_acs_plan.BDF.match(name) else None
+        return name if pcie_acs_state.BDF.match(name) else None
 
 
 def foreign_units(config_root):
     """Other units whose ``Exec`` lines write ACS, as ``/etc/systemd/system/<name>``."""
     found = []
-    own = boot_unit.unit_name(pcie_acs_plan.ROLE)
+    own = boot_unit.unit_name(pcie_acs_state.ROLE)
     for rel in UNIT_DIRS:
         directory = os.path.join(config_root, rel)
         if not os.path.isdir(directory):
@@ -219,7 +220,7 @@ def ctl_lines(pci, addresses, after=False):
     lines = []
     for addr in addresses:
         entry = pci.get(addr) or {}
-        text = " ".join("%s-" % b for b in ACS_BITS) if after else pcie_acs_plan.ctl_text(entry)
+        text = " ".join("%s-" % b for b in ACS_BITS) if after else pcie_acs_state.ctl_text(entry)
         lines.append("%s ACSCtl: %s\n" % (addr, text))
     return "".join(lines)
 
@@ -247,7 +248,7 @@ def run_module():
         supports_check_mode=True,
     )
     params = module.params
-    unit = boot_unit.read_unit(params["config_root"], pcie_acs_plan.ROLE)
+    unit = boot_unit.read_unit(params["config_root"], pcie_acs_state.ROLE)
     result = {"changed": False, "bridges": [], "commands": [], "reboot_pending": [], "msg": "",
               "unit": {"path": unit["path"], "changed": False, "enabled": unit["enabled"], "present": unit["present"]}}
     warnings, messages = [], []
@@ -270,20 +271,20 @@ def run_module():
             if not override and acs["disable"] == "gpu_nic":
                 nics = [(nic, host.nic_address(nic)) for fabric in cluster.fabrics
                         for nic in nics_by_fabric.get(fabric.name, [])]
-            selected, messages = pcie_acs_plan.select_bridges(pci, acs, nics, override)
+            selected, messages = pcie_acs_state.select_bridges(pci, acs, nics, override)
         else:
             messages.append("fabric_cluster.pcie_acs.disable is none: no bridge is changed")
-        plan = pcie_acs_plan.actions(pci, selected)
+        plan = pcie_acs_state.actions(pci, selected)
         planned = set(a["address"] for a in plan)
-        result["commands"] = [pcie_acs_plan.command_line(a["argv"]) for a in plan]
+        result["commands"] = [pcie_acs_state.command_line(a["argv"]) for a in plan]
         result["bridges"] = [{"address": s["address"], "reason": s["reason"],
-                              "acs_ctl_before": pcie_acs_plan.bits_on(pci[s["address"]]),
+                              "acs_ctl_before": pcie_acs_state.bits_on(pci[s["address"]]),
                               "changed": s["address"] in planned} for s in selected]
         addresses = [s["address"] for s in selected]
         text = None
         if selected and params["persist"]:
-            text = unit_dump(pcie_acs_plan.unit_sections(addresses, host.setpci or "/usr/bin/setpci"),
-                             boot_unit.header(pcie_acs_plan.ROLE))
+            text = unit_dump(pcie_acs_state.unit_sections(addresses, host.setpci or "/usr/bin/setpci"),
+                             boot_unit.header(pcie_acs_state.ROLE))
         unit_changed = unit["text"] != text
         result["unit"]["changed"] = unit_changed
         result["unit"]["present"] = text is not None
@@ -301,7 +302,7 @@ def run_module():
             if not text:
                 result["unit"]["enabled"] = False
             if plan:
-                still = pcie_acs_plan.left_on(host.pci(), addresses)
+                still = pcie_acs_state.left_on(host.pci(), addresses)
                 if still:
                     raise AcsError("setpci ran, but lspci still shows ACS on: %s" % "; ".join(
                         "%s %s" % (addr, " ".join(bits)) for addr, bits in sorted(still.items())))

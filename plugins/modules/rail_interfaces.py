@@ -167,13 +167,13 @@ import time
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.ainet.fabric.plugins.module_utils import host_files
-from ansible_collections.ainet.fabric.plugins.module_utils import iproute
-from ansible_collections.ainet.fabric.plugins.module_utils import netcfg_render
-from ansible_collections.ainet.fabric.plugins.module_utils import rail_reconcile
-from ansible_collections.ainet.fabric.plugins.module_utils.cluster_model import load_cluster
-from ansible_collections.ainet.fabric.plugins.module_utils.errors import FabricError
-from ansible_collections.ainet.fabric.plugins.module_utils.rail_intent import host_intent
+from ansible_collections.ainet.fabric.plugins.module_utils.host import host_files
+from ansible_collections.ainet.fabric.plugins.module_utils.host import iproute
+from ansible_collections.ainet.fabric.plugins.module_utils.host import netcfg_render
+from ansible_collections.ainet.fabric.plugins.module_utils.host import rail_reconcile
+from ansible_collections.ainet.fabric.plugins.module_utils.model.cluster_model import load_cluster
+from ansible_collections.ainet.fabric.plugins.module_utils.common.errors import FabricError
+from ansible_collections.ainet.fabric.plugins.module_utils.host.rail_intent import host_intent
 
 RELOAD = {"networkd": ["networkctl", "reload"], "netplan": ["netplan", "generate"],
           "nm": ["nmcli", "connection", "reload"]}

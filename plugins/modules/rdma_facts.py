@@ -13,7 +13,7 @@ author: ainet.fabric contributors (@ainet)
 description:
   - Read-only, one call per host. Runs the RDMA tools that exist on the host and reads sysfs, parses every output
     with the parsers of P(ainet.fabric.parse_rdma#filter) and returns one merged structure (documented in
-    C(plugins/module_utils/rdma_facts.py)) - RDMA devices with their netdevs, ports (state, physical state, link
+    C(plugins/module_utils/rdma/rdma_facts.py)) - RDMA devices with their netdevs, ports (state, physical state, link
     layer), GIDs with their type; the RDMA netns mode; PCI functions with ACS capability and control bits, SR-IOV
     and the bridge chain above them; Mellanox firmware settings with what is pending for the next boot; the
     GPU-NIC topology; loaded RDMA modules; the OFED/DOCA version.
@@ -89,9 +89,9 @@ import os
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.ainet.fabric.plugins.module_utils.rdma_facts import merge, new_facts
-from ansible_collections.ainet.fabric.plugins.module_utils.rdma_gather import gid_sysfs_text, netdev_sysfs, rails
-from ansible_collections.ainet.fabric.plugins.module_utils.rdma_parse import parse_rdma
+from ansible_collections.ainet.fabric.plugins.module_utils.rdma.rdma_facts import merge, new_facts
+from ansible_collections.ainet.fabric.plugins.module_utils.rdma.rdma_gather import gid_sysfs_text, netdev_sysfs, rails
+from ansible_collections.ainet.fabric.plugins.module_utils.rdma.rdma_parse import parse_rdma
 
 # (format, tool, argv): each runs when its tool is on PATH.
 COMMANDS = (

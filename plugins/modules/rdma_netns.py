@@ -109,11 +109,11 @@ import os
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.ainet.fabric.plugins.module_utils import rdma_netns_plan as plan_lib
-from ansible_collections.ainet.fabric.plugins.module_utils.cluster_model import load_cluster
-from ansible_collections.ainet.fabric.plugins.module_utils.errors import FabricError
-from ansible_collections.ainet.fabric.plugins.module_utils.host_files import read_text, remove, write_atomic
-from ansible_collections.ainet.fabric.plugins.module_utils.rdma_parse_host import parse_rdma_system
+from ansible_collections.ainet.fabric.plugins.module_utils.host import rdma_netns_state as plan_lib
+from ansible_collections.ainet.fabric.plugins.module_utils.model.cluster_model import load_cluster
+from ansible_collections.ainet.fabric.plugins.module_utils.common.errors import FabricError
+from ansible_collections.ainet.fabric.plugins.module_utils.host.host_files import read_text, remove, write_atomic
+from ansible_collections.ainet.fabric.plugins.module_utils.rdma.rdma_parse_host import parse_rdma_system
 
 
 class Host(object):

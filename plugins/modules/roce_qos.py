@@ -124,14 +124,14 @@ import re
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.ainet.fabric.plugins.module_utils.cluster_model import load_cluster
-from ansible_collections.ainet.fabric.plugins.module_utils.errors import FabricError
-from ansible_collections.ainet.fabric.plugins.module_utils.file_formats import unit_dump
-from ansible_collections.ainet.fabric.plugins.module_utils.host_files import write_atomic
-from ansible_collections.ainet.fabric.plugins.module_utils.qos_facts import merge_facts, new_facts
-from ansible_collections.ainet.fabric.plugins.module_utils.qos_parse_host import parse_dcb, parse_mlnx_qos, parse_sysfs
-from ansible_collections.ainet.fabric.plugins.module_utils.rail_plan import fabric_interfaces
-from ansible_collections.ainet.fabric.plugins.module_utils.roce_qos_plan import (
+from ansible_collections.ainet.fabric.plugins.module_utils.model.cluster_model import load_cluster
+from ansible_collections.ainet.fabric.plugins.module_utils.common.errors import FabricError
+from ansible_collections.ainet.fabric.plugins.module_utils.common.file_formats import unit_dump
+from ansible_collections.ainet.fabric.plugins.module_utils.host.host_files import write_atomic
+from ansible_collections.ainet.fabric.plugins.module_utils.qos.qos_facts import merge_facts, new_facts
+from ansible_collections.ainet.fabric.plugins.module_utils.qos.qos_parse_host import parse_dcb, parse_mlnx_qos, parse_sysfs
+from ansible_collections.ainet.fabric.plugins.module_utils.plan.rail_plan import fabric_interfaces
+from ansible_collections.ainet.fabric.plugins.module_utils.host.roce_qos_state import (
     UNIT_NAME, UNIT_PATH, boot_unit, command_line, nic_actions,
 )
 

@@ -169,14 +169,15 @@ import time
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.ainet.fabric.plugins.module_utils import boot_unit, sriov_plan
-from ansible_collections.ainet.fabric.plugins.module_utils.cluster_model import load_cluster
-from ansible_collections.ainet.fabric.plugins.module_utils.errors import FabricError
-from ansible_collections.ainet.fabric.plugins.module_utils.file_formats import unit_dump
-from ansible_collections.ainet.fabric.plugins.module_utils.host_files import read_text, write_atomic
-from ansible_collections.ainet.fabric.plugins.module_utils.rail_plan import fabric_interfaces
-from ansible_collections.ainet.fabric.plugins.module_utils.rdma_gather import netdev_sysfs
-from ansible_collections.ainet.fabric.plugins.module_utils.rdma_parse_pci import parse_mlxconfig
+from ansible_collections.ainet.fabric.plugins.module_utils.host import boot_unit
+from ansible_collections.ainet.fabric.plugins.module_utils.host import sriov_state
+from ansible_collections.ainet.fabric.plugins.module_utils.model.cluster_model import load_cluster
+from ansible_collections.ainet.fabric.plugins.module_utils.common.errors import FabricError
+from ansible_collections.ainet.fabric.plugins.module_utils.common.file_formats import unit_dump
+from ansible_collections.ainet.fabric.plugins.module_utils.host.host_files import read_text, write_atomic
+from ansible_collections.ainet.fabric.plugins.module_utils.plan.rail_plan import fabric_interfaces
+from ansible_collections.ainet.fabric.plugins.module_utils.rdma.rdma_gather import netdev_sysfs
+from ansible_collections.ainet.fabric.plugins.module_utils.rdma.rdma_parse_pci import parse_mlxconfig
 
 PASSTHROUGH = ("vfio-pci", "pci-stub", "uio_pci_generic", "igb_uio")
 RULE_DIRS = ("etc/udev/rules.d", "etc/systemd/system")
@@ -193,17 +194,17 @@ class Host(object):
     def run(self, argv, check=True):
         rc, out, err = self.module.run_command(argv, environ_update={"LC_ALL": "C"})
         if check and rc != 0:
-            raise sriov_plan.SriovError("%s failed (rc %d): %s" % (" ".join(argv), rc, (err or out).strip()[:400]))
+            raise sriov_state.SriovError("%s failed (rc %d): %s" % (" ".join(argv), rc, (err or out).strip()[:400]))
         return rc, out
 
     def ip_json(self, *args):
         if not self.ip:
-            raise sriov_plan.SriovError("iproute2 'ip' is not installed")
+            raise sriov_state.SriovError("iproute2 'ip' is not installed")
         _rc, out = self.run([self.ip, "-j"] + list(args))
         try:
             return json.loads(out or "[]")
         except ValueError:
-            raise sriov_plan.SriovError("ip -j %s printed no JSON: %s" % (" ".join(args), out.strip()[:200]))
+            raise sriov_state.SriovError("ip -j %s printed no JSON: %s" % (" ".join(args), out.strip()[:200]))
 
     def sys(self, path):
         return os.path.join(self.root, path.lstrip("/"))
@@ -213,7 +214,7 @@ class Host(object):
             with open(self.sys(path), "w") as handle:
                 handle.write(value + "\n")
         except OSError as exc:
-            raise sriov_plan.SriovError("writing %s to %s: %s" % (value, path, exc.strerror))
+            raise sriov_state.SriovError("writing %s to %s: %s" % (value, path, exc.strerror))
 
     def vf_driver(self, pf, index):
         link = self.sys("/sys/class/net/%s/device/virtfn%d/driver" % (pf, index))
@@ -226,12 +227,12 @@ class Host(object):
         rc, out = self.run([self.mlxconfig, "-e", "-d", pci, "q", "SRIOV_EN", "NUM_OF_VFS"], check=False)
         entry = next(iter(parse_mlxconfig(out)["firmware"].values()), None) if rc == 0 else None
         if not entry or entry.get("sriov_en") is None:
-            raise sriov_plan.SriovError("mlxconfig -e -d %s q SRIOV_EN NUM_OF_VFS failed (rc %d): %s"
+            raise sriov_state.SriovError("mlxconfig -e -d %s q SRIOV_EN NUM_OF_VFS failed (rc %d): %s"
                                         % (pci, rc, out.strip()[:300]))
         return {"sriov_en": entry["sriov_en"], "num_of_vfs": entry["num_of_vfs"], "current": entry.get("current")}
 
     def states(self, names):
-        """``{pf: pf_state}`` (see :mod:`sriov_plan`)."""
+        """``{pf: pf_state}`` (see :mod:`sriov_state`)."""
         sysfs = netdev_sysfs(self.root, names)
         links = dict((entry.get("ifname"), entry) for entry in self.ip_json("-d", "address", "show"))
         out = {}
@@ -279,7 +280,7 @@ def in_use(vf, link):
 def foreign_rules(config_root, pfs):
     """Other tools' udev rules and units that write ``sriov_numvfs`` of one of ``pfs`` (a pf_state list)."""
     found = []
-    own = boot_unit.unit_name(sriov_plan.ROLE)
+    own = boot_unit.unit_name(sriov_state.ROLE)
     for rel in RULE_DIRS:
         directory = os.path.join(config_root, rel)
         if not os.path.isdir(directory):
@@ -300,7 +301,7 @@ def foreign_rules(config_root, pfs):
 
 def read_record(config_root):
     try:
-        data = json.loads(read_text(os.path.join(config_root, sriov_plan.RECORD)) or "{}")
+        data = json.loads(read_text(os.path.join(config_root, sriov_state.RECORD)) or "{}")
     except ValueError:
         data = {}
     pfs = data.get("pfs") if isinstance(data, dict) else None
@@ -321,7 +322,7 @@ def run_module():
             cluster=dict(type="dict", required=True),
             interfaces=dict(type="raw", required=True),
             overrides=dict(type="dict", default={}),
-            vf_mac=dict(type="str", choices=list(sriov_plan.MAC_POLICIES), default="derived"),
+            vf_mac=dict(type="str", choices=list(sriov_state.MAC_POLICIES), default="derived"),
             allow_in_use=dict(type="bool", default=False),
             takeover=dict(type="bool", default=False),
             firmware=dict(type="bool", default=False),
@@ -333,12 +334,12 @@ def run_module():
         supports_check_mode=True,
     )
     params = module.params
-    unit = boot_unit.read_unit(params["config_root"], sriov_plan.ROLE)
+    unit = boot_unit.read_unit(params["config_root"], sriov_state.ROLE)
     result = {"changed": False, "pfs": [], "commands": [], "reboot_pending": [],
               "unit": {"path": unit["path"], "changed": False, "enabled": unit["enabled"], "present": unit["present"]}}
     try:
         cluster = load_cluster(params["cluster"])
-        wanted = sriov_plan.desired(cluster, fabric_interfaces(cluster, params["interfaces"]), params["overrides"])
+        wanted = sriov_state.desired(cluster, fabric_interfaces(cluster, params["interfaces"]), params["overrides"])
         record = read_record(params["config_root"])
         host = Host(module, params["sysfs_root"])
         names = sorted(set(wanted) | set(record))
@@ -347,31 +348,31 @@ def run_module():
         warnings = []
         foreign = foreign_rules(params["config_root"], [states[n] for n in wanted])
         if foreign and params["foreign_units"] == "fail":
-            raise sriov_plan.SriovError("sriov: another tool also creates VFs on the rail NICs: %s. Fix: remove it "
+            raise sriov_state.SriovError("sriov: another tool also creates VFs on the rail NICs: %s. Fix: remove it "
                                         "(or set sriov_foreign_units: warn)" % "; ".join(foreign))
         warnings += ["another tool also sets sriov_numvfs: %s" % f for f in foreign]
         status, actions = {}, []
         for name in sorted(wanted):
-            status[name] = sriov_plan.check_pf(states[name], wanted[name], set(record), params["allow_in_use"],
+            status[name] = sriov_state.check_pf(states[name], wanted[name], set(record), params["allow_in_use"],
                                                params["takeover"], params["firmware"])
         for name in sorted(set(record) - set(wanted)):
-            actions += sriov_plan.release_actions(states[name], params["allow_in_use"])
+            actions += sriov_state.release_actions(states[name], params["allow_in_use"])
         for name in sorted(wanted):
-            actions += sriov_plan.pf_actions(states[name], wanted[name], params["vf_mac"],
+            actions += sriov_state.pf_actions(states[name], wanted[name], params["vf_mac"],
                                              host.mlxconfig or "mlxconfig", params["allow_in_use"])
             if not params["allow_in_use"] and states[name]["num_vfs"] == wanted[name]["vfs"]:
                 warnings += ["VF %d of %s is in use (%s): its settings are left as they are" % (index, name, why)
-                             for index, why in sorted(sriov_plan.busy_vfs(states[name]).items())]
+                             for index, why in sorted(sriov_state.busy_vfs(states[name]).items())]
             if status[name] in ("set", "pending"):
                 result["reboot_pending"].append("firmware of %s (%s): SRIOV_EN=1 NUM_OF_VFS=%d take effect at the next "
                                                 "boot; the boot unit creates the %d VFs then"
                                                 % (name, states[name]["pci"], wanted[name]["firmware_vfs"],
                                                    wanted[name]["vfs"]))
-        result["commands"] = [sriov_plan.command_line(a) for a in actions]
+        result["commands"] = [sriov_state.command_line(a) for a in actions]
         persisted = [(states[n], wanted[n], params["vf_mac"]) for n in sorted(wanted)]
         text = None
         if persisted and params["persist"]:
-            text = unit_dump(sriov_plan.unit_sections(persisted, host.ip or "/sbin/ip"), boot_unit.header(sriov_plan.ROLE))
+            text = unit_dump(sriov_state.unit_sections(persisted, host.ip or "/sbin/ip"), boot_unit.header(sriov_state.ROLE))
         new_record = dict((n, {"pci": states[n]["pci"], "vfs": wanted[n]["vfs"]}) for n in sorted(wanted))
         unit_changed = unit["text"] != text
         record_changed = new_record != record
@@ -393,7 +394,7 @@ def run_module():
                     host.write(action["path"], action["value"])
             boot_unit.sync_unit(unit, text, False)
             if record_changed:
-                write_atomic(os.path.join(params["config_root"], sriov_plan.RECORD),
+                write_atomic(os.path.join(params["config_root"], sriov_state.RECORD),
                              json.dumps({"version": 1, "pfs": new_record}, indent=1, sort_keys=True) + "\n", "0644")
             if actions:
                 states = verify(host, wanted, status, params["vf_mac"], names, params["allow_in_use"])
@@ -424,10 +425,10 @@ def verify(host, wanted, status, mac_policy, names, allow_in_use):
             if pf["num_vfs"] != want["vfs"]:
                 problems.append("%s has %d VFs, not %d" % (name, pf["num_vfs"], want["vfs"]))
                 continue
-            busy = {} if allow_in_use else sriov_plan.busy_vfs(pf)
+            busy = {} if allow_in_use else sriov_state.busy_vfs(pf)
             for index in range(want["vfs"]):
-                settings = sriov_plan.vf_settings(pf, want, index, mac_policy)
-                if index not in busy and sriov_plan.vf_argv(name, index, settings, pf["vfinfo"].get(index) or {}):
+                settings = sriov_state.vf_settings(pf, want, index, mac_policy)
+                if index not in busy and sriov_state.vf_argv(name, index, settings, pf["vfinfo"].get(index) or {}):
                     problems.append("VF %d of %s does not have its settings: %s" % (index, name, pf["vfinfo"].get(index)))
             if any(vf["driver"] and not vf["netdev"] for vf in pf["vfs"]):
                 problems.append("the VF netdevs of %s have not appeared yet" % name)
@@ -437,7 +438,7 @@ def verify(host, wanted, status, mac_policy, names, allow_in_use):
         if not problems:
             return states
         if time.monotonic() > deadline:
-            raise sriov_plan.SriovError("sriov: read back after the change: %s" % "; ".join(problems))
+            raise sriov_state.SriovError("sriov: read back after the change: %s" % "; ".join(problems))
         time.sleep(0.5)
 
 

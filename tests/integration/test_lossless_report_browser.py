@@ -26,7 +26,7 @@ import zlib
 
 import pytest
 
-from ansible_collections.ainet.fabric.plugins.module_utils.lossless_report import COLOURS, render_html
+from ansible_collections.ainet.fabric.plugins.module_utils.qos.lossless_report import COLOURS, render_html
 
 BROWSER = shutil.which("chromium") or shutil.which("chromium-browser")
 REQUIRED = os.environ.get("AINET_REQUIRE_BROWSER") == "1"

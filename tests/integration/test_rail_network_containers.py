@@ -113,5 +113,5 @@ def test_other_tools_state_and_a_model_change_survive_reboots(tmp_path):
 
 def lab_plan(cluster):
     sys.path.insert(0, os.path.join(t.ROOT, "build", ".collections"))
-    from ansible_collections.ainet.fabric.plugins.module_utils.rail_plan import rail_plan  # noqa: E402
+    from ansible_collections.ainet.fabric.plugins.module_utils.plan.rail_plan import rail_plan  # noqa: E402
     return json.loads(json.dumps(rail_plan(cluster, NODES)))

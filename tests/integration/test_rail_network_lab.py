@@ -395,7 +395,7 @@ def test_model_changes_leave_nothing_of_the_old_state(lab_dir):
     assert playbook(inventory).returncode == 0
     root = os.path.join(lab_dir, "root", "gpu01")
     sys.path.insert(0, os.path.join(ROOT, "build", ".collections"))
-    from ansible_collections.ainet.fabric.plugins.module_utils.rail_plan import rail_plan  # noqa: E402
+    from ansible_collections.ainet.fabric.plugins.module_utils.plan.rail_plan import rail_plan  # noqa: E402
 
     def converge_to(name, new_cluster, interfaces=None, node_id=1, **more):
         interfaces = interfaces or INTERFACES
@@ -593,7 +593,7 @@ def test_two_fabrics_one_module_call_traffic_on_both(lab_dir):
     third = playbook(inventory, "-e", extra)
     assert third.returncode == 0, third.stdout + third.stderr
     sys.path.insert(0, os.path.join(ROOT, "build", ".collections"))
-    from ansible_collections.ainet.fabric.plugins.module_utils.rail_plan import rail_plan  # noqa: E402
+    from ansible_collections.ainet.fabric.plugins.module_utils.plan.rail_plan import rail_plan  # noqa: E402
     for host in NODES:
         assert_exactly_planned(host, rail_plan(compute_only, NODES), {"compute": INTERFACES}, compute_only)
 
@@ -603,7 +603,7 @@ def test_every_recorded_rule_shape_round_trips_through_the_kernel():
     realms, goto, actions ...): the line the module would write adds exactly that rule, reads back
     equal, and the delete line the takeover uses removes it."""
     sys.path.insert(0, os.path.join(ROOT, "build", ".collections"))
-    from ansible_collections.ainet.fabric.plugins.module_utils import iproute  # noqa: E402
+    from ansible_collections.ainet.fabric.plugins.module_utils.host import iproute  # noqa: E402
     path = os.path.join(ROOT, "tests", "unit", "plugins", "module_utils", "data", "iproute",
                         "foreign-rules.rule4n.json")
     with open(path) as handle:

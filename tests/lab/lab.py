@@ -364,7 +364,7 @@ def load_inventory(path):
 def build(cluster, node_ids, interfaces, lab_dir, kind="netns", rootfs=None):
     """Plan, create the lab, write its inventory; returns the inventory path and the plan."""
     sys.path.insert(0, os.path.join(ROOT, "build", ".collections"))
-    from ansible_collections.ainet.fabric.plugins.module_utils.rail_plan import rail_plan
+    from ansible_collections.ainet.fabric.plugins.module_utils.plan.rail_plan import rail_plan
     plan = rail_plan(cluster, node_ids)
     order = {h: i + 1 for i, h in enumerate(sorted(node_ids, key=node_ids.get))}
     if kind == "containers":
@@ -377,7 +377,7 @@ def build(cluster, node_ids, interfaces, lab_dir, kind="netns", rootfs=None):
     inventory_hosts = up(plan, order, interfaces, lab_dir, kind, rootfs)
     inventory = write_inventory(lab_dir, cluster, inventory_hosts, interfaces, kind)
     # The lab is planned here, as the plan job would: its published lock goes with the inventory.
-    from ansible_collections.ainet.fabric.plugins.module_utils import plan_lock
+    from ansible_collections.ainet.fabric.plugins.module_utils.plan import plan_lock
     nodes = {host: {"node_id": node_id, "rail_interfaces": interfaces} for host, node_id in node_ids.items()}
     with open(os.path.join(inventory, plan_lock.LOCK_FILE), "w") as handle:
         handle.write(plan_lock.lock_dump(plan_lock.plan_lock(rail_plan(cluster, nodes))))

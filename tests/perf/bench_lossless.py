@@ -23,12 +23,12 @@ if not os.path.islink(LINK):
     os.symlink(ROOT, LINK)
 sys.path.insert(0, os.path.join(ROOT, "build", ".collections"))
 
-from ansible_collections.ainet.fabric.plugins.module_utils.lossless_check import link_rows  # noqa: E402
-from ansible_collections.ainet.fabric.plugins.module_utils.lossless_report import (  # noqa: E402
+from ansible_collections.ainet.fabric.plugins.module_utils.qos.lossless_check import link_rows  # noqa: E402
+from ansible_collections.ainet.fabric.plugins.module_utils.qos.lossless_report import (  # noqa: E402
     render_html, render_markdown,
 )
-from ansible_collections.ainet.fabric.plugins.module_utils.qos_parse import parse_qos  # noqa: E402
-from ansible_collections.ainet.fabric.plugins.module_utils.rail_plan import rail_plan  # noqa: E402
+from ansible_collections.ainet.fabric.plugins.module_utils.qos.qos_parse import parse_qos  # noqa: E402
+from ansible_collections.ainet.fabric.plugins.module_utils.plan.rail_plan import rail_plan  # noqa: E402
 
 SAMPLE = os.path.join(ROOT, "tests", "unit", "plugins", "module_utils", "data", "qos", "sonic", "qos-arista7050.json")
 RAILS, TORS_PER_RAIL = 8, 8

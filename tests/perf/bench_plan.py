@@ -21,8 +21,8 @@ if not os.path.islink(LINK):
     os.symlink(ROOT, LINK)
 sys.path.insert(0, os.path.join(ROOT, "build", ".collections"))
 
-from ansible_collections.ainet.fabric.plugins.module_utils import plan_lock  # noqa: E402
-from ansible_collections.ainet.fabric.plugins.module_utils.rail_plan import (  # noqa: E402
+from ansible_collections.ainet.fabric.plugins.module_utils.plan import plan_lock  # noqa: E402
+from ansible_collections.ainet.fabric.plugins.module_utils.plan.rail_plan import (  # noqa: E402
     rail_addresses,
     rail_plan,
 )

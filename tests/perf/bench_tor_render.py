@@ -17,11 +17,11 @@ import time
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, os.path.join(ROOT, "build", ".collections"))
 
-from ansible_collections.ainet.fabric.plugins.module_utils.rail_plan import rail_plan  # noqa: E402
-from ansible_collections.ainet.fabric.plugins.module_utils.tor_render import render_tors  # noqa: E402
-from ansible_collections.ainet.fabric.plugins.module_utils.tor_render_nvue import RELEASE  # noqa: E402
-from ansible_collections.ainet.fabric.plugins.module_utils.tor_render_sonic import merged_config_db  # noqa: E402
-from ansible_collections.ainet.fabric.plugins.module_utils import tor_validate  # noqa: E402
+from ansible_collections.ainet.fabric.plugins.module_utils.plan.rail_plan import rail_plan  # noqa: E402
+from ansible_collections.ainet.fabric.plugins.module_utils.tor.tor_render import render_tors  # noqa: E402
+from ansible_collections.ainet.fabric.plugins.module_utils.tor.tor_render_nvue import RELEASE  # noqa: E402
+from ansible_collections.ainet.fabric.plugins.module_utils.tor.tor_render_sonic import merged_config_db  # noqa: E402
+from ansible_collections.ainet.fabric.plugins.module_utils.tor import tor_validate  # noqa: E402
 
 PORTS = {"sonic": "Ethernet{local}", "cumulus": "swp{local}", "eos": "Ethernet{local}/1"}
 

@@ -17,10 +17,10 @@ import pytest
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 TARGET_CODE = sorted(glob.glob(os.path.join(ROOT, "plugins", "modules", "*.py"))
-                     + glob.glob(os.path.join(ROOT, "plugins", "module_utils", "*.py")))
+                     + glob.glob(os.path.join(ROOT, "plugins", "module_utils", "**", "*.py"), recursive=True))
 
 
-@pytest.mark.parametrize("path", TARGET_CODE, ids=os.path.basename)
+@pytest.mark.parametrize("path", TARGET_CODE, ids=lambda p: os.path.relpath(p, ROOT))
 def test_parses_as_python_3_9(path):
     with open(path, encoding="utf-8") as handle:
         ast.parse(handle.read(), filename=path, feature_version=(3, 9))

@@ -8,7 +8,7 @@ import pytest
 from ansible.errors import AnsibleFilterError
 
 from ansible_collections.ainet.fabric.plugins.filter.qos import FilterModule
-from ansible_collections.ainet.fabric.plugins.module_utils.qos_profile import resolve_profile
+from ansible_collections.ainet.fabric.plugins.module_utils.model.qos_profile import resolve_profile
 
 FILTERS = FilterModule().filters()
 DATA = os.path.join(os.path.dirname(__file__), "..", "module_utils", "data", "qos")

@@ -8,9 +8,9 @@ import re
 
 import pytest
 
-from ansible_collections.ainet.fabric.plugins.module_utils.cluster_model import load_cluster
-from ansible_collections.ainet.fabric.plugins.module_utils.errors import FabricModelError
-from ansible_collections.ainet.fabric.plugins.module_utils.rail_plan import check_interfaces, fabric_interfaces, rail_plan
+from ansible_collections.ainet.fabric.plugins.module_utils.model.cluster_model import load_cluster
+from ansible_collections.ainet.fabric.plugins.module_utils.common.errors import FabricModelError
+from ansible_collections.ainet.fabric.plugins.module_utils.plan.rail_plan import check_interfaces, fabric_interfaces, rail_plan
 
 BASE = {
     "name": "t",

@@ -11,7 +11,7 @@ import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ansible_collections.ainet.fabric.plugins.module_utils import file_formats
+from ansible_collections.ainet.fabric.plugins.module_utils.common import file_formats
 
 SCALARS = st.one_of(st.none(), st.booleans(), st.integers(), st.text())
 DATA = st.recursive(SCALARS, lambda inner: st.one_of(st.lists(inner, max_size=4),

@@ -10,7 +10,7 @@ import os
 
 import pytest
 
-from ansible_collections.ainet.fabric.plugins.module_utils import iproute
+from ansible_collections.ainet.fabric.plugins.module_utils.host import iproute
 
 DATA = os.path.join(os.path.dirname(__file__), "data", "iproute")
 FILES = sorted(glob.glob(os.path.join(DATA, "*.json")))

@@ -8,8 +8,8 @@ import copy
 
 import pytest
 
-from ansible_collections.ainet.fabric.plugins.module_utils.lossless_check import CODES, link_rows, lossless_diff
-from ansible_collections.ainet.fabric.plugins.module_utils.qos_profile import resolve_profile
+from ansible_collections.ainet.fabric.plugins.module_utils.qos.lossless_check import CODES, link_rows, lossless_diff
+from ansible_collections.ainet.fabric.plugins.module_utils.model.qos_profile import resolve_profile
 
 NVIDIA = resolve_profile({}, "q")
 # mlnx_qos default dscp2prio: priority n <- DSCP 8n..8n+7.

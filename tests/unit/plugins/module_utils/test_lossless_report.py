@@ -9,7 +9,7 @@ import random
 import re
 from html.parser import HTMLParser
 
-from ansible_collections.ainet.fabric.plugins.module_utils.lossless_report import (
+from ansible_collections.ainet.fabric.plugins.module_utils.qos.lossless_report import (
     COLOURS, render_html, render_markdown, summary,
 )
 

@@ -10,9 +10,9 @@ import sys
 import pytest
 import yaml
 
-from ansible_collections.ainet.fabric.plugins.module_utils import model_schema
-from ansible_collections.ainet.fabric.plugins.module_utils.cluster_model import load_cluster
-from ansible_collections.ainet.fabric.plugins.module_utils.errors import FabricModelError
+from ansible_collections.ainet.fabric.plugins.module_utils.model import model_schema
+from ansible_collections.ainet.fabric.plugins.module_utils.model.cluster_model import load_cluster
+from ansible_collections.ainet.fabric.plugins.module_utils.common.errors import FabricModelError
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", "..", ".."))
 sys.path.insert(0, os.path.join(ROOT, "tests", "schema"))

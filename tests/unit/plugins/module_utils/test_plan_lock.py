@@ -8,9 +8,9 @@ import json
 
 import pytest
 
-from ansible_collections.ainet.fabric.plugins.module_utils import plan_lock
-from ansible_collections.ainet.fabric.plugins.module_utils.errors import FabricModelError
-from ansible_collections.ainet.fabric.plugins.module_utils.rail_plan import rail_plan
+from ansible_collections.ainet.fabric.plugins.module_utils.plan import plan_lock
+from ansible_collections.ainet.fabric.plugins.module_utils.common.errors import FabricModelError
+from ansible_collections.ainet.fabric.plugins.module_utils.plan.rail_plan import rail_plan
 
 CLUSTER = {
     "name": "lock",

@@ -7,9 +7,9 @@ import json
 
 import pytest
 
-from ansible_collections.ainet.fabric.plugins.module_utils.errors import FabricModelError
-from ansible_collections.ainet.fabric.plugins.module_utils.plan_report import render
-from ansible_collections.ainet.fabric.plugins.module_utils.rail_plan import rail_plan
+from ansible_collections.ainet.fabric.plugins.module_utils.common.errors import FabricModelError
+from ansible_collections.ainet.fabric.plugins.module_utils.plan.plan_report import render
+from ansible_collections.ainet.fabric.plugins.module_utils.plan.rail_plan import rail_plan
 
 CLUSTER = {
     "name": "r",

@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import pytest
 
-from ansible_collections.ainet.fabric.plugins.module_utils import qos_parse_cli as cli
-from ansible_collections.ainet.fabric.plugins.module_utils.qos_facts import unique
+from ansible_collections.ainet.fabric.plugins.module_utils.qos import qos_parse_cli as cli
+from ansible_collections.ainet.fabric.plugins.module_utils.qos.qos_facts import unique
 
 
 def test_split_blocks_nests_by_indent_and_skips_comments():

@@ -4,8 +4,8 @@ import os
 
 import pytest
 
-from ansible_collections.ainet.fabric.plugins.module_utils.qos_facts import FIELDS
-from ansible_collections.ainet.fabric.plugins.module_utils.qos_parse_host import (
+from ansible_collections.ainet.fabric.plugins.module_utils.qos.qos_facts import FIELDS
+from ansible_collections.ainet.fabric.plugins.module_utils.qos.qos_parse_host import (
     parse_cma_roce_tos, parse_dcb, parse_mlnx_qos, parse_sysfs,
 )
 

@@ -11,9 +11,9 @@ import os
 
 import pytest
 
-from ansible_collections.ainet.fabric.plugins.module_utils.qos_facts import FIELDS
-from ansible_collections.ainet.fabric.plugins.module_utils import qos_parse_nvue
-from ansible_collections.ainet.fabric.plugins.module_utils.qos_parse_nvue import (
+from ansible_collections.ainet.fabric.plugins.module_utils.qos.qos_facts import FIELDS
+from ansible_collections.ainet.fabric.plugins.module_utils.qos import qos_parse_nvue
+from ansible_collections.ainet.fabric.plugins.module_utils.qos.qos_parse_nvue import (
     expand_interfaces, parse_nvue, parse_nvue_roce)
 
 DATA = os.path.join(os.path.dirname(__file__), "data", "qos", "nvue")

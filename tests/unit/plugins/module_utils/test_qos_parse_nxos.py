@@ -10,8 +10,8 @@ import os
 
 import pytest
 
-from ansible_collections.ainet.fabric.plugins.module_utils.qos_facts import FIELDS
-from ansible_collections.ainet.fabric.plugins.module_utils.qos_parse_nxos import parse_nxos
+from ansible_collections.ainet.fabric.plugins.module_utils.qos.qos_facts import FIELDS
+from ansible_collections.ainet.fabric.plugins.module_utils.qos.qos_parse_nxos import parse_nxos
 
 DATA = os.path.join(os.path.dirname(__file__), "data", "qos", "nxos")
 KB = 1024

@@ -10,8 +10,8 @@ import os
 
 import pytest
 
-from ansible_collections.ainet.fabric.plugins.module_utils.qos_facts import FIELDS
-from ansible_collections.ainet.fabric.plugins.module_utils.qos_parse_os10 import parse_os10
+from ansible_collections.ainet.fabric.plugins.module_utils.qos.qos_facts import FIELDS
+from ansible_collections.ainet.fabric.plugins.module_utils.qos.qos_parse_os10 import parse_os10
 
 DATA = os.path.join(os.path.dirname(__file__), "data", "qos", "os10")
 KB = 1024

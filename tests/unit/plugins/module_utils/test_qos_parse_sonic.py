@@ -10,8 +10,8 @@ from __future__ import annotations
 import json
 import os
 
-from ansible_collections.ainet.fabric.plugins.module_utils.qos_facts import FIELDS
-from ansible_collections.ainet.fabric.plugins.module_utils.qos_parse_sonic import parse_sonic_config_db
+from ansible_collections.ainet.fabric.plugins.module_utils.qos.qos_facts import FIELDS
+from ansible_collections.ainet.fabric.plugins.module_utils.qos.qos_parse_sonic import parse_sonic_config_db
 
 DATA = os.path.join(os.path.dirname(__file__), "data", "qos", "sonic")
 

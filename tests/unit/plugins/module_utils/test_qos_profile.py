@@ -2,9 +2,9 @@
 
 import pytest
 
-from ansible_collections.ainet.fabric.plugins.module_utils.cluster_model import load_cluster
-from ansible_collections.ainet.fabric.plugins.module_utils.errors import FabricModelError
-from ansible_collections.ainet.fabric.plugins.module_utils.qos_profile import describe, resolve_profile
+from ansible_collections.ainet.fabric.plugins.module_utils.model.cluster_model import load_cluster
+from ansible_collections.ainet.fabric.plugins.module_utils.common.errors import FabricModelError
+from ansible_collections.ainet.fabric.plugins.module_utils.model.qos_profile import describe, resolve_profile
 
 F = "fabric_cluster.qos"
 

@@ -8,8 +8,8 @@ import ipaddress
 
 import pytest
 
-from ansible_collections.ainet.fabric.plugins.module_utils.errors import FabricModelError
-from ansible_collections.ainet.fabric.plugins.module_utils.rail_plan import rail_addresses, rail_plan
+from ansible_collections.ainet.fabric.plugins.module_utils.common.errors import FabricModelError
+from ansible_collections.ainet.fabric.plugins.module_utils.plan.rail_plan import rail_addresses, rail_plan
 
 SEED = {
     "name": "seed003",

@@ -7,8 +7,8 @@ import ipaddress
 
 from hypothesis import given, settings, strategies as st
 
-from ansible_collections.ainet.fabric.plugins.module_utils.cluster_model import load_cluster
-from ansible_collections.ainet.fabric.plugins.module_utils.rail_plan import rail_addresses, rail_plan
+from ansible_collections.ainet.fabric.plugins.module_utils.model.cluster_model import load_cluster
+from ansible_collections.ainet.fabric.plugins.module_utils.plan.rail_plan import rail_addresses, rail_plan
 
 
 @st.composite
@@ -39,7 +39,7 @@ def clusters(draw):
 def test_no_overlaps_and_stable(cluster, ids, data):
     probe = rail_addresses(cluster, 1)
     assert len(probe) == cluster["rails"]
-    from ansible_collections.ainet.fabric.plugins.module_utils.cluster_model import load_cluster
+    from ansible_collections.ainet.fabric.plugins.module_utils.model.cluster_model import load_cluster
     limit = load_cluster(cluster).max_node_id
     ids = sorted(i for i in ids if i <= limit) or [1]
     nodes = {"node%03d" % i: i for i in ids}

@@ -3,8 +3,8 @@ runs, PCIe ACS; every contradiction refused with one line naming the field."""
 
 import pytest
 
-from ansible_collections.ainet.fabric.plugins.module_utils.cluster_model import load_cluster
-from ansible_collections.ainet.fabric.plugins.module_utils.errors import FabricModelError
+from ansible_collections.ainet.fabric.plugins.module_utils.model.cluster_model import load_cluster
+from ansible_collections.ainet.fabric.plugins.module_utils.common.errors import FabricModelError
 
 ROCE = {"rails": 2, "addressing": {"mode": "p2p", "supernet": "172.17.0.0/16", "rail_prefix": 24}}
 IB = {"rails": 2, "addressing": {"mode": "infiniband", "supernet": "10.20.0.0/16", "rail_prefix": 24}}

@@ -10,10 +10,10 @@ import os
 
 import pytest
 
-from ansible_collections.ainet.fabric.plugins.module_utils.rdma_facts import (
+from ansible_collections.ainet.fabric.plugins.module_utils.rdma.rdma_facts import (
     PORT_FIELDS, device_of_netdev, merge, roce_v2_gid_index,
 )
-from ansible_collections.ainet.fabric.plugins.module_utils.rdma_parse import PARSERS, parse_rdma
+from ansible_collections.ainet.fabric.plugins.module_utils.rdma.rdma_parse import PARSERS, parse_rdma
 
 DATA = os.path.join(os.path.dirname(__file__), "data", "rdma")
 KEYS = {"format", "available", "system", "devices", "pci", "firmware", "topology", "ofed", "modules", "problems"}

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import os
 
-from ansible_collections.ainet.fabric.plugins.module_utils.rdma_parse import parse_rdma
+from ansible_collections.ainet.fabric.plugins.module_utils.rdma.rdma_parse import parse_rdma
 
 DATA = os.path.join(os.path.dirname(__file__), "data", "rdma")
 OFF = dict.fromkeys(("SrcValid", "TransBlk", "ReqRedir", "CmpltRedir", "UpstreamFwd", "EgressCtrl", "DirectTrans"),

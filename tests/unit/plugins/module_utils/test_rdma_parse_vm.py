@@ -9,8 +9,8 @@ import os
 
 import pytest
 
-from ansible_collections.ainet.fabric.plugins.module_utils.rdma_facts import roce_v2_gid_index
-from ansible_collections.ainet.fabric.plugins.module_utils.rdma_parse import parse_rdma
+from ansible_collections.ainet.fabric.plugins.module_utils.rdma.rdma_facts import roce_v2_gid_index
+from ansible_collections.ainet.fabric.plugins.module_utils.rdma.rdma_parse import parse_rdma
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))))
 VM = os.path.join(ROOT, "tests", "vm", "recorded")

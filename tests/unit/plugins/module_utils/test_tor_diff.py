@@ -4,9 +4,9 @@ nothing the switch holds beyond it (other tools' ports, uplinks, users) is ever 
 import copy
 import json
 
-from ansible_collections.ainet.fabric.plugins.module_utils.rail_plan import rail_plan
-from ansible_collections.ainet.fabric.plugins.module_utils.tor_diff import diff_text, eos_diff, running_diff, tree_diff
-from ansible_collections.ainet.fabric.plugins.module_utils.tor_render import render_tor
+from ansible_collections.ainet.fabric.plugins.module_utils.plan.rail_plan import rail_plan
+from ansible_collections.ainet.fabric.plugins.module_utils.tor.tor_diff import diff_text, eos_diff, running_diff, tree_diff
+from ansible_collections.ainet.fabric.plugins.module_utils.tor.tor_render import render_tor
 
 
 def rendered(platform):
@@ -55,7 +55,7 @@ def test_nvue_running_from_nv_config_show_is_compared_as_a_tree():
     assert "interface swp1 link mtu" in paths and "interface swp2 type" in paths
     assert not [p for p in paths if "eth0" in p or "system" in p]
     assert [i for i in items if i["path"] == ("interface", "swp1", "link", "mtu")][0]["before"] == 9000
-    from ansible_collections.ainet.fabric.plugins.module_utils.tor_render_nvue import nvue_text
+    from ansible_collections.ainet.fabric.plugins.module_utils.tor.tor_render_nvue import nvue_text
     assert running_diff("cumulus", nvue_text(item["data"]), item) == []
 
 
@@ -83,7 +83,7 @@ def test_eos_diff_against_an_empty_switch_lists_every_rendered_line():
 
 
 def test_ports_still_marked_but_no_longer_planned_are_stale_and_foreign_ones_are_not():
-    from ansible_collections.ainet.fabric.plugins.module_utils.tor_diff import stale_ports
+    from ansible_collections.ainet.fabric.plugins.module_utils.tor.tor_diff import stale_ports
     sonic = rendered("sonic")
     running = copy.deepcopy(sonic["data"])
     running["PORT"]["Ethernet7"] = {"description": "gpu07 ens1 rail1 [ainet]", "mtu": "9216"}

@@ -17,12 +17,12 @@ import textwrap
 
 import pytest
 
-from ansible_collections.ainet.fabric.plugins.module_utils.rail_plan import rail_plan
-from ansible_collections.ainet.fabric.plugins.module_utils.tor_push import (
+from ansible_collections.ainet.fabric.plugins.module_utils.plan.rail_plan import rail_plan
+from ansible_collections.ainet.fabric.plugins.module_utils.tor.tor_push import (
     PushError, eos_commands, eos_push, nvue_push, sonic_patch, sonic_push, sonic_remove_patch)
-from ansible_collections.ainet.fabric.plugins.module_utils.tor_diff import tree_diff
-from ansible_collections.ainet.fabric.plugins.module_utils.tor_render import render_tor
-from ansible_collections.ainet.fabric.plugins.module_utils.tor_render_sonic import merged_config_db
+from ansible_collections.ainet.fabric.plugins.module_utils.tor.tor_diff import tree_diff
+from ansible_collections.ainet.fabric.plugins.module_utils.tor.tor_render import render_tor
+from ansible_collections.ainet.fabric.plugins.module_utils.tor.tor_render_sonic import merged_config_db
 
 DATA = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data", "tor_push")
 
@@ -412,7 +412,7 @@ srv.serve_forever()
 
 CLIENT = r'''
 import json, sys
-from ansible_collections.ainet.fabric.plugins.module_utils.tor_push import HttpTransport, PushError, nvue_push
+from ansible_collections.ainet.fabric.plugins.module_utils.tor.tor_push import HttpTransport, PushError, nvue_push
 desired = json.load(open(sys.argv[1]))["desired"]
 good = HttpTransport("http://127.0.0.1:8765", "cumulus", "Sw1tch-Pass", timeout=10)
 print(json.dumps(nvue_push(good, desired, sleep=lambda s: None)))
@@ -475,7 +475,7 @@ def test_http_transport_against_a_replaying_server_in_a_namespace_of_its_own(tmp
 def test_http_transport_error_text_never_carries_the_password():
     import io
     from urllib import error as urlerror
-    from ansible_collections.ainet.fabric.plugins.module_utils.tor_push import HttpTransport
+    from ansible_collections.ainet.fabric.plugins.module_utils.tor.tor_push import HttpTransport
 
     transport = HttpTransport("https://admin:S3cret-pw@leaf1:443", "admin", "S3cret-pw", validate_certs=False)
 

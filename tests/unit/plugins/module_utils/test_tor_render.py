@@ -17,18 +17,18 @@ import sys
 
 import pytest
 
-from ansible_collections.ainet.fabric.plugins.module_utils.errors import FabricModelError
-from ansible_collections.ainet.fabric.plugins.module_utils.lossless_check import lossless_diff
-from ansible_collections.ainet.fabric.plugins.module_utils.qos_parse import parse_qos
-from ansible_collections.ainet.fabric.plugins.module_utils.qos_profile import resolve_profile
-from ansible_collections.ainet.fabric.plugins.module_utils.rail_plan import rail_plan
-from ansible_collections.ainet.fabric.plugins.module_utils.roce_qos_plan import desired, ets_layout
-from ansible_collections.ainet.fabric.plugins.module_utils.tor_intent import tor_intent
-from ansible_collections.ainet.fabric.plugins.module_utils.tor_render import render_tor, render_tors
-from ansible_collections.ainet.fabric.plugins.module_utils.tor_render_eos import RendererUnavailable, eos_structured
-from ansible_collections.ainet.fabric.plugins.module_utils.tor_render_nvue import RELEASE
-from ansible_collections.ainet.fabric.plugins.module_utils.tor_render_sonic import merged_config_db
-from ansible_collections.ainet.fabric.plugins.module_utils.tor_validate import (
+from ansible_collections.ainet.fabric.plugins.module_utils.common.errors import FabricModelError
+from ansible_collections.ainet.fabric.plugins.module_utils.qos.lossless_check import lossless_diff
+from ansible_collections.ainet.fabric.plugins.module_utils.qos.qos_parse import parse_qos
+from ansible_collections.ainet.fabric.plugins.module_utils.model.qos_profile import resolve_profile
+from ansible_collections.ainet.fabric.plugins.module_utils.plan.rail_plan import rail_plan
+from ansible_collections.ainet.fabric.plugins.module_utils.host.roce_qos_state import desired, ets_layout
+from ansible_collections.ainet.fabric.plugins.module_utils.tor.tor_intent import tor_intent
+from ansible_collections.ainet.fabric.plugins.module_utils.tor.tor_render import render_tor, render_tors
+from ansible_collections.ainet.fabric.plugins.module_utils.tor.tor_render_eos import RendererUnavailable, eos_structured
+from ansible_collections.ainet.fabric.plugins.module_utils.tor.tor_render_nvue import RELEASE
+from ansible_collections.ainet.fabric.plugins.module_utils.tor.tor_render_sonic import merged_config_db
+from ansible_collections.ainet.fabric.plugins.module_utils.tor.tor_validate import (
     ValidatorUnavailable, validate_eos, validate_nvue, validate_sonic)
 
 GOLDEN = os.path.join(os.path.dirname(__file__), "golden", "tors")

@@ -19,17 +19,26 @@ MODULES = sorted(f[:-3] for f in os.listdir(os.path.join(ROOT, "plugins", "modul
                  if f.endswith(".py") and f[:-3] not in ACTIONS)
 
 
+def module_path(name):
+    """The file of module_utils ``name`` (dotted below module_utils), or None."""
+    path = os.path.join(ROOT, "plugins", "module_utils", *name.split("."))
+    return path + ".py" if os.path.isfile(path + ".py") else None
+
+
 def imports(path):
-    """(static module_utils names, uses importlib) of one file."""
+    """(static module_utils names, dotted below module_utils, and whether it uses importlib) of one file."""
     with open(path, encoding="utf-8") as handle:
         tree = ast.parse(handle.read())
     names, dynamic = set(), False
     for node in ast.walk(tree):
-        if isinstance(node, ast.ImportFrom) and node.module:
-            if node.module == PREFIX:
-                names.update(alias.name for alias in node.names)
-            elif node.module.startswith(PREFIX + "."):
-                names.add(node.module[len(PREFIX) + 1:].split(".")[0])
+        if isinstance(node, ast.ImportFrom) and node.module and \
+                (node.module == PREFIX or node.module.startswith(PREFIX + ".")):
+            base = node.module[len(PREFIX) + 1:]
+            if module_path(base):  # from ...module_utils.wing.name import function
+                names.add(base)
+                continue
+            for alias in node.names:  # from ...module_utils.wing import name
+                names.add(("%s.%s" % (base, alias.name)).lstrip("."))
         elif isinstance(node, ast.Call) and getattr(node.func, "attr", None) in ("import_module", "__import__"):
             # importlib.import_module("ansible_collections.ainet.fabric..." + name) and the like
             dynamic |= any(isinstance(n, ast.Constant) and isinstance(n.value, str) and
@@ -43,8 +52,8 @@ def test_module_utils_reached_from_a_module_are_imported_statically(module):
     while todo:
         names, dynamic = imports(todo.pop())
         for name in names - seen:
-            path = os.path.join(ROOT, "plugins", "module_utils", name + ".py")
-            assert os.path.isfile(path), "%s imports a module_utils that does not exist: %s" % (module, name)
+            path = module_path(name)
+            assert path, "%s imports a module_utils that does not exist: %s" % (module, name)
             seen.add(name)
             todo.append(path)
             assert not imports(path)[1], "%s (reached from module %s) imports by name at run time" % (name, module)

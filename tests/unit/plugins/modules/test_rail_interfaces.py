@@ -15,7 +15,7 @@ import os
 import pytest
 from ansible.module_utils.testing import patch_module_args
 
-from ansible_collections.ainet.fabric.plugins.module_utils import iproute
+from ansible_collections.ainet.fabric.plugins.module_utils.host import iproute
 from ansible_collections.ainet.fabric.plugins.modules import rail_interfaces
 
 FIXTURES = os.path.join(os.path.dirname(__file__), "fixtures")

@@ -15,7 +15,7 @@ import sys
 import pytest
 from ansible.module_utils.testing import patch_module_args
 
-from ansible_collections.ainet.fabric.plugins.module_utils import rdma_netns_plan as plan
+from ansible_collections.ainet.fabric.plugins.module_utils.host import rdma_netns_state as plan
 from ansible_collections.ainet.fabric.plugins.modules import rdma_netns
 
 RECORDED = os.path.join(os.path.dirname(__file__), "..", "..", "..", "vm", "recorded")

@@ -1,0 +1,92 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, ainet.fabric contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The one-shot boot units of the host roles, and the file each role owns for them.
+
+A host role that changes runtime state the kernel forgets at reboot (NIC QoS, SR-IOV VFs, PCIe ACS)
+keeps it with exactly one systemd unit, ``/etc/systemd/system/ainet-<role>.service``: ``Type=oneshot``,
+``RemainAfterExit=yes``, the same commands the role ran, once per boot (no re-apply loop, no rc.local).
+
+* :func:`oneshot` - the unit's sections (for :func:`file_formats.unit_dump`);
+* :func:`wait_for` / :func:`write_sysfs` - the ``ExecStart`` lines that wait for a path and write one
+  sysfs value (``sh -c`` is used for these two only);
+* :func:`read_unit` / :func:`sync_unit` - the unit file's state on a host (under ``config_root``) and
+  writing or removing it (the role enables it with ``ansible.builtin.systemd_service``).
+"""
+
+from __future__ import annotations
+
+import os
+
+from ansible_collections.ainet.fabric.plugins.module_utils.host.host_files import read_text, remove, write_atomic
+
+UNIT_DIR = "etc/systemd/system"
+WANTS_DIR = "etc/systemd/system/multi-user.target.wants"
+DOCS = "https://github.com/ainet/ainet.fabric/tree/main/roles/"
+WAIT_SECONDS = 60
+
+
+def unit_name(role):
+    return "ainet-%s.service" % role.replace("_", "-")
+
+
+def header(role):
+    return "Managed by ainet.fabric (%s); changes here are overwritten." % role
+
+
+def oneshot(role, description, execs, after=(), before=(), wanted_by="multi-user.target", early=False, wants=()):
+    """Sections of a ``Type=oneshot`` unit running ``execs`` ([(ExecStartPre|ExecStart, line)]) in order.
+
+    ``early``: without systemd's default dependencies, so that the unit can run before ``basic.target``
+    and every service ordered after it (a container runtime, the kubelet and its device plugins)."""
+    unit = [("Description", "ainet.fabric %s: %s" % (role, description)), ("Documentation", DOCS + role)]
+    if early:
+        unit.append(("DefaultDependencies", False))
+        unit.append(("Conflicts", "shutdown.target"))
+        before = list(before) + ["shutdown.target"]
+    if wants:  # a passive target (network-pre.target) is in the boot only when a unit pulls it in
+        unit.append(("Wants", " ".join(wants)))
+    if after:
+        unit.append(("After", " ".join(after)))
+    if before:
+        unit.append(("Before", " ".join(before)))
+    return [("Unit", unit),
+            ("Service", [("Type", "oneshot"), ("RemainAfterExit", True)] + list(execs)),
+            ("Install", [("WantedBy", wanted_by)])]
+
+
+def wait_for(path, sh_path="/bin/sh", seconds=WAIT_SECONDS):
+    """An ``ExecStartPre`` line that waits up to ``seconds`` for ``path`` and fails if it never appears.
+
+    Used instead of ``Requires=`` on a device unit: a device unit that never appears (no udev, a renamed
+    NIC) would fail the whole unit only after 90 s, and says less."""
+    return ("ExecStartPre", "%s -c \"i=0; while [ ! -e %s ] && [ $i -lt %d ]; do sleep 1; i=$((i+1)); done; "
+                            "[ -e %s ]\"" % (sh_path, path, seconds, path))
+
+
+def write_sysfs(path, value, sh_path="/bin/sh"):
+    """An ``ExecStart`` line that writes ``value`` to the sysfs file ``path``."""
+    return ("ExecStart", "%s -c \"echo %s > %s\"" % (sh_path, value, path))
+
+
+def read_unit(config_root, role):
+    """``{"path", "text", "present", "enabled"}`` of the role's unit under ``config_root``."""
+    name = unit_name(role)
+    path = os.path.join(config_root, UNIT_DIR, name)
+    text = read_text(path) if os.path.isfile(path) else None
+    link = os.path.join(config_root, WANTS_DIR, name)
+    return {"path": "/" + UNIT_DIR + "/" + name, "file": path, "link": link, "text": text,
+            "present": text is not None, "enabled": os.path.lexists(link)}
+
+
+def sync_unit(state, text, check_mode):
+    """Write ``text`` to the unit (or remove it and its ``multi-user.target.wants`` link when ``text`` is
+    None); True when that changes the file."""
+    if state["text"] == text:
+        return False
+    if not check_mode:
+        if text is None:
+            remove([state["file"]] + ([state["link"]] if os.path.lexists(state["link"]) else []))
+        else:
+            write_atomic(state["file"], text, "0644")
+    return True

@@ -1,0 +1,158 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, ainet.fabric contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""One host's complete desired rail state (the *intent*), derived once from the model.
+
+``host_intent(cluster, node_id, interfaces, backend)`` is a pure function from the
+model, the node id and the node's rail NICs to everything the host role manages:
+links (MTU, up), addresses, routes, rules, sysctls and the persistent files with
+their content.  The runtime difference (:mod:`rail_reconcile`), the ``ip -batch``
+lines and every file renderer (:mod:`netcfg_render`) read only from it.
+
+Routing design (why there is no keep-off rule): each rail NIC gets a table of its
+own that routes only the fabric's prefixes - the rail subnet (connected) and the
+RDMA supernet via the rail gateway - and a rule ``from <rail address> lookup
+<table>``.  Traffic from a rail address to the fabric leaves through its own NIC;
+traffic from a rail address to anything else finds no route in the rail table,
+so the lookup falls through to the next rule (a VPN's, a CNI's, then ``main``).
+No rule of ours matches traffic it does not route, so nothing behind us is
+shadowed.
+
+A node carries every fabric of the cluster (compute, storage ...); the fabrics never share a
+NIC, a table or a rule priority (checked by the model).
+
+What the collection owns on a host, per fabric (see roles/rail_network/README.md):
+rule priorities ``rule_priority + 1 .. rule_priority + rails``, tables
+``table_base + 1 .. table_base + rails``, the aggregate supernet route in
+``main``, routes and rules with protocol ``ainet`` (211), the objects recorded in
+its state file, and the files named in :data:`netcfg_render.OWNED_PATTERNS`.
+"""
+
+from __future__ import annotations
+
+from ansible_collections.ainet.fabric.plugins.module_utils.host import iproute
+from ansible_collections.ainet.fabric.plugins.module_utils.host.iproute import Address, RouteKey, RouteValue
+from ansible_collections.ainet.fabric.plugins.module_utils.plan.rail_plan import Planner, fabric_interfaces
+from ansible_collections.ainet.fabric.plugins.module_utils.model.cluster_model import check_node_id
+
+BACKENDS = ("networkd", "netplan", "nm", "none")
+# The protocol each backend gives the routes and rules it re-creates at boot. The
+# runtime objects carry the same one, so that the backend adopts them instead of
+# adding duplicates. systemd-networkd takes Protocol= for routes only; netplan and
+# NetworkManager set none, so theirs are "static" (4). Without a backend they are ours.
+_PROTOCOLS = {
+    "networkd": (iproute.PROTO_AINET, iproute.PROTO_STATIC),
+    "netplan": (iproute.PROTO_STATIC, iproute.PROTO_STATIC),
+    "nm": (iproute.PROTO_STATIC, iproute.PROTO_STATIC),
+    "none": (iproute.PROTO_AINET, iproute.PROTO_AINET),
+}
+SYSCTLS_V4 = (("rp_filter", "2"), ("arp_ignore", "1"), ("arp_announce", "2"), ("arp_filter", "1"),
+              # Deleting a primary address must never take the secondaries (ours or another tool's) with it.
+              ("promote_secondaries", "1"))
+SYSCTLS_V6 = (("disable_ipv6", "0"), ("accept_ra", "0"))
+DEFAULT_METRIC = {4: 0, 6: 1024}
+SCOPE_LINK = 253
+
+
+class HostIntent(object):
+    """Everything one host should have, for every fabric of the cluster.  Treat as read-only.
+
+    ``parts`` holds (Fabric, that fabric's rail entries) in declaration order;
+    ``owned_tables`` and ``owned_priorities`` map each owned number to its fabric's name.
+    """
+
+    __slots__ = ("name", "cluster", "parts", "backend", "rails", "links", "addresses", "routes", "rules",
+                 "sysctls", "owned_tables", "owned_priorities", "legacy_rules", "files")
+
+    def __init__(self, **values):
+        for key in self.__slots__:
+            setattr(self, key, values.get(key))
+
+    @property
+    def interfaces(self):
+        return [entry["interface"] for entry in self.rails]
+
+    def ips(self):
+        return {entry["ip"] for entry in self.rails}
+
+    def label(self, fabric):
+        """How messages name a fabric: the cluster in the single-fabric form."""
+        return "cluster %s" % self.name if self.cluster.single is not None else "fabric %s" % fabric
+
+    def fabric_of(self, ifname):
+        """The name of the fabric whose rail NIC ``ifname`` is (None for other devices)."""
+        for entry in self.rails:
+            if entry["interface"] == ifname:
+                return entry["fabric"]
+        return None
+
+
+def _fabric_part(intent, fabric, rails, backend):
+    """Add one fabric's objects to ``intent``."""
+    family = fabric.family
+    metric = DEFAULT_METRIC[family]
+    route_proto, rule_proto = _PROTOCOLS[backend]
+    policy = fabric.policy_routing
+    supernet = str(fabric.supernet)
+    for entry in rails:
+        name = entry["interface"]
+        intent.links[name] = entry["mtu"]
+        intent.addresses.append(Address(name, entry["address"]))
+        if family == 4 and policy:
+            for key, value in SYSCTLS_V4:
+                intent.sysctls["net/ipv4/conf/%s/%s" % (name, key)] = value
+        if family == 6:
+            for key, value in SYSCTLS_V6:
+                intent.sysctls["net/ipv6/conf/%s/%s" % (name, key)] = value
+        if not policy:
+            continue
+        table = entry["table"]
+        # IPv6 routes have no scope: the kernel keeps "link" only for IPv4.
+        intent.routes[RouteKey(family, table, entry["subnet"], metric)] = RouteValue(
+            None, name, entry["ip"], SCOPE_LINK if family == 4 else 0, route_proto, "unicast", None)
+        intent.routes[RouteKey(family, table, supernet, metric)] = RouteValue(
+            entry["gateway"], name, None, 0, route_proto, "unicast", None)
+        intent.rules.append(iproute.make_rule(family, priority=entry["priority"], src="%s/%d" % (
+            entry["ip"], 32 if family == 4 else 128), table=table, protocol=rule_proto))
+    if policy and rails and fabric.aggregate_route:
+        first = rails[0]
+        intent.routes[RouteKey(family, iproute.TABLE_MAIN, supernet, metric)] = RouteValue(
+            first["gateway"], first["interface"], None, 0, route_proto, "unicast", None)
+    if policy:
+        for number in range(fabric.table_base + 1, fabric.table_base + fabric.rails + 1):
+            intent.owned_tables[number] = fabric.name
+        for number in range(fabric.rule_priority + 1, fabric.rule_priority + fabric.rails + 1):
+            intent.owned_priorities[number] = fabric.name
+        # Releases before 0.2 added `<rule_priority>: not to <supernet> lookup main`:
+        # recognised as ours so that an upgraded host loses it.
+        intent.legacy_rules += tuple(iproute.make_rule(family, priority=fabric.rule_priority, dst=supernet,
+                                                       table=254, protocol=proto, **{"not": True})
+                                     for proto in (iproute.PROTO_STATIC, 0))
+
+
+def host_intent(cluster, node_id, interfaces, backend="networkd", rails=None):
+    """The complete desired state of one node (``cluster`` is a validated Cluster).
+
+    ``interfaces`` is a list (a one-fabric cluster) or ``{fabric: [nic per rail]}``.
+    ``rails`` may be given when the caller already has this node's plan entries.
+    Files are rendered for ``backend`` (one of :data:`BACKENDS`).
+    """
+    # Imported here: the renderers import this module's constants.
+    from ansible_collections.ainet.fabric.plugins.module_utils.host import netcfg_render  # pylint: disable=import-outside-toplevel
+
+    if backend not in BACKENDS:
+        raise ValueError("unknown backend %r" % backend)
+    nics = fabric_interfaces(cluster, interfaces)
+    if rails is None:
+        node_id = check_node_id(cluster, node_id)
+        rails = [entry for fabric in cluster.fabrics for entry in Planner(fabric).node(node_id)]
+    rails = [dict(entry, interface=nics[entry["fabric"]][entry["rail"] - 1]) for entry in rails]
+    intent = HostIntent(name=cluster.name, cluster=cluster, parts=[], backend=backend, rails=rails, links={},
+                        addresses=[], routes={}, rules=[], sysctls={}, owned_tables={}, owned_priorities={},
+                        legacy_rules=(), files={})
+    for fabric in cluster.fabrics:
+        own = [entry for entry in rails if entry["fabric"] == fabric.name]
+        intent.parts.append((fabric, own))
+        _fabric_part(intent, fabric, own, backend)
+    intent.files = netcfg_render.render(intent)
+    return intent

@@ -1,0 +1,266 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, ainet.fabric contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""What the ``sriov`` role does to a node's rail PFs: desired VFs, the actions that reach them, the boot unit.
+
+Pure functions; the module (``ainet.fabric.sriov``) reads the host and runs the actions.
+
+**Desired state** (:func:`desired`): for every fabric with ``cni: sriov``, each of the node's rail NICs
+of that fabric is a PF with the fabric's ``sriov`` settings (``vfs``, ``trust``, ``spoof_check``,
+``link_state``, ``firmware_vfs``), unless a host-local override (``sriov_overrides: {nic: {...}}``)
+changes them for this node. The VF MAC is either ``derived`` (a locally administered unicast MAC
+computed from the PF's permanent MAC and the VF index, so it is the same after every boot and unique
+per VF) or ``keep`` (whatever the driver or another tool gives it).
+
+**Current state** of one PF, as the module reads it (``pf_state``)::
+
+    {"name": "enp1s0", "exists": True, "pci": "0000:01:00.0", "driver": "igb", "mac": "52:54:00:..",
+     "total_vfs": 7 | None (no SR-IOV), "num_vfs": 2,
+     "vfs": [{"index": 0, "pci": "0000:01:10.0", "driver": "igbvf", "netdev": "enp1s0v0", "in_use": None | "why"}],
+     "vfinfo": {0: {"mac": "..", "trust": False, "spoof_check": True, "link_state": "auto"}},
+     "firmware": None | {"sriov_en": bool, "num_of_vfs": int,              # next boot (mlxconfig, Mellanox only)
+                         "current": {"sriov_en": bool, "num_of_vfs": int}}  # running
+    }
+
+**Actions** (:func:`pf_actions`), in order::
+
+    {"path": "/sys/class/net/enp1s0/device/sriov_numvfs", "value": "0", "what": "remove the 2 VFs of enp1s0"}
+    {"argv": ["ip", "link", "set", "dev", "enp1s0", "vf", "0", "mac", "..", "trust", "on"], "what": ".."}
+    {"argv": ["mlxconfig", "-y", "-d", "0000:3b:00.0", "set", "SRIOV_EN=1", "NUM_OF_VFS=16"], "what": ".."}
+
+A PF whose firmware must change (``set``, only with ``sriov_firmware: true``) or has changed for the next
+boot (``pending``) gets no VFs now: a reboot is pending, and the boot unit creates them at that boot.
+
+Ownership: the role owns the VFs of the PFs it lists in its record (``/var/lib/ainet-fabric/sriov.json``)
+and its boot unit ``ainet-sriov.service``. VFs another tool made are never removed or renumbered unless
+``sriov_takeover`` says so; VFs in use (moved into a pod's namespace, bound to vfio-pci, up with
+addresses, enslaved) are never removed or renumbered unless ``sriov_allow_in_use`` says so. A PF the
+model no longer wants loses the VFs the role made (count 0) and leaves the record.
+"""
+
+from __future__ import annotations
+
+import hashlib
+
+from ansible_collections.ainet.fabric.plugins.module_utils.host import boot_unit
+from ansible_collections.ainet.fabric.plugins.module_utils.common.errors import FabricError
+from ansible_collections.ainet.fabric.plugins.module_utils.model.rdma_host import resolve_sriov
+
+ROLE = "sriov"
+RECORD = "var/lib/ainet-fabric/sriov.json"
+MAC_POLICIES = ("derived", "keep")
+
+
+class SriovError(FabricError):
+    """A refusal: one line that names what is wrong and how to fix it."""
+
+
+def derived_mac(pf_mac, index):
+    """A locally administered unicast MAC for VF ``index`` of the PF whose permanent MAC is ``pf_mac``."""
+    digest = hashlib.sha256(("%s/%d" % (pf_mac.lower(), index)).encode()).digest()
+    octets = [0x02] + list(digest[:5])
+    return ":".join("%02x" % o for o in octets)
+
+
+def desired(cluster, nics_by_fabric, overrides=None):
+    """``{pf: {"fabric", "vfs", "trust", "spoof_check", "link_state", "firmware_vfs", "source"}}``."""
+    overrides = dict(overrides or {})
+    out = {}
+    for fabric in cluster.fabrics:
+        for nic in nics_by_fabric.get(fabric.name, []):
+            if fabric.cni != "sriov":
+                if nic in overrides:
+                    raise SriovError("sriov_overrides.%s: %s is a rail NIC of fabric %s, whose cni is %s, not sriov "
+                                     "(fix: remove the override, or set the fabric's cni: sriov)"
+                                     % (nic, nic, fabric.name, fabric.cni))
+                continue
+            settings = dict(fabric.sriov)
+            source = fabric.field("sriov")
+            if nic in overrides:
+                if overrides[nic] is not None and not isinstance(overrides[nic], dict):
+                    raise SriovError("sriov_overrides.%s: %r is not a mapping (write it as {vfs: 4, trust: true})"
+                                     % (nic, overrides[nic]))
+                given = dict(overrides[nic] or {})
+                raw = dict((k, v) for k, v in fabric.sriov.items() if k != "firmware_vfs")
+                raw.update(given)
+                settings = resolve_sriov(raw, "sriov_overrides.%s" % nic, "sriov")
+                if "firmware_vfs" not in given:
+                    settings["firmware_vfs"] = max(settings["firmware_vfs"], fabric.sriov["firmware_vfs"])
+                source = "sriov_overrides.%s" % nic
+            settings.update(fabric=fabric.name, source=source)
+            out[nic] = settings
+    for nic in overrides:
+        if nic not in out and not any(nic in nics for nics in nics_by_fabric.values()):
+            raise SriovError("sriov_overrides.%s: %s is not a rail NIC of this node (fabric_rail_interfaces)" % (nic, nic))
+    return out
+
+
+def _onoff(value):
+    return "on" if value else "off"
+
+
+def vf_settings(pf, want, index, mac_policy):
+    """The settings VF ``index`` of ``pf`` (a :data:`pf_state`) must have: ``{"mac"?, "trust", "spoof_check",
+    "link_state"}``."""
+    out = {"trust": want["trust"], "spoof_check": want["spoof_check"], "link_state": want["link_state"]}
+    if mac_policy == "derived" and pf.get("mac"):
+        out["mac"] = derived_mac(pf["mac"], index)
+    return out
+
+
+def vf_argv(pf_name, index, settings, current=None):
+    """``ip link set dev <pf> vf <i> ...`` for what differs from ``current`` (all of it when None); None when
+    nothing differs. ``link_state: auto`` is only sent when the driver reports another state (igb cannot
+    set VF link state at all)."""
+    argv = []
+    fresh, current = current is None, current or {}
+    if settings.get("mac") and (fresh or (current.get("mac") or "").lower() != settings["mac"]):
+        argv += ["mac", settings["mac"]]
+    for key, word in (("trust", "trust"), ("spoof_check", "spoofchk")):
+        # a driver that does not report a field (ip -j leaves it out) cannot be compared: not a difference
+        if fresh or (current.get(key) is not None and current.get(key) != settings[key]):
+            argv += [word, _onoff(settings[key])]
+    state = settings["link_state"]
+    reported = current.get("link_state")
+    if (reported is not None and reported != state) or (reported is None and state != "auto"):
+        argv += ["state", state]
+    if not argv:
+        return None
+    return ["ip", "link", "set", "dev", pf_name, "vf", str(index)] + argv
+
+
+def numvfs_path(pf_name):
+    return "/sys/class/net/%s/device/sriov_numvfs" % pf_name
+
+
+def check_pf(pf, want, owned, allow_in_use, takeover, firmware):
+    """Refusals for one wanted PF; returns its :func:`firmware_status` (``set`` and ``pending``: the VFs are
+    created by the boot unit after the reboot)."""
+    name = pf["name"]
+    where = want["source"] + ".vfs"
+    if not pf["exists"]:
+        raise SriovError("sriov: rail NIC %s does not exist on this host (fabric %s)" % (name, want["fabric"]))
+    if pf["num_vfs"] and name not in owned and not takeover:
+        raise SriovError("sriov: %s has %d VFs that ainet.fabric did not create (another tool's?); refusing to manage "
+                         "them. Fix: remove them with that tool, or set sriov_takeover: true" % (name, pf["num_vfs"]))
+    status = firmware_status(pf.get("firmware"), want)
+    if status == "set":
+        fw = pf["firmware"]
+        if not firmware:
+            raise SriovError("sriov: the firmware of %s (%s) has SRIOV_EN=%s NUM_OF_VFS=%s for the next boot, %s wants "
+                             "%d VFs (firmware_vfs %d); fix: set sriov_firmware: true to let the role run mlxconfig "
+                             "(then a reboot is pending)"
+                             % (name, pf["pci"], fw.get("sriov_en"), fw.get("num_of_vfs"), where, want["vfs"],
+                                want["firmware_vfs"]))
+        return status
+    if status == "pending":
+        return status
+    if pf["total_vfs"] is None:
+        raise SriovError("sriov: rail NIC %s (%s, driver %s) has no SR-IOV capability (no sriov_totalvfs), but %s is %d; "
+                         "fix: use a NIC with SR-IOV enabled in firmware/BIOS, or another cni for fabric %s"
+                         % (name, pf["pci"], pf["driver"], where, want["vfs"], want["fabric"]))
+    if want["vfs"] > pf["total_vfs"]:
+        raise SriovError("sriov: %s %d is above the %d VFs rail NIC %s (%s, driver %s) supports (sriov_totalvfs); "
+                         "fix: set at most %d" % (where, want["vfs"], pf["total_vfs"], name, pf["pci"], pf["driver"],
+                                                  pf["total_vfs"]))
+    if pf["num_vfs"] and pf["num_vfs"] != want["vfs"]:
+        _may_renumber(pf, owned, allow_in_use, takeover, "change %s from %d to %d VFs" % (name, pf["num_vfs"], want["vfs"]))
+    return "ok"
+
+
+def firmware_status(fw, want):
+    """``ok`` (no firmware facts, or it allows the VFs now), ``set`` (the next-boot firmware settings do not
+    allow them: mlxconfig must run) or ``pending`` (the next boot allows them, the running firmware not yet)."""
+    if fw is None:
+        return "ok"
+
+    def enough(enabled, count):
+        return bool(enabled) and (count or 0) >= want["firmware_vfs"]
+
+    if not enough(fw.get("sriov_en"), fw.get("num_of_vfs")):
+        return "set"
+    current = fw.get("current") or {}
+    if current.get("sriov_en") is not None and not enough(current.get("sriov_en"), current.get("num_of_vfs")):
+        return "pending"
+    return "ok"
+
+
+def _may_renumber(pf, owned, allow_in_use, takeover, doing):
+    if pf["name"] not in owned and not takeover:
+        raise SriovError("sriov: %s has %d VFs that ainet.fabric did not create (another tool's?); refusing to %s. "
+                         "Fix: remove them with that tool, or set sriov_takeover: true"
+                         % (pf["name"], pf["num_vfs"], doing))
+    busy = ["VF %d (%s): %s" % (vf["index"], vf.get("netdev") or vf.get("pci"), vf["in_use"])
+            for vf in pf["vfs"] if vf.get("in_use")]
+    if busy and not allow_in_use:
+        raise SriovError("sriov: refusing to %s while VFs are in use: %s. Fix: drain the node (pods, VMs), or set "
+                         "sriov_allow_in_use: true" % (doing, "; ".join(busy)))
+
+
+def busy_vfs(pf):
+    """``{index: why}`` of the PF's VFs in use (a pod's namespace, vfio-pci, up, enslaved, addressed)."""
+    return dict((vf["index"], vf["in_use"]) for vf in pf.get("vfs") or [] if vf.get("in_use"))
+
+
+def pf_actions(pf, want, mac_policy, firmware_tool="mlxconfig", allow_in_use=False):
+    """The actions that bring ``pf`` to ``want`` (call :func:`check_pf` first). A VF in use keeps its settings
+    (the SR-IOV CNI sets MAC, trust and spoof check per pod) unless ``allow_in_use``."""
+    name = pf["name"]
+    status = firmware_status(pf.get("firmware"), want)
+    if status == "pending":
+        return []
+    if status == "set":
+        return [{"argv": [firmware_tool, "-y", "-d", pf["pci"], "set", "SRIOV_EN=1",
+                          "NUM_OF_VFS=%d" % want["firmware_vfs"]],
+                 "what": "allow %d VFs in the firmware of %s" % (want["firmware_vfs"], name)}]
+    actions = []
+    fresh = pf["num_vfs"] != want["vfs"]
+    if fresh:
+        if pf["num_vfs"]:
+            what = "remove the %d VFs of %s (a count changes through 0)" % (pf["num_vfs"], name)
+            actions.append({"path": numvfs_path(name), "value": "0", "what": what})
+        actions.append({"path": numvfs_path(name), "value": str(want["vfs"]),
+                        "what": "create %d VFs on %s" % (want["vfs"], name)})
+    busy = {} if fresh or allow_in_use else busy_vfs(pf)
+    for index in range(want["vfs"]):
+        if index in busy:
+            continue
+        current = None if fresh else (pf.get("vfinfo") or {}).get(index)
+        argv = vf_argv(name, index, vf_settings(pf, want, index, mac_policy), current)
+        if argv:
+            actions.append({"argv": argv, "what": "VF %d of %s" % (index, name)})
+    return actions
+
+
+def release_actions(pf, allow_in_use):
+    """A PF the role owns but the model no longer wants: its VFs go (count 0)."""
+    if not pf["exists"] or not pf["num_vfs"]:
+        return []
+    _may_renumber(pf, {pf["name"]}, allow_in_use, False, "remove the %d VFs of %s (no longer in the model)"
+                  % (pf["num_vfs"], pf["name"]))
+    return [{"path": numvfs_path(pf["name"]), "value": "0",
+             "what": "remove the %d VFs of %s (no longer in the model)" % (pf["num_vfs"], pf["name"])}]
+
+
+def command_line(action):
+    if "argv" in action:
+        return " ".join(action["argv"])
+    return "echo %s > %s" % (action["value"], action["path"])
+
+
+def unit_sections(pfs, ip_path="/sbin/ip", sh_path="/bin/sh"):
+    """The boot unit: ``pfs`` is ``[(pf_state, want, mac_policy)]`` for every PF with VFs (none pending on
+    firmware); it creates the VFs and sets every VF's settings once per boot, before the network starts."""
+    execs, after = [], ["systemd-modules-load.service", "openibd.service"]
+    for pf, _want, _policy in pfs:
+        after.append("sys-subsystem-net-devices-%s.device" % pf["name"])
+        execs.append(boot_unit.wait_for(numvfs_path(pf["name"]), sh_path))
+    for pf, want, policy in pfs:
+        execs.append(boot_unit.write_sysfs(numvfs_path(pf["name"]), want["vfs"], sh_path))
+        for index in range(want["vfs"]):
+            argv = vf_argv(pf["name"], index, vf_settings(pf, want, index, policy))
+            if argv:
+                execs.append(("ExecStart", " ".join([ip_path] + argv[1:])))
+    return boot_unit.oneshot(ROLE, "SR-IOV VFs of the rail NICs", execs, after=after,
+                             before=["network-pre.target", "kubelet.service", "ainet-roce-qos.service"],
+                             wants=["network-pre.target"])

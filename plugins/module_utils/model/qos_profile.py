@@ -1,0 +1,260 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, ainet.fabric contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The lossless QoS profile of a fabric: presets, validation and the resolved profile.
+
+A fabric's ``qos`` key names a preset and may override any of its values::
+
+    qos:
+      preset: nvidia          # nvidia (default for RoCE) | sonic | spiderpool | custom | none
+      roce_dscp: 26           # overrides ...
+
+:func:`resolve_profile` returns the **resolved profile**, a plain dict with every key of
+:data:`PROFILE_KEYS` (``None`` where the preset deliberately leaves a setting to the
+vendor, which the agreement check then does not judge), or ``None`` for ``preset: none``
+and InfiniBand fabrics. The roles and the agreement check read only the resolved profile.
+
+Where the presets come from (facts, see ``docs/lossless-qos.md``):
+
+* ``nvidia``: NVIDIA's RoCE lossless defaults (Cumulus Linux ``qos roce``, ConnectX
+  practice): trust PCP and DSCP on the switch, DSCP 26 -> priority 3 with PFC, CNP DSCP 48
+  -> priority 6 on a strict queue, ECN on queues 0 and 3 (150,000 - 1,500,000 bytes,
+  probability 100), ETS 50/50 between queues 0 and 3, ToS 106.
+* ``sonic``: SONiC's stock QoS template: DSCP 3 and 4 lossless on priorities 3 and 4 (DSCP
+  26 is lossy there!), CNP DSCP 48 -> 6, PFC watchdog on, WRED/ECN ``AZURE_LOSSLESS``
+  (1,048,576 - 2,097,152 bytes, probability 5). Its scheduler is DWRR for every queue, so
+  CNP strictness and ETS weights are not judged.
+* ``spiderpool``: Spiderpool's host QoS defaults: DSCP 40 -> priority 5, CNP DSCP 48 ->
+  priority 6. It configures hosts only; switch thresholds are not judged.
+* ``custom``: nothing preset; ``roce_dscp``, ``roce_priority``, ``cnp_dscp`` and
+  ``cnp_priority`` are required.
+"""
+
+from __future__ import annotations
+
+from ansible_collections.ainet.fabric.plugins.module_utils.common.errors import FabricModelError
+
+PRESETS_ORDER = ("nvidia", "sonic", "spiderpool", "custom", "none")
+TRUST = ("dscp", "pcp,dscp")
+PROFILE_KEYS = ("preset", "trust", "roce_dscp", "roce_priority", "cnp_dscp", "cnp_priority", "cnp_strict",
+                "pfc_priorities", "dcqcn_priorities", "ecn_queues", "ecn_min_bytes", "ecn_max_bytes",
+                "ecn_probability", "ets_weights", "pfc_watchdog", "roce_tos", "switch_mtu_headroom",
+                "share_priority")
+PRESETS = {
+    "nvidia": {"trust": "pcp,dscp", "roce_dscp": 26, "roce_priority": 3, "cnp_dscp": 48, "cnp_priority": 6,
+               "cnp_strict": True, "ecn_queues": [0, 3], "ecn_min_bytes": 150000, "ecn_max_bytes": 1500000,
+               "ecn_probability": 100, "ets_weights": {"0": 50, "3": 50}, "pfc_watchdog": False},
+    "sonic": {"trust": "dscp", "roce_dscp": 3, "roce_priority": 3, "cnp_dscp": 48, "cnp_priority": 6,
+              "cnp_strict": None, "pfc_priorities": [3, 4], "ecn_queues": [3, 4], "ecn_min_bytes": 1048576,
+              "ecn_max_bytes": 2097152, "ecn_probability": 5, "ets_weights": None, "pfc_watchdog": True},
+    "spiderpool": {"trust": "dscp", "roce_dscp": 40, "roce_priority": 5, "cnp_dscp": 48, "cnp_priority": 6,
+                   "cnp_strict": None, "ecn_queues": None, "ecn_min_bytes": None, "ecn_max_bytes": None,
+                   "ecn_probability": None, "ets_weights": None, "pfc_watchdog": None},
+    "custom": {"trust": "dscp", "cnp_strict": True, "ecn_queues": None, "ecn_min_bytes": None, "ecn_max_bytes": None,
+               "ecn_probability": None, "ets_weights": None, "pfc_watchdog": True},
+}
+REQUIRED_CUSTOM = ("roce_dscp", "roce_priority", "cnp_dscp", "cnp_priority")
+# Ethernet header (14) + one 802.1Q tag (4): a switch MTU that counts the L2 frame must carry this
+# much above the host's IP MTU. Switches whose MTU is the IP MTU pass with room to spare.
+DEFAULT_HEADROOM = 18
+
+
+def _err(field, value, problem, fix):
+    return FabricModelError(field, value, problem, fix)
+
+
+def _int(raw, key, field, low, high):
+    value = raw[key]
+    if isinstance(value, bool) or not isinstance(value, (int, str)):
+        raise _err("%s.%s" % (field, key), value, "is not an integer", "use %d..%d" % (low, high))
+    try:
+        number = int(value)
+    except ValueError:
+        raise _err("%s.%s" % (field, key), value, "is not an integer", "use %d..%d" % (low, high))
+    if not low <= number <= high:
+        raise _err("%s.%s" % (field, key), value, "is out of range", "use %d..%d" % (low, high))
+    return number
+
+
+def _int_list(raw, key, field, low, high):
+    value = raw[key]
+    if isinstance(value, (int, str)) and not isinstance(value, bool):
+        value = [value]
+    if not isinstance(value, list):
+        raise _err("%s.%s" % (field, key), value, "is not a list of integers", "e.g. [3]")
+    out = []
+    for i, item in enumerate(value):
+        if isinstance(item, bool) or not isinstance(item, (int, str)) or not str(item).strip().isdigit():
+            raise _err("%s.%s[%d]" % (field, key, i), item, "is not an integer", "use %d..%d" % (low, high))
+        number = int(item)
+        if not low <= number <= high:
+            raise _err("%s.%s[%d]" % (field, key, i), item, "is out of range", "use %d..%d" % (low, high))
+        if number in out:
+            raise _err("%s.%s[%d]" % (field, key, i), item, "is listed twice", "list each value once")
+        out.append(number)
+    return sorted(out)
+
+
+def _bool(raw, key, field):
+    value = raw[key]
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, str) and value.lower() in ("yes", "true", "on", "no", "false", "off"):
+        return value.lower() in ("yes", "true", "on")
+    raise _err("%s.%s" % (field, key), value, "is not a boolean", "use true or false")
+
+
+def resolve_profile(raw, field, rdma="roce"):
+    """The resolved profile of one fabric's ``qos`` mapping (``field`` is its inventory path),
+    or None when the fabric has no lossless class. Raises FabricModelError on the first problem."""
+    raw = dict(raw or {})
+    if rdma == "infiniband":
+        if raw and raw.get("preset", "none") != "none":
+            raise _err(field + ".preset", raw.get("preset"), "is set on an InfiniBand fabric",
+                       "remove qos (InfiniBand is lossless by credit-based flow control) or use preset: none")
+        return None
+    preset = raw.get("preset", "nvidia")
+    if preset not in PRESETS_ORDER:
+        raise _err(field + ".preset", preset, "is not a known preset", "use one of: %s" % ", ".join(PRESETS_ORDER))
+    unknown = sorted(str(k) for k in raw if k not in PROFILE_KEYS)
+    if unknown:
+        raise _err("%s.%s" % (field, unknown[0]), raw[unknown[0]], "is not a known key",
+                   "use one of: %s" % ", ".join(PROFILE_KEYS))
+    if preset == "none":
+        extra = sorted(k for k in raw if k != "preset")
+        if extra:
+            raise _err("%s.%s" % (field, extra[0]), raw[extra[0]], "is set while preset is none",
+                       "remove it, or choose a preset (nvidia, sonic, spiderpool, custom)")
+        return None
+    if preset == "custom":
+        missing = [k for k in REQUIRED_CUSTOM if raw.get(k) is None]
+        if missing:
+            raise _err("%s.%s" % (field, missing[0]), None, "is missing (preset custom states nothing itself)",
+                       "set %s" % ", ".join(REQUIRED_CUSTOM))
+    out = dict.fromkeys(PROFILE_KEYS)
+    out.update(PRESETS[preset])
+    out["preset"] = preset
+    out["switch_mtu_headroom"] = DEFAULT_HEADROOM
+    out["share_priority"] = False
+    given = {k: v for k, v in raw.items() if v is not None and k != "preset"}
+    for key in ("roce_dscp", "cnp_dscp"):
+        if key in given:
+            out[key] = _int(given, key, field, 0, 63)
+    for key in ("roce_priority", "cnp_priority"):
+        if key in given:
+            out[key] = _int(given, key, field, 0, 7)
+    for key in ("pfc_priorities", "dcqcn_priorities", "ecn_queues"):
+        if key in given:
+            out[key] = _int_list(given, key, field, 0, 7)
+    for key in ("ecn_min_bytes", "ecn_max_bytes"):
+        if key in given:
+            out[key] = _int(given, key, field, 1, 2 ** 31 - 1)
+    if "ecn_probability" in given:
+        out["ecn_probability"] = _int(given, "ecn_probability", field, 1, 100)
+    if "roce_tos" in given:
+        out["roce_tos"] = _int(given, "roce_tos", field, 0, 255)
+    if "switch_mtu_headroom" in given:
+        out["switch_mtu_headroom"] = _int(given, "switch_mtu_headroom", field, 0, 256)
+    for key in ("cnp_strict", "pfc_watchdog", "share_priority"):
+        if key in given:
+            out[key] = _bool(given, key, field)
+    if "trust" in given:
+        if given["trust"] not in TRUST:
+            raise _err(field + ".trust", given["trust"], "is not a trust mode for RoCE",
+                       "use dscp or pcp,dscp (the switch's trust; hosts always trust DSCP)")
+        out["trust"] = given["trust"]
+    if "ets_weights" in given:
+        out["ets_weights"] = _weights(given["ets_weights"], field + ".ets_weights")
+    # Derived values.
+    if out["pfc_priorities"] is None:
+        out["pfc_priorities"] = [out["roce_priority"]]
+    if out["dcqcn_priorities"] is None:
+        out["dcqcn_priorities"] = [out["roce_priority"]]
+    if out["roce_tos"] is None:
+        out["roce_tos"] = out["roce_dscp"] << 2 | 2  # ECT(0) in the two ECN bits
+    _check(out, field)
+    return out
+
+
+def _weights(value, field):
+    if not isinstance(value, dict):
+        raise _err(field, value, "is not a mapping of queue to weight", "e.g. {0: 50, 3: 50}")
+    out = {}
+    for key, weight in value.items():
+        queue = _int({"q": key}, "q", field, 0, 7)
+        out[queue] = _int({str(queue): weight}, str(queue), field, 1, 100)
+    if sum(out.values()) != 100:
+        raise _err(field, value, "does not add up to 100 (%d)" % sum(out.values()),
+                   "give the ETS queues' bandwidth percentages, summing to 100")
+    # String keys: the resolved profile travels as JSON (plan, lock, host variables).
+    return {str(q): out[q] for q in sorted(out)}
+
+
+def _check(p, field):
+    if p["roce_priority"] not in p["pfc_priorities"]:
+        raise _err(field + ".pfc_priorities", p["pfc_priorities"],
+                   "does not include the RoCE priority %d" % p["roce_priority"],
+                   "add %d: RoCE traffic must be lossless" % p["roce_priority"])
+    if p["cnp_priority"] in p["pfc_priorities"]:
+        raise _err(field + ".cnp_priority", p["cnp_priority"], "is a PFC (lossless) priority",
+                   "put CNPs on a priority without PFC (e.g. 6), so a paused queue cannot hold back congestion "
+                   "notifications")
+    if p["roce_dscp"] == p["cnp_dscp"]:
+        raise _err(field + ".cnp_dscp", p["cnp_dscp"], "equals the RoCE DSCP", "give CNPs their own DSCP (e.g. 48)")
+    if p["roce_tos"] >> 2 != p["roce_dscp"]:
+        raise _err(field + ".roce_tos", p["roce_tos"],
+                   "carries DSCP %d, not the RoCE DSCP %d" % (p["roce_tos"] >> 2, p["roce_dscp"]),
+                   "use %d (DSCP << 2 | ECT) or leave it out" % (p["roce_dscp"] << 2 | 2))
+    if p["ecn_min_bytes"] and p["ecn_max_bytes"] and p["ecn_min_bytes"] > p["ecn_max_bytes"]:
+        raise _err(field + ".ecn_min_bytes", p["ecn_min_bytes"], "is above ecn_max_bytes %d" % p["ecn_max_bytes"],
+                   "make the minimum threshold the smaller one")
+    weights = p["ets_weights"] or {}
+    if p["cnp_strict"] and str(p["cnp_priority"]) in weights:
+        raise _err(field + ".ets_weights", weights, "gives the CNP queue %d an ETS weight" % p["cnp_priority"],
+                   "leave the CNP queue out (it is strict) or set cnp_strict: false")
+
+
+def check_fabric_priorities(profiles):
+    """``profiles``: [(fabric name, field, resolved profile or None)]. Two fabrics' lossless classes
+    on one priority is an error unless both say ``share_priority: true``."""
+    seen = {}
+    for name, field, profile in profiles:
+        if profile is None:
+            continue
+        for prio in profile["pfc_priorities"]:
+            if prio in seen:
+                other, other_profile = seen[prio]
+                if not (profile["share_priority"] and other_profile["share_priority"]):
+                    raise _err(field, _summary(profile),
+                               "puts lossless priority %d in a second class: fabric %s uses it already"
+                               % (prio, other), SHARE_FIX)
+            else:
+                seen[prio] = (name, profile)
+    dscps = {}
+    for name, field, profile in profiles:
+        if profile is None:
+            continue
+        dscp = profile["roce_dscp"]
+        if dscp in dscps and not (profile["share_priority"] and dscps[dscp][1]["share_priority"]):
+            raise _err(field, _summary(profile), "uses RoCE DSCP %d, which is fabric %s's too" % (dscp, dscps[dscp][0]),
+                       SHARE_FIX)
+        dscps.setdefault(dscp, (name, profile))
+
+
+SHARE_FIX = ("give each fabric its own class, e.g. qos: {preset: custom, roce_dscp: 18, roce_priority: 2, "
+             "cnp_dscp: 48, cnp_priority: 6}, or set share_priority: true in both fabrics' qos")
+
+
+def _summary(profile):
+    return "preset %s: DSCP %d -> priority %d, PFC %s" % (profile["preset"], profile["roce_dscp"],
+                                                          profile["roce_priority"], profile["pfc_priorities"])
+
+
+def describe(profile):
+    """One line for reports: ``nvidia: DSCP 26 -> priority 3 (PFC 3), CNP DSCP 48 -> 6 strict, ToS 106``."""
+    if profile is None:
+        return "no lossless class"
+    return "%s: DSCP %d -> priority %d (PFC %s), CNP DSCP %d -> %d%s, ToS %d" % (
+        profile["preset"], profile["roce_dscp"], profile["roce_priority"],
+        ",".join(str(p) for p in profile["pfc_priorities"]), profile["cnp_dscp"], profile["cnp_priority"],
+        " strict" if profile["cnp_strict"] else "", profile["roce_tos"])

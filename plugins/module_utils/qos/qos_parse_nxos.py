@@ -1,0 +1,337 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, ainet.fabric contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Cisco NX-OS (Nexus 9000, 8-queue mode) running-config QoS -> QoS facts (format ``"nxos"``).
+
+What is read (modular QoS CLI):
+
+* ``class-map type qos match-all|match-any C`` with ``match dscp ..`` (numbers, ranges, lists,
+  names such as ``af31``/``cs3``/``ef``) and ``match cos ..``;
+* ``policy-map type qos P`` / ``class C`` / ``set qos-group N``: classification. The
+  **priority** is the qos-group, whose PFC priority is the CoS of the same number;
+* ``class-map type network-qos C`` / ``match qos-group N`` and ``policy-map type network-qos P``
+  / ``class type network-qos C`` / ``pause pfc-cos N`` (also ``pause buffer-size .. pfc-cos N``
+  and the older ``pause no-drop``, which pauses the class's own qos-group) / ``mtu N``;
+* ``policy-map type queuing P`` / ``class type queuing c-out-8q-qN`` (``c-out-8q-q-default`` is
+  queue 0; user ``class-map type queuing`` with ``match qos-group N`` too) with
+  ``bandwidth [remaining] percent W``, ``priority [level N]`` and ``random-detect
+  minimum-threshold A UNIT maximum-threshold B UNIT drop-probability P weight W [ecn]``;
+* ``system qos`` / ``service-policy type network-qos P``, ``service-policy type queuing output
+  P``, ``service-policy type qos input P``; global ``priority-flow-control watch-dog-interval
+  on|off``;
+* per Ethernet interface: ``service-policy type qos input P``, ``service-policy type queuing
+  output P`` (both override the system ones), ``priority-flow-control mode on|off|auto``,
+  ``priority-flow-control watch-dog-interval on|off``, ``mtu N``.
+
+Vendor defaults used when the config is silent (Cisco Nexus 9000 NX-OS QoS configuration guide):
+
+* ``priority_to_queue``: qos-group N is always queue N (the system queuing classes
+  ``c-out-8q-qN``), so it is ``{0: 0, ..., 7: 7}``.
+* ``pfc``: the interface default ``priority-flow-control mode auto`` only enables PFC when DCBX
+  negotiates it with the peer, so ``auto`` or silence gives ``None`` (unknown); ``mode on`` gives
+  the ``pause pfc-cos`` values of the system network-qos policy (none: ``[]``, the default
+  network-qos policy pauses nothing); ``mode off`` gives ``[]``.
+* ``trust``: ``"dscp"`` / ``"pcp"`` / ``"pcp,dscp"`` after what the applied type-qos policy matches
+  on; ``None`` without one. ``dscp_to_priority`` holds only the DSCPs the policy matches (first
+  matching class wins); unmatched traffic goes to class-default (qos-group 0).
+* ``buffer_lossless``: the paused CoS values of the system network-qos policy (no-drop buffers are
+  carved system-wide).
+
+Problems: a policy-map or class-map that is referenced but never defined (system-defined classes
+such as ``c-8q-nq3``, ``c-out-8q-q3`` and ``class-default`` need no definition), and unreadable
+values. ECN thresholds in bytes/kbytes/mbytes are converted (kbyte = 1024 bytes).
+"""
+
+from __future__ import annotations
+
+import re
+
+from ansible_collections.ainet.fabric.plugins.module_utils.qos.qos_facts import int_list, new_facts, new_settings, unique
+from ansible_collections.ainet.fabric.plugins.module_utils.qos.qos_parse_cli import (
+    block_problem, dscp_list, find_blocks, interface_lines, sort_key, split_blocks, starts, to_bytes, guarded_parse)
+
+_SYSTEM_NQ = re.compile(r"^c-(?:8q-)?nq(\d|-default)$", re.I)
+_SYSTEM_QUEUE = re.compile(r"^c-out-(?:8q-)?q(\d|-default)$", re.I)
+
+
+def _system_group(name, pattern):
+    if name.lower() == "class-default":
+        return 0
+    match = pattern.match(name)
+    if not match:
+        return None
+    return 0 if match.group(1).lower() == "-default" else int(match.group(1))
+
+
+def _type_and_name(words, kind):
+    """``class-map type qos match-all NAME`` -> NAME when the type is ``kind``."""
+    low = [w.lower() for w in words]
+    if len(low) < 4 or low[1] != "type" or low[2] != kind:
+        return None
+    rest = words[3:]
+    if rest and rest[0].lower() in ("match-all", "match-any"):
+        rest = rest[1:]
+    return rest[0] if rest else None
+
+
+class _Config(object):
+    def __init__(self, blocks, problems):
+        self.problems = problems
+        self.class_qos, self.class_nq, self.class_queue = {}, {}, {}
+        self.policy_qos, self.policy_nq, self.policy_queue = {}, {}, {}
+        for block in find_blocks(blocks, "class-map"):
+            self._class_map(block)
+        for block in find_blocks(blocks, "policy-map"):
+            self._policy_map(block)
+
+    def _class_map(self, block):
+        for kind, table in (("qos", self.class_qos), ("network-qos", self.class_nq), ("queuing", self.class_queue)):
+            name = _type_and_name(block.words, kind)
+            if name is None:
+                continue
+            entry = table.setdefault(name, {"dscp": [], "cos": [], "groups": [], "line": block.lineno})
+            for child in block.children:
+                cw = child.words
+                try:
+                    if starts(cw, "match", "dscp"):
+                        entry["dscp"] = sorted(set(entry["dscp"]) | set(dscp_list(cw[2:])))
+                    elif starts(cw, "match", "cos"):
+                        entry["cos"] = sorted(set(entry["cos"]) | set(int_list(" ".join(cw[2:]))))
+                    elif starts(cw, "match", "qos-group"):
+                        entry["groups"] = sorted(set(entry["groups"]) | set(int_list(" ".join(cw[2:]))))
+                except ValueError:
+                    self.problems.append(block_problem(child, "cannot read match in class-map %s" % name))
+
+    def _policy_map(self, block):
+        words = block.words
+        low = [w.lower() for w in words]
+        if len(low) >= 4 and low[1] == "type" and low[2] in ("qos", "network-qos", "queuing"):
+            kind, name = low[2], words[3]
+        elif len(low) == 2:
+            kind, name = "qos", words[1]  # "policy-map NAME" is a type qos policy
+        else:
+            return
+        classes = []
+        for child in block.children:
+            cw = child.words
+            if not starts(cw, "class"):
+                continue
+            if len(cw) >= 4 and cw[1].lower() == "type":
+                cname = cw[3]
+            elif len(cw) >= 2:
+                cname = cw[1]
+            else:
+                self.problems.append(block_problem(child, "class without a name in policy-map %s" % name))
+                continue
+            classes.append((cname, child))
+        table = {"qos": self.policy_qos, "network-qos": self.policy_nq, "queuing": self.policy_queue}[kind]
+        table[name] = {"classes": classes, "line": block.lineno}
+
+    # --- per policy kind -------------------------------------------------------------------
+    def classification(self, name, where):
+        """(dscp_to_priority, trust) of type qos policy ``name``."""
+        policy = self.policy_qos.get(name)
+        if policy is None:
+            self.problems.append("service-policy type qos %s (%s) is referenced but policy-map type qos %s "
+                                 "is not defined" % (name, where, name))
+            return None, None
+        dscp_map, saw_dscp, saw_cos = {}, False, False
+        for cname, block in policy["classes"]:
+            group = None
+            for child in block.children:
+                cw = child.words
+                if starts(cw, "set", "qos-group") and len(cw) == 3:
+                    try:
+                        group = int(cw[2])
+                    except ValueError:
+                        self.problems.append(block_problem(child, "cannot read qos-group"))
+            if cname.lower() == "class-default":
+                continue
+            cmap = self.class_qos.get(cname)
+            if cmap is None:
+                self.problems.append("policy-map type qos %s (line %d): class-map type qos %s is referenced but "
+                                     "not defined" % (name, block.lineno, cname))
+                continue
+            saw_dscp = saw_dscp or bool(cmap["dscp"])
+            saw_cos = saw_cos or bool(cmap["cos"])
+            if group is None:
+                continue
+            for dscp in cmap["dscp"]:
+                dscp_map.setdefault(dscp, group)
+        trust = {(True, False): "dscp", (False, True): "pcp", (True, True): "pcp,dscp"}.get((saw_dscp, saw_cos))
+        return (dscp_map if saw_dscp else None), trust
+
+    def no_drop(self, name, where):
+        """Sorted CoS values paused by network-qos policy ``name`` (None when undefined)."""
+        policy = self.policy_nq.get(name)
+        if policy is None:
+            self.problems.append("service-policy type network-qos %s (%s) is referenced but policy-map type "
+                                 "network-qos %s is not defined" % (name, where, name))
+            return None
+        out = set()
+        for cname, block in policy["classes"]:
+            group = _system_group(cname, _SYSTEM_NQ)
+            if group is None:
+                cmap = self.class_nq.get(cname)
+                if cmap is None:
+                    self.problems.append("policy-map type network-qos %s (line %d): class-map type network-qos %s "
+                                         "is referenced but not defined" % (name, block.lineno, cname))
+                elif cmap["groups"]:
+                    group = cmap["groups"][0]
+            for child in block.children:
+                cw = [w.lower() for w in child.words]
+                if not cw or cw[0] != "pause":
+                    continue
+                try:
+                    if "pfc-cos" in cw:
+                        out.update(int_list(" ".join(cw[cw.index("pfc-cos") + 1:])))
+                    elif "no-drop" in cw and group is not None:
+                        out.add(group)
+                except ValueError:
+                    self.problems.append(block_problem(child, "cannot read pfc-cos"))
+        if any(c > 7 for c in out):
+            self.problems.append("policy-map type network-qos %s: pfc-cos out of range" % name)
+            out = set(c for c in out if c <= 7)
+        return sorted(out)
+
+    def queuing(self, name, where):
+        """(ecn, ets) of queuing output policy ``name``."""
+        policy = self.policy_queue.get(name)
+        if policy is None:
+            self.problems.append("service-policy type queuing output %s (%s) is referenced but policy-map type "
+                                 "queuing %s is not defined" % (name, where, name))
+            return None, None
+        ecn, ets = {}, {}
+        for cname, block in policy["classes"]:
+            queue = _system_group(cname, _SYSTEM_QUEUE)
+            if queue is None:
+                cmap = self.class_queue.get(cname)
+                if cmap is None:
+                    if not cname.lower().startswith("c-in-"):
+                        self.problems.append("policy-map type queuing %s (line %d): class-map type queuing %s is "
+                                             "referenced but not defined" % (name, block.lineno, cname))
+                    continue
+                if not cmap["groups"]:
+                    continue
+                queue = cmap["groups"][0]
+            for child in block.children:
+                cw = child.words
+                low = [w.lower() for w in cw]
+                if low[:1] == ["congestion-control"]:
+                    cw, low = cw[1:], low[1:]
+                try:
+                    if low[:1] == ["priority"]:
+                        ets[queue] = {"mode": "strict", "weight": (ets.get(queue) or {}).get("weight")}
+                    elif low[:1] == ["bandwidth"] and "percent" in low:
+                        weight = int(cw[low.index("percent") + 1])
+                        mode = (ets.get(queue) or {}).get("mode") or "ets"
+                        ets[queue] = {"mode": mode, "weight": weight}
+                    elif low[:1] == ["random-detect"]:
+                        entry = {"enabled": "ecn" in low, "min_bytes": None, "max_bytes": None, "probability": None}
+                        for key, field in (("minimum-threshold", "min_bytes"), ("maximum-threshold", "max_bytes")):
+                            if key in low:
+                                at = low.index(key)
+                                entry[field] = to_bytes(cw[at + 1], cw[at + 2] if at + 2 < len(cw) else "")
+                        if "drop-probability" in low:
+                            entry["probability"] = int(cw[low.index("drop-probability") + 1])
+                        ecn[queue] = entry
+                except (ValueError, IndexError):
+                    self.problems.append(block_problem(child, "cannot read queuing setting in %s" % name))
+        return ecn, ets
+
+
+def _service_policy(words):
+    """``service-policy type qos input NAME [no-stats]`` -> ("qos", "input", NAME)."""
+    low = [w.lower() for w in words]
+    if len(low) < 4 or low[0] != "service-policy" or low[1] != "type":
+        return None
+    kind = low[2]
+    if kind == "network-qos":
+        return kind, None, words[3]
+    if len(low) >= 5 and low[3] in ("input", "output"):
+        return kind, low[3], words[4]
+    return None
+
+
+def parse_nxos(text):
+    """QoS facts (format ``"nxos"``) of an NX-OS running-config ``text``; never raises."""
+    return guarded_parse("nxos", text, _parse)
+
+
+def _parse(text, problems):
+    blocks = split_blocks(text)
+    config = _Config(blocks, problems)
+    system = {}
+    for block in find_blocks(blocks, "system", "qos"):
+        for child in block.children:
+            found = _service_policy(child.words)
+            if found:
+                system[(found[0], found[1])] = (found[2], "system qos, line %d" % child.lineno)
+    watchdog_global = None
+    for block in find_blocks(blocks, "priority-flow-control", "watch-dog-interval"):
+        watchdog_global = block.words[-1].lower() == "on"
+    for block in find_blocks(blocks, "no", "priority-flow-control", "watch-dog-interval"):
+        watchdog_global = False
+    cache = {}
+    for (kind, direction), (pname, where) in system.items():
+        if kind == "qos" and direction == "input":
+            cache[(kind, pname, where)] = config.classification(pname, where)
+        elif kind == "queuing" and direction == "output":
+            cache[(kind, pname, where)] = config.queuing(pname, where)
+    no_drop = None
+    if ("network-qos", None) in system:
+        no_drop = config.no_drop(*system[("network-qos", None)])
+    ports = {}
+    for name, lines in interface_lines(blocks, "nxos", problems).items():
+        policies = dict(system)
+        mode, watchdog, mtu = None, None, None
+        for block in lines:
+            low = [w.lower() for w in block.words]
+            try:
+                found = _service_policy(block.words)
+                if found:
+                    policies[(found[0], found[1])] = (found[2], "interface config line %d" % block.lineno)
+                elif low[:2] == ["priority-flow-control", "mode"] and len(low) >= 3:
+                    mode = low[2]
+                elif low[:3] == ["no", "priority-flow-control", "mode"]:
+                    mode = "auto"
+                elif low[:2] == ["priority-flow-control", "watch-dog-interval"] and len(low) == 3:
+                    watchdog = low[2] == "on"
+                elif low[:1] == ["mtu"] and len(low) == 2:
+                    mtu = int(low[1])
+            except ValueError:
+                problems.append(block_problem(block, "cannot read"))
+        settings = new_settings()
+        settings["priority_to_queue"] = dict((n, n) for n in range(8))
+        settings["mtu"] = mtu
+        if ("qos", "input") in policies:
+            key = ("qos",) + policies[("qos", "input")]
+            if key not in cache:
+                cache[key] = config.classification(*policies[("qos", "input")])
+            dscp_map, trust = cache[key]
+            settings["dscp_to_priority"] = dict(dscp_map) if dscp_map is not None else None
+            settings["trust"] = trust
+        if ("queuing", "output") in policies:
+            key = ("queuing",) + policies[("queuing", "output")]
+            if key not in cache:
+                cache[key] = config.queuing(*policies[("queuing", "output")])
+            ecn, ets = cache[key]
+            settings["ecn"] = dict((q, dict(v)) for q, v in ecn.items()) if ecn else None
+            settings["ets"] = dict((q, dict(v)) for q, v in ets.items()) if ets else None
+        if mode == "on":
+            settings["pfc"] = list(no_drop or [])
+        elif mode == "off":
+            settings["pfc"] = []
+        elif mode not in (None, "auto"):
+            problems.append("interface %s: unknown priority-flow-control mode %s" % (name, mode))
+        if no_drop is not None:
+            settings["buffer_lossless"] = list(no_drop)
+        if settings["pfc"] is not None:
+            state = watchdog if watchdog is not None else watchdog_global
+            if state is True:
+                settings["pfc_watchdog"] = list(settings["pfc"])
+            elif state is False:
+                settings["pfc_watchdog"] = []
+        ports[name] = settings
+    ordered = dict((name, ports[name]) for name in sorted(ports, key=sort_key))
+    return new_facts("nxos", ordered, unique(problems))

@@ -1,0 +1,307 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, ainet.fabric contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Dell OS10 running-config QoS -> QoS facts (format ``"os10"``), one entry per Ethernet port
+(``ethernet1/1/1``; ``interface range`` blocks are expanded, later blocks override earlier ones).
+
+What is read:
+
+* ``trust dscp-map M`` / ``qos-group N dscp ..`` and ``trust dot1p-map M`` / ``qos-group N dot1p
+  ..``: classification into the traffic class (qos-group), which is the **priority**; its PFC
+  priority is the CoS named by ``pfc-cos``;
+* ``qos-map traffic-class M`` / ``queue Q qos-group ..``: traffic class -> **queue**;
+* ``class-map type network-qos C`` / ``match qos-group N``, ``policy-map type network-qos P`` /
+  ``class C`` / ``pause`` / ``pfc-cos N``;
+* ``class-map type queuing C`` / ``match queue Q``, ``policy-map type queuing P`` / ``class C`` /
+  ``bandwidth percent W`` / ``priority`` / ``random-detect W`` (a WRED profile name);
+* ``wred W`` / ``random-detect color green minimum-threshold A maximum-threshold B
+  drop-probability P`` / ``random-detect ecn`` (thresholds in KB, 1 KB = 1024 bytes; ECN is
+  enabled when the profile says ``random-detect ecn``);
+* ``system qos`` and per interface: ``trust-map dscp M|default``, ``trust-map dot1p M|default``,
+  ``qos-map traffic-class M``, ``service-policy input type network-qos P``, ``service-policy
+  output type queuing P`` (interface settings override the system ones), and per interface
+  ``priority-flow-control mode on|off``, ``mtu N``.
+
+Vendor defaults used when the config is silent (Dell OS10 user guide, "Quality of service"):
+
+* no trust map: OS10 does not classify data traffic, everything is traffic class 0, so
+  ``trust`` is ``"none"`` and ``dscp_to_priority`` ``None``;
+* ``trust-map dscp default``: DSCP d -> traffic class d // 8 (the default DSCP trust map);
+  a user DSCP map sends every DSCP it does not list to traffic class 0 (as the guide says of
+  dot1p maps), so ``dscp_to_priority`` always holds all 64 DSCPs when DSCP is trusted;
+* ``priority_to_queue``: traffic class n -> queue n unless a ``qos-map traffic-class`` says
+  otherwise;
+* ``pfc``: PFC is off unless ``priority-flow-control mode on``; then the ``pfc-cos`` values of the
+  port's network-qos policy (none: ``[]``). Silence gives ``None``. ``buffer_lossless`` is the same
+  list (OS10 reserves lossless buffers for those priorities on PFC ports).
+
+``ets`` is read from the queuing policy whether or not ``ets mode on`` is set. Problems: any trust
+map, qos-map, policy-map, class-map or WRED profile referenced but never defined, and unreadable
+values.
+"""
+
+from __future__ import annotations
+
+from ansible_collections.ainet.fabric.plugins.module_utils.qos.qos_facts import int_list, new_facts, new_settings, unique
+from ansible_collections.ainet.fabric.plugins.module_utils.qos.qos_parse_cli import (
+    block_problem, dscp_list, find_blocks, interface_lines, sort_key, split_blocks, starts, to_bytes, guarded_parse)
+
+OS10_DEFAULT_DSCP_TO_TC = dict((dscp, dscp // 8) for dscp in range(64))
+
+
+class _Config(object):
+    def __init__(self, blocks, problems):
+        self.problems = problems
+        self.dscp_maps, self.dot1p_maps, self.tc_maps = {}, {}, {}
+        self.class_nq, self.class_queue = {}, {}
+        self.policy_nq, self.policy_queue, self.wred = {}, {}, {}
+        for block in blocks:
+            words = block.words
+            low = [w.lower() for w in words]
+            try:
+                if low[:2] == ["trust", "dscp-map"] and len(low) == 3:
+                    self.dscp_maps[words[2]] = self._groups(block, "dscp")
+                elif low[:2] == ["trust", "dot1p-map"] and len(low) == 3:
+                    self.dot1p_maps[words[2]] = self._groups(block, "dot1p")
+                elif low[:2] == ["qos-map", "traffic-class"] and len(low) == 3:
+                    self.tc_maps[words[2]] = self._queues(block)
+                elif low[:3] == ["class-map", "type", "network-qos"] and len(low) >= 4:
+                    self.class_nq[words[-1]] = self._match(block, "qos-group")
+                elif low[:3] == ["class-map", "type", "queuing"] and len(low) >= 4:
+                    self.class_queue[words[-1]] = self._match(block, "queue")
+                elif low[:3] == ["policy-map", "type", "network-qos"] and len(low) == 4:
+                    self.policy_nq[words[3]] = self._classes(block)
+                elif low[:3] == ["policy-map", "type", "queuing"] and len(low) == 4:
+                    self.policy_queue[words[3]] = self._classes(block)
+                elif low[:1] == ["wred"] and len(low) == 2:
+                    self.wred[words[1]] = self._wred(block)
+            except (ValueError, IndexError):
+                problems.append(block_problem(block, "cannot read"))
+
+    def _groups(self, block, kind):
+        """``qos-group 3 dscp 24-31`` lines -> {value: group}."""
+        out = {}
+        for child in block.children:
+            cw = child.words
+            try:
+                if starts(cw, "qos-group") and len(cw) >= 4 and cw[2].lower() == kind:
+                    group = int(cw[1])
+                    values = dscp_list(cw[3:]) if kind == "dscp" else int_list(" ".join(cw[3:]))
+                    if group > 7 or (kind == "dot1p" and any(v > 7 for v in values)):
+                        raise ValueError("out of range")
+                    for value in values:
+                        out[value] = group
+            except ValueError:
+                self.problems.append(block_problem(child, "cannot read %s map entry" % kind))
+        return out
+
+    def _queues(self, block):
+        out = {}
+        for child in block.children:
+            cw = child.words
+            try:
+                if starts(cw, "queue") and len(cw) >= 4 and cw[2].lower() == "qos-group":
+                    for group in int_list(" ".join(cw[3:])):
+                        out[group] = int(cw[1])
+            except ValueError:
+                self.problems.append(block_problem(child, "cannot read qos-map entry"))
+        return out
+
+    def _match(self, block, kind):
+        values = []
+        for child in block.children:
+            cw = child.words
+            if starts(cw, "match", kind):
+                try:
+                    values += int_list(" ".join(cw[2:]))
+                except ValueError:
+                    self.problems.append(block_problem(child, "cannot read match"))
+        return {"values": sorted(set(values)), "line": block.lineno}
+
+    def _classes(self, block):
+        classes = []
+        for child in block.children:
+            cw = child.words
+            if starts(cw, "class") and len(cw) >= 2:
+                classes.append((cw[-1], child))
+        return {"classes": classes, "line": block.lineno}
+
+    def _wred(self, block):
+        out = {"enabled": False, "min_bytes": None, "max_bytes": None, "probability": None}
+        for child in block.children:
+            cw = child.words
+            low = [w.lower() for w in cw]
+            try:
+                if low == ["random-detect", "ecn"]:
+                    out["enabled"] = True
+                elif low[:3] == ["random-detect", "color", "green"]:
+                    if "minimum-threshold" in low:
+                        out["min_bytes"] = to_bytes(cw[low.index("minimum-threshold") + 1], "kbytes")
+                    if "maximum-threshold" in low:
+                        out["max_bytes"] = to_bytes(cw[low.index("maximum-threshold") + 1], "kbytes")
+                    if "drop-probability" in low:
+                        out["probability"] = int(cw[low.index("drop-probability") + 1])
+            except (ValueError, IndexError):
+                self.problems.append(block_problem(child, "cannot read WRED setting"))
+        return out
+
+    # --- references ---------------------------------------------------------------------------
+    def _missing(self, what, name, where):
+        self.problems.append("%s %s (%s) is referenced but not defined" % (what, name, where))
+
+    def no_drop(self, name, where):
+        policy = self.policy_nq.get(name)
+        if policy is None:
+            self._missing("policy-map type network-qos", name, where)
+            return None
+        out = set()
+        for cname, block in policy["classes"]:
+            if cname not in self.class_nq and cname.lower() != "class-default":
+                self._missing("class-map type network-qos", cname, "policy-map %s, line %d" % (name, block.lineno))
+            low = [" ".join(c.words).lower() for c in block.children]
+            if not any(line == "pause" or line.startswith("pause ") for line in low):
+                continue
+            for child in block.children:
+                if starts(child.words, "pfc-cos"):
+                    try:
+                        values = int_list(" ".join(child.words[1:]))
+                        if any(v > 7 for v in values):
+                            raise ValueError("out of range")
+                        out.update(values)
+                    except ValueError:
+                        self.problems.append(block_problem(child, "cannot read pfc-cos"))
+        return sorted(out)
+
+    def queuing(self, name, where):
+        policy = self.policy_queue.get(name)
+        if policy is None:
+            self._missing("policy-map type queuing", name, where)
+            return None, None
+        ecn, ets = {}, {}
+        for cname, block in policy["classes"]:
+            cmap = self.class_queue.get(cname)
+            if cmap is None:
+                self._missing("class-map type queuing", cname, "policy-map %s, line %d" % (name, block.lineno))
+                continue
+            for queue in cmap["values"]:
+                for child in block.children:
+                    cw = child.words
+                    low = [w.lower() for w in cw]
+                    try:
+                        if low[:1] == ["priority"]:
+                            ets[queue] = {"mode": "strict", "weight": (ets.get(queue) or {}).get("weight")}
+                        elif low[:2] == ["bandwidth", "percent"]:
+                            mode = (ets.get(queue) or {}).get("mode") or "ets"
+                            ets[queue] = {"mode": mode, "weight": int(cw[2])}
+                        elif low[:1] == ["random-detect"] and len(cw) == 2:
+                            profile = self.wred.get(cw[1])
+                            if profile is None:
+                                self._missing("wred profile", cw[1], "policy-map %s, line %d" % (name, child.lineno))
+                            else:
+                                ecn[queue] = dict(profile)
+                    except (ValueError, IndexError):
+                        self.problems.append(block_problem(child, "cannot read queuing setting"))
+        return ecn, ets
+
+
+def _read_scope(lines, scope, where_fmt):
+    """Update ``scope`` (a dict of QoS references) from ``system qos`` / interface lines."""
+    for block in lines:
+        words = block.words
+        low = [w.lower() for w in words]
+        where = where_fmt % block.lineno
+        if low[:1] == ["trust-map"] and len(low) == 3 and low[1] in ("dscp", "dot1p"):
+            scope["trust_" + low[1]] = (words[2], where)
+        elif low[:2] == ["qos-map", "traffic-class"] and len(low) == 3:
+            scope["tc_map"] = (words[2], where)
+        elif low[:1] == ["service-policy"] and len(low) == 5 and low[2] == "type":
+            scope[low[1] + "_" + low[3]] = (words[4], where)
+        elif low[:2] == ["priority-flow-control", "mode"] and len(low) >= 3:
+            scope["pfc_mode"] = low[2]
+        elif low[:1] == ["mtu"] and len(low) == 2:
+            scope["mtu"] = (words[1], where)
+
+
+def parse_os10(text):
+    """QoS facts (format ``"os10"``) of an OS10 running-config ``text``; never raises."""
+    return guarded_parse("os10", text, _parse)
+
+
+def _parse(text, problems):
+    blocks = split_blocks(text)
+    config = _Config(blocks, problems)
+    system = {}
+    for block in find_blocks(blocks, "system", "qos"):
+        _read_scope(block.children, system, "system qos, line %d")
+    cache = {}
+
+    def lookup(kind, ref):
+        key = (kind,) + ref
+        if key in cache:
+            return cache[key]
+        name, where = ref
+        if kind == "nq":
+            value = config.no_drop(name, where)
+        elif kind == "queuing":
+            value = config.queuing(name, where)
+        else:
+            table = {"trust_dscp": config.dscp_maps, "trust_dot1p": config.dot1p_maps, "tc_map": config.tc_maps}[kind]
+            value = table.get(name)
+            if value is None and not (kind.startswith("trust") and name.lower() == "default"):
+                config._missing({"trust_dscp": "trust dscp-map", "trust_dot1p": "trust dot1p-map",
+                                 "tc_map": "qos-map traffic-class"}[kind], name, where)
+        cache[key] = value
+        return value
+
+    for key, kind in (("input_network-qos", "nq"), ("output_queuing", "queuing"), ("trust_dscp", "trust_dscp"),
+                      ("trust_dot1p", "trust_dot1p"), ("tc_map", "tc_map")):
+        if key in system:
+            lookup(kind, system[key])
+
+    ports = {}
+    for name, lines in interface_lines(blocks, "os10", problems).items():
+        scope = dict(system)
+        scope.pop("pfc_mode", None)
+        scope.pop("mtu", None)
+        _read_scope(lines, scope, "interface config line %d")
+        settings = new_settings()
+        if "mtu" in scope:
+            try:
+                settings["mtu"] = int(scope["mtu"][0])
+            except ValueError:
+                problems.append("%s: cannot read mtu %r (%s)" % (name, scope["mtu"][0], scope["mtu"][1]))
+        dscp_ref, dot1p_ref = scope.get("trust_dscp"), scope.get("trust_dot1p")
+        if dscp_ref is not None:
+            mapped = lookup("trust_dscp", dscp_ref)
+            if dscp_ref[0].lower() == "default" and mapped is None:
+                settings["dscp_to_priority"] = dict(OS10_DEFAULT_DSCP_TO_TC)
+            elif mapped is not None:
+                table = dict((d, 0) for d in range(64))
+                table.update(mapped)
+                settings["dscp_to_priority"] = table
+        if dot1p_ref is not None:
+            lookup("trust_dot1p", dot1p_ref)
+        settings["trust"] = {(True, False): "dscp", (False, True): "pcp", (True, True): "pcp,dscp",
+                             (False, False): "none"}[(dscp_ref is not None, dot1p_ref is not None)]
+        queues = dict((n, n) for n in range(8))
+        if "tc_map" in scope:
+            queues.update(lookup("tc_map", scope["tc_map"]) or {})
+        settings["priority_to_queue"] = queues
+        if "output_queuing" in scope:
+            ecn, ets = lookup("queuing", scope["output_queuing"])
+            settings["ecn"] = dict((q, dict(v)) for q, v in ecn.items()) if ecn else None
+            settings["ets"] = dict((q, dict(v)) for q, v in ets.items()) if ets else None
+        mode = scope.get("pfc_mode")
+        if mode == "on":
+            no_drop = lookup("nq", scope["input_network-qos"]) if "input_network-qos" in scope else []
+            settings["pfc"] = list(no_drop or [])
+            settings["buffer_lossless"] = list(settings["pfc"])
+        elif mode == "off":
+            settings["pfc"] = []
+        elif mode is not None:
+            problems.append("%s: unknown priority-flow-control mode %s" % (name, mode))
+        if mode != "on" and "input_network-qos" in scope:
+            lookup("nq", scope["input_network-qos"])
+        ports[name] = settings
+    ordered = dict((name, ports[name]) for name in sorted(ports, key=sort_key))
+    return new_facts("os10", ordered, unique(problems))

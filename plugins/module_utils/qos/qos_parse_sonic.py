@@ -1,0 +1,278 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, ainet.fabric contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""SONiC ``config_db.json`` QoS -> QoS facts (format ``"sonic_config_db"``), one settings entry per port.
+
+Input: the text of a config_db.json (``show runningconfiguration all``, ``sonic-cfggen --print-data``,
+a rendered ``qos.json.j2`` / ``buffers.json.j2``) or an already-loaded dict. Both the nested layout
+(``{"BUFFER_PG": {"Ethernet0|3-4": {...}}}``) and the flat redis-dump layout
+(``{"BUFFER_PG|Ethernet0|3-4": {...}}``) are accepted. Keys naming several ports
+(``"Ethernet0,Ethernet4|3-4"``) are expanded, and so are index ranges (``3-4``).
+
+Ports: every port in ``PORT`` and ``PORT_QOS_MAP`` (the ``global`` entry is not a port), plus
+the ports named by ``QUEUE``, ``BUFFER_PG`` and ``PFC_WD`` keys (so a rendered buffers file alone
+still yields its ports). Per port:
+
+* ``dscp_to_priority``: ``PORT_QOS_MAP[port].dscp_to_tc_map`` -> ``DSCP_TO_TC_MAP[name]``; on SONiC the
+  traffic class is the priority (PFC is enabled per TC of the same number). The switch-wide
+  ``PORT_QOS_MAP|global`` map is not applied to ports that lack their own.
+* ``trust``: ``"dscp"`` with a ``dscp_to_tc_map``, ``"pcp"`` with a ``dot1p_to_tc_map``, ``"pcp,dscp"``
+  with both, ``None`` with neither.
+* ``priority_to_queue``: ``tc_to_queue_map`` -> ``TC_TO_QUEUE_MAP[name]``.
+* ``pfc``: ``pfc_enable`` (``"3,4"``); ``[]`` for a port in ``PORT_QOS_MAP`` without it.
+* ``ecn``: per queue of ``QUEUE["port|q"]``: ``wred_profile`` -> ``WRED_PROFILE``; ``enabled`` when
+  ``ecn`` is anything but ``ecn_none`` (``ecn_all``, ``ecn_green``, ...); bytes and probability
+  from ``green_min_threshold`` / ``green_max_threshold`` / ``green_drop_probability`` (yellow, then
+  red, when green is not stated). A queue in ``QUEUE`` with no ``wred_profile`` is ``enabled: False``.
+* ``ets``: ``QUEUE[...].scheduler`` -> ``SCHEDULER``: ``STRICT`` -> ``strict``, ``DWRR``/``WRR`` ->
+  ``ets`` with ``weight``; any other type -> ``vendor``.
+* ``mtu``: ``PORT[port].mtu``.
+* ``pfc_watchdog``: when ``PFC_WD`` exists: the port's ``pfcwd_sw_enable`` priorities (or, without
+  that field, its ``pfc_enable`` priorities) when the port has a ``PFC_WD`` entry, else ``[]``;
+  ``None`` when there is no ``PFC_WD`` table. ``PFC_WD|GLOBAL`` (poll interval) is not a port.
+* ``buffer_lossless``: the priority groups of ``BUFFER_PG["port|3-4"]`` whose profile is lossless:
+  a ``BUFFER_PROFILE`` with ``xon`` or ``xoff``; a ``pg_lossless_*`` name (buffermgrd creates those
+  at run time, so they need not be defined); or ``NULL``, which the dynamic buffer model uses for a
+  lossless PG whose headroom buffermgrd calculates. Both reference styles are read:
+  ``"[BUFFER_PROFILE|name]"`` and ``"name"``. ``None`` when the port has no ``BUFFER_PG`` entry.
+
+Unknown tables are ignored. Objects referenced but never defined (a map, WRED profile, scheduler or
+buffer profile) and values that are not numbers go to ``problems`` naming the table, key and name;
+invalid JSON gives a problem, never an exception.
+"""
+
+from __future__ import annotations
+
+import json
+
+from ansible_collections.ainet.fabric.plugins.module_utils.qos.qos_facts import (
+    new_facts, new_settings, to_int, to_int_list, unique,
+)
+
+FORMAT = "sonic_config_db"
+_ECN_ON = ("ecn_all", "ecn_green", "ecn_yellow", "ecn_red", "ecn_green_yellow", "ecn_green_red",
+           "ecn_yellow_red")
+_PORT_KEYED = ("PORT", "PORT_QOS_MAP", "QUEUE", "BUFFER_PG", "PFC_WD")
+_NOT_PORTS = ("global", "GLOBAL")
+
+
+def _load(text, problems):
+    if isinstance(text, dict):
+        return text
+    if isinstance(text, bytes):
+        text = text.decode("utf-8", "replace")
+    if not isinstance(text, str) or not text.strip():
+        problems.append("sonic_config_db: no config_db JSON given")
+        return None
+    try:
+        data = json.loads(text)
+    except ValueError as exc:
+        problems.append("sonic_config_db: invalid JSON: %s" % exc)
+        return None
+    if not isinstance(data, dict):
+        problems.append("sonic_config_db: the JSON is a %s, not an object of tables" % type(data).__name__)
+        return None
+    return data
+
+
+def _nest(data, problems):
+    """Tables as ``{TABLE: {key: fields}}``, folding flat ``"TABLE|key"`` entries in."""
+    out = {}
+    for name, value in data.items():
+        if not isinstance(name, str):
+            continue
+        if "|" in name:
+            table, key = name.split("|", 1)
+            if isinstance(value, dict):
+                out.setdefault(table, {})[key] = value
+            continue
+        if not isinstance(value, dict):
+            if name.isupper():
+                problems.append("%s: the table is not an object" % name)
+            continue
+        out.setdefault(name, {}).update(value)
+    return out
+
+
+def _ref(value):
+    """``"[BUFFER_PROFILE|name]"`` or ``"name"`` -> ``"name"``."""
+    if value is None:
+        return None
+    text = str(value).strip()
+    if text.startswith("[") and text.endswith("]"):
+        text = text[1:-1]
+        if "|" in text:
+            text = text.split("|", 1)[1]
+    return text
+
+
+def _split_key(key):
+    """``"Ethernet0,Ethernet4|3-4"`` -> (["Ethernet0", "Ethernet4"], "3-4")."""
+    ports, _sep, rest = str(key).partition("|")
+    return [p.strip() for p in ports.split(",") if p.strip()], rest
+
+
+def _indices(text, where, problems):
+    return to_int_list(text, where, problems, "an index or range")
+
+
+def _per_port(table):
+    """``{port: fields}`` with comma keys expanded (a later key overrides field by field)."""
+    out = {}
+    for key, fields in table.items():
+        if not isinstance(fields, dict):
+            continue
+        ports, _rest = _split_key(key)
+        for port in ports:
+            out.setdefault(port, {}).update(fields)
+    return out
+
+
+def _per_port_index(table, name, problems):
+    """``{port: [(index, fields, key)]}`` for ``QUEUE`` / ``BUFFER_PG`` style keys."""
+    out = {}
+    for key, fields in table.items():
+        if not isinstance(fields, dict):
+            continue
+        ports, rest = _split_key(key)
+        indices = _indices(rest, "%s|%s" % (name, key), problems)
+        for port in ports:
+            for index in indices:
+                out.setdefault(port, []).append((index, fields, key))
+    return out
+
+
+def _int_map(tables, table, name, where, problems, cache=None):
+    if name is None:
+        return None
+    maps = tables.get(table) or {}
+    if name not in maps or not isinstance(maps[name], dict):
+        problems.append("%s: %s %s is not defined in %s" % (where, table.lower(), name, table))
+        return None
+    if cache is not None and (table, name) in cache:
+        return dict(cache[(table, name)])  # every port names the same few maps: convert each once
+    out = {}
+    for key, value in maps[name].items():
+        k = to_int(key, "%s|%s" % (table, name), problems)
+        v = to_int(value, "%s|%s|%s" % (table, name, key), problems)
+        if k is not None and v is not None:
+            out[k] = v
+    if cache is not None:
+        cache[(table, name)] = out
+        return dict(out)
+    return out
+
+
+def _ecn_entry(profile, where, problems):
+    ecn = str(profile.get("ecn") or "ecn_none").strip().lower()
+    values = {}
+    for what in ("min_threshold", "max_threshold", "drop_probability"):
+        for colour in ("green", "yellow", "red"):
+            if profile.get("%s_%s" % (colour, what)) not in (None, ""):
+                values[what] = to_int(profile.get("%s_%s" % (colour, what)), where, problems)
+                break
+    return {"enabled": ecn in _ECN_ON, "min_bytes": values.get("min_threshold"),
+            "max_bytes": values.get("max_threshold"), "probability": values.get("drop_probability")}
+
+
+def _ets_entry(sched, where, problems):
+    kind = str(sched.get("type") or "").strip().upper()
+    weight = to_int(sched.get("weight"), where, problems)
+    if kind == "STRICT":
+        return {"mode": "strict", "weight": weight}
+    if kind in ("DWRR", "WRR"):
+        return {"mode": "ets", "weight": weight}
+    return {"mode": "vendor", "weight": weight}
+
+
+def _queues(tables, entries, problems):
+    ecn, ets = {}, {}
+    wred = tables.get("WRED_PROFILE") or {}
+    scheds = tables.get("SCHEDULER") or {}
+    for queue, fields, key in entries:
+        where = "QUEUE|%s" % key
+        name = _ref(fields.get("wred_profile"))
+        if name is None:
+            ecn.setdefault(queue, {"enabled": False, "min_bytes": None, "max_bytes": None, "probability": None})
+        elif name in wred and isinstance(wred[name], dict):
+            ecn[queue] = _ecn_entry(wred[name], "WRED_PROFILE|%s" % name, problems)
+        else:
+            problems.append("%s: wred_profile %s is not defined in WRED_PROFILE" % (where, name))
+        name = _ref(fields.get("scheduler"))
+        if name is None:
+            continue
+        if name in scheds and isinstance(scheds[name], dict):
+            ets[queue] = _ets_entry(scheds[name], "SCHEDULER|%s" % name, problems)
+        else:
+            problems.append("%s: scheduler %s is not defined in SCHEDULER" % (where, name))
+    return ecn, ets
+
+
+def _lossless_pgs(tables, entries, problems):
+    profiles = tables.get("BUFFER_PROFILE") or {}
+    out = set()
+    for pg, fields, key in entries:
+        name = _ref(fields.get("profile"))
+        if name is None:
+            continue
+        if name == "NULL" or name.startswith("pg_lossless_"):
+            out.add(pg)
+        elif name in profiles and isinstance(profiles[name], dict):
+            if profiles[name].get("xon") not in (None, "") or profiles[name].get("xoff") not in (None, ""):
+                out.add(pg)
+        else:
+            problems.append("BUFFER_PG|%s: profile %s is not defined in BUFFER_PROFILE" % (key, name))
+    return sorted(out)
+
+
+def parse_sonic_config_db(text):
+    """config_db.json text (or dict) -> QoS facts (format ``"sonic_config_db"``); see the module docstring."""
+    problems = []
+    data = _load(text, problems)
+    if data is None:
+        return new_facts(FORMAT, {}, problems)
+    tables = _nest(data, problems)
+    ports_tbl = _per_port(tables.get("PORT") or {})
+    qos_tbl = _per_port(tables.get("PORT_QOS_MAP") or {})
+    queue_tbl = _per_port_index(tables.get("QUEUE") or {}, "QUEUE", problems)
+    pg_tbl = _per_port_index(tables.get("BUFFER_PG") or {}, "BUFFER_PG", problems)
+    has_wd = "PFC_WD" in tables
+    wd_tbl = _per_port(tables.get("PFC_WD") or {})
+
+    names = []
+    for source in (ports_tbl, qos_tbl, queue_tbl, pg_tbl, wd_tbl):
+        for name in source:
+            if name not in _NOT_PORTS and name not in names:
+                names.append(name)
+
+    ports = {}
+    maps = {}
+    for port in names:
+        s = new_settings()
+        qos = qos_tbl.get(port)
+        if qos is not None:
+            where = "PORT_QOS_MAP|%s" % port
+            dscp = _ref(qos.get("dscp_to_tc_map"))
+            dot1p = _ref(qos.get("dot1p_to_tc_map"))
+            s["trust"] = {(True, True): "pcp,dscp", (True, False): "dscp", (False, True): "pcp"}.get(
+                (dscp is not None, dot1p is not None))
+            s["dscp_to_priority"] = _int_map(tables, "DSCP_TO_TC_MAP", dscp, where, problems, maps)
+            s["priority_to_queue"] = _int_map(tables, "TC_TO_QUEUE_MAP", _ref(qos.get("tc_to_queue_map")),
+                                              where, problems, maps)
+            s["pfc"] = _indices(qos.get("pfc_enable"), where, problems)
+        if port in queue_tbl:
+            ecn, ets = _queues(tables, queue_tbl[port], problems)
+            s["ecn"] = ecn or None
+            s["ets"] = ets or None
+        if port in ports_tbl:
+            s["mtu"] = to_int(ports_tbl[port].get("mtu"), "PORT|%s" % port, problems)
+        if has_wd:
+            if port in wd_tbl and qos is not None:
+                field = "pfcwd_sw_enable" if qos.get("pfcwd_sw_enable") not in (None, "") else "pfc_enable"
+                s["pfc_watchdog"] = _indices(qos.get(field), "PORT_QOS_MAP|%s" % port, problems)
+            else:
+                s["pfc_watchdog"] = []
+        if port in pg_tbl:
+            s["buffer_lossless"] = _lossless_pgs(tables, pg_tbl[port], problems)
+        ports[port] = s
+    return new_facts(FORMAT, ports, unique(problems))

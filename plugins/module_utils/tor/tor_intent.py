@@ -1,0 +1,110 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, ainet.fabric contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""What one ToR must hold, in no NOS's words: the single source of every switch renderer.
+
+``tor_intent(plan, tor_name)`` reads the rail plan's per-ToR view (``plan["tors"][name]``,
+:func:`rail_plan.rail_plan`) and the fabric's resolved lossless profile (:mod:`qos_profile`) and
+returns::
+
+    {"name", "platform", "fabric", "mode", "family",          # mode: exclusive | p2p | shared
+     "ports": [{"port", "description", "mtu", "speed", "fec", "rail", "host", "interface",
+                "address", "vlan"}],                          # address: routed port (exclusive/p2p)
+     "svis": [{"vlan", "rail", "address", "mtu"}],            # shared mode: one per rail
+     "lldp": True,
+     "qos": None | {"trust", "dscp_to_priority", "pfc", "priority_to_queue", "ecn", "ets",
+                    "strict_queues", "watchdog", "buffer_lossless"}}
+
+Addresses are the plan's gateway strings, never recomputed. Every rail port gets the
+description ``<host> <nic> rail<r> [ainet]``: the marker ``[ainet]`` tells a later run which
+ports it configured (a port still marked but no longer in the plan is one it owns and must
+release). Shared mode puts rail ``r`` in VLAN ``1000 + r``.
+
+ECN: the profile's queues and thresholds; a profile without switch thresholds (``spiderpool``)
+gets ECN on its PFC priorities' queues at NVIDIA's RoCE switch defaults (150,000 - 1,500,000
+bytes, probability 100), since DCQCN has no congestion signal without it.
+
+QoS vocabulary is :mod:`qos_facts`'s: a **priority** is the PFC priority / switch priority /
+traffic class, a **queue** the egress queue; queues equal priorities (identity map).
+"""
+
+from __future__ import annotations
+
+from ansible_collections.ainet.fabric.plugins.module_utils.common.errors import FabricModelError
+from ansible_collections.ainet.fabric.plugins.module_utils.model.qos_profile import PRESETS
+
+MARKER = "[ainet]"
+VLAN_BASE = 1000
+# Rendered platforms and the extension of their files.
+RENDERED = {"sonic": "json", "cumulus": "yaml", "eos": "cfg"}
+
+
+def description(host, interface, rail):
+    """The description of a rail port (with the ownership marker)."""
+    return "%s %s rail%d %s" % (host, interface or "-", rail, MARKER)
+
+
+def is_owned(text):
+    """True when a port description carries this collection's marker."""
+    return isinstance(text, str) and text.rstrip().endswith(MARKER)
+
+
+def tor_intent(plan, tor_name):
+    """The NOS-neutral desired state of ToR ``tor_name`` (see the module docstring)."""
+    try:
+        tor = plan["tors"][tor_name]
+    except KeyError:
+        raise FabricModelError("tor", tor_name, "is not a ToR of the plan",
+                               "use one of: %s" % ", ".join(sorted(plan["tors"])) or "none") from None
+    fabric_name = tor["fabric"]
+    fabric = plan["cluster"]["fabrics"][fabric_name]
+    mode = fabric["addressing"]["mode"]
+    if mode == "infiniband":
+        raise FabricModelError("tors[%s].platform" % tor_name, tor.get("platform"),
+                               "is an Ethernet NOS on an InfiniBand fabric", "remove platform")
+    mtu = tor.get("port_mtu") or 9216
+    ports = []
+    for entry in tor["ports"]:
+        ports.append({
+            "port": entry["port"], "rail": entry["rail"], "host": entry["host"], "interface": entry.get("interface"),
+            "description": description(entry["host"], entry.get("interface"), entry["rail"]),
+            "mtu": mtu, "speed": tor.get("port_speed"), "fec": tor.get("port_fec"),
+            "address": entry["address"] if mode in ("exclusive", "p2p") else None,
+            "vlan": VLAN_BASE + entry["rail"] if mode == "shared" else None,
+        })
+    svis = [{"vlan": VLAN_BASE + svi["rail"], "rail": svi["rail"], "address": svi["address"], "mtu": mtu}
+            for svi in tor.get("svis") or ()]
+    return {
+        "name": tor_name, "platform": tor.get("platform"), "fabric": fabric_name, "mode": mode,
+        "family": plan["fabrics"][fabric_name]["family"],
+        "ports": ports, "svis": svis, "lldp": True, "qos": qos_intent(fabric.get("qos")),
+    }
+
+
+def qos_intent(profile):
+    """The switch side of a resolved lossless profile (None for none)."""
+    if not profile:
+        return None
+    pfc = list(profile["pfc_priorities"])
+    # DCQCN needs ECN marks from the queue that carries RoCE: a profile that states no switch
+    # thresholds (spiderpool configures hosts only) gets NVIDIA's RoCE switch defaults.
+    fallback = PRESETS["nvidia"]
+    ecn = {"queues": list(profile.get("ecn_queues") or pfc),
+           "min_bytes": profile.get("ecn_min_bytes") or fallback["ecn_min_bytes"],
+           "max_bytes": profile.get("ecn_max_bytes") or fallback["ecn_max_bytes"],
+           "probability": profile.get("ecn_probability") or fallback["ecn_probability"]}
+    strict = [profile["cnp_priority"]] if profile.get("cnp_strict") else []
+    weights = {int(q): int(w) for q, w in (profile.get("ets_weights") or {}).items()}
+    return {
+        "trust": profile["trust"],
+        "dscp_to_priority": {profile["roce_dscp"]: profile["roce_priority"],
+                             profile["cnp_dscp"]: profile["cnp_priority"]},
+        "roce_dscp": profile["roce_dscp"], "cnp_dscp": profile["cnp_dscp"],
+        "pfc": pfc,
+        "priority_to_queue": {p: p for p in range(8)},
+        "ecn": ecn,
+        "ets": weights,
+        "strict_queues": strict,
+        "watchdog": bool(profile.get("pfc_watchdog")),
+        "buffer_lossless": pfc,
+    }
