@@ -1,0 +1,90 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, ainet.fabric contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The one command runner of the host modules.
+
+Every host module runs its tools through :class:`Runner`: the C locale (parsers read English output),
+``check`` to turn a non-zero exit into one :class:`FabricError` line naming the command, its exit
+status and the first part of what it printed, tools found once per run (``PATH`` plus the sbin
+directories, as ``AnsibleModule.get_bin_path`` searches), and ``sysfs_root`` / ``config_root`` joins
+so that tests run the same code against a tree in a temporary directory.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+
+from ansible_collections.ainet.fabric.plugins.module_utils.common.errors import FabricError
+
+ERROR_CHARS = 400
+
+
+def one_line(text, limit=ERROR_CHARS):
+    """``text`` folded onto one line and cut at ``limit`` characters (for error messages)."""
+    folded = " ".join((text or "").split())
+    return folded if len(folded) <= limit else folded[:limit - 3] + "..."
+
+
+class Runner(object):
+    """Runs one host's tools for a module (an ``AnsibleModule``); ``error`` is the exception class raised."""
+
+    def __init__(self, module, sysfs_root="/", config_root="/", error=FabricError):
+        self.module = module
+        self.sysfs_root = sysfs_root
+        self.config_root = config_root
+        self.error = error
+        self._bins = {}
+
+    def bin(self, name, required=False):
+        """The path of tool ``name`` (None when absent; with ``required``, one error line naming it)."""
+        if name not in self._bins:
+            self._bins[name] = self.module.get_bin_path(name)
+        if required and not self._bins[name]:
+            raise self.error("%s is not installed on this host" % name)
+        return self._bins[name]
+
+    def run(self, argv, check=True, data=None):
+        """(rc, stdout, stderr) of ``argv`` in the C locale; ``argv[0]`` may be a bare tool name.
+
+        With ``check`` a non-zero exit raises one line: the command, its exit status and its message."""
+        argv = list(argv)
+        if not os.path.isabs(argv[0]):
+            argv[0] = self.bin(argv[0], required=True)
+        rc, out, err = self.module.run_command(argv, data=data, binary_data=data is not None,
+                                               environ_update={"LC_ALL": "C", "LANG": "C"})
+        if check and rc != 0:
+            raise self.error("%s failed (rc %d): %s" % (" ".join(argv), rc, one_line(err or out)))
+        return rc, out, err
+
+    def json(self, argv):
+        """The JSON that ``argv`` prints (``ip -j``, ``rdma -j``, ``dcb -j``); one error line when it is not."""
+        _rc, out, _err = self.run(argv)
+        try:
+            return json.loads(out or "null")
+        except ValueError:
+            raise self.error("%s printed no JSON: %s" % (" ".join(argv), one_line(out, 200))) from None
+
+    def sys(self, path):
+        """``path`` (absolute, under /sys or /proc) below ``sysfs_root``."""
+        return os.path.join(self.sysfs_root, path.lstrip("/"))
+
+    def conf(self, path):
+        """``path`` (absolute, under /etc or /var) below ``config_root``."""
+        return os.path.join(self.config_root, path.lstrip("/"))
+
+    def read_sys(self, path):
+        """The stripped text of a sysfs/procfs file, or None when it cannot be read."""
+        try:
+            with open(self.sys(path)) as handle:
+                return handle.read().strip()
+        except OSError:
+            return None
+
+    def write_sys(self, path, value):
+        """Write ``value`` to a sysfs/procfs file; one error line naming the file on failure."""
+        try:
+            with open(self.sys(path), "w") as handle:
+                handle.write("%s\n" % value)
+        except OSError as exc:
+            raise self.error("writing %s to %s: %s" % (value, path, exc.strerror or exc)) from None
