@@ -23,6 +23,8 @@ def lossless_diff(host, switch, port=None, profile=None, host_port=None):
         return _lossless_diff(host, switch, port, profile, host_port)
     except KeyError as exc:
         raise AnsibleFilterError(str(exc.args[0] if exc.args else exc)) from None
+    except ValueError as exc:  # a profile that is neither a preset name nor a resolved profile
+        raise AnsibleFilterError(str(exc)) from None
 
 
 class FilterModule(object):

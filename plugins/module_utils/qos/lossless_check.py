@@ -3,30 +3,46 @@
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 """The host-ToR lossless agreement check.
 
-:func:`lossless_diff` compares one host NIC's QoS facts with its ToR port's (both in the
-normalized structure of :mod:`qos_facts`, from any parser) and, when a resolved profile is
-given (:mod:`qos_profile`), each side with the profile. It returns a list of disagreements::
+:func:`lossless_check` compares one host NIC's QoS facts with its ToR port's (both in the
+normalized structure of :mod:`qos_facts`, from any parser) and, when a profile is given (a preset
+name or a resolved profile of :mod:`qos_profile`), each side with the profile. It returns::
 
-    {"code": "roce_dscp_lossy_on_switch", "host": 3, "switch": 1,
-     "message": "DSCP 26 is lossless priority 3 on the host but lands in lossy priority 1 on the switch
-                 port Ethernet8 (PFC there: 3,4)"}
+    {"disagreements": [{"code": "roce_dscp_lossy_on_switch", "host": 3, "switch": 1,
+                        "message": "DSCP 26 is lossless priority 3 on the host but lands in lossy TC1 on the
+                                    switch port Ethernet8 (PFC there: 3,4)."}],
+     "unchecked": [{"topic": "pfc_watchdog", "reason": "the switch port's PFC watchdog was not read"}]}
 
-empty when they agree. A check whose input one side does not state (``None``) is skipped,
-never guessed. :data:`CODES` lists every code with what it means; ``docs/lossless-qos.md``
-shows the same table.
+``disagreements`` holds only what really disagrees: the list a user asserts empty.
+``unchecked`` names each topic that could not be compared because one side does not state its input
+(``None`` from a parser that cannot tell) and why; such a topic is never guessed and never counted as
+agreement. :func:`lossless_diff` returns the disagreements alone. :data:`CODES` lists every
+disagreement code, :data:`TOPICS` every topic; ``docs/lossless-qos.md`` shows both tables.
 
-:func:`check_links` runs it for every host-ToR link of a rail plan and returns the rows of
-the report (:mod:`lossless_report`).
+Without a profile the two sides are still compared: the RoCE DSCP is the one the host stamps
+(``cma_roce_tos``/``traffic_class``); when that was not read either, every DSCP that lands in a PFC
+priority on one side must land in a PFC priority on the other (``lossless_dscp_mismatch``), and PFC
+sets, trust, ECN, CNP, MTU, watchdog and buffers are compared as usual.
+
+ECN thresholds agree when they are equal in the unit the switch configuration counts in: a NOS
+that counts in kilobytes or megabytes of 1,024 (EOS, NX-OS ``kbytes``/``mbytes``) agrees with the
+profile's decimal bytes when the number of kilo/mega units is the same (150,000 B and
+``150 kbytes``), or when the profile's value rounded to the unit is the switch's value.
+
+:func:`link_rows` runs it for every host-ToR link of a rail plan and returns the rows of the
+report (:mod:`lossless_report`).
 """
 
 from __future__ import annotations
 
+from ansible_collections.ainet.fabric.plugins.module_utils.common.errors import FabricError
+from ansible_collections.ainet.fabric.plugins.module_utils.model.qos_profile import (
+    DEFAULT_HEADROOM, PRESETS_ORDER, PROFILE_KEYS, resolve_profile)
 from ansible_collections.ainet.fabric.plugins.module_utils.qos.qos_facts import lookup, settings_of, sorted_ints
-from ansible_collections.ainet.fabric.plugins.module_utils.model.qos_profile import DEFAULT_HEADROOM
 
 CODES = {
     "trust_mismatch": "host and switch port classify RoCE by different fields (DSCP vs PCP)",
-    "roce_dscp_unknown": "neither a profile nor the host's RoCE ToS says which DSCP RoCE uses",
+    "lossless_dscp_mismatch": "a DSCP lands in a PFC priority on one side and in a lossy class on the other "
+                              "(compared when no profile and no host ToS say which DSCP RoCE uses)",
     "roce_dscp_not_lossless_on_host": "the host maps the RoCE DSCP to a priority without PFC",
     "roce_dscp_lossy_on_switch": "the switch port maps the RoCE DSCP to a class without PFC",
     "roce_priority_mismatch": "host and switch put the RoCE DSCP on different priorities",
@@ -45,6 +61,62 @@ CODES = {
 }
 
 
+# What could not be compared, by topic (the report's "unchecked" column).
+TOPICS = {
+    "trust": "the trust mode (DSCP vs PCP) of both ends",
+    "roce_dscp": "which DSCP RoCE uses (the profile, else the host's RoCE ToS), and where it lands",
+    "lossless_dscps": "the DSCPs that land in a PFC priority on each side",
+    "pfc": "the sets of PFC priorities",
+    "ecn_switch": "ECN marking on the switch queue that carries RoCE",
+    "ecn_host": "DCQCN on the host's RoCE priority",
+    "cnp_switch": "the CNP DSCP's queue on the switch",
+    "cnp_host": "the host's CNP priority and its traffic class",
+    "mtu": "the MTU chain",
+    "pfc_watchdog": "the PFC watchdog of the lossless priorities",
+    "buffer_host": "the lossless receive buffers of the host NIC",
+    "buffer_switch": "the lossless (headroom) buffers of the switch port",
+    "tos": "the RoCE ToS of the host",
+}
+KILO = 1024
+
+
+def resolve(profile):
+    """A resolved profile from ``profile``: None, a preset name or a resolved profile (a fabric's ``qos``
+    in a rail plan). Anything else raises ValueError with one line naming what to pass."""
+    if profile is None:
+        return None
+    if isinstance(profile, str):
+        if profile not in PRESETS_ORDER:
+            raise ValueError("profile: %r is not a preset; use one of: %s, or a resolved profile (the qos of a "
+                             "fabric in the rail plan)" % (profile, ", ".join(PRESETS_ORDER)))
+        try:
+            return resolve_profile({"preset": profile}, "profile")
+        except FabricError as exc:  # preset custom states nothing itself
+            raise ValueError(str(exc)) from None
+    if isinstance(profile, dict):
+        missing = [k for k in PROFILE_KEYS if k not in profile]
+        if missing:
+            raise ValueError("profile: a mapping without %s is not a resolved profile; pass a preset name or the "
+                             "qos of a fabric in the rail plan" % ", ".join(missing))
+        return profile
+    raise ValueError("profile: %r is neither a preset name nor a resolved profile; pass a preset name (%s) or the "
+                     "qos of a fabric in the rail plan" % (profile, ", ".join(PRESETS_ORDER)))
+
+
+def same_threshold(have, want):
+    """Whether a switch's ECN threshold ``have`` (bytes) agrees with the profile's ``want`` (bytes), in the
+    unit the switch counts in (see the module doc)."""
+    have, want = int(have), int(want)
+    if have == want:
+        return True
+    for power in (1, 2):  # kilo, mega
+        unit = KILO ** power
+        if have % unit == 0 and (want % (1000 ** power) == 0 and want // (1000 ** power) == have // unit
+                                 or int(round(float(want) / unit)) == have // unit):
+            return True
+    return False
+
+
 def _fmt(values):
     return ",".join(str(v) for v in values) if values else "none"
 
@@ -59,22 +131,40 @@ def _trusts_dscp(trust):
 
 
 class _Diff(object):
-    __slots__ = ("items", "port")
+    __slots__ = ("items", "port", "unchecked")
 
     def __init__(self, port):
         self.items = []
         self.port = port
+        self.unchecked = {}
 
     def add(self, code, host, switch, message):
         self.items.append({"code": code, "host": host, "switch": switch, "message": message})
 
+    def skip(self, topic, reason):
+        """``topic`` could not be compared (the first reason is kept)."""
+        self.unchecked.setdefault(topic, reason)
+
+
+def _unread(h_value, s_value, what, where):
+    """Why a comparison of ``what`` cannot run (None when both sides state it)."""
+    sides = [side for side, value in (("the host NIC", h_value), (where, s_value)) if value is None]
+    return "%s of %s was not read" % (what, " and ".join(sides)) if sides else None
+
 
 def lossless_diff(host, switch, port=None, profile=None, host_port=None):
-    """Disagreements between a host NIC's QoS facts and its switch port's (see the module doc).
+    """The disagreements between a host NIC and its switch port (:func:`lossless_check`'s list)."""
+    return lossless_check(host, switch, port, profile, host_port)["disagreements"]
+
+
+def lossless_check(host, switch, port=None, profile=None, host_port=None):
+    """``{"disagreements": [...], "unchecked": [{"topic", "reason"}]}`` for a host NIC and its switch port.
 
     ``host``/``switch``: facts mappings or bare settings; ``port`` picks the switch port (needed
-    when the switch facts hold several), ``host_port`` the host NIC. Raises KeyError when a
-    named port is not in the facts."""
+    when the switch facts hold several), ``host_port`` the host NIC; ``profile``: None, a preset
+    name or a resolved profile. Raises KeyError when a named port is not in the facts and
+    ValueError (one line) for a profile that is neither."""
+    profile = resolve(profile)
     h = settings_of(host, host_port)
     s = settings_of(switch, port)
     where = "the switch port %s" % port if port else "the switch"
@@ -88,18 +178,22 @@ def lossless_diff(host, switch, port=None, profile=None, host_port=None):
         dscp = int(tos) >> 2 if tos is not None else None
 
     # Trust.
-    if h["trust"] is not None and s["trust"] is not None and _trusts_dscp(h["trust"]) != _trusts_dscp(s["trust"]):
+    reason = _unread(h["trust"], s["trust"], "the trust mode", where)
+    if reason:
+        d.skip("trust", reason)
+    elif _trusts_dscp(h["trust"]) != _trusts_dscp(s["trust"]):
         d.add("trust_mismatch", h["trust"], s["trust"],
               "The host trusts %s but %s trusts %s: RoCE packets are classified by different fields on each end."
               % (h["trust"].upper(), where, s["trust"].upper()))
 
     h_prio = s_prio = None
     if dscp is None:
-        if h["dscp_to_priority"] or s["dscp_to_priority"]:
-            d.add("roce_dscp_unknown", None, None,
-                  "Which DSCP is RoCE is unknown (no profile, and the host's RoCE ToS was not read): the DSCP "
-                  "mapping was not checked.")
+        d.skip("roce_dscp", "no profile was given and the host's RoCE ToS was not read")
+        _lossless_dscps(d, h, s, h_pfc, s_pfc, where)
     else:
+        reason = _unread(h["dscp_to_priority"], s["dscp_to_priority"], "the DSCP map", where)
+        if reason:
+            d.skip("roce_dscp", reason)
         h_prio = lookup(h["dscp_to_priority"], dscp)
         s_prio = lookup(s["dscp_to_priority"], dscp)
         if h_prio is not None and h_pfc is not None and int(h_prio) not in h_pfc:
@@ -117,12 +211,18 @@ def lossless_diff(host, switch, port=None, profile=None, host_port=None):
                   "DSCP %d is priority %d on the host but priority %d on %s: pause frames name a priority the "
                   "other end does not hold back." % (dscp, h_prio, s_prio, where))
 
-    if h_pfc is not None and s_pfc is not None and h_pfc != s_pfc:
+    reason = _unread(h_pfc, s_pfc, "PFC", where)
+    if reason:
+        d.skip("pfc", reason)
+    elif h_pfc != s_pfc:
         d.add("pfc_mismatch", h_pfc, s_pfc,
               "PFC is on priorities %s on the host but %s on %s." % (_fmt(h_pfc), _fmt(s_pfc), where))
 
     # ECN on the switch queue of RoCE, DCQCN on the host priority.
-    if s_prio is not None and s["ecn"] is not None:
+    if s_prio is None or s["ecn"] is None:
+        d.skip("ecn_switch", "ECN of %s was not read" % where if s["ecn"] is None
+               else "the RoCE DSCP's class on %s is not known" % where)
+    else:
         queue = _queue(s, int(s_prio))
         ecn = lookup(s["ecn"], queue) or {}
         if not ecn.get("enabled"):
@@ -130,6 +230,9 @@ def lossless_diff(host, switch, port=None, profile=None, host_port=None):
                   "ECN marking is off on queue %d of %s, which carries RoCE (DSCP %d): DCQCN gets no congestion "
                   "signal." % (queue, where, dscp))
     rp_prio = int(h_prio) if h_prio is not None else (profile["roce_priority"] if profile else None)
+    if rp_prio is None or h["ecn_rp"] is None or h["ecn_np"] is None:
+        d.skip("ecn_host", "DCQCN of the host NIC was not read" if rp_prio is not None
+               else "the host's RoCE priority is not known")
     if rp_prio is not None:
         for side, field in (("reaction point", "ecn_rp"), ("notification point", "ecn_np")):
             enabled = sorted_ints(h[field])
@@ -143,7 +246,9 @@ def lossless_diff(host, switch, port=None, profile=None, host_port=None):
     strict_wanted = profile["cnp_strict"] if profile else True
     if cnp_dscp is not None and strict_wanted:
         cnp_s_prio = lookup(s["dscp_to_priority"], cnp_dscp)
-        if cnp_s_prio is not None and s["ets"] is not None:
+        if cnp_s_prio is None or s["ets"] is None:
+            d.skip("cnp_switch", "the CNP DSCP's class or the scheduler of %s was not read" % where)
+        else:
             queue = _queue(s, int(cnp_s_prio))
             mode = (lookup(s["ets"], queue) or {}).get("mode")
             if mode != "strict":
@@ -154,7 +259,11 @@ def lossless_diff(host, switch, port=None, profile=None, host_port=None):
                 d.add("cnp_not_strict_on_switch", None, "priority %s (PFC)" % cnp_s_prio,
                       "CNP DSCP %s lands on PFC priority %s on %s: a paused queue holds back the notifications "
                       "meant to end the congestion." % (cnp_dscp, cnp_s_prio, where))
+    elif strict_wanted:
+        d.skip("cnp_switch", "the CNP DSCP is not known (no profile, and the host's was not read)")
     cnp_h_prio = h["cnp_priority"]
+    if strict_wanted and (cnp_h_prio is None or h["ets"] is None):
+        d.skip("cnp_host", "the host's CNP priority or its scheduler was not read")
     if cnp_h_prio is not None and strict_wanted and h["ets"] is not None:
         queue = _queue(h, int(cnp_h_prio))
         mode = (lookup(h["ets"], queue) or {}).get("mode")
@@ -165,12 +274,17 @@ def lossless_diff(host, switch, port=None, profile=None, host_port=None):
 
     # MTU chain.
     headroom = profile["switch_mtu_headroom"] if profile else DEFAULT_HEADROOM
-    if h["mtu"] is not None and s["mtu"] is not None and int(s["mtu"]) < int(h["mtu"]) + headroom:
+    reason = _unread(h["mtu"], s["mtu"], "the MTU", where)
+    if reason:
+        d.skip("mtu", reason)
+    elif int(s["mtu"]) < int(h["mtu"]) + headroom:
         d.add("mtu_too_small", int(h["mtu"]), int(s["mtu"]),
               "The host MTU is %s but %s has MTU %s; it needs at least %s (host MTU + %s bytes of headers)."
               % (h["mtu"], where, s["mtu"], int(h["mtu"]) + headroom, headroom))
 
     # PFC watchdog and buffers of the lossless priorities.
+    if s["pfc_watchdog"] is None and s_pfc and (profile is None or profile["pfc_watchdog"]):
+        d.skip("pfc_watchdog", "the PFC watchdog of %s was not read" % where)
     if s["pfc_watchdog"] is not None and s_pfc and (profile is None or profile["pfc_watchdog"]):
         missing = [p for p in s_pfc if p not in sorted_ints(s["pfc_watchdog"])]
         if missing:
@@ -179,6 +293,9 @@ def lossless_diff(host, switch, port=None, profile=None, host_port=None):
                   "indefinitely." % (_fmt(missing), where))
     for side, settings, pfc, code in (("the host NIC", h, h_pfc, "no_lossless_buffer_on_host"),
                                       (where, s, s_pfc, "no_lossless_buffer_on_switch")):
+        if settings["buffer_lossless"] is None and pfc:
+            d.skip("buffer_host" if code.endswith("host") else "buffer_switch",
+                   "the lossless buffers of %s were not read" % side)
         if settings["buffer_lossless"] is not None and pfc:
             missing = [p for p in pfc if p not in sorted_ints(settings["buffer_lossless"])]
             if missing:
@@ -189,6 +306,8 @@ def lossless_diff(host, switch, port=None, profile=None, host_port=None):
 
     # The ToS stamped on RoCE packets.
     tos, tclass = h["roce_tos"], h["traffic_class"]
+    if tos is None and tclass is None:
+        d.skip("tos", "neither cma_roce_tos nor traffic_class of the host was read")
     if tos is not None and tclass is not None and int(tos) != int(tclass):
         d.add("tos_mismatch", {"cma_roce_tos": tos, "traffic_class": tclass}, None,
               "The host's cma_roce_tos is %s but its traffic_class is %s: RDMA-CM and verbs connections send "
@@ -201,7 +320,33 @@ def lossless_diff(host, switch, port=None, profile=None, host_port=None):
 
     if profile:
         _against_profile(d, h, s, profile, where)
-    return d.items
+    return {"disagreements": d.items,
+            "unchecked": [{"topic": topic, "reason": reason} for topic, reason in sorted(d.unchecked.items())]}
+
+
+def _lossless_dscps(d, h, s, h_pfc, s_pfc, where):
+    """Without a known RoCE DSCP: every DSCP in a PFC priority on one side must be in one on the other."""
+    reason = (_unread(h["dscp_to_priority"], s["dscp_to_priority"], "the DSCP map", where)
+              or _unread(h_pfc, s_pfc, "PFC", where))
+    if reason:
+        d.skip("lossless_dscps", reason)
+        return
+    h_map, s_map = h["dscp_to_priority"], s["dscp_to_priority"]
+    for side, mine, theirs, mine_pfc, theirs_pfc, other in (
+            ("the host", h_map, s_map, h_pfc, s_pfc, where), (where, s_map, h_map, s_pfc, h_pfc, "the host")):
+        lossy = []
+        for dscp in sorted(int(k) for k in mine):
+            prio = lookup(mine, dscp)
+            there = lookup(theirs, dscp)
+            if prio is not None and int(prio) in mine_pfc and there is not None and int(there) not in theirs_pfc:
+                lossy.append((dscp, int(prio), int(there)))
+        if lossy:
+            d.add("lossless_dscp_mismatch", [x[0] for x in lossy] if side == "the host" else None,
+                  [x[0] for x in lossy] if side != "the host" else None,
+                  "DSCP %s %s lossless on %s (priority %s) but lossy on %s (priority %s; PFC there: %s)."
+                  % (_fmt([x[0] for x in lossy]), "is" if len(lossy) == 1 else "are", side,
+                     _fmt(sorted(set(x[1] for x in lossy))), other, _fmt(sorted(set(x[2] for x in lossy))),
+                     _fmt(theirs_pfc)))
 
 
 def _class_name(settings, priority):
@@ -249,8 +394,12 @@ def _against_profile(d, h, s, p, where):
     for field, what in (("roce_tos", "cma_roce_tos"), ("traffic_class", "traffic_class")):
         if h[field] is not None and int(h[field]) != p["roce_tos"]:
             host(what, h[field], p["roce_tos"])
-    if s["ecn"] is not None and p["ecn_queues"] is not None:
-        for queue in p["ecn_queues"]:
+    # A profile without switch ECN queues (host-only presets) still wants ECN on the queues of its
+    # lossless priorities: DCQCN needs the marks (the renderers put NVIDIA's defaults there).
+    ecn_queues = p["ecn_queues"] if p["ecn_queues"] is not None else \
+        sorted(set(_queue(s, prio) for prio in p["pfc_priorities"]))
+    if s["ecn"] is not None:
+        for queue in ecn_queues:
             ecn = lookup(s["ecn"], queue) or {}
             if not ecn.get("enabled"):
                 switch("ECN on queue %d" % queue, "off", "on")
@@ -258,7 +407,9 @@ def _against_profile(d, h, s, p, where):
             for key, want in (("min_bytes", p["ecn_min_bytes"]), ("max_bytes", p["ecn_max_bytes"]),
                               ("probability", p["ecn_probability"])):
                 have = ecn.get(key)
-                if want is not None and have is not None and int(have) != want:
+                if want is None or have is None:
+                    continue
+                if not (same_threshold(have, want) if key != "probability" else int(have) == want):
                     switch("ECN %s on queue %d" % (key.replace("_", " "), queue), have, want)
     if p["ets_weights"] and s["ets"] is not None:
         # Shares, not raw weights: DWRR weights (SONiC 14/15) and percentages compare as percent of
@@ -291,7 +442,7 @@ def link_rows(plan, host_facts, switch_facts, hosts=None, host_errors=None):
                 continue  # a fabric without a lossless class has nothing to agree on
             row = {"fabric": entry["fabric"], "rail": entry["rail"], "host": host,
                    "host_port": entry.get("interface"), "tor": entry["tor"], "switch_port": entry["tor_port"],
-                   "status": "agree", "error": None, "disagreements": []}
+                   "status": "agree", "error": None, "disagreements": [], "unchecked": []}
             rows.append(row)
             facts = host_facts.get(host)
             tor = switch_facts.get(entry["tor"])
@@ -301,10 +452,10 @@ def link_rows(plan, host_facts, switch_facts, hosts=None, host_errors=None):
                     raise KeyError("no QoS facts were gathered from %s%s" % (host, ": " + reason if reason else ""))
                 if tor is None:
                     raise KeyError("no configuration of ToR %s was read" % entry["tor"])
-                items = lossless_diff(facts, tor, entry["tor_port"], profile, entry.get("interface"))
+                verdict = lossless_check(facts, tor, entry["tor_port"], profile, entry.get("interface"))
             except KeyError as exc:
                 row["status"], row["error"] = "error", str(exc.args[0] if exc.args else exc)
                 continue
-            row["disagreements"] = items
-            row["status"] = "disagree" if items else "agree"
+            row["disagreements"], row["unchecked"] = verdict["disagreements"], verdict["unchecked"]
+            row["status"] = "disagree" if verdict["disagreements"] else "agree"
     return rows

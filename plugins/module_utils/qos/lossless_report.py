@@ -10,7 +10,10 @@ Input: the link rows of :func:`lossless_check.link_rows`, one per host-ToR link:
      "status": "agree",                  # or "disagree", or "error" (the link could not be checked)
      "error": None,                      # why not, for "error"
      "disagreements": [{"code": "roce_dscp_lossy_on_switch", "host": 3, "switch": "TC1 (lossy)",
-                        "message": "DSCP 26 is lossless priority 3 on the host but ..."}]}
+                        "message": "DSCP 26 is lossless priority 3 on the host but ..."}],
+     "unchecked": [{"topic": "pfc_watchdog", "reason": "the PFC watchdog of ... was not read"}]}
+
+(``unchecked``, optional: the topics that could not be compared, shown in the last column.)
 
 and a ``meta`` mapping: ``cluster``, ``generated`` (the time stamp: the renderers never read the
 clock), ``profile``, ``sources`` (``{"hosts": 4, "switches": 2}``) and optionally ``problems``
@@ -38,7 +41,7 @@ LABELS = {"agree": "agree", "disagree": "DISAGREE", "error": "not checked"}
 # whose host and ToR agree, red for a disagreement, amber for a link that could not be checked.
 # The browser test looks for these exact colours in a screenshot.
 COLOURS = {"agree": "#d1e7dd", "disagree": "#f8d7da", "error": "#fff3cd"}
-COLUMNS = ("fabric", "rail", "host", "host port", "ToR", "switch port", "verdict", "details")
+COLUMNS = ("fabric", "rail", "host", "host port", "ToR", "switch port", "verdict", "details", "unchecked")
 _FIELDS = ("fabric", "rail", "host", "host_port", "tor", "switch_port")
 
 
@@ -143,7 +146,9 @@ def render_markdown(links, meta):
         else:
             details = "<br>".join("%s: %s" % (spans[_text(i.get("code"))], _md(i.get("message")))
                                   for i in row.get("disagreements") or ())
-        cells = [_md(row.get(f)) for f in _FIELDS] + [LABELS[status], details]
+        unchecked = "<br>".join("%s: %s" % (_md_code(i.get("topic")), _md(i.get("reason")))
+                                for i in row.get("unchecked") or ())
+        cells = [_md(row.get(f)) for f in _FIELDS] + [LABELS[status], details, unchecked]
         out.append("| %s |" % " | ".join(cells))
     return "\n".join(out) + "\n"
 
@@ -203,6 +208,9 @@ def render_html(links, meta):
         else:
             details = ""
         cells = "".join("<td>%s</td>" % _h(row.get(f)) for f in _FIELDS)
-        out.append('<tr class="%s">%s<td>%s</td><td>%s</td></tr>' % (status, cells, LABELS[status], details))
+        unchecked = "<ul>%s</ul>" % "".join("<li><code>%s</code>: %s</li>" % (_h(i.get("topic")), _h(i.get("reason")))
+                                            for i in row["unchecked"]) if row.get("unchecked") else ""
+        out.append('<tr class="%s">%s<td>%s</td><td>%s</td><td>%s</td></tr>'
+                   % (status, cells, LABELS[status], details, unchecked))
     out += ["</table>", "</body>", "</html>"]
     return "\n".join(out) + "\n"

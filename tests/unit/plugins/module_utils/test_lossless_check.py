@@ -8,7 +8,8 @@ import copy
 
 import pytest
 
-from ansible_collections.ainet.fabric.plugins.module_utils.qos.lossless_check import CODES, link_rows, lossless_diff
+from ansible_collections.ainet.fabric.plugins.module_utils.qos.lossless_check import (
+    CODES, TOPICS, link_rows, lossless_check, lossless_diff)
 from ansible_collections.ainet.fabric.plugins.module_utils.model.qos_profile import resolve_profile
 
 NVIDIA = resolve_profile({}, "q")
@@ -127,3 +128,69 @@ def test_every_code_is_documented_with_its_meaning():
     doc = open(os.path.join(os.path.dirname(__file__), "..", "..", "..", "..", "docs", "lossless-qos.md")).read()
     for code, meaning in CODES.items():
         assert "| `%s` | %s |" % (code, meaning) in doc
+
+
+# -- issue 18: disagreements only; unchecked apart; profile by preset name; units --------------------------
+
+def test_a_pair_that_agrees_without_a_profile_or_a_tos_gives_no_disagreement():
+    host = dict(HOST, roce_tos=None, traffic_class=None)  # mlnx_qos/dcb alone print no ToS
+    verdict = lossless_check(host, CUMULUS, "swp8")
+    assert verdict["disagreements"] == []
+    assert {"topic": "roce_dscp", "reason": "no profile was given and the host's RoCE ToS was not read"} in \
+        verdict["unchecked"]
+    assert lossless_diff(host, CUMULUS, "swp8") == []
+
+
+def test_without_a_profile_or_tos_the_lossless_dscps_of_both_sides_are_compared():
+    host = dict(HOST, roce_tos=None, traffic_class=None)
+    items = lossless_diff(host, SONIC, "Ethernet8")
+    lossless = [i for i in items if i["code"] == "lossless_dscp_mismatch"]
+    assert [i["message"] for i in lossless] == [
+        "DSCP 24,25,26,27,28,29,30,31 are lossless on the host (priority 3) but lossy on the switch port Ethernet8 "
+        "(priority 1; PFC there: 3,4).",
+        "DSCP 3,4 are lossless on the switch port Ethernet8 (priority 3,4) but lossy on the host (priority 0; PFC "
+        "there: 3)."]
+    assert "pfc_mismatch" in codes(items)
+
+
+def test_unread_inputs_are_listed_as_unchecked_never_as_agreement():
+    switch = {"ports": {"swp1": {"pfc": [3]}}}
+    verdict = lossless_check({"mtu": 9000, "pfc": [3]}, switch, "swp1", "nvidia")
+    topics = [u["topic"] for u in verdict["unchecked"]]
+    for topic in ("trust", "mtu", "ecn_switch", "buffer_switch", "buffer_host"):
+        assert topic in topics, topic
+    assert [u for u in verdict["unchecked"] if u["topic"] == "mtu"][0]["reason"] == \
+        "the MTU of the switch port swp1 was not read"
+    assert all(set(u) == {"topic", "reason"} and u["topic"] in TOPICS for u in verdict["unchecked"])
+
+
+def test_profile_by_preset_name_and_one_line_errors():
+    assert lossless_diff(HOST, CUMULUS, "swp8", "nvidia") == []
+    assert lossless_diff(HOST, CUMULUS, "swp8", "nvidia") == lossless_diff(HOST, CUMULUS, "swp8", NVIDIA)
+    for bad, needle in ((42, "neither a preset name nor a resolved profile"), ("nvidea", "is not a preset"),
+                        ({"preset": "nvidia"}, "is not a resolved profile"), (["nvidia"], "neither a preset")):
+        with pytest.raises(ValueError, match=needle) as info:
+            lossless_diff(HOST, CUMULUS, "swp8", bad)
+        assert "\n" not in str(info.value)
+
+
+@pytest.mark.parametrize("have, agrees", [(150000, True), (153600, True), (146 * 1024, True), (160000, False),
+                                          (150 * 1000 * 1024, False)])
+def test_ecn_thresholds_compare_in_the_switchs_unit(have, agrees):
+    switch = copy.deepcopy(CUMULUS)
+    switch["ports"]["swp8"]["ecn"][3]["min_bytes"] = have
+    items = [i for i in lossless_diff(HOST, switch, "swp8", "nvidia") if "ECN min bytes" in i["message"]]
+    assert (items == []) is agrees
+
+
+def test_a_host_only_profile_still_wants_ecn_on_its_lossless_queue():
+    spiderpool = resolve_profile({"preset": "spiderpool"}, "q")
+    assert spiderpool["ecn_queues"] is None
+    switch = copy.deepcopy(CUMULUS)
+    port = switch["ports"]["swp8"]
+    port["dscp_to_priority"] = {**port["dscp_to_priority"], 40: 5}
+    port["pfc"] = [5]
+    port["ecn"] = {5: {"enabled": False}}
+    items = lossless_diff(dict(HOST, pfc=[5]), switch, "swp8", spiderpool)
+    assert "The switch port swp8 has ECN on queue 5 off; the spiderpool profile wants on." in \
+        [i["message"] for i in items]

@@ -79,7 +79,7 @@ def test_markdown_tables_are_well_formed():
         assert set(table[1]) <= set("|-")  # separator line right below the header
     codes, links = tables
     assert len(codes) == 2 + 2 and len(links) == 2 + len(LINKS)
-    assert len(_cells(links[0])) == 8
+    assert len(_cells(links[0])) == 9
     assert "| `roce_dscp_lossy_on_switch` | 2 |" in codes and "| `pfc_mismatch` | 1 |" in codes
 
 
@@ -89,10 +89,10 @@ def test_markdown_rows_are_sorted_and_escaped():
     assert [tuple(r[:3]) for r in rows] == [(f, r, h.replace("<", "&lt;")) for f, r, h in ORDER]
     assert rows[2][3] == "ens1\\|x"  # the pipe of a value is escaped, not a cell border
     assert "<script>" not in text and "&lt;script>" in text
-    assert rows[1][6:] == ["not checked", "no switch config found for t9 &lt;missing> \\| A&B"]
+    assert rows[1][6:8] == ["not checked", "no switch config found for t9 &lt;missing> \\| A&B"]
     assert rows[3][6] == "DISAGREE" and rows[3][7] == (
         "`roce_dscp_lossy_on_switch`: " + LOSSY["message"] + "<br>`pfc_mismatch`: " + PFC["message"])
-    assert rows[0][6:] == ["agree", ""]
+    assert rows[0][6:] == ["agree", "", ""]
     assert "# Lossless RoCE agreement: c1 &lt;&>" in text and "Generated 2026-11-22T10:00:00Z." in text
     assert "Profiles: compute: nvidia: DSCP 26 -> priority 3." in text and "Read: 4 hosts, 2 switches." in text
     assert "5 links: 2 agree, 2 disagree, 1 not checked." in text
@@ -144,7 +144,7 @@ def test_html_has_one_row_per_link_plus_headers_sorted_and_escaped():
     link_rows = [cells for cls, cells in zip(parsed.rows, parsed.cells) if cls]
     assert [tuple(r[:3]) for r in link_rows] == ORDER
     assert link_rows[2][3] == "ens1|x" and link_rows[1][7] == "no switch config found for t9 <missing> | A&B"
-    assert all(len(r) == 8 for r in parsed.cells[-len(LINKS) - 1:])
+    assert all(len(r) == 9 for r in parsed.cells[-len(LINKS) - 1:])
     assert EVIL in "".join(parsed.texts)  # shown as text ...
     assert not any(tag == "script" for tag, _a in parsed.tags)  # ... never as markup
     assert "gpu-&lt;script&gt;alert(1)&lt;/script&gt;&amp;1" in page and "<script" not in page
@@ -176,5 +176,14 @@ def test_empty_report_and_sparse_rows():
     assert len(parsed.rows) == 1  # the link table's header only
     sparse = [{"fabric": "f", "rail": "x", "host": None, "status": "error"}, {"fabric": "f", "rail": 2, "host": "h"}]
     text = render_markdown(sparse, {})
-    assert all(len(_cells(line)) == 8 for line in _tables(text)[-1])
+    assert all(len(_cells(line)) == 9 for line in _tables(text)[-1])
     assert len(_parse(render_html(sparse, {})).rows) == 3
+
+
+def test_unchecked_topics_have_a_column_of_their_own():
+    row = dict(LINKS[1], unchecked=[{"topic": "pfc_watchdog", "reason": "the PFC watchdog of <b> was not read"}])
+    text = render_markdown([row], META)
+    cells = [c.strip() for c in _cells(_tables(text)[-1][2])]
+    assert cells[6:] == ["agree", "", "`pfc_watchdog`: the PFC watchdog of &lt;b> was not read"]
+    parsed = _parse(render_html([row], META))
+    assert parsed.cells[-1][-1] == "pfc_watchdog: the PFC watchdog of <b> was not read"
