@@ -3,14 +3,19 @@
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 """The cluster model's schema: one declarative description of every key of ``fabric_cluster``.
 
-From :data:`CLUSTER` come (1) the shape validation - unknown keys, types, required keys,
-choices and ranges, every problem of a model reported at once, each as one line naming the
-field, the value and the fix; (2) the key table of ``docs/cluster-model.md``; (3) the
-``fabric_cluster`` options of the roles' ``meta/argument_specs.yml``.  A unit test fails when
-the docs or the argument specs drift from it (``tests/schema/regen.py`` rewrites them).
+From :data:`CLUSTER` come (1) the shape validation and normalisation - unknown keys, types,
+required keys, choices, ranges and formats, every problem of a model reported at once, each as
+one line naming the field, the value and the fix; (2) the key table of ``docs/cluster-model.md``;
+(3) the ``fabric_cluster`` options of the roles' ``meta/argument_specs.yml``.  A unit test fails
+when the docs or the argument specs drift from it (``tests/schema/regen.py`` rewrites them).
 
-Rules that relate several keys (capacity, overlaps, collisions between fabrics, offsets
-inside a subnet) stay in :mod:`cluster_model`, which runs them once the shape is right.
+This module is the only place that names the model's keys, types, choices and ranges, and the only
+place that converts inventory values: :func:`normalize` returns the tree with every value in its
+Python form (``"12"`` -> 12, ``"yes"`` -> True, ``"172.17.0.0/16"`` -> an ``ip_network``,
+``"1-32"`` -> ``(1, 32)``, ``"3A:00.0"`` -> ``"0000:3a:00.0"``), and the loaders
+(:mod:`cluster_model`, :mod:`qos_profile`, :mod:`rdma_host`) read only that tree.  Rules that
+relate several keys (capacity, overlaps, collisions between fabrics, offsets inside a subnet,
+defaults that depend on other keys) stay in the loaders, which run them once the shape is right.
 
 Why not ansible-core's ArgumentSpecValidator: it cannot express ranges, list uniqueness or
 rules across fields, its messages name options but not list indexes, and it is not
@@ -20,19 +25,38 @@ library: one more dependency on every managed host and controller for about 150 
 
 from __future__ import annotations
 
+import ipaddress
 import re
 
-from ansible_collections.ainet.fabric.plugins.module_utils.common.errors import FabricModelError
+from ansible_collections.ainet.fabric.plugins.module_utils.common.errors import FabricModelError, FabricModelErrors
+
+ROOT = "fabric_cluster"
 
 
 class Key(object):
-    """One key: its type, whether it is required, its documented default, limits and meaning."""
+    """One key: its type, whether it is required, its documented default, limits and meaning.
+
+    ``type``: ``int``, ``bool``, ``str``, ``cidr``, ``dict``, ``list`` or ``raw`` (not checked).
+    ``elements``: the type of a list's items (``int``, ``str``, ``cidr``, ``dict``, ``pci``: a PCI
+    address, ``range``: a node id or ``FIRST-LAST``), or of a mapping's values.
+    ``minimum``/``maximum``: of an ``int``, or of each number of a list's or mapping's elements.
+    ``choices``: the values allowed.  ``pattern``: a regular expression a ``str`` must match.
+    ``noun``: what a value is called in messages ("is not a valid <noun>", "is not a known <noun>").
+    ``fix``: the fix of a pattern, emptiness or exclusion problem.
+    ``options``: the keys of a mapping (or of each mapping of a list).  ``values``: the keys of
+    each value of a mapping (the fabrics).  ``keys``: a Key every key of a mapping must satisfy.
+    ``unique``: no element twice (after normalisation).  ``single``: a single element stands for a
+    list of one.  ``nonempty``: an empty list or mapping is refused.  ``exclude``: ``((network,
+    what), ...)`` a ``cidr`` must not overlap.  ``removed``: the release that removed the key.
+    """
 
     __slots__ = ("type", "description", "required", "default", "minimum", "maximum", "choices", "elements",
-                 "options", "values", "removed")
+                 "options", "values", "removed", "keys", "pattern", "noun", "fix", "unique", "single", "nonempty",
+                 "exclude")
 
     def __init__(self, type_, description, required=False, default=None, minimum=None, maximum=None,
-                 choices=None, elements=None, options=None, values=None, removed=None):
+                 choices=None, elements=None, options=None, values=None, removed=None, keys=None, pattern=None,
+                 noun=None, fix=None, unique=False, single=False, nonempty=False, exclude=None):
         self.type = type_
         self.description = description
         self.required = required
@@ -44,13 +68,34 @@ class Key(object):
         self.options = options
         self.values = values
         self.removed = removed
+        self.keys = keys
+        self.pattern = pattern
+        self.noun = noun
+        self.fix = fix
+        self.unique = unique
+        self.single = single
+        self.nonempty = nonempty
+        self.exclude = exclude
 
+
+MAX_RAILS = 64
+NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,62}\Z")
+FABRIC_NAME_RE = re.compile(r"^[a-z][a-z0-9_-]{0,15}\Z")
+BDF = re.compile(r"^(?:[0-9a-f]{4}:)?[0-9a-f]{2}:[0-9a-f]{2}\.[0-7]\Z")
+# Ranges no fabric may touch: a supernet overlapping one (0.0.0.0/0 or ::/0 included) would
+# route the host's default, loopback, link-local or multicast traffic through a rail.
+NOT_A_FABRIC = tuple((ipaddress.ip_network(net), what) for net, what in (
+    ("0.0.0.0/8", "this-network"), ("127.0.0.0/8", "loopback"), ("169.254.0.0/16", "link-local"),
+    ("224.0.0.0/4", "multicast"), ("240.0.0.0/4", "reserved and broadcast"),
+    ("::/8", "unspecified, loopback and IPv4-mapped"), ("fe80::/10", "link-local"), ("ff00::/8", "multicast")))
 
 MODES = ("shared", "exclusive", "p2p", "infiniband")
 ADDRESSING = {
     "mode": Key("str", "`shared` (one subnet per rail), `exclusive` (a subnet per node per rail), `p2p` (a /31 or "
                 "/127 per node per rail) or `infiniband` (IPoIB, no gateways)", required=True, choices=MODES),
-    "supernet": Key("cidr", "the fabric's RDMA supernet, IPv4 or IPv6; host bits must be zero", required=True),
+    "supernet": Key("cidr", "the fabric's RDMA supernet, IPv4 or IPv6; host bits must be zero; not in the "
+                    "this-network, loopback, link-local, multicast or reserved ranges", required=True,
+                    exclude=NOT_A_FABRIC, fix="use a private unicast range, e.g. 172.17.0.0/16 or fd00:17::/48"),
     "rail_prefix": Key("int", "prefix of each rail's block, carved from the supernet in rail order (rail 1 first)",
                        required=True, minimum=0, maximum=128),
     "node_prefix": Key("int", "prefix of each node's subnet inside its rail block; required in `exclusive`, "
@@ -72,16 +117,21 @@ ROUTING = {
                          removed="0.2.0"),
 }
 TOR = {
-    "name": Key("str", "switch name (unique in the cluster): letters, digits, `-`, `_`, `.`", required=True),
-    "rails": Key("raw", "the rails it serves: a rail id or a list of them", required=True),
-    "nodes": Key("raw", "the node ids it serves: `1-32`, an id, or a list of both", default="every node"),
+    "name": Key("str", "switch name (unique in the cluster): letters, digits, `-`, `_`, `.`", required=True,
+                pattern=NAME_RE, noun="switch name", fix="use letters, digits, '-', '_' and '.'"),
+    "rails": Key("list", "the rails it serves: a rail id or a list of them", required=True, elements="int",
+                 minimum=1, maximum=MAX_RAILS, single=True, nonempty=True,
+                 fix="list the rails this ToR serves, e.g. [1]"),
+    "nodes": Key("list", "the node ids it serves: `1-32`, an id, or a list of both", default="every node",
+                 elements="range", minimum=1, single=True),
     "port_template": Key("str", "port name per node: `{node}`, `{local}` (1-based position in the node range), "
                          "`{rail}`", default="swp{node}"),
     "platform": Key("str", "the switch's NOS: `sonic` (config_db), `cumulus` (NVUE), `eos` (Arista EOS) are rendered "
                     "by `tor_config`; `nxos` and `os10` are only read by the lossless check; unset: not rendered",
                     choices=("sonic", "cumulus", "eos", "nxos", "os10")),
     "port_mtu": Key("int", "MTU of the rail ports (and SVIs); at least the fabric MTU plus the lossless profile's "
-                    "`switch_mtu_headroom`; at most 9214 on `eos`", default="9216 (`eos`: 9214)", minimum=1280, maximum=9216),
+                    "`switch_mtu_headroom`; at most 9214 on `eos`", default="9216 (`eos`: 9214)", minimum=1280,
+                    maximum=9216),
     "port_speed": Key("str", "speed of the rail ports, written into the rendered config when set",
                       choices=("10G", "25G", "40G", "50G", "100G", "200G", "400G", "800G")),
     "port_fec": Key("str", "forward error correction of the rail ports when set: `rs` (Reed-Solomon), `fc` "
@@ -92,7 +142,7 @@ QOS = {
     "preset": Key("str", "`nvidia` (DSCP 26 -> priority 3, CNP DSCP 48 -> 6 strict, ToS 106), `sonic` (SONiC's "
                   "stock template: DSCP 3/4 lossless), `spiderpool` (DSCP 40 -> priority 5), `custom` (nothing "
                   "preset) or `none` (no lossless class)", default="nvidia",
-                  choices=("nvidia", "sonic", "spiderpool", "custom", "none")),
+                  choices=("nvidia", "sonic", "spiderpool", "custom", "none"), noun="preset"),
     "trust": Key("str", "the switch ports' trust mode (hosts always trust DSCP)", default="by preset",
                  choices=("dscp", "pcp,dscp")),
     "roce_dscp": Key("int", "DSCP of RoCE traffic", default="by preset", minimum=0, maximum=63),
@@ -102,18 +152,20 @@ QOS = {
                         minimum=0, maximum=7),
     "cnp_strict": Key("bool", "CNPs go to a strict-priority queue", default="by preset"),
     "pfc_priorities": Key("list", "priorities with PFC (must include roce_priority)", elements="int",
-                          default="[roce_priority] (sonic: [3, 4])"),
+                          default="[roce_priority] (sonic: [3, 4])", minimum=0, maximum=7, unique=True),
     "dcqcn_priorities": Key("list", "priorities with DCQCN (ECN reaction and notification point) on the hosts",
-                            elements="int", default="[roce_priority]"),
-    "ecn_queues": Key("list", "switch queues that mark ECN", elements="int", default="by preset"),
+                            elements="int", default="[roce_priority]", minimum=0, maximum=7, unique=True),
+    "ecn_queues": Key("list", "switch queues that mark ECN", elements="int", default="by preset", minimum=0,
+                      maximum=7, unique=True),
     "ecn_min_bytes": Key("int", "ECN minimum threshold in bytes", default="by preset", minimum=1,
                          maximum=2 ** 31 - 1),
     "ecn_max_bytes": Key("int", "ECN maximum threshold in bytes", default="by preset", minimum=1,
                          maximum=2 ** 31 - 1),
     "ecn_probability": Key("int", "ECN marking probability at the maximum threshold, percent", default="by preset",
                            minimum=1, maximum=100),
-    "ets_weights": Key("dict", "ETS bandwidth percent per queue (sum 100; the CNP queue is strict and not listed)",
-                       default="by preset"),
+    "ets_weights": Key("dict", "ETS bandwidth percent per queue 0..7 (sum 100; the CNP queue is strict and not "
+                       "listed)", default="by preset", keys=Key("int", "queue", minimum=0, maximum=7),
+                       elements="int", minimum=1, maximum=100),
     "pfc_watchdog": Key("bool", "the switch ports run the PFC watchdog on the lossless priorities",
                         default="by preset"),
     "roce_tos": Key("int", "ToS for `cma_roce_tos` and `traffic_class`", default="roce_dscp << 2 | 2",
@@ -137,17 +189,18 @@ PCIE_ACS = {
     "disable": Key("str", "`gpu_nic`: ACS off on the PCIe bridges between a GPU and an RDMA NIC (found on each "
                    "node), so GPUDirect RDMA traffic stays below the root complex; `listed`: only `bridges`; `none`",
                    default="gpu_nic", choices=("gpu_nic", "listed", "none")),
-    "bridges": Key("list", "PCI addresses of the bridges (`0000:3a:00.0`) for `listed`", elements="str"),
+    "bridges": Key("list", "PCI addresses of the bridges (`0000:3a:00.0`) for `listed`", elements="pci"),
 }
 FABRIC = {
     "rails": Key("int", "number of rails (rail NICs per node); rail ids are 1..rails", required=True,
-                 minimum=1, maximum=64),
+                 minimum=1, maximum=MAX_RAILS),
     "mtu": Key("int", "rail NIC MTU; RoCE 576/1280 (IPv6) to 9216, IPoIB up to 65520",
-               default="9000 (RoCE), 4092 (infiniband)"),
+               default="9000 (RoCE), 4092 (infiniband)", minimum=576, maximum=65520),
     "addressing": Key("dict", "how the fabric's addresses are planned", required=True, options=ADDRESSING),
     "routing": Key("dict", "the fabric's policy-routing numbers (not in `infiniband`)", options=ROUTING),
     "tors": Key("list", "the fabric's ToR switches", elements="dict", options=TOR,
-                default="one per rail, `<cluster>[-<fabric>]-rail<r>-tor`, ports `swp{node}`"),
+                default="one per rail, `<cluster>[-<fabric>]-rail<r>-tor`, ports `swp{node}`", nonempty=True,
+                fix="list the ToRs, or remove the key to get one ToR per rail"),
     "qos": Key("dict", "the fabric's lossless RoCE class: a preset and overrides (docs/lossless-qos.md)",
                default="preset nvidia (RoCE), none (infiniband)", options=QOS),
     "cni": Key("str", "how pods attach to the fabric's rail NICs: `host` (no CNI), `sriov` (a VF per pod), "
@@ -159,15 +212,20 @@ FABRIC = {
 }
 CLUSTER = {
     "name": Key("str", "cluster name; plan files go to `build/<name>/`. Letters, digits, `-`, `_`, `.`",
-                required=True),
+                required=True, pattern=NAME_RE, noun="cluster name",
+                fix="use 1-63 letters, digits, '-', '_' or '.', starting with a letter or digit"),
     "description": Key("str", "free text"),
     "fabrics": Key("dict", "several named RDMA fabrics (`compute`, `storage` ...), each with the fabric keys "
-                   "below; without it the fabric keys sit at the top (one fabric named `default`)", values=FABRIC),
+                   "below; without it the fabric keys sit at the top (one fabric named `default`)", values=FABRIC,
+                   keys=Key("str", "fabric name", pattern=FABRIC_NAME_RE, noun="fabric name",
+                            fix="use 1-16 lower-case letters, digits, '-' or '_', starting with a letter"),
+                   nonempty=True, fix="e.g. fabrics: {compute: {rails: 8, addressing: ...}, storage: {rails: 2, ...}}"),
     "management_networks": Key("list", "networks the fabrics must not overlap (checked)", elements="cidr",
-                               default="[]"),
-    "pod_networks": Key("list", "Kubernetes pod CIDRs; must not overlap a fabric", elements="cidr", default="[]"),
+                               default="[]", single=True),
+    "pod_networks": Key("list", "Kubernetes pod CIDRs; must not overlap a fabric", elements="cidr", default="[]",
+                        single=True),
     "service_networks": Key("list", "Kubernetes service CIDRs; must not overlap a fabric", elements="cidr",
-                            default="[]"),
+                            default="[]", single=True),
     "rdma_netns": Key("str", "the RDMA subsystem's netns mode on every node; must agree with every fabric's `cni`",
                       default="what the fabrics' `cni` need (`sriov`, `host-device`: exclusive; `macvlan`, "
                       "`ipvlan`, `ipoib`: shared; `host` only: unchanged)", choices=("exclusive", "shared")),
@@ -178,97 +236,291 @@ CLUSTER.update(FABRIC)
 CLUSTER["description"] = Key("str", "free text")
 _FIX = {"int": "give a whole number", "bool": "use true or false", "str": "give a text value",
         "cidr": "write it as address/prefix, e.g. 172.17.0.0/16 or fd00:17::/48",
-        "dict": "give a YAML mapping (key: value)", "list": "give a YAML list"}
+        "dict": "give a YAML mapping (key: value)", "list": "give a YAML list",
+        "pci": "write it as 0000:3a:00.0", "range": "give node ids or FIRST-LAST ranges, e.g. 1-32"}
 _INT = re.compile(r"^ *[+-]?[0-9]+ *\Z")
+_TRUE = ("yes", "true", "on", "1")
+_FALSE = ("no", "false", "off", "0")
 
 
-def _type_ok(key, value):
-    kind = key.type
-    if kind == "raw":
-        return True
-    if kind == "int":
-        return (isinstance(value, int) and not isinstance(value, bool)) or \
-            (isinstance(value, str) and bool(_INT.match(value)))
-    if kind == "bool":
-        return isinstance(value, bool) or (isinstance(value, str) and value.strip().lower() in
-                                           ("yes", "true", "on", "1", "no", "false", "off", "0"))
-    if kind in ("str", "cidr"):
-        return isinstance(value, str) and (kind == "str" or "/" in value)
-    if kind == "dict":
-        return isinstance(value, dict)
-    if kind == "list":
-        return isinstance(value, list) or (key.elements == "cidr" and isinstance(value, str))
-    raise ValueError("unknown schema type %r" % kind)
+class _Refused(Exception):
+    """A value a converter does not take: the problem and the fix of its message."""
+
+    def __init__(self, problem, fix):
+        super().__init__(problem)
+        self.problem = problem
+        self.fix = fix
 
 
-def check(raw, schema=None, path="fabric_cluster"):
-    """Every shape problem of ``raw`` as a list of :class:`FabricModelError` (empty when fine)."""
+def _to_int(value, fix=None):
+    if isinstance(value, bool):
+        raise _Refused("is a boolean, not an integer", fix or _FIX["int"])
+    if isinstance(value, int):
+        return value
+    if isinstance(value, str) and _INT.match(value):
+        return int(value)
+    raise _Refused("is not an integer", fix or _FIX["int"])
+
+
+def _to_bool(value):
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, str) and value.strip().lower() in _TRUE + _FALSE:
+        return value.strip().lower() in _TRUE
+    raise _Refused("is not a boolean", _FIX["bool"])
+
+
+def _to_str(value):
+    if isinstance(value, str):
+        return value
+    raise _Refused("is not a string", _FIX["str"])
+
+
+def _to_cidr(value):
+    """A network, strictly: host bits must be zero."""
+    if not isinstance(value, str) or "/" not in value:
+        raise _Refused("is not a network in CIDR notation", _FIX["cidr"])
+    try:
+        return ipaddress.ip_network(value.strip(), strict=True)
+    except ValueError as exc:
+        try:
+            loose = ipaddress.ip_network(value.strip(), strict=False)
+        except ValueError:
+            raise _Refused("is not a valid network (%s)" % exc,
+                           "write it as address/prefix, e.g. 172.17.0.0/16") from None
+        raise _Refused("has host bits set", "use the network address %s" % loose) from None
+
+
+def _to_pci(value):
+    """A PCI address in its full lower-case form, ``0000:3a:00.0``."""
+    text = value.strip().lower() if isinstance(value, str) else None
+    if text is None or not BDF.match(text):
+        raise _Refused("is not a PCI address", _FIX["pci"])
+    return text if text.count(":") == 2 else "0000:" + text
+
+
+def _to_range(value):
+    """``(first, last)`` from a node id (7, "7") or a range ("1-32")."""
+    if isinstance(value, str) and "-" in value.strip().lstrip("-"):
+        first, _sep, last = value.partition("-")
+        fix = "write a node id range as FIRST-LAST, e.g. 1-32"
+        first, last = _to_int(first, fix), _to_int(last, fix)
+        if last < first:
+            raise _Refused("ends before it starts", "write FIRST-LAST with FIRST <= LAST")
+        return (first, last)
+    number = _to_int(value, _FIX["range"])
+    return (number, number)
+
+
+_CONVERT = {"int": _to_int, "bool": _to_bool, "str": _to_str, "cidr": _to_cidr, "pci": _to_pci, "range": _to_range}
+
+
+def _span(minimum, maximum):
+    if minimum is not None and maximum is not None:
+        return "use %d..%d" % (minimum, maximum)
+    if minimum is not None:
+        return "use %d or more" % minimum
+    return "use %d or less" % maximum
+
+
+def _range_problem(number, minimum, maximum, part=False):
+    """The problem text of ``number`` outside minimum..maximum (None when inside)."""
+    if minimum is not None and number < minimum:
+        return "is out of range" if part else "is below the minimum %d" % minimum
+    if maximum is not None and number > maximum:
+        return "is out of range" if part else "is above the maximum %d" % maximum
+    return None
+
+
+def to_int(value, field, minimum=None, maximum=None, fix=None):
+    """``value`` as an int within minimum..maximum (inventory strings such as "3" are accepted), or raise
+    FabricModelError. For values outside ``fabric_cluster`` (a node id) and for the loaders' bounds that
+    depend on other keys; ``fix`` replaces the default fix of every problem."""
+    try:
+        number = _to_int(value, fix)
+    except _Refused as exc:
+        raise FabricModelError(field, value, exc.problem, exc.fix) from None
+    problem = _range_problem(number, minimum, maximum)
+    if problem:
+        raise FabricModelError(field, value, problem, fix or _span(minimum, maximum))
+    return number
+
+
+def given(values, name, default=None):
+    """``values[name]``, or ``default`` when the key is absent or null (null is "not set" in the model)."""
+    value = (values or {}).get(name)
+    return default if value is None else value
+
+
+class _Run(object):
+    __slots__ = ("errors", "part")
+
+    def __init__(self, part):
+        self.errors = []
+        self.part = part
+
+    def refuse(self, field, value, problem, fix=None):
+        self.errors.append(FabricModelError(field, value, problem, fix))
+
+
+def normalize(raw, schema=None, path=ROOT, part=False):
+    """``(tree, errors)``: ``raw`` with every value converted to its Python form, and every shape problem
+    of ``raw`` as a list of :class:`FabricModelError` (empty when fine; the tree is only meaningful then).
+
+    Keys set to null count as not set; they stay in the tree (as None), so that the loaders can tell a
+    key that is given from one that is not.  ``part``: ``raw`` is a fragment handed to a resolver on its
+    own (a ``qos`` mapping, a host's ``sriov_overrides`` entry); a number outside its range then reads
+    "is out of range"."""
+    run = _Run(part)
     schema = CLUSTER if schema is None else schema
+    return _mapping(run, raw, schema, path), run.errors
+
+
+def normalized(raw, schema=None, path=ROOT, part=False):
+    """The normalised tree of ``raw``, or raise: its one problem as FabricModelError, several as
+    FabricModelErrors (one line each)."""
+    tree, errors = normalize(raw, schema, path, part)
+    if len(errors) == 1:
+        raise errors[0]
+    if errors:
+        raise FabricModelErrors(errors)
+    return tree
+
+
+def check(raw, schema=None, path=ROOT):
+    """Every shape problem of ``raw`` as a list of :class:`FabricModelError` (empty when fine)."""
+    return normalize(raw, schema, path)[1]
+
+
+def _mapping(run, raw, schema, path):
     if not isinstance(raw, dict):
-        return [FabricModelError(path, raw, "is not a mapping", _FIX["dict"])]
-    errors = []
+        top = schema is CLUSTER and path == ROOT
+        run.refuse(path, raw, "is not a mapping", "define fabric_cluster in group_vars/all" if top else _FIX["dict"])
+        return None
     for name in raw:
         if name not in schema:
-            errors.append(FabricModelError("%s.%s" % (path, name), raw[name], "is not a known key",
-                                           "use one of: %s" % ", ".join(sorted(schema))))
+            run.refuse("%s.%s" % (path, name), raw[name], "is not a known key",
+                       "use one of: %s" % ", ".join(sorted(schema)))
+    out = {}
     for name, key in schema.items():
         value = raw.get(name)
         field = "%s.%s" % (path, name)
         if value is None:
             # The fabric keys at the top are the single-fabric form: not required next to `fabrics`.
             if key.required and not (schema is CLUSTER and name in FABRIC and raw.get("fabrics") is not None):
-                errors.append(FabricModelError(field, None, "is missing", "set %s: %s" % (name, key.description)))
+                run.refuse(field, None, "is missing", "set %s: %s" % (name, key.description))
+            if name in raw:
+                out[name] = None
             continue
-        errors += _check_value(key, value, field)
-    return errors
+        out[name] = _value(run, key, value, field)
+    return out
 
 
-def _check_value(key, value, field):
+def _value(run, key, value, field):
     if key.removed:
-        return [FabricModelError(field, value, "was removed in %s: %s" % (key.removed, key.description),
-                                 "remove the key (what it configured is removed from the hosts on the next run)")]
-    if key.type == "int" and isinstance(value, bool):
-        return [FabricModelError(field, value, "is a boolean, not an integer", _FIX["int"])]
-    if not _type_ok(key, value):
-        return [FabricModelError(field, value, "is not %s" % _type_text(key), _FIX.get(key.type))]
-    errors = []
-    if key.type == "int":
-        number = int(value)
-        if key.minimum is not None and number < key.minimum:
-            errors.append(FabricModelError(field, value, "is below the minimum %d" % key.minimum,
-                                           "use %d..%d" % (key.minimum, key.maximum)))
-        if key.maximum is not None and number > key.maximum:
-            errors.append(FabricModelError(field, value, "is above the maximum %d" % key.maximum,
-                                           "use %d..%d" % (key.minimum, key.maximum)))
-    if key.choices and value not in key.choices:
-        errors.append(FabricModelError(field, value, "is not one of the choices",
-                                       "use one of: %s" % ", ".join(key.choices)))
-    if key.options and key.type == "dict":
-        errors += check(value, key.options, field)
-    if key.values:
-        for name, sub in value.items():
-            errors += check(sub, key.values, "%s.%s" % (field, name))
-    if key.type == "list" and isinstance(value, list):
-        for i, item in enumerate(value):
-            if key.options:
-                errors += check(item, key.options, "%s[%d]" % (field, i))
-            elif key.elements == "cidr" and not _type_ok(Key("cidr", ""), item):
-                errors.append(FabricModelError("%s[%d]" % (field, i), item, "is not a network in CIDR notation",
-                                               _FIX["cidr"]))
-    return errors
+        run.refuse(field, value, "was removed in %s: %s" % (key.removed, key.description),
+                   "remove the key (what it configured is removed from the hosts on the next run)")
+        return None
+    if key.type == "list":
+        return _list(run, key, value, field)
+    if key.type == "dict":
+        return _dict(run, key, value, field)
+    return _scalar(run, key, key.type, value, field)
 
 
-def _type_text(key):
-    return {"int": "an integer", "bool": "a boolean", "str": "a string", "cidr": "a network in CIDR notation",
-            "dict": "a mapping", "list": "a list"}[key.type]
+def _scalar(run, key, kind, value, field):
+    """One value of type ``kind`` with ``key``'s limits (``key`` is the list's or mapping's for elements)."""
+    if kind == "raw":
+        return value
+    if kind == "dict":
+        return _mapping(run, value, key.options, field) if key.options else value
+    try:
+        out = _CONVERT[kind](value)
+    except _Refused as exc:
+        run.refuse(field, value, exc.problem, exc.fix)
+        return None
+    for number in (out if kind == "range" else (out,) if kind == "int" else ()):
+        problem = _range_problem(number, key.minimum, key.maximum, run.part)
+        if problem:
+            run.refuse(field, value, problem, _span(key.minimum, key.maximum))
+            return None
+    if key.choices and out not in key.choices:
+        run.refuse(field, value, "is not a known %s" % key.noun if key.noun else "is not one of the choices",
+                   "use one of: %s" % ", ".join(key.choices))
+        return None
+    if key.pattern and not key.pattern.match(out):
+        run.refuse(field, value, "is not a valid %s" % key.noun, key.fix)
+        return None
+    for special, what in key.exclude or ():
+        if special.version == out.version and special.overlaps(out):
+            run.refuse(field, value, "overlaps %s (%s), which can never carry a fabric" % (special, what), key.fix)
+            return None
+    return out
+
+
+def _list(run, key, value, field):
+    single = key.single and not isinstance(value, (list, dict))
+    if single:
+        value = [value]
+    if not isinstance(value, list):
+        run.refuse(field, value, "is not a list", _FIX["list"])
+        return None
+    if key.nonempty and not value:
+        run.refuse(field, value, "is empty", key.fix)
+        return None
+    out = []
+    for i, item in enumerate(value):
+        where = field if single else "%s[%d]" % (field, i)
+        if key.options:
+            out.append(_mapping(run, item, key.options, where))
+            continue
+        before = len(run.errors)
+        item_out = _scalar(run, key, key.elements, item, where)
+        if key.unique and len(run.errors) == before and item_out in out:
+            run.refuse(where, item, "is listed twice", "list each value once")
+        out.append(item_out)
+    return out
+
+
+def _dict(run, key, value, field):
+    if not isinstance(value, dict):
+        run.refuse(field, value, "is not a mapping", _FIX["dict"])
+        return None
+    if key.nonempty and not value:
+        run.refuse(field, value, "is empty", key.fix)
+        return None
+    if key.options:
+        return _mapping(run, value, key.options, field)
+    out = {}
+    for name, sub in value.items():
+        norm = name
+        if key.keys is not None:
+            before = len(run.errors)
+            norm = _scalar(run, key.keys, key.keys.type, name, field)
+            if len(run.errors) > before:
+                continue
+            if norm in out:
+                run.refuse(field, name, "is listed twice", "list each key once")
+                continue
+        where = "%s.%s" % (field, name)
+        if key.values:
+            out[norm] = _mapping(run, sub, key.values, where)
+        elif key.elements:
+            out[norm] = _scalar(run, key, key.elements, sub, where)
+        else:
+            out[norm] = sub
+    return out
 
 
 # -- generated views -------------------------------------------------------------------
 
+_ELEMENT_DOC = {"cidr": "CIDR", "pci": "PCI address", "range": "id or FIRST-LAST"}
+
+
 def _type_doc(key):
     text = {"cidr": "CIDR", "raw": "any"}.get(key.type, key.type)
-    if key.type == "list" and key.elements:
-        text = "list of %s" % ("CIDR" if key.elements == "cidr" else key.elements)
+    if key.type in ("list", "dict") and key.elements:
+        text = "%s of %s" % (key.type, _ELEMENT_DOC.get(key.elements, key.elements))
     if key.minimum is not None and key.maximum is not None and key.maximum < 1000:
         text += " %d..%d" % (key.minimum, key.maximum)
     return text

@@ -32,14 +32,13 @@ Where the presets come from (facts, see ``docs/lossless-qos.md``):
 
 from __future__ import annotations
 
+from ansible_collections.ainet.fabric.plugins.module_utils.model import model_schema
+from ansible_collections.ainet.fabric.plugins.module_utils.model.model_schema import given
 from ansible_collections.ainet.fabric.plugins.module_utils.common.errors import FabricModelError
 
-PRESETS_ORDER = ("nvidia", "sonic", "spiderpool", "custom", "none")
-TRUST = ("dscp", "pcp,dscp")
-PROFILE_KEYS = ("preset", "trust", "roce_dscp", "roce_priority", "cnp_dscp", "cnp_priority", "cnp_strict",
-                "pfc_priorities", "dcqcn_priorities", "ecn_queues", "ecn_min_bytes", "ecn_max_bytes",
-                "ecn_probability", "ets_weights", "pfc_watchdog", "roce_tos", "switch_mtu_headroom",
-                "share_priority")
+# The schema's, under the names the lossless check reads: the preset names and the keys of a resolved profile.
+PRESETS_ORDER = model_schema.QOS["preset"].choices
+PROFILE_KEYS = tuple(model_schema.QOS)
 PRESETS = {
     "nvidia": {"trust": "pcp,dscp", "roce_dscp": 26, "roce_priority": 3, "cnp_dscp": 48, "cnp_priority": 6,
                "cnp_strict": True, "ecn_queues": [0, 3], "ecn_min_bytes": 150000, "ecn_max_bytes": 1500000,
@@ -63,71 +62,31 @@ def _err(field, value, problem, fix):
     return FabricModelError(field, value, problem, fix)
 
 
-def _int(raw, key, field, low, high):
-    value = raw[key]
-    if isinstance(value, bool) or not isinstance(value, (int, str)):
-        raise _err("%s.%s" % (field, key), value, "is not an integer", "use %d..%d" % (low, high))
-    try:
-        number = int(value)
-    except ValueError:
-        raise _err("%s.%s" % (field, key), value, "is not an integer", "use %d..%d" % (low, high))
-    if not low <= number <= high:
-        raise _err("%s.%s" % (field, key), value, "is out of range", "use %d..%d" % (low, high))
-    return number
-
-
-def _int_list(raw, key, field, low, high):
-    value = raw[key]
-    if isinstance(value, (int, str)) and not isinstance(value, bool):
-        value = [value]
-    if not isinstance(value, list):
-        raise _err("%s.%s" % (field, key), value, "is not a list of integers", "e.g. [3]")
-    out = []
-    for i, item in enumerate(value):
-        if isinstance(item, bool) or not isinstance(item, (int, str)) or not str(item).strip().isdigit():
-            raise _err("%s.%s[%d]" % (field, key, i), item, "is not an integer", "use %d..%d" % (low, high))
-        number = int(item)
-        if not low <= number <= high:
-            raise _err("%s.%s[%d]" % (field, key, i), item, "is out of range", "use %d..%d" % (low, high))
-        if number in out:
-            raise _err("%s.%s[%d]" % (field, key, i), item, "is listed twice", "list each value once")
-        out.append(number)
-    return sorted(out)
-
-
-def _bool(raw, key, field):
-    value = raw[key]
-    if isinstance(value, bool):
-        return value
-    if isinstance(value, str) and value.lower() in ("yes", "true", "on", "no", "false", "off"):
-        return value.lower() in ("yes", "true", "on")
-    raise _err("%s.%s" % (field, key), value, "is not a boolean", "use true or false")
-
-
 def resolve_profile(raw, field, rdma="roce"):
-    """The resolved profile of one fabric's ``qos`` mapping (``field`` is its inventory path),
-    or None when the fabric has no lossless class. Raises FabricModelError on the first problem."""
-    raw = dict(raw or {})
+    """The resolved profile of one fabric's ``qos`` mapping as written in inventory (``field`` is its
+    inventory path), or None when the fabric has no lossless class. The schema checks and normalises
+    ``raw`` first; raises FabricModelError (FabricModelErrors for several shape problems)."""
+    values = model_schema.normalized(raw or {}, model_schema.QOS, field, part=True)
+    return profile(values, field, rdma)
+
+
+def profile(values, field, rdma="roce"):
+    """The resolved profile from a ``qos`` mapping the schema has normalised (None: not set)."""
+    values = values or {}
     if rdma == "infiniband":
-        if raw and raw.get("preset", "none") != "none":
-            raise _err(field + ".preset", raw.get("preset"), "is set on an InfiniBand fabric",
+        if values and given(values, "preset", "none") != "none":
+            raise _err(field + ".preset", values.get("preset"), "is set on an InfiniBand fabric",
                        "remove qos (InfiniBand is lossless by credit-based flow control) or use preset: none")
         return None
-    preset = raw.get("preset", "nvidia")
-    if preset not in PRESETS_ORDER:
-        raise _err(field + ".preset", preset, "is not a known preset", "use one of: %s" % ", ".join(PRESETS_ORDER))
-    unknown = sorted(str(k) for k in raw if k not in PROFILE_KEYS)
-    if unknown:
-        raise _err("%s.%s" % (field, unknown[0]), raw[unknown[0]], "is not a known key",
-                   "use one of: %s" % ", ".join(PROFILE_KEYS))
+    preset = given(values, "preset", "nvidia")
     if preset == "none":
-        extra = sorted(k for k in raw if k != "preset")
+        extra = sorted(k for k in values if k != "preset")
         if extra:
-            raise _err("%s.%s" % (field, extra[0]), raw[extra[0]], "is set while preset is none",
+            raise _err("%s.%s" % (field, extra[0]), values[extra[0]], "is set while preset is none",
                        "remove it, or choose a preset (nvidia, sonic, spiderpool, custom)")
         return None
     if preset == "custom":
-        missing = [k for k in REQUIRED_CUSTOM if raw.get(k) is None]
+        missing = [k for k in REQUIRED_CUSTOM if values.get(k) is None]
         if missing:
             raise _err("%s.%s" % (field, missing[0]), None, "is missing (preset custom states nothing itself)",
                        "set %s" % ", ".join(REQUIRED_CUSTOM))
@@ -136,35 +95,14 @@ def resolve_profile(raw, field, rdma="roce"):
     out["preset"] = preset
     out["switch_mtu_headroom"] = DEFAULT_HEADROOM
     out["share_priority"] = False
-    given = {k: v for k, v in raw.items() if v is not None and k != "preset"}
-    for key in ("roce_dscp", "cnp_dscp"):
-        if key in given:
-            out[key] = _int(given, key, field, 0, 63)
-    for key in ("roce_priority", "cnp_priority"):
-        if key in given:
-            out[key] = _int(given, key, field, 0, 7)
-    for key in ("pfc_priorities", "dcqcn_priorities", "ecn_queues"):
-        if key in given:
-            out[key] = _int_list(given, key, field, 0, 7)
-    for key in ("ecn_min_bytes", "ecn_max_bytes"):
-        if key in given:
-            out[key] = _int(given, key, field, 1, 2 ** 31 - 1)
-    if "ecn_probability" in given:
-        out["ecn_probability"] = _int(given, "ecn_probability", field, 1, 100)
-    if "roce_tos" in given:
-        out["roce_tos"] = _int(given, "roce_tos", field, 0, 255)
-    if "switch_mtu_headroom" in given:
-        out["switch_mtu_headroom"] = _int(given, "switch_mtu_headroom", field, 0, 256)
-    for key in ("cnp_strict", "pfc_watchdog", "share_priority"):
-        if key in given:
-            out[key] = _bool(given, key, field)
-    if "trust" in given:
-        if given["trust"] not in TRUST:
-            raise _err(field + ".trust", given["trust"], "is not a trust mode for RoCE",
-                       "use dscp or pcp,dscp (the switch's trust; hosts always trust DSCP)")
-        out["trust"] = given["trust"]
-    if "ets_weights" in given:
-        out["ets_weights"] = _weights(given["ets_weights"], field + ".ets_weights")
+    for key, value in values.items():
+        if value is None or key == "preset":
+            continue
+        if key in ("pfc_priorities", "dcqcn_priorities", "ecn_queues"):
+            value = sorted(value)
+        elif key == "ets_weights":
+            value = _weights(value, field + ".ets_weights")
+        out[key] = value
     # Derived values.
     if out["pfc_priorities"] is None:
         out["pfc_priorities"] = [out["roce_priority"]]
@@ -176,18 +114,13 @@ def resolve_profile(raw, field, rdma="roce"):
     return out
 
 
-def _weights(value, field):
-    if not isinstance(value, dict):
-        raise _err(field, value, "is not a mapping of queue to weight", "e.g. {0: 50, 3: 50}")
-    out = {}
-    for key, weight in value.items():
-        queue = _int({"q": key}, "q", field, 0, 7)
-        out[queue] = _int({str(queue): weight}, str(queue), field, 1, 100)
-    if sum(out.values()) != 100:
-        raise _err(field, value, "does not add up to 100 (%d)" % sum(out.values()),
+def _weights(weights, field):
+    """``weights``: {queue: percent}, normalised by the schema."""
+    if sum(weights.values()) != 100:
+        raise _err(field, weights, "does not add up to 100 (%d)" % sum(weights.values()),
                    "give the ETS queues' bandwidth percentages, summing to 100")
     # String keys: the resolved profile travels as JSON (plan, lock, host variables).
-    return {str(q): out[q] for q in sorted(out)}
+    return {str(q): weights[q] for q in sorted(weights)}
 
 
 def _check(p, field):

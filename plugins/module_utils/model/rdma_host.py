@@ -24,50 +24,26 @@ once; host roles (SR-IOV, RDMA netns, PCIe ACS) read the resolved values.
 
 from __future__ import annotations
 
-import re
-
+from ansible_collections.ainet.fabric.plugins.module_utils.model import model_schema
+from ansible_collections.ainet.fabric.plugins.module_utils.model.model_schema import given
 from ansible_collections.ainet.fabric.plugins.module_utils.common.errors import FabricModelError
 
-CNIS = ("host", "sriov", "host-device", "macvlan", "ipvlan", "ipoib")
+# What each CNI (the schema's choices of a fabric's `cni`) can attach to, and the netns mode it needs.
 CNI_BY_MODE = {"roce": ("host", "sriov", "host-device", "macvlan", "ipvlan"),
                "infiniband": ("host", "sriov", "host-device", "ipoib")}
 NETNS = {"sriov": "exclusive", "host-device": "exclusive", "macvlan": "shared", "ipvlan": "shared",
          "ipoib": "shared", "host": None}
-LINK_STATES = ("auto", "enable", "disable")
-ACS_MODES = ("gpu_nic", "listed", "none")
-SRIOV_KEYS = ("vfs", "trust", "spoof_check", "link_state", "firmware_vfs")
-BDF = re.compile(r"^(?:[0-9a-f]{4}:)?[0-9a-f]{2}:[0-9a-f]{2}\.[0-7]\Z")
-MAX_VFS = 127
+# The schema's PCI address format, under the name the host wing reads.
+BDF = model_schema.BDF
 
 
 def _err(field, value, problem, fix):
     return FabricModelError(field, value, problem, fix)
 
 
-def _bool(value, field, default):
-    if value is None:
-        return default
-    if isinstance(value, bool):
-        return value
-    if isinstance(value, str) and value.strip().lower() in ("yes", "true", "on", "1", "no", "false", "off", "0"):
-        return value.strip().lower() in ("yes", "true", "on", "1")
-    raise _err(field, value, "is not a boolean", "use true or false")
-
-
-def _int(value, field, low, high):
-    if isinstance(value, bool) or not re.match(r"^ *[0-9]+ *\Z", str(value)):
-        raise _err(field, value, "is not an integer", "use %d..%d" % (low, high))
-    number = int(value)
-    if not low <= number <= high:
-        raise _err(field, value, "is out of range", "use %d..%d" % (low, high))
-    return number
-
-
-def resolve_cni(raw, field, kind):
-    """A fabric's ``cni`` (``kind``: roce or infiniband), checked against the fabric's kind."""
-    cni = raw if raw is not None else "host"
-    if cni not in CNIS:
-        raise _err(field, cni, "is not a known CNI", "use one of: %s" % ", ".join(CNIS))
+def resolve_cni(cni, field, kind):
+    """A fabric's ``cni`` (normalised; ``kind``: roce or infiniband), checked against the fabric's kind."""
+    cni = "host" if cni is None else cni
     if cni not in CNI_BY_MODE[kind]:
         raise _err(field, cni, "cannot attach pods to an %s fabric" % ("InfiniBand" if kind == "infiniband" else
                                                                        "Ethernet (RoCE)"),
@@ -76,37 +52,36 @@ def resolve_cni(raw, field, kind):
 
 
 def resolve_sriov(raw, field, cni):
-    """A fabric's ``sriov`` mapping resolved (None unless ``cni`` is sriov)."""
+    """A fabric's ``sriov`` mapping as written (in inventory, or a host's override) resolved: the schema
+    checks and normalises it first (None unless ``cni`` is sriov)."""
+    if cni == "sriov" and raw is not None:
+        raw = model_schema.normalized(raw, model_schema.SRIOV, field, part=True)
+    return sriov_settings(raw, field, cni)
+
+
+def sriov_settings(values, field, cni):
+    """A fabric's ``sriov`` mapping, normalised by the schema, resolved (None unless ``cni`` is sriov)."""
     if cni != "sriov":
-        if raw:
-            raise _err(field, raw, "is set while the fabric's cni is %s" % cni,
+        if values:
+            raise _err(field, values, "is set while the fabric's cni is %s" % cni,
                        "remove sriov, or set cni: sriov")
         return None
-    raw = dict(raw or {})
-    unknown = sorted(str(k) for k in raw if k not in SRIOV_KEYS)
-    if unknown:
-        raise _err("%s.%s" % (field, unknown[0]), raw[unknown[0]], "is not a known key",
-                   "use one of: %s" % ", ".join(SRIOV_KEYS))
-    if raw.get("vfs") is None:
+    vfs = given(values, "vfs")
+    if vfs is None:
         raise _err(field + ".vfs", None, "is missing (cni sriov needs VFs on every rail PF)",
                    "set sriov.vfs, e.g. 8")
-    vfs = _int(raw["vfs"], field + ".vfs", 1, MAX_VFS)
-    firmware = _int(raw["firmware_vfs"], field + ".firmware_vfs", 1, MAX_VFS) if raw.get("firmware_vfs") is not None \
-        else vfs
+    firmware = given(values, "firmware_vfs", vfs)
     if firmware < vfs:
         raise _err(field + ".firmware_vfs", firmware, "is below sriov.vfs %d (the firmware would refuse them)" % vfs,
                    "set firmware_vfs to at least %d, or leave it out" % vfs)
-    link_state = raw.get("link_state", "auto")
-    if link_state not in LINK_STATES:
-        raise _err(field + ".link_state", link_state, "is not a VF link state", "use one of: %s" % ", ".join(LINK_STATES))
-    return {"vfs": vfs, "trust": _bool(raw.get("trust"), field + ".trust", False),
-            "spoof_check": _bool(raw.get("spoof_check"), field + ".spoof_check", True),
-            "link_state": link_state, "firmware_vfs": firmware}
+    return {"vfs": vfs, "trust": given(values, "trust", False), "spoof_check": given(values, "spoof_check", True),
+            "link_state": given(values, "link_state", "auto"), "firmware_vfs": firmware}
 
 
 def resolve_netns(raw, field, fabrics):
-    """The RDMA netns mode every node runs: ``raw`` (``fabric_cluster.rdma_netns``) or what the fabrics'
-    CNIs need; ``fabrics`` is ``[(name, cni field, cni)]``. None: no fabric cares (left as the kernel has it)."""
+    """The RDMA netns mode every node runs: ``raw`` (``fabric_cluster.rdma_netns``, normalised) or what the
+    fabrics' CNIs need; ``fabrics`` is ``[(name, cni field, cni)]``. None: no fabric cares (left as the kernel
+    has it)."""
     needs = [(name, where, cni, NETNS[cni]) for name, where, cni in fabrics if NETNS[cni]]
     modes = sorted({mode for _n, _w, _c, mode in needs})
     if len(modes) > 1:
@@ -117,8 +92,6 @@ def resolve_netns(raw, field, fabrics):
                    "use one kind of CNI on every fabric (sriov/host-device, or macvlan/ipvlan/ipoib)")
     if raw is None:
         return modes[0] if modes else None
-    if raw not in ("exclusive", "shared"):
-        raise _err(field, raw, "is not an RDMA netns mode", "use exclusive or shared")
     for name, where, cni, mode in needs:
         if mode != raw:
             raise _err(field, raw, "contradicts %s: cni %s (fabric %s) needs %s" % (where, cni, name, mode),
@@ -127,25 +100,21 @@ def resolve_netns(raw, field, fabrics):
 
 
 def resolve_acs(raw, field):
-    """``fabric_cluster.pcie_acs`` resolved: ``{"disable": mode, "bridges": [bdf, ...]}``."""
-    raw = dict(raw or {})
-    unknown = sorted(str(k) for k in raw if k not in ("disable", "bridges"))
-    if unknown:
-        raise _err("%s.%s" % (field, unknown[0]), raw[unknown[0]], "is not a known key", "use disable or bridges")
-    mode = raw.get("disable", "gpu_nic")
-    if mode not in ACS_MODES:
-        raise _err(field + ".disable", mode, "is not an ACS mode", "use one of: %s" % ", ".join(ACS_MODES))
-    bridges = raw.get("bridges") or []
-    if isinstance(bridges, str):
-        bridges = [bridges]
-    out = []
-    for i, bdf in enumerate(bridges):
-        text = str(bdf).strip().lower()
-        if not BDF.match(text):
-            raise _err("%s.bridges[%d]" % (field, i), bdf, "is not a PCI address", "write it as 0000:3a:00.0")
-        out.append(text if text.count(":") == 2 else "0000:" + text)
-    if mode == "listed" and not out:
-        raise _err(field + ".bridges", bridges, "is empty while disable is listed", "list the bridges, e.g. [0000:3a:00.0]")
-    if mode != "listed" and out:
-        raise _err(field + ".bridges", bridges, "is set while disable is %s" % mode, "set disable: listed, or remove bridges")
-    return {"disable": mode, "bridges": out}
+    """``fabric_cluster.pcie_acs`` as written resolved: ``{"disable": mode, "bridges": [bdf, ...]}`` (the
+    schema checks and normalises it first)."""
+    if raw is not None:
+        raw = model_schema.normalized(raw, model_schema.PCIE_ACS, field, part=True)
+    return acs_settings(raw, field)
+
+
+def acs_settings(values, field):
+    """``fabric_cluster.pcie_acs``, normalised by the schema, resolved."""
+    mode = given(values, "disable", "gpu_nic")
+    bridges = given(values, "bridges", [])
+    if mode == "listed" and not bridges:
+        raise _err(field + ".bridges", bridges, "is empty while disable is listed",
+                   "list the bridges, e.g. [0000:3a:00.0]")
+    if mode != "listed" and bridges:
+        raise _err(field + ".bridges", bridges, "is set while disable is %s" % mode,
+                   "set disable: listed, or remove bridges")
+    return {"disable": mode, "bridges": list(bridges)}

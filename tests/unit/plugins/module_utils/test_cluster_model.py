@@ -71,6 +71,8 @@ CASES = [
      "fabric_cluster.tors[0].port_template", "{rail}"),
     ({"tors": [{"name": "a", "rails": [1], "port_template": "swp{slot}"}]},
      "fabric_cluster.tors[0].port_template", "unknown field"),
+    ({"tors": [{"name": "a", "rails": [1], "port_template": "swp{node}{"}]},
+     "fabric_cluster.tors[0].port_template", "stray brace"),
     ({"tors": [{"name": "a", "rails": [1], "nodes": "1-99"}]}, "fabric_cluster.tors[0].nodes", "largest node id"),
     ({"tors": [{"name": "a", "rails": [1], "nodes": "5-2"}]}, "fabric_cluster.tors[0].nodes", "ends before"),
 ]

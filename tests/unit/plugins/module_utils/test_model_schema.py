@@ -68,3 +68,65 @@ def test_fabric_keys_are_checked_inside_each_fabric():
         "are planned",
         "fabric_cluster.fabrics.storage.mtux: 1 is not a known key. Fix: use one of: addressing, cni, description, mtu, "
         "qos, rails, routing, sriov, tors"]
+
+
+def test_normalize_returns_the_values_the_loaders_read():
+    raw = {"name": "x", "rails": " 2 ", "mtu": "9000", "management_networks": "10.1.0.0/16",
+           "addressing": {"mode": "shared", "supernet": "10.60.0.0/16", "rail_prefix": "+24", "gateway_offset": "-1"},
+           "routing": {"aggregate_route": "Yes"}, "tors": [{"name": "t", "rails": "1", "nodes": ["1-4", "7"]}],
+           "qos": {"cnp_strict": "0", "pfc_priorities": ["3"], "ets_weights": {"0": "40", 3: 60}},
+           "pcie_acs": {"disable": "listed", "bridges": ["3A:00.0"]}, "description": None}
+    tree, errors = model_schema.normalize(raw)
+    assert errors == []
+    assert (tree["rails"], tree["mtu"], tree["routing"]["aggregate_route"]) == (2, 9000, True)
+    assert [str(n) for n in tree["management_networks"]] == ["10.1.0.0/16"]
+    assert (tree["addressing"]["rail_prefix"], tree["addressing"]["gateway_offset"]) == (24, -1)
+    assert tree["tors"] == [{"name": "t", "rails": [1], "nodes": [(1, 4), (7, 7)]}]
+    assert tree["qos"] == {"cnp_strict": False, "pfc_priorities": [3], "ets_weights": {0: 40, 3: 60}}
+    assert tree["pcie_acs"] == {"disable": "listed", "bridges": ["0000:3a:00.0"]}
+    assert "description" in tree and tree["description"] is None  # set to null: kept, as not set
+
+
+@pytest.mark.parametrize("raw,line", [
+    ({"name": "a b"}, "fabric_cluster.name: 'a b' is not a valid cluster name. Fix: use 1-63 letters, digits, '-', "
+                      "'_' or '.', starting with a letter or digit"),
+    ({"qos": {"pfc_priorities": [3, "3"]}}, "fabric_cluster.qos.pfc_priorities[1]: '3' is listed twice. Fix: list "
+                                            "each value once"),
+    ({"qos": {"ecn_queues": [8]}}, "fabric_cluster.qos.ecn_queues[0]: 8 is above the maximum 7. Fix: use 0..7"),
+    ({"qos": {"ets_weights": {9: 100}}}, "fabric_cluster.qos.ets_weights: 9 is above the maximum 7. Fix: use 0..7"),
+    ({"qos": {"ets_weights": {0: 0}}}, "fabric_cluster.qos.ets_weights.0: 0 is below the minimum 1. Fix: use 1..100"),
+    ({"qos": {"preset": "arista"}}, "fabric_cluster.qos.preset: 'arista' is not a known preset. Fix: use one of: "
+                                    "nvidia, sonic, spiderpool, custom, none"),
+    ({"tors": []}, "fabric_cluster.tors: [] is empty. Fix: list the ToRs, or remove the key to get one ToR per rail"),
+    ({"tors": [{"name": "t", "rails": "x"}]}, "fabric_cluster.tors[0].rails: 'x' is not an integer. Fix: give a "
+                                              "whole number"),
+    ({"tors": [{"name": "t", "rails": [1], "nodes": "1-x"}]}, "fabric_cluster.tors[0].nodes: '1-x' is not an integer. "
+                                                              "Fix: write a node id range as FIRST-LAST, e.g. 1-32"),
+    ({"pcie_acs": {"bridges": [3]}}, "fabric_cluster.pcie_acs.bridges[0]: 3 is not a PCI address. Fix: write it as "
+                                     "0000:3a:00.0"),
+    ({"addressing": {"mode": "shared", "supernet": "127.0.0.0/16", "rail_prefix": 24}},
+     "fabric_cluster.addressing.supernet: '127.0.0.0/16' overlaps 127.0.0.0/8 (loopback), which can never carry a "
+     "fabric. Fix: use a private unicast range, e.g. 172.17.0.0/16 or fd00:17::/48"),
+    ({"fabrics": {}}, "fabric_cluster.fabrics: {} is empty. Fix: e.g. fabrics: {compute: {rails: 8, addressing: ...}, "
+                      "storage: {rails: 2, ...}}"),
+])
+def test_single_key_rules_are_the_schemas(raw, line):
+    base = {"name": "x", "rails": 1, "addressing": {"mode": "shared", "supernet": "10.60.0.0/16", "rail_prefix": 24}}
+    base.update(raw)
+    assert [str(e) for e in model_schema.check(base)] == [line]
+
+
+def test_a_fragment_on_its_own_says_out_of_range():
+    errors = model_schema.normalize({"roce_dscp": 64}, model_schema.QOS, "q", part=True)[1]
+    assert [str(e) for e in errors] == ["q.roce_dscp: 64 is out of range. Fix: use 0..63"]
+    with pytest.raises(FabricModelError, match=r"^q\.vfs: '128' is out of range. Fix: use 1\.\.127$"):
+        model_schema.normalized({"vfs": "128"}, model_schema.SRIOV, "q", part=True)
+
+
+def test_to_int_is_the_one_int_converter_for_values_outside_the_model():
+    assert model_schema.to_int(" 7 ", "f", 1, 8) == 7
+    for bad, problem in ((True, "is a boolean, not an integer"), ("7.0", "is not an integer"),
+                         (0, "is below the minimum 1"), (9, "is above the maximum 8")):
+        with pytest.raises(FabricModelError) as err:
+            model_schema.to_int(bad, "f", 1, 8)
+        assert err.value.problem == problem
