@@ -228,7 +228,7 @@ class Host(object):
         entry = next(iter(parse_mlxconfig(out)["firmware"].values()), None) if rc == 0 else None
         if not entry or entry.get("sriov_en") is None:
             raise sriov_state.SriovError("mlxconfig -e -d %s q SRIOV_EN NUM_OF_VFS failed (rc %d): %s"
-                                        % (pci, rc, out.strip()[:300]))
+                                         % (pci, rc, out.strip()[:300]))
         return {"sriov_en": entry["sriov_en"], "num_of_vfs": entry["num_of_vfs"], "current": entry.get("current")}
 
     def states(self, names):
@@ -349,17 +349,17 @@ def run_module():
         foreign = foreign_rules(params["config_root"], [states[n] for n in wanted])
         if foreign and params["foreign_units"] == "fail":
             raise sriov_state.SriovError("sriov: another tool also creates VFs on the rail NICs: %s. Fix: remove it "
-                                        "(or set sriov_foreign_units: warn)" % "; ".join(foreign))
+                                         "(or set sriov_foreign_units: warn)" % "; ".join(foreign))
         warnings += ["another tool also sets sriov_numvfs: %s" % f for f in foreign]
         status, actions = {}, []
         for name in sorted(wanted):
             status[name] = sriov_state.check_pf(states[name], wanted[name], set(record), params["allow_in_use"],
-                                               params["takeover"], params["firmware"])
+                                                params["takeover"], params["firmware"])
         for name in sorted(set(record) - set(wanted)):
             actions += sriov_state.release_actions(states[name], params["allow_in_use"])
         for name in sorted(wanted):
             actions += sriov_state.pf_actions(states[name], wanted[name], params["vf_mac"],
-                                             host.mlxconfig or "mlxconfig", params["allow_in_use"])
+                                              host.mlxconfig or "mlxconfig", params["allow_in_use"])
             if not params["allow_in_use"] and states[name]["num_vfs"] == wanted[name]["vfs"]:
                 warnings += ["VF %d of %s is in use (%s): its settings are left as they are" % (index, name, why)
                              for index, why in sorted(sriov_state.busy_vfs(states[name]).items())]
