@@ -13,12 +13,16 @@ author: ainet.fabric contributors (@ainet)
 description:
   - Reads C(lspci -D -vvv) and turns PCIe Access Control Services (ACS) off on the chosen bridges, so that
     GPUDirect RDMA peer traffic between a GPU and an RDMA NIC is not redirected to the root complex.
-  - Which bridges (C(pcie_acs.disable) of O(cluster)) - V(gpu_nic) (the default), the bridges with an ACS
-    capability on the upstream chain of every GPU and every rail NIC of the node (none on a node without a
-    GPU); V(listed), exactly C(pcie_acs.bridges); V(none), none. O(bridges), when not empty, replaces that
-    choice on this host.
+  - Which bridges (O(disable)) - V(gpu_nic), the bridges with an ACS capability on the upstream chain of every GPU
+    and every rail NIC (O(nics)) of the node (none on a node without a GPU); V(listed), exactly O(bridges);
+    V(none), none.
+  - The action plugin of the same name fills O(disable), O(nics), O(bridges) and O(source) on the controller from
+    O(cluster) (C(fabric_cluster.pcie_acs)) and O(interfaces); with O(cluster), O(bridges) is the host-local list
+    (C(pcie_acs_bridges)) that, when not empty, replaces the model's choice on this host with exactly these
+    bridges. The host never receives the model. The flat options can also be given directly (with C(ansible -m)).
   - Refuses, before any change, a listed address that is not a PCI device of the host, not a PCI bridge, or has
-    no ACS capability, and another tool's unit that also writes ACS (named; O(foreign_units)).
+    no ACS capability, and another tool's unit that also writes ACS (C(ECAP_ACS), C(ECAP0d); named;
+    O(foreign_units)).
   - Writes C(setpci -s <bridge> ECAP_ACS+0x6.w=0000) only to the bridges whose ACS Control register has a bit on,
     then reads C(lspci -D -vvv) again and fails if a bit is still on.
   - Persists with one boot unit, C(/etc/systemd/system/ainet-pcie-acs.service), which runs the same write for every
@@ -27,39 +31,35 @@ description:
     when no bridge is chosen or O(persist=false). ACS needs no reboot.
   - Turning ACS off weakens the IOMMU isolation of the devices below those bridges; use C(pcie_acs.disable=none)
     on hosts that pass devices through to virtual machines.
+extends_documentation_fragment:
+  - ainet.fabric.host
+  - ainet.fabric.host.interfaces
+  - ainet.fabric.host.foreign_units
 options:
-  cluster:
-    description: The cluster model (C(fabric_cluster)).
-    type: dict
-    required: true
-  interfaces:
-    description: The node's rail NICs (C(fabric_rail_interfaces)); a list for one fabric or a mapping per fabric.
-    type: raw
-    required: true
-  bridges:
+  disable:
     description:
-      - Host-local list of bridge PCI addresses (C(0000:3a:00.0)); when not empty it replaces the model's choice
-        on this host with exactly these bridges.
+      - Which bridges lose ACS (see the description); filled by the action plugin from O(cluster).
+      - Required unless O(cluster) is given.
+    type: str
+    choices: [gpu_nic, listed, none]
+  nics:
+    description: The node's rail NICs, for O(disable=gpu_nic); filled by the action plugin from O(interfaces).
     type: list
     elements: str
     default: []
-  persist:
-    description: Write and keep the boot unit (V(false) removes it; the runtime change stays until the next boot).
-    type: bool
-    default: true
-  foreign_units:
-    description: What to do about another tool's unit that also writes ACS (C(ECAP_ACS), C(ECAP0d)).
+  bridges:
+    description:
+      - The bridge PCI addresses (C(0000:3a:00.0)) for O(disable=listed), which needs at least one.
+      - With O(cluster), the host-local list (C(pcie_acs_bridges)), handled by the action plugin; when not empty it
+        replaces the model's choice on this host with exactly these bridges.
+    type: list
+    elements: str
+    default: []
+  source:
+    description:
+      - Where O(bridges) come from (C(fabric_cluster.pcie_acs.bridges), C(pcie_acs_bridges)), named in refusals.
     type: str
-    choices: [fail, warn]
-    default: fail
-  config_root:
-    description: Root directory of the boot unit (image builds and tests).
-    type: path
-    default: /
-  sysfs_root:
-    description: Root directory under which C(/sys) is read (tests).
-    type: path
-    default: /
+    default: bridges
 attributes:
   check_mode:
     support: full
@@ -84,6 +84,11 @@ EXAMPLES = r"""
     interfaces: "{{ fabric_rail_interfaces }}"
     bridges: ["0000:17:01.0", "0000:17:02.0"]
     persist: false
+
+- name: One root port, without the model
+  ainet.fabric.pcie_acs:
+    disable: listed
+    bridges: ["0000:00:03.0"]
 """
 
 RETURN = r"""
@@ -112,7 +117,7 @@ commands:
   type: list
   elements: str
 reboot_pending:
-  description: Always empty (ACS changes at once); kept for the site playbook.
+  description: Why a reboot is due before the node is as wanted (empty when none).
   returned: always
   type: list
   elements: str
@@ -140,48 +145,37 @@ msg:
 """
 
 import os
-import re
 
 from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.ainet.fabric.plugins.module_utils.host import boot_unit
 from ansible_collections.ainet.fabric.plugins.module_utils.host import pcie_acs_state
-from ansible_collections.ainet.fabric.plugins.module_utils.model.cluster_model import load_cluster
 from ansible_collections.ainet.fabric.plugins.module_utils.common.errors import FabricError
 from ansible_collections.ainet.fabric.plugins.module_utils.common.file_formats import unit_dump
-from ansible_collections.ainet.fabric.plugins.module_utils.host.host_files import read_text
-from ansible_collections.ainet.fabric.plugins.module_utils.plan.rail_plan import fabric_interfaces
+from ansible_collections.ainet.fabric.plugins.module_utils.host.runner import Runner, refuse_action_options
 from ansible_collections.ainet.fabric.plugins.module_utils.rdma.rdma_facts import ACS_BITS
 from ansible_collections.ainet.fabric.plugins.module_utils.rdma.rdma_parse_pci import parse_lspci_vvv
 
 AcsError = pcie_acs_state.AcsError
-FOREIGN = re.compile(r"\bECAP(_ACS|0*d)\b", re.I)
-UNIT_DIRS = ("etc/systemd/system",)
+ACTION_OPTIONS = ("cluster", "interfaces")
 
 
-class Host(object):
-    """Runs pciutils and reads the rail NICs' PCI addresses (sysfs under ``sysfs_root``)."""
+class Pci(object):
+    """Runs pciutils and reads the rail NICs' PCI addresses (sysfs) through a :class:`Runner`."""
 
-    def __init__(self, module, root):
-        self.module = module
-        self.root = root
+    def __init__(self, runner):
+        self.runner = runner
         self.lspci = self.setpci = None
 
     def find_tools(self):
-        self.lspci = self.module.get_bin_path("lspci")
-        self.setpci = self.module.get_bin_path("setpci")
+        self.lspci = self.runner.bin("lspci")
+        self.setpci = self.runner.bin("setpci")
         missing = [name for name, path in (("lspci", self.lspci), ("setpci", self.setpci)) if not path]
         if missing:
             raise AcsError("%s not found: install the package pciutils on this host" % " and ".join(missing))
 
-    def run(self, argv):
-        rc, out, err = self.module.run_command(argv, environ_update={"LC_ALL": "C"})
-        if rc != 0:
-            raise AcsError("%s failed (rc %d): %s" % (" ".join(argv), rc, (err or out).strip()[:400]))
-        return out
-
     def pci(self):
-        out = self.run([self.lspci, "-D", "-vvv"])
+        _rc, out, _err = self.runner.run([self.lspci, "-D", "-vvv"])
         facts = parse_lspci_vvv(out)
         if not facts["pci"]:
             raise AcsError("lspci -D -vvv printed no PCI device: %s" % (out.strip()[:200] or "(nothing)"))
@@ -189,7 +183,7 @@ class Host(object):
 
     def nic_address(self, nic):
         """The rail NIC's PCI function (its PF for a VF), or None (missing or virtual NIC)."""
-        device = os.path.join(self.root, "sys/class/net", nic, "device")
+        device = self.runner.sys("/sys/class/net/%s/device" % nic)
         if not os.path.exists(device):
             return None
         physfn = os.path.join(device, "physfn")
@@ -200,20 +194,7 @@ class Host(object):
 
 def foreign_units(config_root):
     """Other units whose ``Exec`` lines write ACS, as ``/etc/systemd/system/<name>``."""
-    found = []
-    own = boot_unit.unit_name(pcie_acs_state.ROLE)
-    for rel in UNIT_DIRS:
-        directory = os.path.join(config_root, rel)
-        if not os.path.isdir(directory):
-            continue
-        for name in sorted(os.listdir(directory)):
-            path = os.path.join(directory, name)
-            if name == own or not name.endswith(".service") or not os.path.isfile(path):
-                continue
-            text = read_text(path) or ""
-            if any(FOREIGN.search(line) for line in text.splitlines() if line.strip().startswith("Exec")):
-                found.append("/" + rel + "/" + name)
-    return found
+    return [path for path, _labels in boot_unit.foreign_units(config_root, pcie_acs_state.ROLE, pcie_acs_state.FOREIGN)]
 
 
 def ctl_lines(pci, addresses, after=False):
@@ -237,43 +218,48 @@ def summary(selected, plan, messages, check_mode):
 def run_module():
     module = AnsibleModule(
         argument_spec=dict(
-            cluster=dict(type="dict", required=True),
-            interfaces=dict(type="raw", required=True),
+            disable=dict(type="str", choices=list(pcie_acs_state.MODES)),
+            nics=dict(type="list", elements="str", default=[]),
             bridges=dict(type="list", elements="str", default=[]),
+            source=dict(type="str", default="bridges"),
+            cluster=dict(type="dict"),
+            interfaces=dict(type="raw"),
             persist=dict(type="bool", default=True),
             foreign_units=dict(type="str", choices=["fail", "warn"], default="fail"),
             config_root=dict(type="path", default="/"),
             sysfs_root=dict(type="path", default="/"),
         ),
+        required_one_of=[["disable", "cluster"]],
         supports_check_mode=True,
     )
+    refuse_action_options(module, ACTION_OPTIONS, "ainet.fabric.pcie_acs")
     params = module.params
     unit = boot_unit.read_unit(params["config_root"], pcie_acs_state.ROLE)
     result = {"changed": False, "bridges": [], "commands": [], "reboot_pending": [], "msg": "",
               "unit": {"path": unit["path"], "changed": False, "enabled": unit["enabled"], "present": unit["present"]}}
     warnings, messages = [], []
     try:
-        cluster = load_cluster(params["cluster"])
-        nics_by_fabric = fabric_interfaces(cluster, params["interfaces"])
-        acs = cluster.pcie_acs
-        override = params["bridges"] or []
+        disable, bridges = params["disable"], params["bridges"] or []
+        if disable == "listed" and not bridges:
+            raise AcsError("disable is listed but bridges is empty: list the bridges, e.g. [0000:3a:00.0]")
+        if disable != "listed" and bridges:
+            raise AcsError("bridges %s is set while disable is %s: set disable: listed, or remove bridges"
+                           % (", ".join(bridges), disable))
         foreign = foreign_units(params["config_root"])
         if foreign and params["foreign_units"] == "fail":
             raise AcsError("another tool's unit also writes PCIe ACS and would fight this one at every boot: %s. "
                            "Fix: disable and remove it (or set pcie_acs_foreign_units: warn)" % ", ".join(foreign))
         warnings += ["another tool's unit also writes PCIe ACS: %s" % path for path in foreign]
-        host = Host(module, params["sysfs_root"])
+        host = Pci(Runner(module, params["sysfs_root"], params["config_root"], error=AcsError))
         pci, selected = {}, []
-        if override or acs["disable"] != "none":
+        if disable != "none":
             host.find_tools()
             pci = host.pci()
-            nics = []
-            if not override and acs["disable"] == "gpu_nic":
-                nics = [(nic, host.nic_address(nic)) for fabric in cluster.fabrics
-                        for nic in nics_by_fabric.get(fabric.name, [])]
-            selected, messages = pcie_acs_state.select_bridges(pci, acs, nics, override)
+            nics = [(nic, host.nic_address(nic)) for nic in params["nics"]] if disable == "gpu_nic" else []
+            selected, messages = pcie_acs_state.select_bridges(pci, {"disable": disable, "bridges": bridges}, nics,
+                                                               field=params["source"])
         else:
-            messages.append("fabric_cluster.pcie_acs.disable is none: no bridge is changed")
+            messages.append("disable is none (fabric_cluster.pcie_acs.disable): no bridge is changed")
         plan = pcie_acs_state.actions(pci, selected)
         planned = set(a["address"] for a in plan)
         result["commands"] = [pcie_acs_state.command_line(a["argv"]) for a in plan]
@@ -297,7 +283,7 @@ def run_module():
                                "after_header": unit["path"], "after": text or ""}]
         if not module.check_mode:
             for action in plan:
-                host.run([host.setpci] + action["argv"][1:])
+                host.runner.run([host.setpci] + action["argv"][1:])
             boot_unit.sync_unit(unit, text, False)
             if not text:
                 result["unit"]["enabled"] = False

@@ -11,26 +11,29 @@ short_description: Set the RDMA subsystem's network namespace mode (exclusive or
 version_added: 0.1.0
 author: ainet.fabric contributors (@ainet)
 description:
-  - The mode comes from O(cluster) (C(fabric_cluster.rdma_netns), by default what the fabrics' CNIs need -
-    exclusive for SR-IOV and host-device, shared for macvlan, ipvlan and IPoIB); a contradiction is refused by
-    the model's validation before any change.
+  - Sets the mode O(mode). The action plugin of the same name fills O(mode) on the controller from O(cluster)
+    (C(fabric_cluster.rdma_netns), by default what the fabrics' CNIs need - exclusive for SR-IOV and host-device,
+    shared for macvlan, ipvlan and IPoIB), so the host never receives the model; a contradiction in the model is
+    refused there, by the model's validation, before anything runs on the host. O(mode) can also be given
+    directly (with C(ansible -m)).
   - Live with C(rdma system set netns), verified by reading C(rdma system show) back. The kernel refuses a live
     change while other network namespaces exist; the new mode is then pending a reboot (reported, never forced).
   - At every boot with the C(ib_core) option C(netns_mode) in C(/etc/modprobe.d/ainet-rdma-netns.conf), the only
     file it owns; when the initramfs of the running kernel carries C(ib_core) it is rebuilt (C(update-initramfs)
     or C(dracut)) so the option is there when the module loads early.
   - Another modprobe.d file that sets a different C(ib_core netns_mode) fails the run before any change, naming it.
-  - When the model does not decide a mode (no fabric with a CNI that cares), nothing is set and the owned file is
-    removed.
+  - With O(mode=none) (the model does not decide a mode, as no fabric has a CNI that cares), nothing is set and
+    the owned file is removed.
+extends_documentation_fragment:
+  - ainet.fabric.host
 options:
-  cluster:
-    description: The cluster model (C(fabric_cluster)).
-    type: dict
-    required: true
-  persist:
-    description: Write and keep the modprobe option (V(false) removes it; the live mode stays until reboot).
-    type: bool
-    default: true
+  mode:
+    description:
+      - The RDMA netns mode every boot must run; V(none) leaves the mode as the kernel has it and removes the owned
+        file. Filled by the action plugin from O(cluster).
+      - Required unless O(cluster) is given.
+    type: str
+    choices: [exclusive, shared, none]
   initramfs:
     description: V(auto) rebuilds the initramfs when it carries C(ib_core) and the option changed; V(never) does not.
     type: str
@@ -41,14 +44,6 @@ options:
     type: str
     choices: [fail, warn]
     default: fail
-  config_root:
-    description: Root directory of the modprobe.d files (image builds and tests).
-    type: path
-    default: /
-  sysfs_root:
-    description: Root directory under which C(/sys) is read (tests).
-    type: path
-    default: /
 attributes:
   check_mode:
     support: full
@@ -64,11 +59,15 @@ EXAMPLES = r"""
 - name: RDMA netns mode from the cluster model
   ainet.fabric.rdma_netns:
     cluster: "{{ fabric_cluster }}"
+
+- name: Exclusive mode, without the model
+  ainet.fabric.rdma_netns:
+    mode: exclusive
 """
 
 RETURN = r"""
 mode:
-  description: The mode the model asks for (null when it does not decide one).
+  description: The mode asked for (null when none is).
   returned: always
   type: str
 live_before:
@@ -80,7 +79,7 @@ live:
   returned: always
   type: str
 commands:
-  description: The commands run (or, in check mode, that would run).
+  description: The commands run (or, in check mode, that would run), in order.
   returned: always
   type: list
   elements: str
@@ -99,7 +98,7 @@ file:
       description: Whether it exists after the run.
       type: bool
 reboot_pending:
-  description: Why a reboot is due before the node runs the wanted mode (empty when none).
+  description: Why a reboot is due before the node is as wanted (empty when none).
   returned: always
   type: list
   elements: str
@@ -110,42 +109,39 @@ import os
 from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.ainet.fabric.plugins.module_utils.host import rdma_netns_state as plan_lib
-from ansible_collections.ainet.fabric.plugins.module_utils.model.cluster_model import load_cluster
 from ansible_collections.ainet.fabric.plugins.module_utils.common.errors import FabricError
 from ansible_collections.ainet.fabric.plugins.module_utils.host.host_files import read_text, remove, write_atomic
+from ansible_collections.ainet.fabric.plugins.module_utils.host.runner import Runner, one_line, refuse_action_options
 from ansible_collections.ainet.fabric.plugins.module_utils.rdma.rdma_parse_host import parse_rdma_system
 
+ACTION_OPTIONS = ("cluster",)
 
-class Host(object):
-    def __init__(self, module, sysfs_root, config_root):
-        self.module = module
-        self.sysfs_root = sysfs_root
-        self.config_root = config_root
-        self.rdma = module.get_bin_path("rdma")
 
-    def run(self, argv):
-        rc, out, err = self.module.run_command(argv, environ_update={"LC_ALL": "C"})
-        return rc, out, err
+class Netns(object):
+    """Reads the RDMA netns mode, the modprobe.d files and the initramfs through a :class:`Runner`."""
+
+    def __init__(self, runner):
+        self.runner = runner
 
     def live(self):
         """The running mode, or None when ib_core is not loaded."""
-        if not os.path.isdir(os.path.join(self.sysfs_root, "sys/module/ib_core")):
+        if not os.path.isdir(self.runner.sys("/sys/module/ib_core")):
             return None
-        if not self.rdma:
+        if not self.runner.bin("rdma"):
             raise plan_lib.NetnsError("rdma_netns: iproute2's 'rdma' tool is not installed (package iproute2, or "
                                       "rdma on older distributions)")
-        rc, out, err = self.run([self.rdma, "system", "show"])
+        rc, out, err = self.runner.run(["rdma", "system", "show"], check=False)
         mode = parse_rdma_system(out)["system"]["netns"] if rc == 0 else None
         if mode is None:
             raise plan_lib.NetnsError("rdma_netns: 'rdma system show' did not say the netns mode (rc %d): %s"
-                                      % (rc, (err or out).strip()[:300]))
+                                      % (rc, one_line(err or out, 300)))
         return mode
 
     def other_files(self):
-        own = os.path.join(self.config_root, plan_lib.CONF)
+        own = self.runner.conf(plan_lib.CONF)
         files = {}
         for rel in plan_lib.MODPROBE_DIRS:
-            directory = os.path.join(self.config_root, rel)
+            directory = self.runner.conf(rel)
             if not os.path.isdir(directory):
                 continue
             for name in sorted(os.listdir(directory)):
@@ -161,13 +157,13 @@ class Host(object):
         for image, lister, rebuild in (
                 ("/boot/initrd.img-%s" % release, "lsinitramfs", ["update-initramfs", "-u", "-k", "all"]),
                 ("/boot/initramfs-%s.img" % release, "lsinitrd", ["dracut", "-f", "--regenerate-all"])):
-            if not os.path.exists(os.path.join(self.config_root, image.lstrip("/"))):
+            if not os.path.exists(self.runner.conf(image)):
                 continue
-            tool = self.module.get_bin_path(lister)
-            builder = self.module.get_bin_path(rebuild[0])
+            tool = self.runner.bin(lister)
+            builder = self.runner.bin(rebuild[0])
             if not tool or not builder:
                 continue
-            rc, out, _err = self.run([tool, image])
+            rc, out, _err = self.runner.run([tool, image], check=False)
             if rc == 0 and "/ib_core.ko" in out:
                 return [builder] + rebuild[1:], plan_lib.CONF in out
         return None
@@ -209,31 +205,35 @@ def other_netns():
 def run_module():
     module = AnsibleModule(
         argument_spec=dict(
-            cluster=dict(type="dict", required=True),
+            mode=dict(type="str", choices=["exclusive", "shared", "none"]),
+            cluster=dict(type="dict"),
             persist=dict(type="bool", default=True),
             initramfs=dict(type="str", choices=["auto", "never"], default="auto"),
             foreign_files=dict(type="str", choices=["fail", "warn"], default="fail"),
             config_root=dict(type="path", default="/"),
             sysfs_root=dict(type="path", default="/"),
         ),
+        required_one_of=[["mode", "cluster"]],
         supports_check_mode=True,
     )
+    refuse_action_options(module, ACTION_OPTIONS, "ainet.fabric.rdma_netns")
     params = module.params
     conf = os.path.join(params["config_root"], plan_lib.CONF)
     result = {"changed": False, "mode": None, "live_before": None, "live": None, "commands": [], "reboot_pending": [],
               "file": {"path": "/" + plan_lib.CONF, "changed": False, "present": os.path.isfile(conf)}}
     try:
-        want = load_cluster(params["cluster"]).rdma_netns
+        want = None if params["mode"] == "none" else params["mode"]
         result["mode"] = want
-        host = Host(module, params["sysfs_root"], params["config_root"])
+        runner = Runner(module, params["sysfs_root"], params["config_root"], error=plan_lib.NetnsError)
+        host = Netns(runner)
         live = host.live()
         result["live_before"] = result["live"] = live
         own_text = read_text(conf) if os.path.isfile(conf) else None
         if want:
             conflicts, duplicates = plan_lib.foreign_options(host.other_files(), want)
             if conflicts and params["foreign_files"] == "fail":
-                raise plan_lib.NetnsError("rdma_netns: another modprobe.d file sets a different ib_core netns_mode: %s; "
-                                          "the model wants %s. Fix: remove that option (or set "
+                raise plan_lib.NetnsError("rdma_netns: another modprobe.d file sets a different ib_core netns_mode: "
+                                          "%s; the wanted mode is %s. Fix: remove that option (or set "
                                           "rdma_netns_foreign_files: warn)" % ("; ".join(conflicts), want))
             for entry in conflicts + duplicates:
                 module.warn("another modprobe.d file also sets ib_core netns_mode: %s" % entry)
@@ -253,8 +253,9 @@ def run_module():
         result["file"]["changed"] = steps["file_changed"]
         result["file"]["present"] = steps["file"] is not None
         if module._diff:
+            after = want or live or "ib_core not loaded"
             result["diff"] = [{"before_header": "RDMA netns mode", "before": "%s\n" % (live or "ib_core not loaded"),
-                               "after_header": "RDMA netns mode", "after": "%s\n" % (want or live or "ib_core not loaded")},
+                               "after_header": "RDMA netns mode", "after": "%s\n" % after},
                               {"before_header": result["file"]["path"], "before": own_text or "",
                                "after_header": result["file"]["path"], "after": steps["file"] or ""}]
         if module.check_mode:
@@ -271,20 +272,20 @@ def run_module():
             else:
                 remove([conf])
         if rebuild:
-            rc, out, err = host.run(rebuild)
+            rc, out, err = runner.run(rebuild, check=False)
             if rc != 0:
-                detail = (err or out).strip()[-300:]
+                detail = " ".join((err or out).split())[-300:]  # the end of the tool's output says why
                 raise plan_lib.NetnsError("rdma_netns: %s failed (rc %d): %s" % (" ".join(rebuild), rc, detail))
         if steps["live"]:
-            rc, out, err = host.run([host.rdma] + steps["live"][1:])
+            rc, out, err = runner.run(steps["live"], check=False)
             if rc != 0 and plan_lib.busy(err + out) and steps["file"]:
                 result["changed"] = steps["file_changed"] or bool(rebuild)
                 result["reboot_pending"].append(
                     "RDMA netns mode %s: the kernel refuses a live change while other network namespaces exist "
                     "(%s); ib_core gets netns_mode=%s at the next boot"
-                    % (want, (err or out).strip()[:120], plan_lib.PARAM[want]))
+                    % (want, one_line(err or out, 120), plan_lib.PARAM[want]))
             elif rc != 0:
-                detail = (err or out).strip()[:300]
+                detail = one_line(err or out, 300)
                 raise plan_lib.NetnsError("rdma_netns: %s failed (rc %d): %s" % (" ".join(steps["live"]), rc, detail))
             else:
                 result["live"] = host.live()

@@ -13,29 +13,92 @@ author: ainet.fabric contributors (@ainet)
 description:
   - Reads each rail NIC's lossless settings (C(mlnx_qos -i <nic>) or iproute2 C(dcb ... show), the DCQCN/CNP
     sysfs files, the RDMA device's C(tc/1/traffic_class) and the rdma_cm C(default_roce_tos)) and changes only
-    what differs from its fabric's lossless profile (the C(qos) of the fabric in O(cluster)).
-  - Sets trust DSCP, PFC on exactly the profile's priorities, the RoCE and CNP DSCP to priority entries, ETS
-    (the CNP traffic class strict, the profile's weights), DCQCN reaction and notification point on the
-    profile's priorities, the CNP DSCP and priority, and the RoCE ToS. Other DSCP entries and other
+    what differs from the NIC's settings in O(nics).
+  - Sets trust DSCP, PFC on exactly the O(nics[].pfc) priorities, the O(nics[].dscp_to_priority) entries (the RoCE
+    and CNP DSCPs), ETS (O(nics[].ets)), DCQCN reaction and notification point on the O(nics[].ecn_rp) and
+    O(nics[].ecn_np) priorities, the CNP DSCP and priority, and the RoCE ToS. Other DSCP entries and other
     priorities' DCQCN switches are left as they are.
+  - The action plugin of the same name fills O(nics) on the controller from O(cluster) and O(interfaces) - every
+    rail NIC of a fabric with a lossless class, with that fabric's lossless profile (the fabric's C(qos)) - so the
+    host never receives the model or the profile code. O(nics) can also be given directly (with C(ansible -m)).
   - Persists the settings with one boot unit, C(/etc/systemd/system/ainet-roce-qos.service), which runs the
     exact commands once per boot after the NICs appear (no re-apply loop). The unit is the only file it
-    owns; it is removed when no fabric of the node has a lossless class.
+    owns; it is removed when O(nics) is empty (no fabric of the node has a lossless class).
   - A unit of another tool that also sets NIC QoS (it runs C(mlnx_qos), C(dcb), C(cma_roce_tos) or writes
     C(traffic_class)) fails the run before any change, naming it, because the two would fight at every boot.
   - With O(state=gathered) it changes nothing and returns each NIC's settings in the normalized structure of
     P(ainet.fabric.parse_qos#filter) (what the agreement check reads).
+extends_documentation_fragment:
+  - ainet.fabric.host
+  - ainet.fabric.host.interfaces
+  - ainet.fabric.host.foreign_units
 options:
-  cluster:
-    description: The cluster model (C(fabric_cluster)).
-    type: dict
-    required: true
-  interfaces:
-    description: The node's rail NICs (C(fabric_rail_interfaces)); a list for one fabric or a mapping per fabric.
-    type: raw
-    required: true
+  nics:
+    description:
+      - The rail NICs to set (or read) and each one's lossless settings; filled by the action plugin from
+        O(cluster). An empty list sets nothing and removes the boot unit.
+      - Required unless O(cluster) is given.
+    type: list
+    elements: dict
+    suboptions:
+      name:
+        description: The NIC (netdev).
+        type: str
+        required: true
+      trust:
+        description: The trust mode (hosts always trust DSCP).
+        type: str
+        choices: [dscp]
+        default: dscp
+      pfc:
+        description: The priorities with PFC on (all others off).
+        type: list
+        elements: int
+        required: true
+      dscp_to_priority:
+        description:
+          - DSCP to priority entries to set, as a mapping from DSCP to priority (the RoCE DSCP and the CNP DSCP);
+            other DSCPs are left as they are.
+        type: dict
+        required: true
+      ecn_rp:
+        description: The priorities whose DCQCN reaction point is turned on.
+        type: list
+        elements: int
+        default: []
+      ecn_np:
+        description: The priorities whose DCQCN notification point is turned on.
+        type: list
+        elements: int
+        default: []
+      cnp_dscp:
+        description: The DSCP of the CNPs the NIC sends.
+        type: int
+        required: true
+      cnp_priority:
+        description: The 802.1p priority of the CNPs the NIC sends.
+        type: int
+        required: true
+      roce_tos:
+        description: The RoCE ToS (C(tc/1/traffic_class) and the rdma_cm C(default_roce_tos)).
+        type: int
+        required: true
+      ets:
+        description: The 8 traffic classes' scheduling; left alone when not given.
+        type: dict
+        suboptions:
+          tsa:
+            description: V(ets) or V(strict) per traffic class 0..7.
+            type: list
+            elements: str
+            required: true
+          bw:
+            description: The bandwidth share (percent) per traffic class 0..7.
+            type: list
+            elements: int
+            required: true
   state:
-    description: V(present) applies the profiles; V(gathered) only reads.
+    description: V(present) applies the settings; V(gathered) only reads.
     type: str
     choices: [present, gathered]
     default: present
@@ -44,23 +107,6 @@ options:
     type: str
     choices: [auto, mlnx_qos, dcb]
     default: auto
-  persist:
-    description: Write and keep the boot unit (V(false) removes it).
-    type: bool
-    default: true
-  foreign_units:
-    description: What to do about another tool's unit that sets NIC QoS.
-    type: str
-    choices: [fail, warn]
-    default: fail
-  config_root:
-    description: Root directory of the boot unit (image builds and tests).
-    type: path
-    default: /
-  sysfs_root:
-    description: Root directory under which C(/sys) is read and written (tests).
-    type: path
-    default: /
 attributes:
   check_mode:
     support: full
@@ -84,11 +130,24 @@ EXAMPLES = r"""
     interfaces: "{{ fabric_rail_interfaces }}"
     state: gathered
   register: nic_qos
+
+- name: One NIC with the nvidia preset's host settings, without the model
+  ainet.fabric.roce_qos:
+    nics:
+      - name: ens1f0np0
+        pfc: [3]
+        dscp_to_priority: {"26": 3, "48": 6}
+        ecn_rp: [3]
+        ecn_np: [3]
+        cnp_dscp: 48
+        cnp_priority: 6
+        roce_tos: 106
+        ets: {tsa: [ets, ets, ets, ets, ets, ets, strict, ets], bw: [50, 0, 0, 50, 0, 0, 0, 0]}
 """
 
 RETURN = r"""
 commands:
-  description: The commands run (or, in check mode, that would run), in order, as command lines.
+  description: The commands run (or, in check mode, that would run), in order.
   returned: always
   type: list
   elements: str
@@ -120,45 +179,49 @@ unit:
 """
 
 import os
-import re
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.ainet.fabric.plugins.module_utils.model.cluster_model import load_cluster
 from ansible_collections.ainet.fabric.plugins.module_utils.common.errors import FabricError
 from ansible_collections.ainet.fabric.plugins.module_utils.common.file_formats import unit_dump
-from ansible_collections.ainet.fabric.plugins.module_utils.host.host_files import write_atomic
-from ansible_collections.ainet.fabric.plugins.module_utils.qos.qos_facts import merge_facts, new_facts
-from ansible_collections.ainet.fabric.plugins.module_utils.qos.qos_parse_host import parse_dcb, parse_mlnx_qos, parse_sysfs
-from ansible_collections.ainet.fabric.plugins.module_utils.plan.rail_plan import fabric_interfaces
+from ansible_collections.ainet.fabric.plugins.module_utils.host import boot_unit as units
 from ansible_collections.ainet.fabric.plugins.module_utils.host.roce_qos_state import (
-    UNIT_NAME, UNIT_PATH, boot_unit, command_line, nic_actions,
+    FOREIGN, ROLE, QosError, boot_unit, check_settings, command_line, nic_actions,
+)
+from ansible_collections.ainet.fabric.plugins.module_utils.host.runner import Runner, refuse_action_options
+from ansible_collections.ainet.fabric.plugins.module_utils.qos.qos_facts import merge_facts, new_facts
+from ansible_collections.ainet.fabric.plugins.module_utils.qos.qos_parse_host import (
+    parse_dcb, parse_mlnx_qos, parse_sysfs,
 )
 
-HEADER = "Managed by ainet.fabric (roce_qos); changes here are overwritten."
-FOREIGN = re.compile(r"\b(mlnx_qos|dcb\s+(pfc|ets|app|apptrust)|cma_roce_tos)\b|/traffic_class\b|roce_np/cnp_dscp")
-UNIT_DIRS = ("etc/systemd/system",)
+ACTION_OPTIONS = ("cluster", "interfaces")
+ETS_SPEC = dict(tsa=dict(type="list", elements="str", required=True),
+                bw=dict(type="list", elements="int", required=True))
+NIC_SPEC = dict(
+    name=dict(type="str", required=True),
+    trust=dict(type="str", choices=["dscp"], default="dscp"),
+    pfc=dict(type="list", elements="int", required=True),
+    dscp_to_priority=dict(type="dict", required=True),
+    ecn_rp=dict(type="list", elements="int", default=[]),
+    ecn_np=dict(type="list", elements="int", default=[]),
+    cnp_dscp=dict(type="int", required=True),
+    cnp_priority=dict(type="int", required=True),
+    roce_tos=dict(type="int", required=True),
+    ets=dict(type="dict", options=ETS_SPEC),
+)
 
 
-class QosError(Exception):
-    pass
+class NicQos(object):
+    """Reads and writes one node's NIC QoS state through a :class:`Runner`."""
 
-
-class Host(object):
-    """Reads and writes one node's NIC QoS state (sysfs under ``sysfs_root``)."""
-
-    def __init__(self, module, tool, sysfs_root):
-        self.module = module
-        self.root = sysfs_root
-        self.tool = tool
+    def __init__(self, runner):
+        self.runner = runner
+        self.tool = None
         self.tool_path = None
-
-    def sys(self, path):
-        return os.path.join(self.root, path.lstrip("/"))
 
     def pick_tool(self, wanted):
         for name in ((wanted,) if wanted != "auto" else ("mlnx_qos", "dcb")):
-            path = self.module.get_bin_path(name)
+            path = self.runner.bin(name)
             if path:
                 self.tool, self.tool_path = name, path
                 return name
@@ -166,16 +229,11 @@ class Host(object):
                        if wanted == "auto" else "%s is not installed (tool: %s)" % (wanted, wanted))
 
     def run(self, argv):
-        rc, out, err = self.module.run_command([self.tool_path] + argv[1:] if argv[0] == self.tool else argv,
-                                               environ_update={"LC_ALL": "C"})
-        if rc != 0:
-            raise QosError("%s failed (rc %d): %s" % (" ".join(argv), rc, (err or out).strip()[:400]))
-        return out
+        return self.runner.run(argv)[1]
 
     def rdma_device(self, nic):
-        base = self.sys("/sys/class/net/%s/device/infiniband" % nic)
         try:
-            names = sorted(os.listdir(base))
+            names = sorted(os.listdir(self.runner.sys("/sys/class/net/%s/device/infiniband" % nic)))
         except OSError:
             return None
         return names[0] if names else None
@@ -191,20 +249,22 @@ class Host(object):
         files = {}
         for path in paths:
             try:
-                with open(self.sys(path)) as handle:
-                    files[path] = handle.read()
-            except (OSError, UnicodeDecodeError):
+                text = self.runner.read_sys(path)
+            except ValueError:  # not text
                 continue
+            if text is not None:
+                files[path] = text + "\n"
         return files
 
     def caps(self, nic, device):
-        return {"ecn": os.path.isdir(self.sys("/sys/class/net/%s/ecn" % nic)),
+        sys_path = self.runner.sys
+        return {"ecn": os.path.isdir(sys_path("/sys/class/net/%s/ecn" % nic)),
                 "traffic_class": bool(device) and os.path.exists(
-                    self.sys("/sys/class/infiniband/%s/tc/1/traffic_class" % device)),
-                "configfs": os.path.isdir(self.sys("/sys/kernel/config/rdma_cm"))}
+                    sys_path("/sys/class/infiniband/%s/tc/1/traffic_class" % device)),
+                "configfs": os.path.isdir(sys_path("/sys/kernel/config/rdma_cm"))}
 
     def read(self, nic, device):
-        if not os.path.isdir(self.sys("/sys/class/net/%s" % nic)):
+        if not os.path.isdir(self.runner.sys("/sys/class/net/%s" % nic)):
             raise QosError("rail NIC %s does not exist on this host" % nic)
         if self.tool == "mlnx_qos":
             tool_facts = parse_mlnx_qos(self.run(["mlnx_qos", "-i", nic]), port=nic)
@@ -221,46 +281,19 @@ class Host(object):
 
     def apply(self, action):
         if "argv" in action:
-            self.run(action["argv"])
+            self.runner.run(action["argv"])
         elif "mkdir" in action:
-            try:
-                os.makedirs(self.sys(action["mkdir"]), exist_ok=True)
-            except OSError as exc:
-                raise QosError("mkdir %s: %s" % (action["mkdir"], exc.strerror))
+            self.runner.mkdir_sys(action["mkdir"])
         else:
-            try:
-                with open(self.sys(action["path"]), "w") as handle:
-                    handle.write(action["value"] + "\n")
-            except OSError as exc:
-                raise QosError("writing %s to %s: %s" % (action["value"], action["path"], exc.strerror))
-
-
-def foreign_units(config_root):
-    found = []
-    for rel in UNIT_DIRS:
-        directory = os.path.join(config_root, rel)
-        if not os.path.isdir(directory):
-            continue
-        for name in sorted(os.listdir(directory)):
-            path = os.path.join(directory, name)
-            if name == UNIT_NAME or not name.endswith(".service") or not os.path.isfile(path):
-                continue
-            try:
-                with open(path) as handle:
-                    text = handle.read()
-            except (OSError, UnicodeDecodeError):
-                continue
-            exec_lines = [line for line in text.splitlines() if line.strip().startswith("Exec")]
-            if any(FOREIGN.search(line) for line in exec_lines):
-                found.append(path)
-    return found
+            self.runner.write_sys(action["path"], action["value"])
 
 
 def run_module():
     module = AnsibleModule(
         argument_spec=dict(
-            cluster=dict(type="dict", required=True),
-            interfaces=dict(type="raw", required=True),
+            nics=dict(type="list", elements="dict", options=NIC_SPEC),
+            cluster=dict(type="dict"),
+            interfaces=dict(type="raw"),
             state=dict(type="str", choices=["present", "gathered"], default="present"),
             tool=dict(type="str", choices=["auto", "mlnx_qos", "dcb"], default="auto"),
             persist=dict(type="bool", default=True),
@@ -268,42 +301,35 @@ def run_module():
             config_root=dict(type="path", default="/"),
             sysfs_root=dict(type="path", default="/"),
         ),
+        required_one_of=[["nics", "cluster"]],
         supports_check_mode=True,
     )
+    refuse_action_options(module, ACTION_OPTIONS, "ainet.fabric.roce_qos")
     params = module.params
+    unit = units.read_unit(params["config_root"], ROLE)
     result = {"changed": False, "commands": [], "facts": new_facts("roce_qos"), "tool": None,
-              "unit": {"path": "/" + UNIT_PATH, "changed": False, "enabled": False, "present": False}}
-    try:
-        cluster = load_cluster(params["cluster"])
-        nics_by_fabric = fabric_interfaces(cluster, params["interfaces"])
-    except FabricError as exc:
-        module.fail_json(msg=str(exc), **result)
-    host = Host(module, None, params["sysfs_root"])
-    unit_file = os.path.join(params["config_root"], UNIT_PATH)
-    wants_link = os.path.join(params["config_root"], "etc/systemd/system/multi-user.target.wants", UNIT_NAME)
-    result["unit"]["enabled"] = os.path.lexists(wants_link)
-    result["unit"]["present"] = os.path.exists(unit_file)
-    managed = [(fabric, nic) for fabric in cluster.fabrics if fabric.qos
-               for nic in nics_by_fabric.get(fabric.name, [])]
+              "unit": {"path": unit["path"], "changed": False, "enabled": unit["enabled"], "present": unit["present"]}}
+    host = NicQos(Runner(module, params["sysfs_root"], params["config_root"], error=QosError))
     warnings = []
     try:
-        if managed:
+        settings = [check_settings(nic) for nic in params["nics"]]
+        if settings:
             host.pick_tool(params["tool"])
         result["tool"] = host.tool
-        nics = [(fabric, nic, host.rdma_device(nic)) for fabric, nic in managed]
+        nics = [(want, want["name"], host.rdma_device(want["name"])) for want in settings]
         if params["state"] == "gathered":
             # The NICs of the fabrics with a lossless class: what the agreement check compares.
-            result["facts"] = merge_facts(*[host.read(nic, dev) for _f, nic, dev in nics])
+            result["facts"] = merge_facts(*[host.read(nic, dev) for _w, nic, dev in nics])
             result["facts"]["format"] = "%s+sysfs" % host.tool
             module.exit_json(**result)
-        if params["state"] == "present" and managed:
-            foreign = foreign_units(params["config_root"])
+        if settings:
+            foreign = [path for path, _labels in units.foreign_units(params["config_root"], ROLE, FOREIGN)]
             if foreign and params["foreign_units"] == "fail":
                 raise QosError("another tool's unit sets NIC QoS and would fight this one at every boot: %s. "
                                "Fix: disable and remove it (or set roce_qos_foreign_units: warn)" % ", ".join(foreign))
             warnings += ["another tool's unit also sets NIC QoS: %s" % path for path in foreign]
         plans, boot, before_facts = [], [], []
-        for fabric, nic, device in nics:
+        for want, nic, device in nics:
             facts = host.read(nic, device)
             before_facts.append(facts)
             current = facts["ports"][nic]
@@ -315,26 +341,23 @@ def run_module():
                 warnings.append("%s has no RDMA device: the RoCE ToS is not set" % nic)
             if current.get("dcbx") and "firmware" in str(current["dcbx"]).lower():
                 warnings.append("%s is in firmware DCBX mode: the switch may override these settings over LLDP" % nic)
-            actions = nic_actions(fabric.qos, nic, host.tool, current, device, caps)
+            actions = nic_actions(want, nic, host.tool, current, device, caps)
             plans.append((nic, device, actions, caps))
-            boot.append((nic, device, nic_actions(fabric.qos, nic, host.tool, None, device, caps)))
+            boot.append((nic, device, nic_actions(want, nic, host.tool, None, device, caps)))
         for nic, _device, actions, _caps in plans:
             result["commands"] += [command_line(a) for a in actions]
         # The boot unit.
-        unit_text = unit_dump(boot_unit(boot, host.tool, host.tool_path or host.tool), HEADER) if boot else None
-        if not params["persist"]:
-            unit_text = None
-        before = None
-        if os.path.isfile(unit_file):
-            with open(unit_file) as handle:
-                before = handle.read()
-        unit_changed = before != unit_text
+        unit_text = None
+        if boot and params["persist"]:
+            unit_text = unit_dump(boot_unit(boot, host.tool, host.tool_path or host.tool), units.header(ROLE))
+        unit_changed = unit["text"] != unit_text
         result["unit"]["changed"] = unit_changed
         if module._diff:
+            commands = "".join(c + "\n" for c in result["commands"])
             result["diff"] = [{"before_header": "rail NICs (lossless settings)", "before": "",
-                               "after_header": "commands to run", "after": "".join(c + "\n" for c in result["commands"])},
-                              {"before_header": unit_file, "before": before or "",
-                               "after_header": unit_file, "after": unit_text or ""}]
+                               "after_header": "commands to run", "after": commands},
+                              {"before_header": unit["file"], "before": unit["text"] or "",
+                               "after_header": unit["file"], "after": unit_text or ""}]
         result["changed"] = bool(result["commands"]) or unit_changed
         if module.check_mode:
             # Nothing was changed: the state read for the plan is the state after.
@@ -345,29 +368,27 @@ def run_module():
         for nic, device, actions, caps in plans:
             for action in actions:
                 host.apply(action)
-        if unit_changed:
-            if unit_text is None:
-                os.remove(unit_file)
-                if os.path.lexists(wants_link):
-                    os.remove(wants_link)
-                result["unit"]["enabled"] = False
-            else:
-                os.makedirs(os.path.dirname(unit_file), exist_ok=True)
-                write_atomic(unit_file, unit_text, "0644")
+        units.sync_unit(unit, unit_text, False)
+        if unit_text is None:
+            result["unit"]["enabled"] = False
         result["unit"]["present"] = unit_text is not None
         # Read back: what still differs is a failure, named.
         facts = []
-        for (fabric, nic, device), (_n, _d, _a, caps) in zip(nics, plans):
+        for (want, nic, device), (_n, _d, _a, caps) in zip(nics, plans):
             after = host.read(nic, device)
             facts.append(after)
-            left = nic_actions(fabric.qos, nic, host.tool, after["ports"][nic], device, caps)
+            left = nic_actions(want, nic, host.tool, after["ports"][nic], device, caps)
             if left:
                 raise QosError("applied, but %s still differs: %s" % (nic, "; ".join(a["what"] for a in left)))
         result["facts"] = merge_facts(*facts) if facts else result["facts"]
-    except (QosError, ValueError) as exc:
+    except (FabricError, ValueError) as exc:
         for warning in warnings:
             module.warn(warning)
         module.fail_json(msg=str(exc), **result)
+    except OSError as exc:  # a read-only /etc (image-based OS), a full disk
+        for warning in warnings:
+            module.warn(warning)
+        module.fail_json(msg="roce_qos: %s: %s" % (exc.filename or "", exc.strerror or exc), **result)
     for warning in warnings:
         module.warn(warning)
     module.exit_json(**result)

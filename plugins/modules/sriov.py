@@ -11,33 +11,74 @@ short_description: Create the SR-IOV VFs of a GPU node's rail NICs and keep them
 version_added: 0.1.0
 author: ainet.fabric contributors (@ainet)
 description:
-  - For every fabric of O(cluster) with C(cni=sriov), creates C(sriov.vfs) VFs on each of the node's rail NICs of
-    that fabric (the PFs) and sets each VF's MAC, trust, spoof check and link state. Only what differs is changed.
+  - Creates O(pfs[].vfs) VFs on each PF of O(pfs) and sets each VF's MAC, trust, spoof check and link state. Only
+    what differs is changed.
+  - The action plugin of the same name fills O(pfs) on the controller from O(cluster), O(interfaces) and
+    O(overrides) - for every fabric with C(cni=sriov), each of the node's rail NICs of that fabric with the fabric's
+    C(sriov) settings, changed by the host-local O(overrides), which are validated like the model - so the host
+    never receives the model. O(pfs) can also be given directly (with C(ansible -m)).
   - A VF count changes through 0 (the kernel refuses a direct change). It is refused, before any change, while a
     VF of the PF is in use (moved into another network namespace, bound to C(vfio-pci), up, enslaved or
     addressed) unless O(allow_in_use=true), and on a PF whose VFs another tool created unless O(takeover=true).
   - Refuses, before any change, a VF count above the PF's C(sriov_totalvfs), a rail NIC without SR-IOV, a rail NIC
-    that does not exist, and another tool's udev rule or unit that also sets the PF's C(sriov_numvfs).
+    that does not exist, and another tool's udev rule or unit that also sets the PF's C(sriov_numvfs)
+    (O(foreign_units)).
   - On Mellanox NICs with C(mlxconfig) installed, reads the firmware's C(SRIOV_EN) and C(NUM_OF_VFS); when they
     do not allow the VFs it runs C(mlxconfig set) only with O(firmware=true) and then reports a pending reboot
     (the VFs are created by the boot unit at that boot).
   - Persists with one boot unit, C(/etc/systemd/system/ainet-sriov.service), which creates the VFs and sets their
     settings once per boot, before C(network-pre.target) and the kubelet. It and the record
-    C(/var/lib/ainet-fabric/sriov.json) (the PFs whose VFs this module made) are the only files it owns. A PF the
-    model no longer wants loses the VFs this module made.
+    C(/var/lib/ainet-fabric/sriov.json) (the PFs whose VFs this module made) are the only files it owns. A PF no
+    longer in O(pfs) loses the VFs this module made.
+extends_documentation_fragment:
+  - ainet.fabric.host
+  - ainet.fabric.host.interfaces
+  - ainet.fabric.host.foreign_units
 options:
-  cluster:
-    description: The cluster model (C(fabric_cluster)).
-    type: dict
-    required: true
-  interfaces:
-    description: The node's rail NICs (C(fabric_rail_interfaces)); a list for one fabric or a mapping per fabric.
-    type: raw
-    required: true
+  pfs:
+    description:
+      - The PFs and their VFs; filled by the action plugin from O(cluster). An empty list wants no VFs (the VFs this
+        module made are removed).
+      - Required unless O(cluster) is given.
+    type: list
+    elements: dict
+    suboptions:
+      name:
+        description: The PF's netdev (a rail NIC).
+        type: str
+        required: true
+      vfs:
+        description: The number of VFs (1..127).
+        type: int
+        required: true
+      trust:
+        description: VF trust.
+        type: bool
+        default: false
+      spoof_check:
+        description: VF spoof check.
+        type: bool
+        default: true
+      link_state:
+        description: VF link state.
+        type: str
+        choices: [auto, enable, disable]
+        default: auto
+      firmware_vfs:
+        description: The C(NUM_OF_VFS) Mellanox firmware must allow (at least O(pfs[].vfs); default O(pfs[].vfs)).
+        type: int
+      fabric:
+        description: The PF's fabric, named in refusals.
+        type: str
+      source:
+        description:
+          - Where the settings come from (C(fabric_cluster.sriov), C(sriov_overrides.<nic>)), named in refusals.
+        type: str
   overrides:
     description:
       - Host-local changes to a rail NIC's C(sriov) settings, by NIC name (C(vfs), C(trust), C(spoof_check),
         C(link_state), C(firmware_vfs)); validated like the model.
+      - Handled by the action plugin with O(cluster); the host never receives it.
     type: dict
     default: {}
   vf_mac:
@@ -59,23 +100,6 @@ options:
     description: Run C(mlxconfig) when the NIC firmware does not allow the VFs (a reboot is then pending).
     type: bool
     default: false
-  persist:
-    description: Write and keep the boot unit (V(false) removes it).
-    type: bool
-    default: true
-  foreign_units:
-    description: What to do about another tool's udev rule or unit that sets the same PF's C(sriov_numvfs).
-    type: str
-    choices: [fail, warn]
-    default: fail
-  config_root:
-    description: Root directory of the unit, the record and the udev rules (image builds and tests).
-    type: path
-    default: /
-  sysfs_root:
-    description: Root directory under which C(/sys) is read and written (tests).
-    type: path
-    default: /
 attributes:
   check_mode:
     support: full
@@ -102,6 +126,13 @@ EXAMPLES = r"""
       ens6f0np0:
         vfs: 4
     allow_in_use: true
+
+- name: Four trusted VFs on one PF, without the model
+  ainet.fabric.sriov:
+    pfs:
+      - name: ens6f0np0
+        vfs: 4
+        trust: true
 """
 
 RETURN = r"""
@@ -155,7 +186,7 @@ unit:
       description: Whether it was written or removed.
       type: bool
     enabled:
-      description: Whether it is enabled.
+      description: Whether it is enabled (linked from C(multi-user.target.wants)).
       type: bool
     present:
       description: Whether it exists after the run.
@@ -164,67 +195,50 @@ unit:
 
 import json
 import os
-import re
 import time
 
 from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.ainet.fabric.plugins.module_utils.host import boot_unit
 from ansible_collections.ainet.fabric.plugins.module_utils.host import sriov_state
-from ansible_collections.ainet.fabric.plugins.module_utils.model.cluster_model import load_cluster
 from ansible_collections.ainet.fabric.plugins.module_utils.common.errors import FabricError
 from ansible_collections.ainet.fabric.plugins.module_utils.common.file_formats import unit_dump
 from ansible_collections.ainet.fabric.plugins.module_utils.host.host_files import read_text, write_atomic
-from ansible_collections.ainet.fabric.plugins.module_utils.plan.rail_plan import fabric_interfaces
+from ansible_collections.ainet.fabric.plugins.module_utils.host.runner import Runner, refuse_action_options
 from ansible_collections.ainet.fabric.plugins.module_utils.rdma.rdma_gather import netdev_sysfs
 from ansible_collections.ainet.fabric.plugins.module_utils.rdma.rdma_parse_pci import parse_mlxconfig
 
 PASSTHROUGH = ("vfio-pci", "pci-stub", "uio_pci_generic", "igb_uio")
-RULE_DIRS = ("etc/udev/rules.d", "etc/systemd/system")
 VF_APPEAR = 10
+ACTION_OPTIONS = ("cluster", "interfaces", "overrides")
+PF_SPEC = dict(
+    name=dict(type="str", required=True),
+    vfs=dict(type="int", required=True),
+    trust=dict(type="bool", default=False),
+    spoof_check=dict(type="bool", default=True),
+    link_state=dict(type="str", choices=list(sriov_state.LINK_STATES), default="auto"),
+    firmware_vfs=dict(type="int"),
+    fabric=dict(type="str"),
+    source=dict(type="str"),
+)
 
 
-class Host(object):
-    def __init__(self, module, root):
-        self.module = module
-        self.root = root
-        self.ip = module.get_bin_path("ip")
-        self.mlxconfig = module.get_bin_path("mlxconfig")
+class Pfs(object):
+    """Reads the rail PFs and their VFs through a :class:`Runner` (sysfs, ``ip -j``, ``mlxconfig``)."""
 
-    def run(self, argv, check=True):
-        rc, out, err = self.module.run_command(argv, environ_update={"LC_ALL": "C"})
-        if check and rc != 0:
-            raise sriov_state.SriovError("%s failed (rc %d): %s" % (" ".join(argv), rc, (err or out).strip()[:400]))
-        return rc, out
-
-    def ip_json(self, *args):
-        if not self.ip:
-            raise sriov_state.SriovError("iproute2 'ip' is not installed")
-        _rc, out = self.run([self.ip, "-j"] + list(args))
-        try:
-            return json.loads(out or "[]")
-        except ValueError:
-            raise sriov_state.SriovError("ip -j %s printed no JSON: %s" % (" ".join(args), out.strip()[:200]))
-
-    def sys(self, path):
-        return os.path.join(self.root, path.lstrip("/"))
-
-    def write(self, path, value):
-        try:
-            with open(self.sys(path), "w") as handle:
-                handle.write(value + "\n")
-        except OSError as exc:
-            raise sriov_state.SriovError("writing %s to %s: %s" % (value, path, exc.strerror))
+    def __init__(self, runner):
+        self.runner = runner
+        self.mlxconfig = runner.bin("mlxconfig")
 
     def vf_driver(self, pf, index):
-        link = self.sys("/sys/class/net/%s/device/virtfn%d/driver" % (pf, index))
+        link = self.runner.sys("/sys/class/net/%s/device/virtfn%d/driver" % (pf, index))
         return os.path.basename(os.path.realpath(link)) if os.path.exists(link) else None
 
     def firmware(self, pci, driver):
         if driver != "mlx5_core" or not self.mlxconfig:
             return None
         # -e prints the current (running) column too: what the next boot brings is then told from what runs now
-        rc, out = self.run([self.mlxconfig, "-e", "-d", pci, "q", "SRIOV_EN", "NUM_OF_VFS"], check=False)
+        rc, out, _err = self.runner.run([self.mlxconfig, "-e", "-d", pci, "q", "SRIOV_EN", "NUM_OF_VFS"], check=False)
         entry = next(iter(parse_mlxconfig(out)["firmware"].values()), None) if rc == 0 else None
         if not entry or entry.get("sriov_en") is None:
             raise sriov_state.SriovError("mlxconfig -e -d %s q SRIOV_EN NUM_OF_VFS failed (rc %d): %s"
@@ -233,8 +247,9 @@ class Host(object):
 
     def states(self, names):
         """``{pf: pf_state}`` (see :mod:`sriov_state`)."""
-        sysfs = netdev_sysfs(self.root, names)
-        links = dict((entry.get("ifname"), entry) for entry in self.ip_json("-d", "address", "show"))
+        sysfs = netdev_sysfs(self.runner.sysfs_root, names)
+        shown = self.runner.json(["ip", "-j", "-d", "address", "show"]) or []
+        links = dict((entry.get("ifname"), entry) for entry in shown)
         out = {}
         for name in names:
             info = sysfs.get(name)
@@ -250,7 +265,8 @@ class Host(object):
                 vf["in_use"] = in_use(vf, links.get(vf["netdev"]) if vf["netdev"] else None)
                 vfs.append(vf)
             vfinfo = dict((entry.get("vf"), {"mac": entry.get("address"), "trust": entry.get("trust"),
-                                             "spoof_check": entry.get("spoofchk"), "link_state": entry.get("link_state")})
+                                             "spoof_check": entry.get("spoofchk"),
+                                             "link_state": entry.get("link_state")})
                           for entry in link.get("vfinfo_list") or [] if isinstance(entry, dict))
             out[name] = {"name": name, "exists": True, "pci": info["pci"], "driver": info["driver"],
                          "mac": link.get("permaddr") or link.get("address"),
@@ -279,24 +295,10 @@ def in_use(vf, link):
 
 def foreign_rules(config_root, pfs):
     """Other tools' udev rules and units that write ``sriov_numvfs`` of one of ``pfs`` (a pf_state list)."""
-    found = []
-    own = boot_unit.unit_name(sriov_state.ROLE)
-    for rel in RULE_DIRS:
-        directory = os.path.join(config_root, rel)
-        if not os.path.isdir(directory):
-            continue
-        for name in sorted(os.listdir(directory)):
-            path = os.path.join(directory, name)
-            if name == own or not (name.endswith(".rules") or name.endswith(".service")) or not os.path.isfile(path):
-                continue
-            text = read_text(path) or ""
-            if "sriov_numvfs" not in text:
-                continue
-            hits = [pf["name"] for pf in pfs if re.search(r"(?<![\w.:-])%s(?![\w.:-])" % re.escape(pf["name"]), text)
-                    or (pf.get("pci") and pf["pci"] in text)]
-            if hits:
-                found.append("%s (sets sriov_numvfs of %s)" % ("/" + os.path.join(rel, name), ", ".join(hits)))
-    return found
+    about = dict((pf["name"], [pf["name"], pf.get("pci")]) for pf in pfs)
+    found = boot_unit.foreign_units(config_root, sriov_state.ROLE, sriov_state.FOREIGN, dirs=sriov_state.RULE_DIRS,
+                                    suffixes=sriov_state.RULE_SUFFIXES, exec_only=False, about=about)
+    return ["%s (sets sriov_numvfs of %s)" % (path, ", ".join(names)) for path, names in found]
 
 
 def read_record(config_root):
@@ -319,8 +321,9 @@ def summary(pf, want):
 def run_module():
     module = AnsibleModule(
         argument_spec=dict(
-            cluster=dict(type="dict", required=True),
-            interfaces=dict(type="raw", required=True),
+            pfs=dict(type="list", elements="dict", options=PF_SPEC),
+            cluster=dict(type="dict"),
+            interfaces=dict(type="raw"),
             overrides=dict(type="dict", default={}),
             vf_mac=dict(type="str", choices=list(sriov_state.MAC_POLICIES), default="derived"),
             allow_in_use=dict(type="bool", default=False),
@@ -331,17 +334,19 @@ def run_module():
             config_root=dict(type="path", default="/"),
             sysfs_root=dict(type="path", default="/"),
         ),
+        required_one_of=[["pfs", "cluster"]],
         supports_check_mode=True,
     )
+    refuse_action_options(module, ACTION_OPTIONS, "ainet.fabric.sriov")
     params = module.params
     unit = boot_unit.read_unit(params["config_root"], sriov_state.ROLE)
     result = {"changed": False, "pfs": [], "commands": [], "reboot_pending": [],
               "unit": {"path": unit["path"], "changed": False, "enabled": unit["enabled"], "present": unit["present"]}}
     try:
-        cluster = load_cluster(params["cluster"])
-        wanted = sriov_state.desired(cluster, fabric_interfaces(cluster, params["interfaces"]), params["overrides"])
+        wanted = sriov_state.check_wanted(params["pfs"])
         record = read_record(params["config_root"])
-        host = Host(module, params["sysfs_root"])
+        runner = Runner(module, params["sysfs_root"], params["config_root"], error=sriov_state.SriovError)
+        host = Pfs(runner)
         names = sorted(set(wanted) | set(record))
         states = host.states(names) if names else {}
         before = dict((n, states[n]["num_vfs"]) for n in names)
@@ -372,7 +377,8 @@ def run_module():
         persisted = [(states[n], wanted[n], params["vf_mac"]) for n in sorted(wanted)]
         text = None
         if persisted and params["persist"]:
-            text = unit_dump(sriov_state.unit_sections(persisted, host.ip or "/sbin/ip"), boot_unit.header(sriov_state.ROLE))
+            text = unit_dump(sriov_state.unit_sections(persisted, runner.bin("ip") or "/sbin/ip"),
+                             boot_unit.header(sriov_state.ROLE))
         new_record = dict((n, {"pci": states[n]["pci"], "vfs": wanted[n]["vfs"]}) for n in sorted(wanted))
         unit_changed = unit["text"] != text
         record_changed = new_record != record
@@ -388,10 +394,9 @@ def run_module():
         if not module.check_mode:
             for action in actions:
                 if "argv" in action:
-                    argv = action["argv"]
-                    host.run([host.ip if argv[0] == "ip" else argv[0]] + argv[1:])
+                    runner.run(action["argv"])
                 else:
-                    host.write(action["path"], action["value"])
+                    runner.write_sys(action["path"], action["value"])
             boot_unit.sync_unit(unit, text, False)
             if record_changed:
                 write_atomic(os.path.join(params["config_root"], sriov_state.RECORD),
@@ -429,7 +434,8 @@ def verify(host, wanted, status, mac_policy, names, allow_in_use):
             for index in range(want["vfs"]):
                 settings = sriov_state.vf_settings(pf, want, index, mac_policy)
                 if index not in busy and sriov_state.vf_argv(name, index, settings, pf["vfinfo"].get(index) or {}):
-                    problems.append("VF %d of %s does not have its settings: %s" % (index, name, pf["vfinfo"].get(index)))
+                    problems.append("VF %d of %s does not have its settings: %s"
+                                    % (index, name, pf["vfinfo"].get(index)))
             if any(vf["driver"] and not vf["netdev"] for vf in pf["vfs"]):
                 problems.append("the VF netdevs of %s have not appeared yet" % name)
         for name in set(names) - set(wanted):

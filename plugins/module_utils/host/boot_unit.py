@@ -11,12 +11,15 @@ keeps it with exactly one systemd unit, ``/etc/systemd/system/ainet-<role>.servi
 * :func:`wait_for` / :func:`write_sysfs` - the ``ExecStart`` lines that wait for a path and write one
   sysfs value (``sh -c`` is used for these two only);
 * :func:`read_unit` / :func:`sync_unit` - the unit file's state on a host (under ``config_root``) and
-  writing or removing it (the role enables it with ``ansible.builtin.systemd_service``).
+  writing or removing it (the role enables it with ``ansible.builtin.systemd_service``);
+* :func:`foreign_units` - other tools' units (and udev rules) that set what a role owns: refused before
+  any change (or warned about), because the two would fight at every boot.
 """
 
 from __future__ import annotations
 
 import os
+import re
 
 from ansible_collections.ainet.fabric.plugins.module_utils.host.host_files import read_text, remove, write_atomic
 
@@ -90,3 +93,46 @@ def sync_unit(state, text, check_mode):
         else:
             write_atomic(state["file"], text, "0644")
     return True
+
+
+def _word(token):
+    """``token`` as a whole word: not inside a longer interface name, PCI address or path component."""
+    return re.compile(r"(?<![\w.:-])%s(?![\w.:-])" % re.escape(token))
+
+
+def foreign_units(config_root, own_role, needles, dirs=(UNIT_DIR,), suffixes=(".service",), exec_only=True,
+                  about=None):
+    """Other tools' units (or udev rules) under ``config_root`` that set what role ``own_role`` owns.
+
+    A file counts when it is a regular file in one of ``dirs`` (relative to ``config_root``) whose name ends
+    with one of ``suffixes``, is not the role's own unit, and one of ``needles`` (regular expressions, compiled
+    or as text) matches its text - only its ``Exec*`` lines with ``exec_only`` (a unit's commands, not its
+    description; a udev rule has no such lines: scan those with ``exec_only=False``).
+
+    ``about``: ``{label: [word, ...]}`` (a PF's name and PCI address): a file then counts only when it also
+    names one of a label's words as a whole word, and comes with the labels it names.
+
+    Returns ``[(path, labels)]`` in directory then name order, ``path`` as on the host
+    (``/etc/systemd/system/x.service``), ``labels`` empty without ``about``."""
+    own = unit_name(own_role)
+    patterns = [re.compile(n) if isinstance(n, str) else n for n in needles]
+    words = dict((label, [_word(w) for w in tokens if w]) for label, tokens in (about or {}).items())
+    found = []
+    for rel in dirs:
+        directory = os.path.join(config_root, rel)
+        if not os.path.isdir(directory):
+            continue
+        for name in sorted(os.listdir(directory)):
+            path = os.path.join(directory, name)
+            if name == own or not name.endswith(tuple(suffixes)) or not os.path.isfile(path):
+                continue
+            text = read_text(path) or ""
+            lines = text.splitlines()
+            if exec_only:
+                lines = [line for line in lines if line.strip().startswith("Exec")]
+            if not any(p.search(line) for p in patterns for line in lines):
+                continue
+            labels = sorted(label for label, regexes in words.items() if any(r.search(text) for r in regexes))
+            if about is None or labels:
+                found.append(("/" + rel.strip("/") + "/" + name, labels))
+    return found

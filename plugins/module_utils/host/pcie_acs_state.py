@@ -7,7 +7,8 @@ Pure functions; the module (``ainet.fabric.pcie_acs``) reads the host (``lspci -
 :func:`rdma_parse_pci.parse_lspci_vvv`, the rail NICs' PCI addresses from sysfs) and runs the commands.
 
 **Which bridges** (:func:`select_bridges`), from ``fabric_cluster.pcie_acs`` resolved by
-:func:`rdma_host.resolve_acs` (``{"disable": mode, "bridges": [...]}``):
+:func:`rdma_host.resolve_acs` (``{"disable": mode, "bridges": [...]}``) and sent to the module as its flat
+options by the action plugin (:mod:`desired.pcie_acs`):
 
 * ``gpu_nic``: for every GPU (``kind`` gpu) and every rail NIC, the bridges of its upstream chain that
   have an ACS capability; their union, sorted by address, each with the reason(s) it was chosen
@@ -28,12 +29,18 @@ daemons), because the kernel turns ACS on again at every boot when an IOMMU is e
 
 from __future__ import annotations
 
+import re
+
 from ansible_collections.ainet.fabric.plugins.module_utils.host import boot_unit
 from ansible_collections.ainet.fabric.plugins.module_utils.common.errors import FabricError
 from ansible_collections.ainet.fabric.plugins.module_utils.rdma.rdma_facts import ACS_BITS
-from ansible_collections.ainet.fabric.plugins.module_utils.model.rdma_host import BDF
 
 ROLE = "pcie_acs"
+MODES = ("gpu_nic", "listed", "none")
+# A PCI address with or without its domain (the model's rdma_host.BDF; the host does not load the model)
+BDF = re.compile(r"^(?:[0-9a-f]{4}:)?[0-9a-f]{2}:[0-9a-f]{2}\.[0-7]\Z")
+# Exec lines of another tool's unit that write ACS (boot_unit.foreign_units needles)
+FOREIGN = (re.compile(r"\bECAP(_ACS|0*d)\b", re.I),)
 REGISTER = "ECAP_ACS+0x6.w=0000"
 MODEL_FIELD = "fabric_cluster.pcie_acs.bridges"
 HOST_FIELD = "pcie_acs_bridges"
@@ -123,11 +130,12 @@ def _above(pci, addr, reason, reasons):
                 reasons[bridge].append(reason)
 
 
-def select_bridges(pci, acs, nics=(), override=None):
+def select_bridges(pci, acs, nics=(), override=None, field=MODEL_FIELD):
     """``([{"address", "reason"}], messages)``.
 
-    ``pci``: :func:`normalize`d facts; ``acs``: the resolved ``fabric_cluster.pcie_acs``; ``nics``:
-    ``[(rail NIC, PCI address or None)]``; ``override``: the host-local ``pcie_acs_bridges``."""
+    ``pci``: :func:`normalize`d facts; ``acs``: ``{"disable", "bridges"}`` (the resolved ``fabric_cluster.pcie_acs``
+    or the module's flat options); ``nics``: ``[(rail NIC, PCI address or None)]``; ``override``: the host-local
+    ``pcie_acs_bridges``; ``field``: where ``acs["bridges"]`` come from, named in reasons and refusals."""
     messages = []
     if override:
         return [{"address": a, "reason": "listed in %s" % HOST_FIELD}
@@ -137,8 +145,8 @@ def select_bridges(pci, acs, nics=(), override=None):
         messages.append("fabric_cluster.pcie_acs.disable is none: no bridge is changed")
         return [], messages
     if mode == "listed":
-        return [{"address": a, "reason": "listed in %s" % MODEL_FIELD}
-                for a in sorted(check_listed(pci, acs["bridges"], MODEL_FIELD))], messages
+        return [{"address": a, "reason": "listed in %s" % field}
+                for a in sorted(check_listed(pci, acs["bridges"], field))], messages
     gpus = sorted(addr for addr, entry in pci.items() if entry.get("kind") == "gpu")
     if not gpus:
         messages.append("no GPU on this node (lspci shows no NVIDIA 3D/VGA controller): no bridge is selected")

@@ -1,11 +1,19 @@
 # -*- coding: utf-8 -*-
 # Copyright: (c) 2026, ainet.fabric contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
-"""What ``roce_qos`` does to one rail NIC: the actions that bring its lossless settings to a
-resolved profile (:mod:`qos_profile`), and the boot unit that re-applies them.
+"""What ``roce_qos`` does to one rail NIC: the actions that bring its lossless settings to the NIC's
+flat desired settings, and the boot unit that re-applies them.
 
-Pure functions from (profile, current settings in the :mod:`qos_facts` vocabulary, NIC,
-tool) to a list of **actions**, each a dict::
+The **settings** of one NIC come from its fabric's resolved lossless profile, derived on the
+controller (:mod:`desired.roce_qos`); the module receives them as its ``nics`` option, in the
+:mod:`qos_facts` vocabulary::
+
+    {"name": "ens1f0np0", "trust": "dscp", "pfc": [3], "dscp_to_priority": {26: 3, 48: 6},
+     "ecn_rp": [3], "ecn_np": [3], "cnp_dscp": 48, "cnp_priority": 6, "roce_tos": 106,
+     "ets": {"tsa": ["ets", .., "strict", "ets"], "bw": [50, 0, 0, 50, 0, 0, 0, 0]} | None}
+
+Pure functions from (settings, current settings in the :mod:`qos_facts` vocabulary, NIC, tool)
+to a list of **actions**, each a dict::
 
     {"argv": ["mlnx_qos", "-i", "ens1f0np0", "--trust", "dscp"], "what": "trust DSCP"}
     {"path": "/sys/class/net/ens1f0np0/ecn/roce_np/cnp_dscp", "value": "48", "what": "CNP DSCP 48"}
@@ -20,12 +28,12 @@ mlx5 NICs only; ``caps`` says what the NIC has, and what it lacks is skipped wit
 What is set (and nothing else):
 
 * trust DSCP;
-* PFC on exactly the profile's PFC priorities (all others off);
-* DSCP -> priority for the RoCE DSCP and the CNP DSCP (other DSCPs are left as they are);
-* ETS, when the profile gives weights or wants a strict CNP queue that is not strict yet:
-  the CNP priority's traffic class strict, the profile's weights on the listed classes
-  (the other classes share the rest evenly), priority n on traffic class n untouched;
-* DCQCN reaction and notification point on for the profile's DCQCN priorities (others left);
+* PFC on exactly the ``pfc`` priorities (all others off);
+* DSCP -> priority for the entries of ``dscp_to_priority`` (the RoCE DSCP and the CNP DSCP;
+  other DSCPs are left as they are);
+* ETS, when ``ets`` is given: each traffic class strict or ETS with its bandwidth share
+  (priority n on traffic class n untouched);
+* DCQCN reaction and notification point on for the ``ecn_rp`` / ``ecn_np`` priorities (others left);
 * the CNP DSCP and 802.1p priority;
 * the RoCE ToS: ``tc/1/traffic_class`` and the rdma_cm ``default_roce_tos`` (what
   ``cma_roce_tos`` writes).
@@ -35,47 +43,78 @@ from __future__ import annotations
 
 import re
 
+from ansible_collections.ainet.fabric.plugins.module_utils.common.errors import FabricError
 from ansible_collections.ainet.fabric.plugins.module_utils.qos.qos_facts import lookup, sorted_ints
 
+ROLE = "roce_qos"
 TOOLS = ("mlnx_qos", "dcb")
 UNIT_NAME = "ainet-roce-qos.service"
 UNIT_PATH = "etc/systemd/system/" + UNIT_NAME
 NIC_WAIT = 60
+TSA = ("ets", "strict")
+# Exec lines of another tool's unit that set NIC QoS (boot_unit.foreign_units needles)
+FOREIGN = (re.compile(r"\b(mlnx_qos|dcb\s+(pfc|ets|app|apptrust)|cma_roce_tos)\b|/traffic_class\b|roce_np/cnp_dscp"),)
 _SAFE = re.compile(r"^[A-Za-z0-9_.:/@-]+\Z")
 
 
-def desired(profile):
-    """The settings (qos_facts vocabulary) that ``profile`` wants on every rail NIC."""
-    return {
-        "trust": "dscp",
-        "pfc": list(profile["pfc_priorities"]),
-        "dscp_to_priority": {profile["roce_dscp"]: profile["roce_priority"],
-                             profile["cnp_dscp"]: profile["cnp_priority"]},
-        "ecn_rp": list(profile["dcqcn_priorities"]),
-        "ecn_np": list(profile["dcqcn_priorities"]),
-        "cnp_dscp": profile["cnp_dscp"],
-        "cnp_priority": profile["cnp_priority"],
-        "roce_tos": profile["roce_tos"],
-        "traffic_class": profile["roce_tos"],
-    }
+class QosError(FabricError):
+    """A refusal or a failure: one line naming what is wrong."""
 
 
-def ets_layout(profile, current_ets=None):
-    """(tsa per tc, bandwidth per tc) for the 8 traffic classes, or None when ETS is left alone."""
-    weights = {int(q): int(w) for q, w in (profile.get("ets_weights") or {}).items()}
-    strict = {profile["cnp_priority"]} if profile.get("cnp_strict") else set()
-    if not weights and not strict:
-        return None
-    tsa = ["strict" if tc in strict else "ets" for tc in range(8)]
-    if weights:
-        bw = [weights.get(tc, 0) for tc in range(8)]
+def _ints(value, where, low, high):
+    values = value if isinstance(value, (list, tuple)) else [value]
+    out = []
+    for item in values:
+        if isinstance(item, bool) or not re.match(r"^ *[0-9]+ *\Z", str(item)) or not low <= int(item) <= high:
+            raise QosError("%s: %r is not an integer in %d..%d" % (where, item, low, high))
+        out.append(int(item))
+    return out
+
+
+def check_settings(nic, where="nics"):
+    """One NIC's flat settings (the module's ``nics`` entry) checked and with integer keys and values;
+    one error line naming the entry and the value otherwise."""
+    name = nic.get("name")
+    where = "%s[%s]" % (where, name)
+    out = dict(nic)
+    out["pfc"] = sorted(set(_ints(nic.get("pfc") or [], where + ".pfc", 0, 7)))
+    out["ecn_rp"] = sorted(set(_ints(nic.get("ecn_rp") or [], where + ".ecn_rp", 0, 7)))
+    out["ecn_np"] = sorted(set(_ints(nic.get("ecn_np") or [], where + ".ecn_np", 0, 7)))
+    mapping = nic.get("dscp_to_priority") or {}
+    if not isinstance(mapping, dict):
+        raise QosError("%s.dscp_to_priority: %r is not a mapping of DSCP to priority" % (where, mapping))
+    out["dscp_to_priority"] = dict(
+        (_ints(d, where + ".dscp_to_priority", 0, 63)[0], _ints(p, "%s.dscp_to_priority.%s" % (where, d), 0, 7)[0])
+        for d, p in mapping.items())
+    for key, high in (("cnp_dscp", 63), ("cnp_priority", 7), ("roce_tos", 255)):
+        out[key] = _ints(nic.get(key), "%s.%s" % (where, key), 0, high)[0]
+    ets = nic.get("ets")
+    if ets:
+        tsa, bw = list(ets.get("tsa") or []), _ints(ets.get("bw") or [], where + ".ets.bw", 0, 100)
+        if len(tsa) != 8 or len(bw) != 8 or any(t not in TSA for t in tsa):
+            raise QosError("%s.ets: %r is not 8 traffic classes (tsa: ets or strict, bw: a share each)" % (where, ets))
+        if sum(b for t, b in zip(tsa, bw) if t == "ets") != 100:
+            raise QosError("%s.ets.bw: %r does not give the ETS classes 100 %% together" % (where, bw))
+        out["ets"] = {"tsa": tsa, "bw": bw}
     else:
-        rest = [tc for tc in range(8) if tc not in strict]
-        share, extra = divmod(100, len(rest))
-        bw = [0] * 8
-        for i, tc in enumerate(rest):
-            bw[tc] = share + (1 if i < extra else 0)
-    return tsa, bw
+        out["ets"] = None
+    out["trust"] = nic.get("trust") or "dscp"
+    return out
+
+
+def wanted(settings):
+    """The NIC's settings as the :mod:`qos_facts` vocabulary compares them (what it reads back)."""
+    return {
+        "trust": settings.get("trust") or "dscp",
+        "pfc": sorted(settings["pfc"]),
+        "dscp_to_priority": dict((int(d), int(p)) for d, p in settings["dscp_to_priority"].items()),
+        "ecn_rp": list(settings["ecn_rp"]),
+        "ecn_np": list(settings["ecn_np"]),
+        "cnp_dscp": int(settings["cnp_dscp"]),
+        "cnp_priority": int(settings["cnp_priority"]),
+        "roce_tos": int(settings["roce_tos"]),
+        "traffic_class": int(settings["roce_tos"]),
+    }
 
 
 def _ets_agrees(current_ets, layout):
@@ -92,14 +131,15 @@ def _ets_agrees(current_ets, layout):
     return True
 
 
-def nic_actions(profile, nic, tool, current=None, rdma_device=None, caps=None):
-    """The actions for NIC ``nic``; ``current`` None means all of them (the boot unit)."""
+def nic_actions(settings, nic, tool, current=None, rdma_device=None, caps=None):
+    """The actions that bring NIC ``nic`` to ``settings`` (its flat settings, see above); ``current`` None
+    means all of them (the boot unit)."""
     if tool not in TOOLS:
         raise ValueError("tool %r: use one of %s" % (tool, ", ".join(TOOLS)))
     if not _SAFE.match(nic) or (rdma_device and not _SAFE.match(rdma_device)):
         raise ValueError("interface %r / RDMA device %r: unexpected characters" % (nic, rdma_device))
     caps = caps or {}
-    want = desired(profile)
+    want = wanted(settings)
     cur = current or {}
     full = current is None
     out = []
@@ -130,7 +170,8 @@ def nic_actions(profile, nic, tool, current=None, rdma_device=None, caps=None):
             else:
                 tool_cmd(["app", "replace", "dev", nic, "dscp-prio", "%d:%d" % (dscp, prio)],
                          "DSCP %d -> priority %d" % (dscp, prio))
-    layout = ets_layout(profile)
+    ets = settings.get("ets")
+    layout = (ets["tsa"], ets["bw"]) if ets else None
     if layout and (full or not _ets_agrees(cur.get("ets"), layout)):
         tsa, bw = layout
         what = "ETS: %s" % ", ".join("tc%d %s" % (tc, "strict" if tsa[tc] == "strict" else "%d%%" % bw[tc])

@@ -88,3 +88,22 @@ class Runner(object):
                 handle.write("%s\n" % value)
         except OSError as exc:
             raise self.error("writing %s to %s: %s" % (value, path, exc.strerror or exc)) from None
+
+    def mkdir_sys(self, path):
+        """Create the directory ``path`` (under /sys, such as a configfs entry) below ``sysfs_root``; one error line
+        naming it on failure."""
+        try:
+            os.makedirs(self.sys(path), exist_ok=True)
+        except OSError as exc:
+            raise self.error("mkdir %s: %s" % (path, exc.strerror or exc)) from None
+
+
+def refuse_action_options(module, names, plugin):
+    """Fail the module with one line when options that only its action plugin handles reached it (``cluster``,
+    ``interfaces`` ...: the model never travels to a host), e.g. when the module file is run on its own."""
+    given = [name for name in names if module.params.get(name) not in (None, {}, [], "")]
+    if given:
+        module.fail_json(msg="%s: %s %s handled on the controller by the action plugin %s, which derives this "
+                             "module's flat options from the model; run the task through Ansible, or give the flat "
+                             "options instead" % (plugin.rsplit(".", 1)[-1], ", ".join(given),
+                                                  "is" if len(given) == 1 else "are", plugin))

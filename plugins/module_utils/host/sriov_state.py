@@ -1,16 +1,15 @@
 # -*- coding: utf-8 -*-
 # Copyright: (c) 2026, ainet.fabric contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
-"""What the ``sriov`` role does to a node's rail PFs: desired VFs, the actions that reach them, the boot unit.
+"""What the ``sriov`` role does to a node's rail PFs: the actions that reach the desired VFs, the boot unit.
 
 Pure functions; the module (``ainet.fabric.sriov``) reads the host and runs the actions.
 
-**Desired state** (:func:`desired`): for every fabric with ``cni: sriov``, each of the node's rail NICs
-of that fabric is a PF with the fabric's ``sriov`` settings (``vfs``, ``trust``, ``spoof_check``,
-``link_state``, ``firmware_vfs``), unless a host-local override (``sriov_overrides: {nic: {...}}``)
-changes them for this node. The VF MAC is either ``derived`` (a locally administered unicast MAC
-computed from the PF's permanent MAC and the VF index, so it is the same after every boot and unique
-per VF) or ``keep`` (whatever the driver or another tool gives it).
+**Desired state**: the module's flat ``pfs`` option (:func:`check_wanted`), one entry per PF with its
+``vfs``, ``trust``, ``spoof_check``, ``link_state`` and ``firmware_vfs``, derived on the controller from
+the model and the host-local overrides (:mod:`desired.sriov`). The VF MAC is either ``derived`` (a locally
+administered unicast MAC computed from the PF's permanent MAC and the VF index, so it is the same after
+every boot and unique per VF) or ``keep`` (whatever the driver or another tool gives it).
 
 **Current state** of one PF, as the module reads it (``pf_state``)::
 
@@ -44,11 +43,17 @@ import hashlib
 
 from ansible_collections.ainet.fabric.plugins.module_utils.host import boot_unit
 from ansible_collections.ainet.fabric.plugins.module_utils.common.errors import FabricError
-from ansible_collections.ainet.fabric.plugins.module_utils.model.rdma_host import resolve_sriov
 
 ROLE = "sriov"
 RECORD = "var/lib/ainet-fabric/sriov.json"
 MAC_POLICIES = ("derived", "keep")
+LINK_STATES = ("auto", "enable", "disable")
+MAX_VFS = 127
+DEFAULT_FABRIC = "default"
+# Other tools' udev rules and units that create VFs (boot_unit.foreign_units)
+RULE_DIRS = ("etc/udev/rules.d", "etc/systemd/system")
+RULE_SUFFIXES = (".rules", ".service")
+FOREIGN = ("sriov_numvfs",)
 
 
 class SriovError(FabricError):
@@ -62,36 +67,30 @@ def derived_mac(pf_mac, index):
     return ":".join("%02x" % o for o in octets)
 
 
-def desired(cluster, nics_by_fabric, overrides=None):
-    """``{pf: {"fabric", "vfs", "trust", "spoof_check", "link_state", "firmware_vfs", "source"}}``."""
-    overrides = dict(overrides or {})
+def check_wanted(pfs, field="pfs"):
+    """The module's ``pfs`` option (flat, one entry per PF) as ``{pf: want}``; refuses, with one line naming the
+    entry, a PF listed twice, a VF count out of range and a firmware VF count below it.
+
+    ``want``: ``{"vfs", "trust", "spoof_check", "link_state", "firmware_vfs", "fabric", "source"}``;
+    ``firmware_vfs`` defaults to ``vfs``, ``source`` (where the settings come from, for messages) to the entry."""
     out = {}
-    for fabric in cluster.fabrics:
-        for nic in nics_by_fabric.get(fabric.name, []):
-            if fabric.cni != "sriov":
-                if nic in overrides:
-                    raise SriovError("sriov_overrides.%s: %s is a rail NIC of fabric %s, whose cni is %s, not sriov "
-                                     "(fix: remove the override, or set the fabric's cni: sriov)"
-                                     % (nic, nic, fabric.name, fabric.cni))
-                continue
-            settings = dict(fabric.sriov)
-            source = fabric.field("sriov")
-            if nic in overrides:
-                if overrides[nic] is not None and not isinstance(overrides[nic], dict):
-                    raise SriovError("sriov_overrides.%s: %r is not a mapping (write it as {vfs: 4, trust: true})"
-                                     % (nic, overrides[nic]))
-                given = dict(overrides[nic] or {})
-                raw = dict((k, v) for k, v in fabric.sriov.items() if k != "firmware_vfs")
-                raw.update(given)
-                settings = resolve_sriov(raw, "sriov_overrides.%s" % nic, "sriov")
-                if "firmware_vfs" not in given:
-                    settings["firmware_vfs"] = max(settings["firmware_vfs"], fabric.sriov["firmware_vfs"])
-                source = "sriov_overrides.%s" % nic
-            settings.update(fabric=fabric.name, source=source)
-            out[nic] = settings
-    for nic in overrides:
-        if nic not in out and not any(nic in nics for nics in nics_by_fabric.values()):
-            raise SriovError("sriov_overrides.%s: %s is not a rail NIC of this node (fabric_rail_interfaces)" % (nic, nic))
+    for index, entry in enumerate(pfs or []):
+        name = entry["name"]
+        where = "%s[%d]" % (field, index)
+        if name in out:
+            raise SriovError("%s: PF %s is listed twice" % (where, name))
+        vfs = entry["vfs"]
+        if not 1 <= vfs <= MAX_VFS:
+            raise SriovError("%s.vfs: %r is out of range (use 1..%d)" % (where, vfs, MAX_VFS))
+        firmware_vfs = entry.get("firmware_vfs")
+        firmware_vfs = vfs if firmware_vfs is None else firmware_vfs
+        if not vfs <= firmware_vfs <= MAX_VFS:
+            raise SriovError("%s.firmware_vfs: %r is out of range (use %d..%d: at least vfs)"
+                             % (where, firmware_vfs, vfs, MAX_VFS))
+        out[name] = {"vfs": vfs, "trust": bool(entry.get("trust")),
+                     "spoof_check": entry.get("spoof_check") is not False,
+                     "link_state": entry.get("link_state") or "auto", "firmware_vfs": firmware_vfs,
+                     "fabric": entry.get("fabric") or DEFAULT_FABRIC, "source": entry.get("source") or where}
     return out
 
 
@@ -156,15 +155,17 @@ def check_pf(pf, want, owned, allow_in_use, takeover, firmware):
     if status == "pending":
         return status
     if pf["total_vfs"] is None:
-        raise SriovError("sriov: rail NIC %s (%s, driver %s) has no SR-IOV capability (no sriov_totalvfs), but %s is %d; "
-                         "fix: use a NIC with SR-IOV enabled in firmware/BIOS, or another cni for fabric %s"
+        raise SriovError("sriov: rail NIC %s (%s, driver %s) has no SR-IOV capability (no sriov_totalvfs), "
+                         "but %s is %d; fix: use a NIC with SR-IOV enabled in firmware/BIOS, or another cni for "
+                         "fabric %s"
                          % (name, pf["pci"], pf["driver"], where, want["vfs"], want["fabric"]))
     if want["vfs"] > pf["total_vfs"]:
         raise SriovError("sriov: %s %d is above the %d VFs rail NIC %s (%s, driver %s) supports (sriov_totalvfs); "
                          "fix: set at most %d" % (where, want["vfs"], pf["total_vfs"], name, pf["pci"], pf["driver"],
                                                   pf["total_vfs"]))
     if pf["num_vfs"] and pf["num_vfs"] != want["vfs"]:
-        _may_renumber(pf, owned, allow_in_use, takeover, "change %s from %d to %d VFs" % (name, pf["num_vfs"], want["vfs"]))
+        _may_renumber(pf, owned, allow_in_use, takeover,
+                      "change %s from %d to %d VFs" % (name, pf["num_vfs"], want["vfs"]))
     return "ok"
 
 

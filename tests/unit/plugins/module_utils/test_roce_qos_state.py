@@ -2,9 +2,9 @@
 
 from ansible_collections.ainet.fabric.plugins.module_utils.common.file_formats import unit_dump
 from ansible_collections.ainet.fabric.plugins.module_utils.model.qos_profile import resolve_profile
-from ansible_collections.ainet.fabric.plugins.module_utils.host.roce_qos_state import (
-    boot_unit, command_line, ets_layout, nic_actions,
-)
+from ansible_collections.ainet.fabric.plugins.module_utils.host.roce_qos_state import boot_unit, command_line
+from ansible_collections.ainet.fabric.plugins.module_utils.host.roce_qos_state import nic_actions as state_actions
+from ansible_collections.ainet.fabric.plugins.module_utils.desired.roce_qos import ets_layout, nic_settings
 
 NVIDIA = resolve_profile({}, "q")
 SPIDER = resolve_profile({"preset": "spiderpool"}, "q")
@@ -18,6 +18,11 @@ DONE = dict(FRESH, trust="dscp", pfc=[3],
             ets={0: {"mode": "ets", "weight": 50}, 3: {"mode": "ets", "weight": 50}, 6: {"mode": "strict"},
                  **{tc: {"mode": "ets", "weight": 0} for tc in (1, 2, 4, 5, 7)}},
             roce_tos=106, traffic_class=106)
+
+
+def nic_actions(profile, *args, **kwargs):
+    """The host's actions for the NIC settings the controller derives from ``profile`` (desired.roce_qos)."""
+    return state_actions(nic_settings(profile), *args, **kwargs)
 
 
 def lines(actions):

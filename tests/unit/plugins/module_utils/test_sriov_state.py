@@ -1,5 +1,6 @@
 # -*- coding: utf-8 -*-
-"""sriov_state: desired VFs from the model and host overrides, refusals, the actions and the boot unit."""
+"""sriov_state (and desired.sriov): desired VFs from the model and host overrides, refusals, the actions and the
+boot unit."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ import copy
 
 import pytest
 
+from ansible_collections.ainet.fabric.plugins.module_utils.desired import sriov as desired_sriov
 from ansible_collections.ainet.fabric.plugins.module_utils.host import sriov_state as sp
 from ansible_collections.ainet.fabric.plugins.module_utils.model.cluster_model import load_cluster
 from ansible_collections.ainet.fabric.plugins.module_utils.common.errors import FabricError
@@ -27,7 +29,7 @@ def cluster(**changes):
 
 def want(overrides=None, **changes):
     c = cluster(**changes)
-    return sp.desired(c, fabric_interfaces(c, NICS), overrides)
+    return desired_sriov.desired(c, fabric_interfaces(c, NICS), overrides)
 
 
 def pf(name="ens1f0np0", total=8, num=0, vfs=None, vfinfo=None, firmware=None, driver="mlx5_core"):
@@ -66,9 +68,9 @@ def test_override_on_a_fabric_without_sriov_is_refused():
         "storage": dict(rails=1, addressing={"mode": "shared", "supernet": "172.18.0.0/16", "rail_prefix": 24}, qos={"preset": "none"},
                         cni="host-device")}})
     nics = fabric_interfaces(c, {"compute": ["ens1f0np0"], "storage": ["ens2f0np0"]})
-    assert sorted(sp.desired(c, nics)) == ["ens1f0np0"]
+    assert sorted(desired_sriov.desired(c, nics)) == ["ens1f0np0"]
     with pytest.raises(FabricError, match=r"ens2f0np0 is a rail NIC of fabric storage, whose cni is host-device"):
-        sp.desired(c, nics, {"ens2f0np0": {"vfs": 2}})
+        desired_sriov.desired(c, nics, {"ens2f0np0": {"vfs": 2}})
 
 
 def test_derived_macs_are_stable_local_unicast_and_distinct():

@@ -22,7 +22,7 @@ from ansible_collections.ainet.fabric.plugins.module_utils.qos.lossless_check im
 from ansible_collections.ainet.fabric.plugins.module_utils.qos.qos_parse import parse_qos
 from ansible_collections.ainet.fabric.plugins.module_utils.model.qos_profile import resolve_profile
 from ansible_collections.ainet.fabric.plugins.module_utils.plan.rail_plan import rail_plan
-from ansible_collections.ainet.fabric.plugins.module_utils.host.roce_qos_state import desired, ets_layout
+from ansible_collections.ainet.fabric.plugins.module_utils.desired.roce_qos import desired, ets_layout
 from ansible_collections.ainet.fabric.plugins.module_utils.tor.tor_intent import tor_intent
 from ansible_collections.ainet.fabric.plugins.module_utils.tor.tor_render import render_tor, render_tors
 from ansible_collections.ainet.fabric.plugins.module_utils.tor.tor_render_eos import RendererUnavailable, eos_structured

@@ -16,9 +16,7 @@ import shutil
 
 import pytest
 from ansible.module_utils.basic import AnsibleModule
-from ansible.module_utils.testing import patch_module_args
-
-from ansible_collections.ainet.fabric.plugins.modules import pcie_acs
+from host_task import run_module, run_task
 
 HERE = os.path.dirname(os.path.dirname(__file__))
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(HERE)))
@@ -80,13 +78,11 @@ def setpci_calls(tmp_path):
 
 
 def run(capsys, tmp_path, check=False, cluster=None, **args):
+    """The task with the model, as roles write it: through the action plugin (controller), then the module."""
     params = dict(cluster=cluster or LISTED, interfaces=NICS, config_root=str(tmp_path / "etc-root"),
-                  sysfs_root=str(tmp_path / "root"), _ansible_check_mode=check, _ansible_diff=True)
+                  sysfs_root=str(tmp_path / "root"))
     params.update(args)
-    with patch_module_args(params):
-        with pytest.raises(SystemExit):
-            pcie_acs.main()
-    return json.loads(capsys.readouterr().out)
+    return run_task(capsys, "pcie_acs", params, check=check)[0]
 
 
 def test_check_mode_then_apply_then_nothing(host, capsys):
@@ -255,3 +251,32 @@ def test_setpci_failing_or_not_taking_effect_fails(host, capsys, monkeypatch):
 def test_a_bad_model_fails_without_a_traceback(host, capsys):
     failed = run(capsys, host, cluster=dict(LISTED, pcie_acs={"disable": "some"}))
     assert failed["failed"] and failed["msg"].startswith("fabric_cluster.pcie_acs.disable"), failed
+
+
+def test_the_action_sends_the_host_only_its_policy_nics_and_bridges(host, capsys):
+    base = dict(interfaces=NICS, config_root=str(host / "etc-root"), sysfs_root=str(host / "root"))
+    _result, sent = run_task(capsys, "pcie_acs", dict(base, cluster=LISTED), check=True)
+    assert sent == dict(disable="listed", nics=[], bridges=["0000:00:03.0"], source="fabric_cluster.pcie_acs.bridges",
+                        config_root=base["config_root"], sysfs_root=base["sysfs_root"])
+    _result, sent = run_task(capsys, "pcie_acs", dict(base, cluster=dict(LISTED, pcie_acs={"disable": "gpu_nic"})),
+                             check=True)
+    assert (sent["disable"], sent["nics"], sent["bridges"]) == ("gpu_nic", NICS, [])
+    _result, sent = run_task(capsys, "pcie_acs", dict(base, cluster=LISTED, bridges=["00:04.0"]), check=True)
+    assert (sent["disable"], sent["bridges"], sent["source"]) == ("listed", ["00:04.0"], "pcie_acs_bridges")
+
+
+def test_the_flat_options_work_without_the_model(host, capsys):
+    params = dict(disable="listed", bridges=["0000:00:03.0"], config_root=str(host / "etc-root"),
+                  sysfs_root=str(host / "root"))
+    done = run_module(capsys, "pcie_acs", params)
+    assert done["changed"] and setpci_calls(host) == ["-s 0000:00:03.0 ECAP_ACS+0x6.w=0000"], done
+    assert done["bridges"][0]["reason"] == "listed in bridges"
+    failed = run_module(capsys, "pcie_acs", dict(params, bridges=["0000:00:09.0"]))
+    assert failed["failed"] and failed["msg"].startswith("bridges[0] '0000:00:09.0' is not a PCI device on this host")
+    failed = run_module(capsys, "pcie_acs", dict(params, bridges=[]))
+    assert failed["failed"] and failed["msg"].startswith("disable is listed but bridges is empty")
+    failed = run_module(capsys, "pcie_acs", dict(params, disable="none"))
+    assert failed["failed"] and failed["msg"].startswith("bridges 0000:00:03.0 is set while disable is none")
+    refused = run_module(capsys, "pcie_acs", dict(params, cluster=LISTED, interfaces=NICS))
+    assert refused["failed"] and "cluster, interfaces are handled on the controller" in refused["msg"]
+    assert len(setpci_calls(host)) == 1

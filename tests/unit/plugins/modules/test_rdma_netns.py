@@ -8,12 +8,11 @@ at boot, the initramfs) is proven on the VM tier (molecule/rdma_vm)."""
 from __future__ import annotations
 
 import copy
-import json
 import os
 import sys
 
 import pytest
-from ansible.module_utils.testing import patch_module_args
+from host_task import run_module, run_task
 
 from ansible_collections.ainet.fabric.plugins.module_utils.host import rdma_netns_state as plan
 from ansible_collections.ainet.fabric.plugins.modules import rdma_netns
@@ -63,13 +62,11 @@ def sets(tmp_path):
 
 
 def run(capsys, tmp_path, cluster=None, check=False, **args):
+    """The task with the model, as roles write it: through the action plugin (controller), then the module."""
     params = dict(cluster=cluster or SRIOV, config_root=str(tmp_path / "cfg"), sysfs_root=str(tmp_path / "root"),
-                  initramfs="never", _ansible_check_mode=check, _ansible_diff=True)
+                  initramfs="never")
     params.update(args)
-    with patch_module_args(params):
-        with pytest.raises(SystemExit):
-            rdma_netns.main()
-    return json.loads(capsys.readouterr().out)
+    return run_task(capsys, "rdma_netns", params, check=check)[0]
 
 
 def test_option_modes_and_foreign_files():
@@ -143,3 +140,34 @@ def test_contradiction_in_the_model_is_refused_before_anything(host, capsys):
     result = run(capsys, host, cluster=bad)
     assert result["failed"] and "fabric_cluster.rdma_netns" in result["msg"] and "sriov" in result["msg"]
     assert not (host / "rdma.log").exists()
+
+
+def test_the_action_sends_the_host_only_the_mode(host, capsys, monkeypatch):
+    monkeypatch.setattr(rdma_netns, "other_netns", lambda: [])
+    result, sent = run_task(capsys, "rdma_netns", dict(cluster=SRIOV, config_root=str(host / "cfg"),
+                                                       sysfs_root=str(host / "root"), initramfs="never"), check=True)
+    assert sent == {"mode": "exclusive", "config_root": str(host / "cfg"), "sysfs_root": str(host / "root"),
+                    "initramfs": "never"}
+    assert result["changed"] and result["mode"] == "exclusive"
+    hostnet = dict(copy.deepcopy(SRIOV), cni="host", sriov=None)
+    assert run_task(capsys, "rdma_netns", dict(cluster=hostnet, initramfs="never", config_root=str(host / "cfg"),
+                                               sysfs_root=str(host / "root")))[1]["mode"] == "none"
+
+
+def test_a_contradiction_never_reaches_the_host(host, capsys):
+    result, sent = run_task(capsys, "rdma_netns", dict(cluster=dict(copy.deepcopy(SRIOV), rdma_netns="shared")))
+    assert sent is None and result["failed"] and result["msg"].startswith("fabric_cluster.rdma_netns: 'shared'")
+
+
+def test_the_flat_mode_works_without_the_model_and_the_model_is_refused_by_the_module(host, capsys, monkeypatch):
+    monkeypatch.setattr(rdma_netns, "other_netns", lambda: [])
+    params = dict(mode="exclusive", config_root=str(host / "cfg"), sysfs_root=str(host / "root"), initramfs="never")
+    done = run_module(capsys, "rdma_netns", params)
+    assert done["changed"] and done["live"] == "exclusive" and sets(host) == ["system set netns exclusive"]
+    gone = run_module(capsys, "rdma_netns", dict(params, mode="none"))
+    assert gone["changed"] and gone["mode"] is None and not (host / "cfg" / OWN).exists()
+    del params["mode"]
+    refused = run_module(capsys, "rdma_netns", dict(params, cluster=SRIOV))
+    assert refused["failed"] and "cluster is handled on the controller by the action plugin" in refused["msg"]
+    neither = run_module(capsys, "rdma_netns", params)
+    assert neither["failed"] and "one of the following is required: mode, cluster" in neither["msg"]

@@ -13,9 +13,7 @@ import os
 import shutil
 
 import pytest
-from ansible.module_utils.testing import patch_module_args
-
-from ansible_collections.ainet.fabric.plugins.modules import roce_qos
+from host_task import run_module, run_task
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))))
 STANDIN = os.path.join(ROOT, "tests", "lab", "files", "mlnx_qos_standin.py")
@@ -69,13 +67,11 @@ def node(tmp_path, monkeypatch):
 
 
 def run(capsys, base, check=False, **extra):
+    """The task with the model, as roles write it: through the action plugin (controller), then the module."""
     args = dict(cluster=CLUSTER, interfaces=NICS, tool="mlnx_qos", config_root=str(base / "etc-root"),
-                sysfs_root=str(base / "sysroot"), _ansible_check_mode=check, _ansible_diff=True)
+                sysfs_root=str(base / "sysroot"))
     args.update(extra)
-    with patch_module_args(args):
-        with pytest.raises(SystemExit):
-            roce_qos.main()
-    return json.loads(capsys.readouterr().out)
+    return run_task(capsys, "roce_qos", args, check=check)[0]
 
 
 def standin_calls(base):
@@ -146,3 +142,30 @@ def test_no_lossless_class_removes_the_unit(node, capsys):
 def test_a_missing_nic_is_named(node, capsys):
     result = run(capsys, node, interfaces=["ens1f0np0", "ens9f9np9"])
     assert result["failed"] is True and "rail NIC ens9f9np9 does not exist" in result["msg"]
+
+
+def test_the_action_sends_the_host_only_each_nics_settings(node, capsys):
+    result, sent = run_task(capsys, "roce_qos", dict(cluster=CLUSTER, interfaces=NICS, tool="mlnx_qos",
+                                                     config_root=str(node / "etc-root"),
+                                                     sysfs_root=str(node / "sysroot")), check=True)
+    assert result["changed"] and sorted(sent) == ["config_root", "nics", "sysfs_root", "tool"]
+    assert [n["name"] for n in sent["nics"]] == NICS
+    assert sent["nics"][0]["dscp_to_priority"] == {"26": 3, "48": 6} and sent["nics"][0]["roce_tos"] == 106
+    bad, sent = run_task(capsys, "roce_qos", dict(cluster=dict(CLUSTER, qos={"preset": "nvidia", "roce_dscp": 99}),
+                                                  interfaces=NICS))
+    assert sent is None and bad["failed"] and bad["msg"].startswith("fabric_cluster.qos.roce_dscp")
+
+
+def test_the_flat_options_work_without_the_model(node, capsys):
+    nic = {"name": "ens1f0np0", "pfc": [3], "dscp_to_priority": {"26": 3, "48": 6}, "ecn_rp": [3], "ecn_np": [3],
+           "cnp_dscp": 48, "cnp_priority": 6, "roce_tos": 106}
+    params = dict(nics=[nic], tool="mlnx_qos", config_root=str(node / "etc-root"), sysfs_root=str(node / "sysroot"))
+    done = run_module(capsys, "roce_qos", params)
+    assert done["commands"] == [c for c in expected("ens1f0np0", "mlx5_0") if "--tsa" not in c]  # no ets: left alone
+    assert not run_module(capsys, "roce_qos", params)["changed"]
+    gone = run_module(capsys, "roce_qos", dict(params, nics=[]))
+    assert gone["changed"] and not gone["unit"]["present"]
+    bad = run_module(capsys, "roce_qos", dict(params, nics=[dict(nic, pfc=[8])]))
+    assert bad["failed"] and bad["msg"] == "nics[ens1f0np0].pfc: 8 is not an integer in 0..7"
+    refused = run_module(capsys, "roce_qos", dict(params, cluster=CLUSTER))
+    assert refused["failed"] and "cluster is handled on the controller by the action plugin" in refused["msg"]

@@ -14,9 +14,7 @@ import os
 import sys
 
 import pytest
-from ansible.module_utils.testing import patch_module_args
-
-from ansible_collections.ainet.fabric.plugins.modules import sriov
+from host_task import run_module, run_task
 
 STANDIN = r'''
 import json, os, sys
@@ -96,13 +94,11 @@ def numvfs(tmp_path, nic):
 
 
 def run(capsys, tmp_path, check=False, cluster=None, **args):
+    """The task with the model, as roles write it: through the action plugin (controller), then the module."""
     params = dict(cluster=cluster or CLUSTER, interfaces=NICS, config_root=str(tmp_path / "etc-root"),
-                  sysfs_root=str(tmp_path / "root"), _ansible_check_mode=check, _ansible_diff=True)
+                  sysfs_root=str(tmp_path / "root"))
     params.update(args)
-    with patch_module_args(params):
-        with pytest.raises(SystemExit):
-            sriov.main()
-    return json.loads(capsys.readouterr().out)
+    return run_task(capsys, "sriov", params, check=check)[0]
 
 
 def test_check_mode_then_apply_then_nothing(host, capsys):
@@ -186,4 +182,45 @@ def test_vfs_another_tool_made_are_not_renumbered(host, capsys):
 def test_an_override_that_is_not_a_mapping_is_one_line(host, capsys):
     result = run(capsys, host, overrides={"enp2s0": 4})
     assert result["failed"] and result["msg"].startswith("sriov_overrides.enp2s0: 4 is not a mapping")
+    assert calls(host) == []
+
+
+def test_the_action_sends_the_host_only_its_flat_pfs(host, capsys):
+    params = dict(cluster=CLUSTER, interfaces=NICS, overrides={"enp2s0": {"vfs": 1}}, takeover=True,
+                  config_root=str(host / "etc-root"), sysfs_root=str(host / "root"))
+    result, sent = run_task(capsys, "sriov", params, check=True)
+    assert result["changed"] and not result.get("failed"), result
+    assert sorted(sent) == ["config_root", "pfs", "sysfs_root", "takeover"]
+    assert [(p["name"], p["vfs"], p["trust"], p["spoof_check"], p["source"]) for p in sent["pfs"]] == [
+        ("enp1s0", 2, True, False, "fabric_cluster.sriov"), ("enp2s0", 1, True, False, "sriov_overrides.enp2s0")]
+
+
+def test_bad_model_input_is_refused_on_the_controller_and_the_module_never_runs(host, capsys):
+    bad = dict(copy.deepcopy(CLUSTER), sriov={"vfs": 2, "colour": "red"})
+    result, sent = run_task(capsys, "sriov", dict(cluster=bad, interfaces=NICS, sysfs_root=str(host / "root")))
+    assert result["failed"] and sent is None and result["msg"].startswith("fabric_cluster.sriov.colour")
+    assert "\n" not in result["msg"]
+    result, sent = run_task(capsys, "sriov", dict(cluster=CLUSTER, interfaces=NICS, overrides={"eth9": {"vfs": 1}}))
+    assert sent is None and result["msg"].startswith("sriov_overrides.eth9: eth9 is not a rail NIC of this node")
+    assert calls(host) == [] and numvfs(host, "enp1s0") == "0"
+
+
+def test_the_flat_options_work_without_the_model(host, capsys):
+    params = dict(pfs=[{"name": "enp2s0", "vfs": 3, "trust": True}], config_root=str(host / "etc-root"),
+                  sysfs_root=str(host / "root"))
+    done, sent = run_task(capsys, "sriov", params)  # no cluster: the action passes the task's options through
+    assert sent == params and done["changed"] and numvfs(host, "enp2s0") == "3" and numvfs(host, "enp1s0") == "0"
+    assert [c.split(" mac ")[0] for c in calls(host)] == ["link set dev enp2s0 vf %d" % i for i in range(3)]
+    assert all(c.endswith("trust on spoofchk on") for c in calls(host))
+    again = run_module(capsys, "sriov", params)
+    assert not again["changed"] and again["commands"] == []
+    failed = run_module(capsys, "sriov", dict(params, pfs=[{"name": "enp2s0", "vfs": 9}]))
+    assert failed["failed"] and "pfs[0].vfs 9 is above the 7 VFs rail NIC enp2s0" in failed["msg"]
+
+
+def test_the_module_refuses_the_model_itself(host, capsys):
+    result = run_module(capsys, "sriov", dict(cluster=CLUSTER, interfaces=NICS, sysfs_root=str(host / "root")))
+    assert result["failed"] and "\n" not in result["msg"]
+    assert result["msg"].startswith("sriov: cluster, interfaces are handled on the controller by the action plugin "
+                                    "ainet.fabric.sriov")
     assert calls(host) == []
