@@ -56,11 +56,9 @@ def _leaves(schema, prefix=()):
     for name, key in schema.items():
         path = prefix + (name,)
         if key.type == "dict" and key.options:
-            for leaf in _leaves(key.options, path):
-                yield leaf
+            yield from _leaves(key.options, path)
         elif key.type == "list" and key.options:
-            for leaf in _leaves(key.options, path + (0,)):
-                yield leaf
+            yield from _leaves(key.options, path + (0,))
         elif key.values is None:  # `fabrics`: its values are the fabric keys, varied at the top
             yield path, key
 
@@ -267,7 +265,7 @@ def _loaded(cluster, path, norm):
 def _fragment(path):
     """The resolver that takes the fragment ``path`` is in on its own, with its schema."""
     if path[0] == "qos":
-        return model_schema.QOS, lambda raw, field: qos_profile.resolve_profile(raw, field)
+        return model_schema.QOS, qos_profile.resolve_profile
     if path[0] == "sriov":
         return model_schema.SRIOV, lambda raw, field: rdma_host.resolve_sriov(raw, field, "sriov")
     if path[0] == "pcie_acs":
