@@ -17,18 +17,13 @@ from ansible_collections.ainet.fabric.plugins.module_utils.qos.lossless_check im
 from ansible_collections.ainet.fabric.plugins.module_utils.qos.lossless_report import (
     render_html, render_markdown, summary,
 )
-from ansible_collections.ainet.fabric.plugins.module_utils.qos.qos_parse import parse_qos, platform_format
+from ansible_collections.ainet.fabric.plugins.module_utils.qos.qos_parse import parse_qos
 from ansible_collections.ainet.fabric.plugins.module_utils.model.qos_profile import describe
 from ansible_collections.ainet.fabric.plugins.module_utils.plan.rail_plan import rail_plan
+from ansible_collections.ainet.fabric.plugins.module_utils.tor import platforms
 
 REPORT_MD = "lossless-report.md"
 REPORT_HTML = "lossless-report.html"
-# File name endings tried for a ToR's configuration in switch_config_dir, per format.
-EXTENSIONS = {
-    "sonic_config_db": (".json",), "nvue": (".yaml", ".yml"), "nvue_roce": (".txt",),
-    "eos": (".cfg", ".conf", ".txt"), "nxos": (".cfg", ".conf", ".txt"), "os10": (".cfg", ".conf", ".txt"),
-}
-BY_EXTENSION = {".json": "sonic_config_db", ".yaml": "nvue", ".yml": "nvue"}
 
 ARGUMENT_SPEC = dict(
     cluster=dict(type="dict", required=True),
@@ -43,19 +38,22 @@ ARGUMENT_SPEC = dict(
 )
 
 
-def find_config(directory, tor, fmt):
-    """(path, format) of ToR ``tor``'s configuration in ``directory``, or (None, None)."""
+def find_config(directory, tor, platform):
+    """(path, format) of ToR ``tor``'s configuration in ``directory``, or (None, None). The file endings
+    tried and the format are the ToR platform's (tor/platforms.py); a ToR without a platform is read by the
+    format its file's ending names, when only one NOS uses that ending (``.json``, ``.yaml``)."""
     if not directory or not os.path.isdir(directory):
         return None, None
     names = set(os.listdir(directory))
+    fmt = platforms.qos_format(platform)
     if fmt:
-        for ext in EXTENSIONS.get(fmt, ()):
+        for ext in platforms.running_extensions(platform):
             if tor + ext in names:
                 return os.path.join(directory, tor + ext), fmt
     for name in sorted(names):
         stem, ext = os.path.splitext(name)
-        if stem == tor and (fmt or BY_EXTENSION.get(ext)):
-            return os.path.join(directory, name), fmt or BY_EXTENSION[ext]
+        if stem == tor and (fmt or platforms.format_by_extension(ext)):
+            return os.path.join(directory, name), fmt or platforms.format_by_extension(ext)
     return None, None
 
 
@@ -65,7 +63,7 @@ def switch_facts(plan, tors, directory, given):
     facts, missing = {}, {}
     for name in sorted(tors):
         tor = plan["tors"][name]
-        fmt = platform_format(tor.get("platform"))
+        fmt = platforms.qos_format(tor.get("platform"))
         text, source = None, None
         if name in given and given[name]:
             entry = given[name]
@@ -73,7 +71,7 @@ def switch_facts(plan, tors, directory, given):
             fmt = (entry.get("format") if isinstance(entry, dict) else None) or fmt
             source = "the device"
         else:
-            path, fmt = find_config(directory, name, fmt)
+            path, fmt = find_config(directory, name, tor.get("platform"))
             if path:
                 text, source = read_text(path), path
         if text is None:

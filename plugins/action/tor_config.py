@@ -4,12 +4,12 @@
 """Controller side of ``ainet.fabric.tor_config``: plan, render every ToR's configuration, check it
 with the vendor's schema, write it, diff it against a running configuration and, when asked, push it.
 
-The logic lives in module_utils (``tor_render``, ``tor_validate``, ``tor_diff``, ``tor_push``); this
-plugin reads the task's arguments and the ToR host's connection variables and writes files."""
+The logic lives in module_utils: ``tor_render`` and, per NOS, the module the platform registry
+(``tor/platforms.py``) names, which renders, validates, diffs and pushes; this plugin reads the task's
+arguments and the ToR host's connection variables and writes files."""
 
 from __future__ import annotations
 
-import json
 import os
 
 from ansible.plugins.action import ActionBase
@@ -18,14 +18,11 @@ from ansible_collections.ainet.fabric.plugins.module_utils.plan import plan_lock
 from ansible_collections.ainet.fabric.plugins.module_utils.common.errors import FabricError
 from ansible_collections.ainet.fabric.plugins.module_utils.host.host_files import read_text, write_atomic
 from ansible_collections.ainet.fabric.plugins.module_utils.plan.rail_plan import rail_plan
-from ansible_collections.ainet.fabric.plugins.module_utils.tor.tor_diff import diff_text, running_diff, stale_ports
-from ansible_collections.ainet.fabric.plugins.module_utils.tor.tor_intent import RENDERED
+from ansible_collections.ainet.fabric.plugins.module_utils.tor import platforms, tor_push
+from ansible_collections.ainet.fabric.plugins.module_utils.tor.tor_diff import diff_text
+from ansible_collections.ainet.fabric.plugins.module_utils.tor.tor_intent import (
+    RendererUnavailable, ValidatorUnavailable)
 from ansible_collections.ainet.fabric.plugins.module_utils.tor.tor_render import render_tors
-from ansible_collections.ainet.fabric.plugins.module_utils.tor.tor_render_eos import RendererUnavailable
-from ansible_collections.ainet.fabric.plugins.module_utils.tor.tor_render_nvue import RELEASE
-from ansible_collections.ainet.fabric.plugins.module_utils.tor.tor_render_sonic import merged_config_db
-from ansible_collections.ainet.fabric.plugins.module_utils.tor.tor_validate import (
-    ValidatorUnavailable, validate_nvue, validate_sonic)
 
 ARGUMENT_SPEC = dict(
     cluster=dict(type="dict", required=True),
@@ -58,17 +55,15 @@ def _running_text(args, name, ext):
 
 
 def _validate(args, item, running_text):
-    """The vendor schema's violations of one rendered file, and a note when it was not checked."""
-    platform = item["platform"]
-    if platform == "eos":
-        return [], None  # render_eos validated it with pyavd already
-    if platform == "cumulus":
-        return validate_nvue(item["data"], RELEASE), None
-    if not args["sonic_yang_dir"]:
-        return [], "SONiC YANG check skipped: sonic_yang_dir not given"
-    if running_text is None:
-        return [], "SONiC YANG check skipped: a config_db fragment is checked merged into the running config_db"
-    return validate_sonic(merged_config_db(json.loads(running_text), item["data"]), args["sonic_yang_dir"]), None
+    """The vendor's violations of one rendered file (port names, then the vendor schema), and a note when the
+    schema was not checked."""
+    problems = platforms.port_problems(item["platform"], item["ports"])
+    try:
+        violations, note = platforms.nos(item["platform"]).validate(item, running_text,
+                                                                    {"sonic_yang_dir": args["sonic_yang_dir"]})
+    except ValidatorUnavailable as exc:
+        violations, note = [], "%s: not validated (%s)" % (item["name"], exc)
+    return problems + list(violations), note
 
 
 class ActionModule(ActionBase):
@@ -114,14 +109,10 @@ class ActionModule(ActionBase):
         # Everything is rendered and checked before anything is written or pushed.
         tors, notes, invalid = [], [], []
         for item in rendered["rendered"]:
-            ext = RENDERED[item["platform"]]
-            running, source = _running_text(args, item["name"], ext)
+            running, source = _running_text(args, item["name"], platforms.nos(item["platform"]).EXTENSION)
             problems, note = [], None
             if args["validate"]:
-                try:
-                    problems, note = _validate(args, item, running)
-                except ValidatorUnavailable as exc:
-                    note = "%s: not validated (%s)" % (item["name"], exc)
+                problems, note = _validate(args, item, running)
             if note:
                 notes.append(note)
             if problems:
@@ -129,8 +120,8 @@ class ActionModule(ActionBase):
             differences, stale = None, []
             if running is not None:
                 try:
-                    differences = running_diff(item["platform"], running, item)
-                    stale = stale_ports(item["platform"], running, item)
+                    differences = platforms.running_diff(item["platform"], running, item)
+                    stale = platforms.stale_ports(item["platform"], running, item)
                 except ValueError as exc:
                     return dict(result, failed=True, msg="ToR %s: the running configuration %s cannot be read: %s"
                                 % (item["name"], source, exc))
@@ -156,8 +147,8 @@ class ActionModule(ActionBase):
                         try:
                             write_atomic(path, item["text"], "0644")
                         except OSError as exc:
-                            return dict(result, failed=True, msg="could not write %s: %s. Fix: set tor_config_output_dir "
-                                        "to a writable directory" % (path, exc.strerror))
+                            return dict(result, failed=True, msg="could not write %s: %s. Fix: set "
+                                        "tor_config_output_dir to a writable directory" % (path, exc.strerror))
             entry = {"name": tor["name"], "platform": tor["platform"], "path": path, "changed": changed,
                      "running": tor["running"]}
             if tor["differences"] is not None:
@@ -188,19 +179,20 @@ class ActionModule(ActionBase):
         return result
 
     def _push(self, tor, task_vars, args):
-        """Push one ToR's rendered configuration through its NOS's usual path (module_utils.tor_push)."""
-        from ansible_collections.ainet.fabric.plugins.module_utils.tor import tor_push  # pylint: disable=import-outside-toplevel
+        """Push one ToR's rendered configuration through its NOS's usual path (the NOS module's ``push``)."""
         item = tor["item"]
+        nos = platforms.nos(item["platform"])
         check = bool(self._task.check_mode)
+        if nos.PUSH is None:
+            return {"failed": True, "msg": "ToR %s cannot be pushed: this collection has no push for %s (platform "
+                    "%s); apply %s by hand" % (item["name"], nos.TITLE, item["platform"], item["path"])}
         try:
-            if item["platform"] == "sonic":
-                return tor_push.sonic_push(self._run_on_switch, item["data"], check=check)
-            transport = tor_push.HttpTransport(self._base_url(task_vars, item["platform"]), *self._credentials(task_vars),
-                                               validate_certs=self._var(task_vars, "ansible_httpapi_validate_certs", True),
-                                               timeout=args["timeout"])
-            if item["platform"] == "cumulus":
-                return tor_push.nvue_push(transport, item["data"], check=check)
-            return tor_push.eos_push(transport, item["text"], check=check)
+            if nos.PUSH == "ssh":
+                return nos.push(self._run_on_switch, item, check=check)
+            validate_certs = self._var(task_vars, "ansible_httpapi_validate_certs", True)
+            transport = tor_push.HttpTransport(self._base_url(task_vars, nos.HTTP_PORT), *self._credentials(task_vars),
+                                               validate_certs=validate_certs, timeout=args["timeout"])
+            return nos.push(transport, item, check=check)
         except tor_push.PushError as exc:
             return {"failed": True, "msg": "push to ToR %s failed: %s" % (item["name"], exc)}
 
@@ -216,10 +208,10 @@ class ActionModule(ActionBase):
                     or self._var(task_vars, "ansible_ssh_pass"))
         return user, password
 
-    def _base_url(self, task_vars, platform):
+    def _base_url(self, task_vars, api_port):
         host = self._var(task_vars, "ansible_host") or task_vars.get("inventory_hostname")
         ssl = self._var(task_vars, "ansible_httpapi_use_ssl", True)
-        port = self._var(task_vars, "ansible_httpapi_port", 8765 if platform == "cumulus" else (443 if ssl else 80))
+        port = self._var(task_vars, "ansible_httpapi_port", api_port or (443 if ssl else 80))
         if ":" in str(host) and not str(host).startswith("["):
             host = "[%s]" % host
         return "%s://%s:%s" % ("https" if ssl else "http", host, port)

@@ -18,18 +18,23 @@ description:
     LLDP, and the lossless QoS (trust, DSCP to priority, PFC, PFC watchdog, ECN on the RoCE queues, ETS with a
     strict CNP queue, lossless buffers).
   - C(sonic) gives a config_db JSON fragment (C(<switch>.json)), C(cumulus) the YAML that C(nv config apply)
-    takes for Cumulus Linux 5.14 (C(<switch>.yaml)), C(eos) Arista EOS CLI rendered by pyavd (C(<switch>.cfg));
-    C(nxos), C(os10) and ToRs without a platform are listed in RV(skipped).
-  - Every rendered configuration is checked with the vendor's own schema before anything is written or pushed
-    (EOS - pyavd, which also renders it; NVUE - the C(nvueschema) object model of the release, unknown keys
-    refused; SONiC - the SONiC YANG models through libyang when O(sonic_yang_dir) is given, on the fragment merged
-    into the running config_db). A missing validator package is a warning, not a failure.
+    takes for Cumulus Linux 5.14 (C(<switch>.yaml)), C(eos) Arista EOS CLI rendered by pyavd (C(<switch>.cfg)),
+    C(nxos) Cisco NX-OS (Nexus 9000) CLI (C(<switch>.cfg)); C(os10) and ToRs without a platform are listed in
+    RV(skipped). Each platform's facts live in one module named by the registry
+    C(plugins/module_utils/tor/platforms.py).
+  - Every rendered configuration is checked before anything is written or pushed - its port names against the
+    NOS's port name syntax, then the vendor's own schema (EOS - pyavd, which also renders it; NVUE - the
+    C(nvueschema) object model of the release, unknown keys refused; SONiC - the SONiC YANG models through libyang
+    when O(sonic_yang_dir) is given, on the fragment merged into the running config_db; NX-OS, which has no offline
+    schema - read back by the C(nxos) parser, and layer-2 port MTUs). A missing validator package is a warning, not
+    a failure.
   - With a running configuration (O(running) or O(running_dir)) each ToR's result lists what the running
     configuration lacks of the rendered one, and nothing it has beyond it (uplinks, management and other
     tools' settings are not this module's).
   - With O(push=true) the task must run on the ToR's own inventory host; it pushes through the NOS's usual path -
-    NVUE REST API revisions (Cumulus), eAPI configure sessions (EOS), a Generic Config Updater patch over SSH
-    (SONiC) - and reports C(changed=false) when the switch already holds everything. Nothing is pushed unless
+    NVUE REST API revisions (Cumulus), eAPI configure sessions (EOS), NX-API CLI C(cli_conf) with a read-back
+    (NX-OS), a Generic Config Updater patch over SSH (SONiC) - and reports C(changed=false) when the switch
+    already holds everything. Nothing is pushed unless
     the plan equals the published plan lock (as for the host jobs). Credentials come from the
     host's usual connection variables and are never printed or written into the rendered files.
 options:
@@ -50,8 +55,8 @@ options:
       render and diff without writing.
     type: path
   running:
-    description: ToR name to its running configuration text (config_db JSON, C(nv config show -o yaml), EOS
-      running-config); wins over O(running_dir).
+    description: ToR name to its running configuration text (config_db JSON, C(nv config show -o yaml), EOS or
+      NX-OS running-config); wins over O(running_dir).
     type: dict
     default: {}
   running_dir:

@@ -100,3 +100,41 @@ def test_bad_input_fails_with_one_clear_error_and_writes_nothing(tmp_path, chang
     assert expected in result.stdout
     assert "Traceback" not in result.stdout + result.stderr
     assert not (tmp_path / "out").exists()
+
+
+NXOS = {"name": "tors", "rails": 3, "mtu": 9000,
+        "addressing": {"mode": "p2p", "supernet": "172.17.0.0/16", "rail_prefix": 24},
+        "tors": [{"name": "leaf-nxos", "rails": [1], "platform": "nxos", "port_template": "Ethernet1/{node}"},
+                 {"name": "leaf-nxos2", "rails": [2], "platform": "nxos", "port_template": "Ethernet1/{node}"},
+                 {"name": "leaf-os10", "rails": [3], "platform": "os10"}]}
+
+
+def test_nxos_renders_a_cfg_and_a_running_config_that_holds_it_is_in_sync(tmp_path):
+    inv = inventory(tmp_path, NXOS)
+    first = run(inv)
+    assert first.returncode == 0, first.stdout + first.stderr
+    out = tmp_path / "out" / "tors"
+    assert sorted(os.listdir(out)) == ["leaf-nxos.cfg", "leaf-nxos2.cfg"]
+    assert "2 ToR configuration(s)" in first.stdout and "not rendered: leaf-os10" in first.stdout
+    text = (out / "leaf-nxos.cfg").read_text()
+    assert "interface Ethernet1/2\n" in text and "  ip address 172.17.0.2/31\n" in text
+    assert "no offline schema of the NX-OS CLI" in first.stdout
+    running = tmp_path / "running"
+    running.mkdir()
+    # NX-OS leaves defaults (`no shutdown` of an up port) out of its running configuration.
+    (running / "leaf-nxos.cfg").write_text("hostname leaf-nxos\n" + text.replace("  no shutdown\n", ""))
+    (running / "leaf-nxos2.cfg").write_text(text.replace("  mtu 9216\n  ip address", "  mtu 1500\n  ip address"))
+    again = run(inv, "--diff")
+    assert again.returncode == 0, again.stdout + again.stderr
+    assert "out of sync with the running configuration: leaf-nxos2;" in again.stdout
+    assert "~ interface Ethernet1/1: mtu 1500 -> mtu 9216" in again.stdout
+
+
+def test_port_names_the_nos_would_refuse_fail_before_anything_is_written(tmp_path):
+    cluster = json.loads(json.dumps(NXOS))
+    cluster["tors"][1]["port_template"] = "Ethernet{node}"
+    result = run(inventory(tmp_path, cluster))
+    assert result.returncode != 0
+    assert "port Ethernet1: not a Cisco NX-OS port name (Ethernet<slot>/<port>[/<breakout>])" in result.stdout
+    assert "Traceback" not in result.stdout + result.stderr
+    assert not (tmp_path / "out" / "tors").exists()

@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 """playbooks/tors.yml with -e tor_config_push=true against stand-in switch APIs (files/fake_switch_api.py: the
-NVUE REST API and eAPI at the protocol level; no NOS runs here), inside a network namespace of the test's own:
-the push changes the switch once, a second push reports changed=0, check mode sends nothing that changes,
+NVUE REST API, eAPI and NX-API CLI at the protocol level; no NOS runs here), inside a network namespace of the
+test's own: the push changes the switch once, a second push reports changed=0, check mode sends nothing that changes,
 and the password never reaches the output or the rendered files."""
 
 from __future__ import annotations
@@ -34,7 +34,11 @@ def switch_ns(tmp_path):
     start = tmp_path / "start.json"
     start.write_text(json.dumps({"applied": {"system": {"hostname": "leaf"}, "interface": {
         "swp9": {"description": "gpu09 ens1 rail1 [ainet]", "ip": {"address": {"172.17.0.16/31": {}}}},
-        "swp10": {"description": "storage (another team)", "ip": {"address": {"10.9.9.1/24": {}}}}}}}))
+        "swp10": {"description": "storage (another team)", "ip": {"address": {"10.9.9.1/24": {}}}}}},
+        "nxos": "hostname leaf-nxos\nfeature nxapi\ninterface Ethernet1/1\n  mtu 1500\n"
+                "interface Ethernet1/9\n  description gpu09 ens1 rail1 [ainet]\n  no switchport\n"
+                "  ip address 172.17.0.16/31\n  priority-flow-control mode on\n"
+                "interface Ethernet1/10\n  description storage (another team)\n  ip address 10.9.9.1/24\n"}))
     server = subprocess.Popen(["ip", "netns", "exec", ns, sys.executable,
                                os.path.join(ROOT, "tests", "integration", "files", "fake_switch_api.py"), str(log),
                                str(start)], stdout=subprocess.PIPE, text=True)
@@ -211,3 +215,50 @@ def test_nothing_is_pushed_without_the_published_plan_or_against_it(tmp_path, sw
     assert changed.returncode != 0
     assert "hostvars[gpu02].fabric_node_id: 7 disagrees with the published plan" in changed.stdout
     assert requests(log) == [], "a request reached a switch"
+
+
+def test_nxos_push_over_nxapi_changes_once_and_releases_stale_marked_ports(tmp_path, switch_ns):
+    ns, log = switch_ns
+    cluster = {"name": "npush", "rails": 1, "mtu": 9000, "addressing": CLUSTER["addressing"],
+               "tors": [{"name": "leaf-nxos", "rails": [1], "platform": "nxos", "port_template": "Ethernet1/{node}"}]}
+    inv = tmp_path / "inv"
+    (inv / "group_vars").mkdir(parents=True)
+    (inv / "group_vars" / "all.yml").write_text(yaml.safe_dump({
+        "fabric_cluster": cluster, "tor_config_output_dir": str(tmp_path / "out"),
+        "tor_config_running_dir": str(tmp_path / "running")}))
+    (inv / "hosts.yml").write_text(yaml.safe_dump({"all": {"children": {
+        "gpu_nodes": {"hosts": {"gpu%02d" % n: {"fabric_node_id": n, "fabric_rail_interfaces": ["ens1"]}
+                                for n in (1, 2)}},
+        "tors": {"hosts": {"leaf-nxos": {"ansible_connection": "local", "ansible_host": "127.0.0.1",
+                                         "ansible_user": "admin", "ansible_password": PASSWORD,
+                                         "ansible_httpapi_use_ssl": False, "ansible_httpapi_port": 8081}}}}}}))
+    publish_plan(inv)
+    checked = run(ns, inv, "--check", "--diff")
+    assert checked.returncode == 0, checked.stdout + checked.stderr
+    assert [r["body"]["ins_api"]["type"] for r in requests(log)] == ["cli_show_ascii"]
+    assert "+ interface Ethernet1/2: ip address 172.17.0.2/31" in checked.stdout
+    assert "~ interface Ethernet1/1: mtu 1500 -> mtu 9216" in checked.stdout
+
+    first = run(ns, inv)
+    assert first.returncode == 0, first.stdout + first.stderr
+    assert [line for line in first.stdout.splitlines() if line.startswith("leaf-nxos")][0].count("changed=1") == 1
+    assert [r["body"]["ins_api"]["type"] for r in requests(log)][1:] == [
+        "cli_show_ascii", "cli_conf", "cli_show_ascii"]
+    assert all(r["auth"] and r["path"] == "/ins" for r in requests(log))
+    again = run(ns, inv)
+    assert again.returncode == 0, again.stdout + again.stderr
+    assert [line for line in again.stdout.splitlines() if line.startswith("leaf-nxos")][0].count("changed=0") == 1
+    assert [r["body"]["ins_api"]["type"] for r in requests(log)][4:] == ["cli_show_ascii"]
+
+    state = subprocess.run(["ip", "netns", "exec", ns, sys.executable, "-c",
+                            "import urllib.request; print(urllib.request.urlopen('http://127.0.0.1:8081/state').read()"
+                            ".decode())"], capture_output=True, text=True, check=True)
+    running = json.loads(state.stdout)["nxos"]
+    rendered = (tmp_path / "out" / "tors" / "leaf-nxos.cfg").read_text()
+    assert "interface Ethernet1/9\n  no switchport\n" in running          # released: ours, no longer planned
+    assert "gpu09" not in running and "172.17.0.16/31" not in running
+    assert "interface Ethernet1/10\n  description storage (another team)\n  ip address 10.9.9.1/24\n" in running
+    assert "policy-map type queuing AINET_QUEUING\n  class type queuing c-out-8q-q-default\n" in running
+    assert "interface Ethernet1/1\n" in rendered
+    for output in (checked, first, again):
+        assert PASSWORD not in output.stdout + output.stderr

@@ -1,10 +1,12 @@
 """Benchmark ToR rendering in-process (not a test: prints numbers).
 
 Usage: .venv/bin/python tests/perf/bench_tor_render.py [--tors 64] [--ports 64] [--repeat 3] [--validate]
+       [--platforms sonic,cumulus,eos,nxos]
 
 64 ToRs x 64 ports (8 rails x 8 ToRs, each serving 64 nodes: 512 nodes), all on one
 platform at a time: plan once, render every ToR (SONiC config_db JSON, NVUE YAML, EOS CLI through
-pyavd), optionally validate (NVUE object model, pyavd; SONiC YANG when AINET_SONIC_YANG_DIR is set),
+pyavd, NX-OS CLI), optionally validate (NVUE object model, pyavd, the NX-OS read-back; SONiC YANG when
+AINET_SONIC_YANG_DIR is set),
 and print the time per platform and the lines of configuration per ToR.
 """
 
@@ -18,12 +20,13 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 sys.path.insert(0, os.path.join(ROOT, "build", ".collections"))
 
 from ansible_collections.ainet.fabric.plugins.module_utils.plan.rail_plan import rail_plan  # noqa: E402
+from ansible_collections.ainet.fabric.plugins.module_utils.tor import platforms  # noqa: E402
 from ansible_collections.ainet.fabric.plugins.module_utils.tor.tor_render import render_tors  # noqa: E402
-from ansible_collections.ainet.fabric.plugins.module_utils.tor.tor_render_nvue import RELEASE  # noqa: E402
-from ansible_collections.ainet.fabric.plugins.module_utils.tor.tor_render_sonic import merged_config_db  # noqa: E402
-from ansible_collections.ainet.fabric.plugins.module_utils.tor import tor_validate  # noqa: E402
+from ansible_collections.ainet.fabric.plugins.module_utils.tor.nos_cumulus import RELEASE, validate_nvue  # noqa: E402
+from ansible_collections.ainet.fabric.plugins.module_utils.tor.nos_sonic import (  # noqa: E402
+    merged_config_db, validate_sonic)
 
-PORTS = {"sonic": "Ethernet{local}", "cumulus": "swp{local}", "eos": "Ethernet{local}/1"}
+PORTS = {"sonic": "Ethernet{local}", "cumulus": "swp{local}", "eos": "Ethernet{local}/1", "nxos": "Ethernet1/{local}"}
 
 
 def plan_for(platform, tors, ports):
@@ -44,8 +47,9 @@ def main():
     parser.add_argument("--ports", type=int, default=64)
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--validate", action="store_true")
+    parser.add_argument("--platforms", default="sonic,cumulus,eos,nxos")
     args = parser.parse_args()
-    for platform in ("sonic", "cumulus", "eos"):
+    for platform in args.platforms.split(","):
         plan = plan_for(platform, args.tors, args.ports)
         times, result = [], None
         for _repeat in range(args.repeat):
@@ -61,9 +65,11 @@ def main():
             problems = 0
             for item in result["rendered"]:
                 if platform == "cumulus":
-                    problems += len(tor_validate.validate_nvue(item["data"], RELEASE))
+                    problems += len(validate_nvue(item["data"], RELEASE))
                 elif platform == "sonic" and os.environ.get("AINET_SONIC_YANG_DIR"):
-                    problems += len(tor_validate.validate_sonic(device(item), os.environ["AINET_SONIC_YANG_DIR"]))
+                    problems += len(validate_sonic(device(item), os.environ["AINET_SONIC_YANG_DIR"]))
+                elif platform == "nxos":
+                    problems += len(platforms.nos(platform).validate(item, None, {})[0])
             print("%-8s validate %.2f s, %d problems%s" % (platform, time.perf_counter() - start, problems,
                                                            " (pyavd validated while rendering)" if platform == "eos"
                                                            else ""))

@@ -6,6 +6,8 @@
 Each parser lives in its own module (``qos_parse_host``, ``qos_parse_sonic``, ``qos_parse_nvue``,
 ``qos_parse_eos``, ``qos_parse_nxos``, ``qos_parse_os10``); they are imported statically, so that
 every import edge is visible (AnsiballZ packs only what it sees, and the import-graph test reads it).
+Which format a ToR's ``platform`` is read with is the ToR platform registry's (``tor/platforms.py``,
+``qos_format``): the qos wing sits below the tor wing and does not know platforms.
 """
 
 from __future__ import annotations
@@ -26,11 +28,6 @@ PARSERS = {
     "os10": qos_parse_os10.parse_os10,
 }
 HOST_FORMATS = ("mlnx_qos", "dcb", "sysfs")
-# The NOS names of a ToR's `platform` and the format of the configuration read from it.
-PLATFORM_FORMATS = {
-    "sonic": "sonic_config_db", "cumulus": "nvue", "nvue": "nvue", "eos": "eos", "arista": "eos",
-    "nxos": "nxos", "cisco": "nxos", "os10": "os10", "dell": "os10",
-}
 
 
 def parser(fmt):
@@ -50,8 +47,3 @@ def parse_qos(text, fmt, port=None):
     if fmt in HOST_FORMATS:
         return func(text, port=port)
     return func(text)
-
-
-def platform_format(platform):
-    """The QoS format of a ToR ``platform`` (None when the platform has no parser)."""
-    return PLATFORM_FORMATS.get(str(platform or "").lower())

@@ -33,7 +33,9 @@ Vendor defaults used when the config is silent (Cisco Nexus 9000 NX-OS QoS confi
   network-qos policy pauses nothing); ``mode off`` gives ``[]``.
 * ``trust``: ``"dscp"`` / ``"pcp"`` / ``"pcp,dscp"`` after what the applied type-qos policy matches
   on; ``None`` without one. ``dscp_to_priority`` holds only the DSCPs the policy matches (first
-  matching class wins); unmatched traffic goes to class-default (qos-group 0).
+  matching class wins); unmatched traffic goes to class-default (qos-group 0). When the policy
+  states ``class class-default`` / ``set qos-group N`` (as Cisco's RoCE templates do), every DSCP
+  no class matches is mapped to N, so the map holds all 64.
 * ``buffer_lossless``: the paused CoS values of the system network-qos policy (no-drop buffers are
   carved system-wide).
 
@@ -135,7 +137,7 @@ class _Config(object):
             self.problems.append("service-policy type qos %s (%s) is referenced but policy-map type qos %s "
                                  "is not defined" % (name, where, name))
             return None, None
-        dscp_map, saw_dscp, saw_cos = {}, False, False
+        dscp_map, saw_dscp, saw_cos, default_group = {}, False, False, None
         for cname, block in policy["classes"]:
             group = None
             for child in block.children:
@@ -146,6 +148,7 @@ class _Config(object):
                     except ValueError:
                         self.problems.append(block_problem(child, "cannot read qos-group"))
             if cname.lower() == "class-default":
+                default_group = group
                 continue
             cmap = self.class_qos.get(cname)
             if cmap is None:
@@ -159,6 +162,9 @@ class _Config(object):
             for dscp in cmap["dscp"]:
                 dscp_map.setdefault(dscp, group)
         trust = {(True, False): "dscp", (False, True): "pcp", (True, True): "pcp,dscp"}.get((saw_dscp, saw_cos))
+        if saw_dscp and default_group is not None:
+            for dscp in range(64):
+                dscp_map.setdefault(dscp, default_group)
         return (dscp_map if saw_dscp else None), trust
 
     def no_drop(self, name, where):

@@ -26,6 +26,10 @@ bytes, probability 100), since DCQCN has no congestion signal without it.
 
 QoS vocabulary is :mod:`qos_facts`'s: a **priority** is the PFC priority / switch priority /
 traffic class, a **queue** the egress queue; queues equal priorities (identity map).
+
+Every NOS module (``nos_<platform>.py``, listed in :mod:`platforms`) starts from this intent; the two
+errors below are the ones a NOS module raises when an optional dependency of its renderer or of its
+vendor-schema check is missing.
 """
 
 from __future__ import annotations
@@ -35,8 +39,14 @@ from ansible_collections.ainet.fabric.plugins.module_utils.model.qos_profile imp
 
 MARKER = "[ainet]"
 VLAN_BASE = 1000
-# Rendered platforms and the extension of their files.
-RENDERED = {"sonic": "json", "cumulus": "yaml", "eos": "cfg"}
+
+
+class RendererUnavailable(RuntimeError):
+    """A renderer's optional dependency is missing (the message names the package)."""
+
+
+class ValidatorUnavailable(RuntimeError):
+    """A vendor-schema check's package or schema files are missing."""
 
 
 def description(host, interface, rail):

@@ -1,14 +1,14 @@
 # -*- coding: utf-8 -*-
 # Copyright: (c) 2026, ainet.fabric contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Every ToR's configuration file from the plan: one entry point over the NOS renderers.
+"""Every ToR's configuration file from the plan: one entry point over the NOS modules (:mod:`platforms`).
 
 ``render_tor(plan, name)`` returns ``{"name", "platform", "format", "path", "text", "data"}``:
 ``path`` is ``tors/<switch>.<ext>`` relative to the plan directory (``build/<cluster>/``),
-``text`` the file's content (SONiC config_db JSON, NVUE ``nv config apply`` YAML, EOS CLI),
-``data`` the structured form a push sends (config_db dict, NVUE ``set`` body, EOS CLI lines) and
-``format`` the :mod:`qos_parse` format that reads the file back. ``render_tors(plan, names)``
-renders several and lists the ToRs it cannot render (no platform, or a platform with no
+``text`` the file's content (SONiC config_db JSON, NVUE ``nv config apply`` YAML, EOS or NX-OS CLI),
+``data`` the structured form a push sends (config_db dict, NVUE ``set`` body, CLI lines),
+``format`` the :mod:`qos_parse` format that reads the file back and ``ports`` the rail ports' names.
+``render_tors(plan, names)`` renders several and lists the ToRs it cannot render (no platform, or a platform with no
 renderer) in ``skipped`` with the reason.
 
 The file text is deterministic: a second render of the same plan gives the same bytes.
@@ -16,11 +16,9 @@ The file text is deterministic: a second render of the same plan gives the same 
 
 from __future__ import annotations
 
-import json
+from ansible_collections.ainet.fabric.plugins.module_utils.tor import platforms
+from ansible_collections.ainet.fabric.plugins.module_utils.tor.tor_intent import tor_intent
 
-from ansible_collections.ainet.fabric.plugins.module_utils.tor.tor_intent import RENDERED, tor_intent
-
-FORMATS = {"sonic": "sonic_config_db", "cumulus": "nvue", "eos": "eos"}
 HEADER = "Rendered by ainet.fabric tor_config from the rail plan of cluster %s; do not edit: re-render instead."
 
 
@@ -28,24 +26,14 @@ def render_tor(plan, name):
     """The rendered file of ToR ``name`` (see the module docstring)."""
     intent = tor_intent(plan, name)
     platform = intent["platform"]
-    if platform not in RENDERED:
+    if not platforms.is_rendered(platform):
         raise ValueError("ToR %s: platform %s has no renderer (rendered: %s)"
-                         % (name, platform or "(unset)", ", ".join(sorted(RENDERED))))
-    header = HEADER % plan["summary"]["cluster"]
-    if platform == "sonic":
-        from ansible_collections.ainet.fabric.plugins.module_utils.tor.tor_render_sonic import render_sonic
-        data = render_sonic(intent)
-        text = json.dumps(data, indent=4, sort_keys=True) + "\n"
-    elif platform == "cumulus":
-        from ansible_collections.ainet.fabric.plugins.module_utils.tor.tor_render_nvue import nvue_text, render_nvue
-        data = render_nvue(intent)
-        text = nvue_text(data, header=header)
-    else:
-        from ansible_collections.ainet.fabric.plugins.module_utils.tor.tor_render_eos import render_eos
-        text = "! %s\n%s" % (header, render_eos(intent))
-        data = [line for line in text.splitlines() if line.strip() and not line.lstrip().startswith("!")]
-    return {"name": name, "platform": platform, "format": FORMATS[platform],
-            "path": "tors/%s.%s" % (name, RENDERED[platform]), "text": text, "data": data}
+                         % (name, platform or "(unset)", ", ".join(platforms.rendered_platforms())))
+    nos = platforms.nos(platform)
+    text, data = nos.render(intent, HEADER % plan["summary"]["cluster"])
+    return {"name": name, "platform": platform, "format": nos.QOS_FORMAT,
+            "path": platforms.file_name(name, platform), "text": text, "data": data,
+            "ports": [entry["port"] for entry in intent["ports"]]}
 
 
 def render_tors(plan, names=None):
@@ -56,7 +44,7 @@ def render_tors(plan, names=None):
         tor = plan["tors"].get(name)
         if tor is None:
             raise ValueError("%s is not a ToR of the plan (ToRs: %s)" % (name, ", ".join(sorted(plan["tors"]))))
-        if tor.get("platform") not in RENDERED:
+        if not platforms.is_rendered(tor.get("platform")):
             skipped[name] = ("no platform set" if not tor.get("platform")
                              else "platform %s is read by the lossless check but not rendered" % tor["platform"])
             continue

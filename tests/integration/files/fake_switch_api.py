@@ -1,6 +1,7 @@
-"""Stand-in switch APIs for the push tests (protocol level, not a NOS): the NVUE REST API on port 8765 and
-Arista eAPI on port 8080, both plain HTTP with basic authentication, keeping state so that a second push
-finds nothing to change. Every request is appended to the log file given as argv[1]; argv[2], when given, is a JSON file with the starting
+"""Stand-in switch APIs for the push tests (protocol level, not a NOS): the NVUE REST API on port 8765,
+Arista eAPI on port 8080 and Cisco NX-API CLI (`POST /ins`, `cli_show_ascii` / `cli_conf`) on port 8081, all
+plain HTTP with basic authentication, keeping state so that a second push finds nothing to change. Every
+request is appended to the log file given as argv[1]; argv[2], when given, is a JSON file with the starting
 state. `GET /state` returns the whole state (for the tests' verdict)."""
 
 import base64
@@ -12,7 +13,9 @@ from urllib.parse import parse_qs, unquote, urlparse
 
 LOG = sys.argv[1]
 AUTH = "Basic " + base64.b64encode(b"admin:sw1tch-pw").decode()
-STATE = {"applied": {"system": {"hostname": "leaf"}}, "revisions": {}, "running": "hostname leaf\n", "sessions": {}}
+STATE = {"applied": {"system": {"hostname": "leaf"}}, "revisions": {}, "running": "hostname leaf\n", "sessions": {},
+         "nxos": "hostname leaf\nfeature nxapi\n"}
+NXOS_BLOCKS = ("interface ", "class-map ", "policy-map ", "class ", "system qos", "vlan ")
 if len(sys.argv) > 2:  # a JSON file with the switches' starting state: {"applied": {...}, "running": "..."}
     with open(sys.argv[2]) as handle:
         STATE.update(json.load(handle))
@@ -52,6 +55,8 @@ class Handler(BaseHTTPRequestHandler):
             return self.reply(401, {"title": "Unauthorized", "detail": "bad credentials"})
         if self.server.server_port == 8765:
             return self.nvue(url, body)
+        if self.server.server_port == 8081:
+            return self.nxapi(body)
         return self.eapi(body)
 
     do_GET = do_POST = do_PATCH = do_DELETE = handle_any
@@ -106,7 +111,65 @@ class Handler(BaseHTTPRequestHandler):
         return self.reply(200, {"jsonrpc": "2.0", "id": body.get("id"), "result": outputs})
 
 
-servers = [ThreadingHTTPServer(("127.0.0.1", port), Handler) for port in (8765, 8080)]
+    def nxapi(self, body):
+        """NX-API CLI: the running configuration as a tree of [line, children]; `cli_conf` enters blocks, adds
+        or replaces lines (a line with the same first two words; `match` lines add up), `no <line>` removes one,
+        `exit` leaves a block."""
+        request = body["ins_api"]
+        commands = [c.strip() for c in request["input"].split(" ;")]
+        if request["type"] == "cli_show_ascii":
+            outputs = [{"input": c, "msg": "Success", "code": "200", "body": STATE["nxos"]} for c in commands]
+        else:
+            root = nxos_tree(STATE["nxos"])
+            stack = [root]
+            for command in commands:
+                node = stack[-1]
+                if command == "exit":
+                    stack.pop()
+                elif command.startswith("no "):
+                    node[:] = [c for c in node if c[0] != command[3:]]
+                elif command.startswith(NXOS_BLOCKS):
+                    child = next((c for c in node if c[0] == command), None)
+                    if child is None:
+                        child = [command, []]
+                        node.append(child)
+                    stack.append(child[1])
+                else:
+                    same = [c for c in node if not command.startswith("match ") and nxos_key(c[0]) == nxos_key(command)]
+                    if same:
+                        same[0][0] = command
+                    elif command not in [c[0] for c in node]:
+                        node.append([command, []])
+            STATE["nxos"] = nxos_text(root)
+            outputs = [{"body": {}, "msg": "Success", "code": "200"} for _c in commands]
+        return self.reply(200, {"ins_api": {"type": request["type"], "version": "1.0", "sid": "eoc",
+                                            "outputs": {"output": outputs[0] if len(outputs) == 1 else outputs}}})
+
+
+def nxos_key(line):
+    """What a line sets: `description`, else its first three words that are not numbers or addresses."""
+    words = [w for w in line.split() if not w[0].isdigit()]
+    return "description" if words[0] == "description" else " ".join(words[:3])
+
+
+def nxos_tree(text):
+    root, stack = [], []
+    for raw in text.splitlines():
+        if not raw.strip() or raw.lstrip().startswith("!"):
+            continue
+        depth = (len(raw) - len(raw.lstrip(" "))) // 2
+        del stack[depth:]
+        node = [raw.strip(), []]
+        (stack[-1][1] if stack else root).append(node)
+        stack.append(node)
+    return root
+
+
+def nxos_text(nodes, depth=0):
+    return "".join("  " * depth + line + "\n" + nxos_text(children, depth + 1) for line, children in nodes)
+
+
+servers = [ThreadingHTTPServer(("127.0.0.1", port), Handler) for port in (8765, 8080, 8081)]
 for server in servers:
     threading.Thread(target=server.serve_forever, daemon=True).start()
 print("ready", flush=True)

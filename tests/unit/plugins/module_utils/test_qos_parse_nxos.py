@@ -119,3 +119,15 @@ def test_garbage_gives_problems_not_exceptions(text):
     assert result["format"] == "nxos"
     if text not in ("system qos\n  service-policy type network-qos\n",):
         assert result["problems"]
+
+
+def test_a_stated_class_default_sends_every_unmatched_dscp_to_its_qos_group():
+    # Cisco's RoCE templates state class-default; unmatched traffic goes there (NX-OS QoS guide, Classification).
+    text = ("class-map type qos match-all ROCE\n  match dscp 26\n"
+            "policy-map type qos P\n  class ROCE\n    set qos-group 3\n  class class-default\n    set qos-group %d\n"
+            "interface Ethernet1/1\n  service-policy type qos input P\n")
+    port = parse_nxos(text % 0)["ports"]["Ethernet1/1"]
+    assert port["dscp_to_priority"] == {d: 3 if d == 26 else 0 for d in range(64)}
+    assert parse_nxos(text % 1)["ports"]["Ethernet1/1"]["dscp_to_priority"][40] == 1
+    assert parse_nxos(text.replace("  class class-default\n    set qos-group %d\n", ""))["ports"][
+        "Ethernet1/1"]["dscp_to_priority"] == {26: 3}

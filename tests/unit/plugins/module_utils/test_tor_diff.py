@@ -5,7 +5,9 @@ import copy
 import json
 
 from ansible_collections.ainet.fabric.plugins.module_utils.plan.rail_plan import rail_plan
-from ansible_collections.ainet.fabric.plugins.module_utils.tor.tor_diff import diff_text, eos_diff, running_diff, tree_diff
+from ansible_collections.ainet.fabric.plugins.module_utils.tor.nos_eos import eos_diff
+from ansible_collections.ainet.fabric.plugins.module_utils.tor.platforms import running_diff
+from ansible_collections.ainet.fabric.plugins.module_utils.tor.tor_diff import diff_text, tree_diff
 from ansible_collections.ainet.fabric.plugins.module_utils.tor.tor_render import render_tor
 
 
@@ -55,7 +57,7 @@ def test_nvue_running_from_nv_config_show_is_compared_as_a_tree():
     assert "interface swp1 link mtu" in paths and "interface swp2 type" in paths
     assert not [p for p in paths if "eth0" in p or "system" in p]
     assert [i for i in items if i["path"] == ("interface", "swp1", "link", "mtu")][0]["before"] == 9000
-    from ansible_collections.ainet.fabric.plugins.module_utils.tor.tor_render_nvue import nvue_text
+    from ansible_collections.ainet.fabric.plugins.module_utils.tor.nos_cumulus import nvue_text
     assert running_diff("cumulus", nvue_text(item["data"]), item) == []
 
 
@@ -83,7 +85,7 @@ def test_eos_diff_against_an_empty_switch_lists_every_rendered_line():
 
 
 def test_ports_still_marked_but_no_longer_planned_are_stale_and_foreign_ones_are_not():
-    from ansible_collections.ainet.fabric.plugins.module_utils.tor.tor_diff import stale_ports
+    from ansible_collections.ainet.fabric.plugins.module_utils.tor.platforms import stale_ports
     sonic = rendered("sonic")
     running = copy.deepcopy(sonic["data"])
     running["PORT"]["Ethernet7"] = {"description": "gpu07 ens1 rail1 [ainet]", "mtu": "9216"}
@@ -98,3 +100,32 @@ def test_ports_still_marked_but_no_longer_planned_are_stale_and_foreign_ones_are
             "      swp10:\n        description: gpu10 ens1 rail1 [ainet]\n      swp2:\n        description: other\n")
     assert stale_ports("cumulus", text, nvue) == ["swp10"]
     assert stale_ports("sonic", "", sonic) == []
+
+
+def rendered_nxos():
+    cluster = {"name": "r", "rails": 1, "addressing": {"mode": "p2p", "supernet": "172.17.0.0/16", "rail_prefix": 24},
+               "tors": [{"name": "leaf1", "rails": [1], "platform": "nxos", "port_template": "Ethernet1/{node}"}]}
+    return render_tor(rail_plan(cluster, {"gpu01": {"node_id": 1}, "gpu02": {"node_id": 2}}), "leaf1")
+
+
+def test_nxos_diff_per_block_leaves_out_the_defaults_nxos_does_not_print():
+    item = rendered_nxos()
+    assert running_diff("nxos", item["text"], item) == []
+    # NX-OS prints neither `no switchport` on a routed port of a routed-default switch nor `no shutdown`
+    # when the port is up by default; foreign blocks are not compared.
+    running = item["text"].replace("  no switchport\n", "").replace("  no shutdown\n", "")
+    running = running.replace("  mtu 9216\n  ip address 172.17.0.0/31", "  mtu 9000\n  ip address 172.17.0.0/31")
+    running += "interface Ethernet1/49\n  description uplink\n  mtu 1500\n\nrouter bgp 65001\n  router-id 1.1.1.1\n"
+    assert running_diff("nxos", running, item) == [
+        {"path": ("interface Ethernet1/1",), "before": "mtu 9000", "after": "mtu 9216"}]
+    running = running.replace("interface Ethernet1/2\n", "interface Ethernet1/2\n  switchport\n  shutdown\n")
+    assert diff_text(running_diff("nxos", running, item)[1:]) == (
+        "~ interface Ethernet1/2: switchport -> no switchport\n~ interface Ethernet1/2: shutdown -> no shutdown\n")
+
+
+def test_nxos_ports_still_marked_but_no_longer_planned_are_stale():
+    from ansible_collections.ainet.fabric.plugins.module_utils.tor.platforms import stale_ports
+    item = rendered_nxos()
+    text = item["text"] + ("interface Ethernet1/12\n  description gpu12 ens1 rail1 [ainet]\n  mtu 9216\n"
+                           "interface Ethernet1/13\n  description uplink spine1\n")
+    assert stale_ports("nxos", text, item) == ["Ethernet1/12"]

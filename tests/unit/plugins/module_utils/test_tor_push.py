@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: (c) 2026, ainet.fabric contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Pushes at the request level: recorded NVUE REST, eAPI and SONiC exchanges (data/tor_push/, origins in
+"""Pushes at the request level: recorded NVUE REST, eAPI, NX-API and SONiC exchanges (data/tor_push/, origins in
 ORIGIN.md) replayed in order, every request asserted as recorded; and HttpTransport against a real HTTP
 server that replays the same files in a network namespace of the test's own."""
 
@@ -18,11 +18,14 @@ import textwrap
 import pytest
 
 from ansible_collections.ainet.fabric.plugins.module_utils.plan.rail_plan import rail_plan
-from ansible_collections.ainet.fabric.plugins.module_utils.tor.tor_push import (
-    PushError, eos_commands, eos_push, nvue_push, sonic_patch, sonic_push, sonic_remove_patch)
+from ansible_collections.ainet.fabric.plugins.module_utils.tor.nos_cumulus import nvue_push
+from ansible_collections.ainet.fabric.plugins.module_utils.tor.nos_eos import eos_commands, eos_push
+from ansible_collections.ainet.fabric.plugins.module_utils.tor.nos_nxos import nxos_push
+from ansible_collections.ainet.fabric.plugins.module_utils.tor.nos_sonic import (
+    merged_config_db, sonic_patch, sonic_push, sonic_remove_patch)
+from ansible_collections.ainet.fabric.plugins.module_utils.tor.tor_push import PushError
 from ansible_collections.ainet.fabric.plugins.module_utils.tor.tor_diff import tree_diff
 from ansible_collections.ainet.fabric.plugins.module_utils.tor.tor_render import render_tor
-from ansible_collections.ainet.fabric.plugins.module_utils.tor.tor_render_sonic import merged_config_db
 
 DATA = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data", "tor_push")
 
@@ -255,6 +258,59 @@ def test_eos_releases_stale_marked_ports_of_the_running_config():
     assert sent[2] == ["enable", "configure session s1", "commit"]
 
 
+# ----------------------------------------------------------------------------- NX-OS (NX-API CLI)
+
+def test_nxos_in_sync_reads_once_and_sends_nothing():
+    rec = load("nxos/no_diff.json")
+    replay = Replay(rec["exchanges"])
+    assert nxos_push(replay, rec["lines"]) == {"changed": False, "diff": [], "released": []}
+    assert replay.exchanges == []
+    # NX-OS reads `type` before `input` only when they come in that order (cisco.nxos httpapi).
+    sent = json.dumps(replay.seen[0]["body"])
+    assert sent.index('"type"') < sent.index('"input"')
+
+
+@pytest.mark.parametrize("name, check", [("check_mode", True), ("push", False)])
+def test_nxos_drift_is_reported_and_pushed_inside_its_blocks_or_in_check_mode_only_read(name, check):
+    rec = load("nxos/%s.json" % name)
+    replay = Replay(rec["exchanges"])
+    result = nxos_push(replay, "\n".join(rec["lines"]) + "\n", check=check)
+    assert result["changed"] is True and result["released"] == rec["released"] == ["Ethernet1/7"]
+    assert [[" ".join(i["path"]), i["before"], i["after"]] for i in result["diff"]] == rec["expected_diff"]
+    assert replay.exchanges == []        # check mode: one read; push: read, cli_conf, read back
+    if not check:
+        commands = replay.seen[1]["body"]["ins_api"]["input"].split(" ;")
+        assert commands[:3] == ["class-map type qos match-all AINET_ROCE", "no match dscp 24", "match dscp 26"]
+        assert commands[7:12] == ["policy-map type qos AINET_QOS", "class AINET_CNP", "set qos-group 6", "exit", "exit"]
+        assert commands[-6:] == ["interface Ethernet1/7", "no description gpu07 ens1 rail1 [ainet]",
+                                 "no ip address 172.17.0.12/31", "no priority-flow-control mode on",
+                                 "no service-policy type qos input AINET_QOS", "exit"]
+
+
+def test_nxos_refused_command_is_named_with_nxos_s_words():
+    rec = load("nxos/command_error.json")
+    replay = Replay(rec["exchanges"])
+    with pytest.raises(PushError) as err:
+        nxos_push(replay, rec["lines"])
+    assert str(err.value) == ("NX-API: command 14 of 21 'mtu 9216' failed: ERROR: MTU can only be default or system "
+                              "jumbo MTU (400 CLI execution error)")
+    assert replay.exchanges == []
+
+
+def test_nxos_push_fails_when_the_switch_still_lacks_a_line_afterwards():
+    rec = load("nxos/still_lacking.json")
+    replay = Replay(rec["exchanges"])
+    with pytest.raises(PushError, match=r"^the switch still lacks after the push: interface Ethernet1/1: mtu 9216$"):
+        nxos_push(replay, rec["lines"])
+    assert replay.exchanges == []
+
+
+def test_nxos_is_pushed_over_http_by_the_registry():
+    from ansible_collections.ainet.fabric.plugins.module_utils.tor import platforms
+    nos = platforms.nos("nxos")
+    assert (nos.PUSH, nos.HTTP_PORT, nos.EXTENSION, nos.QOS_FORMAT) == ("http", None, "cfg", "nxos")
+
+
 # ----------------------------------------------------------------------------- SONiC
 
 def test_sonic_patch_adds_and_replaces_escapes_keys_and_never_removes_foreign_keys():
@@ -412,7 +468,8 @@ srv.serve_forever()
 
 CLIENT = r'''
 import json, sys
-from ansible_collections.ainet.fabric.plugins.module_utils.tor.tor_push import HttpTransport, PushError, nvue_push
+from ansible_collections.ainet.fabric.plugins.module_utils.tor.nos_cumulus import nvue_push
+from ansible_collections.ainet.fabric.plugins.module_utils.tor.tor_push import HttpTransport, PushError
 desired = json.load(open(sys.argv[1]))["desired"]
 good = HttpTransport("http://127.0.0.1:8765", "cumulus", "Sw1tch-Pass", timeout=10)
 print(json.dumps(nvue_push(good, desired, sleep=lambda s: None)))

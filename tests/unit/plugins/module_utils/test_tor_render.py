@@ -1,4 +1,4 @@
-"""ToR configurations from the plan (SONiC config_db, Cumulus NVUE, Arista EOS through pyavd), proven by:
+"""ToR configurations from the plan (SONiC config_db, Cumulus NVUE, Arista EOS through pyavd, Cisco NX-OS), proven by:
 
 * a round trip: every rendered file, parsed back with ``parse_qos`` in the NOS's own format, agrees
   port by port with a host that roce_qos set up for the same profile (``lossless_diff`` finds
@@ -6,7 +6,8 @@
 * addresses read back from each rendered file equal the gateways of the plan's per-ToR view;
 * golden files per NOS, addressing mode and family (``AINET_REGEN_GOLDEN=1`` rewrites them);
 * the vendors' schemas: pyavd for EOS, the NVUE object model of the pinned Cumulus release,
-  and the SONiC YANG models when ``AINET_SONIC_YANG_DIR`` names them.
+  and the SONiC YANG models when ``AINET_SONIC_YANG_DIR`` names them; NX-OS, which has no offline
+  schema, is read back by its own parser and checked for what Cisco's notes state.
 """
 
 import copy
@@ -18,18 +19,19 @@ import sys
 import pytest
 
 from ansible_collections.ainet.fabric.plugins.module_utils.common.errors import FabricModelError
-from ansible_collections.ainet.fabric.plugins.module_utils.qos.lossless_check import lossless_diff
+from ansible_collections.ainet.fabric.plugins.module_utils.qos.lossless_check import lossless_diff, same_threshold
 from ansible_collections.ainet.fabric.plugins.module_utils.qos.qos_parse import parse_qos
 from ansible_collections.ainet.fabric.plugins.module_utils.model.qos_profile import resolve_profile
 from ansible_collections.ainet.fabric.plugins.module_utils.plan.rail_plan import rail_plan
 from ansible_collections.ainet.fabric.plugins.module_utils.desired.roce_qos import desired, ets_layout
 from ansible_collections.ainet.fabric.plugins.module_utils.tor.tor_intent import tor_intent
 from ansible_collections.ainet.fabric.plugins.module_utils.tor.tor_render import render_tor, render_tors
-from ansible_collections.ainet.fabric.plugins.module_utils.tor.tor_render_eos import RendererUnavailable, eos_structured
-from ansible_collections.ainet.fabric.plugins.module_utils.tor.tor_render_nvue import RELEASE
-from ansible_collections.ainet.fabric.plugins.module_utils.tor.tor_render_sonic import merged_config_db
-from ansible_collections.ainet.fabric.plugins.module_utils.tor.tor_validate import (
-    ValidatorUnavailable, validate_eos, validate_nvue, validate_sonic)
+from ansible_collections.ainet.fabric.plugins.module_utils.tor import nos_nxos
+from ansible_collections.ainet.fabric.plugins.module_utils.tor.nos_cumulus import RELEASE, validate_nvue
+from ansible_collections.ainet.fabric.plugins.module_utils.tor.nos_eos import eos_structured, validate_eos
+from ansible_collections.ainet.fabric.plugins.module_utils.tor.nos_sonic import merged_config_db, validate_sonic
+from ansible_collections.ainet.fabric.plugins.module_utils.tor.tor_intent import (
+    RendererUnavailable, ValidatorUnavailable)
 
 GOLDEN = os.path.join(os.path.dirname(__file__), "golden", "tors")
 ADDRESSING = {
@@ -41,8 +43,8 @@ ADDRESSING = {
     "p2p-v6": {"mode": "p2p", "supernet": "fd00:17::/48", "rail_prefix": 64},
 }
 PRESETS = {"nvidia": {}, "sonic": {"preset": "sonic"}, "spiderpool": {"preset": "spiderpool"}}
-PLATFORMS = ("sonic", "cumulus", "eos")
-PORTS = {"sonic": "Ethernet{node}", "cumulus": "swp{node}", "eos": "Ethernet{node}"}
+PLATFORMS = ("sonic", "cumulus", "eos", "nxos")
+PORTS = {"sonic": "Ethernet{node}", "cumulus": "swp{node}", "eos": "Ethernet{node}", "nxos": "Ethernet1/{node}"}
 
 
 def plan_for(platform, mode, qos=None, **tor):
@@ -85,8 +87,8 @@ def test_a_switch_rendered_for_another_profile_is_caught(platform):
     nvidia = resolve_profile({}, "q")
     rendered = render_tor(plan, "leaf1")
     facts = parse_qos(rendered["text"], rendered["format"])
-    codes = {i["code"] for i in lossless_diff(host_as_roce_qos_leaves_it(nvidia, 9000), facts, "Ethernet1"
-                                              if platform != "cumulus" else "swp1", nvidia)}
+    codes = {i["code"] for i in lossless_diff(host_as_roce_qos_leaves_it(nvidia, 9000), facts,
+                                              PORTS[platform].format(node=1), nvidia)}
     assert {"roce_dscp_lossy_on_switch", "pfc_mismatch", "profile_mismatch_switch"} <= codes
 
 
@@ -103,12 +105,13 @@ def _addresses(rendered):
         pairs = [(port, address) for port, conf in body["interface"].items()
                  for address in (conf.get("ip") or {}).get("address", {})]
     else:
+        indent = 2 if platform == "nxos" else 3   # NX-OS CLI: 2 spaces a level; EOS: 3
         pairs, port = [], None
         for line in text.splitlines():
             match = re.match(r"^interface (\S+)$", line)
             if match:
                 port = match.group(1)
-            match = re.match(r"^ {3}ipv?6? address (\S+)$", line)
+            match = re.match(r"^ {%d}ipv?6? address (\S+)$" % indent, line)
             if match:
                 pairs.append((port, match.group(1)))
     return sorted(pairs)
@@ -118,7 +121,7 @@ def _addresses(rendered):
 @pytest.mark.parametrize("mode", sorted(ADDRESSING))
 def test_addresses_are_the_plans_gateways(platform, mode):
     plan = plan_for(platform, mode)
-    svi = {"sonic": "Vlan%d", "cumulus": "vlan%d", "eos": "Vlan%d"}[platform]
+    svi = {"sonic": "Vlan%d", "cumulus": "vlan%d", "eos": "Vlan%d", "nxos": "Vlan%d"}[platform]
     for name, tor in plan["tors"].items():
         if mode.startswith("shared"):
             want = [(svi % (1000 + s["rail"]), s["address"]) for s in tor["svis"]]
@@ -157,14 +160,14 @@ def test_preset_none_renders_ports_and_addresses_without_qos():
 
 def test_tors_without_a_renderer_are_listed_not_rendered():
     cluster = {"name": "r", "rails": 3, "addressing": ADDRESSING["p2p-v4"],
-               "tors": [{"name": "a", "rails": [1], "platform": "sonic"}, {"name": "b", "rails": [2], "platform": "nxos"},
+               "tors": [{"name": "a", "rails": [1], "platform": "sonic"}, {"name": "b", "rails": [2], "platform": "os10"},
                         {"name": "c", "rails": [3]}]}
     plan = rail_plan(cluster, {"n1": {"node_id": 1}})
     result = render_tors(plan)
     assert [r["name"] for r in result["rendered"]] == ["a"]
-    assert result["skipped"] == {"b": "platform nxos is read by the lossless check but not rendered",
+    assert result["skipped"] == {"b": "platform os10 is read by the lossless check but not rendered",
                                  "c": "no platform set"}
-    with pytest.raises(ValueError, match="ToR b: platform nxos has no renderer"):
+    with pytest.raises(ValueError, match="ToR b: platform os10 has no renderer"):
         render_tor(plan, "b")
 
 
@@ -205,6 +208,58 @@ def test_the_nvue_object_model_catches_a_broken_body():
     assert len(problems) == 4
     assert [p.split(":")[0] for p in problems] == ["interface.swp1.link.mtu", "interface.swp1.link.colour",
                                                    "qos.mapping.ainet-roce.trust", "qos.roce.enable"]
+
+
+@pytest.mark.parametrize("mode", sorted(ADDRESSING))
+@pytest.mark.parametrize("preset", sorted(PRESETS))
+def test_nxos_cli_reads_back_whole_and_holds_the_roce_objects(mode, preset):
+    plan = plan_for("nxos", mode, PRESETS[preset], port_speed="800G", port_fec="fc")
+    profile = plan["cluster"]["fabrics"]["default"]["qos"]
+    for name in plan["tors"]:
+        item = render_tor(plan, name)
+        problems, note = nos_nxos.validate(item, None, {})
+        assert problems == [] and "no offline schema" in note
+        text = item["text"]
+        for line in ("class-map type qos match-all AINET_ROCE\n  match dscp %d\n" % profile["roce_dscp"],
+                     "  class AINET_ROCE\n    set qos-group %d\n" % profile["roce_priority"],
+                     "    pause pfc-cos %d\n" % profile["roce_priority"],
+                     "system qos\n  service-policy type network-qos AINET_NQ\n"
+                     "  service-policy type queuing output AINET_QUEUING\n",
+                     "  priority-flow-control mode on\n  ", "  service-policy type qos input AINET_QOS\n",
+                     "  speed 800000\n  fec fc-fec\n", "  no shutdown\n"):
+            assert line in text, (line, text)
+        assert re.search(r"\n    random-detect minimum-threshold \d+ kbytes maximum-threshold \d+ kbytes "
+                         r"drop-probability \d+ weight 0 ecn\n", text)
+        assert ("    priority level 1\n" in text) == bool(profile["cnp_strict"])
+        assert ("priority-flow-control watch-dog-interval on\n" in text) == bool(profile["pfc_watchdog"])
+        shares = [int(w) for w in re.findall(r"bandwidth remaining percent (\d+)", text)]
+        assert sum(shares) == 100 and len(shares) == (7 if profile["cnp_strict"] else 8)
+        if mode.startswith("shared"):
+            assert "feature interface-vlan\n" in text and re.search(r"\n  switchport access vlan 100[12]\n", text)
+        else:
+            assert "\n  no switchport\n" in text and "interface Vlan" not in text
+
+
+def test_the_nxos_check_catches_an_undefined_class_and_a_layer_2_mtu():
+    item = render_tor(plan_for("nxos", "shared-v4", port_mtu=9100), "leaf1")
+    item = dict(item, text=item["text"].replace("class-map type qos match-all AINET_CNP\n  match dscp 48\n", ""))
+    problems = nos_nxos.validate(item, None, {})[0]
+    assert problems == [
+        "read back by the nxos parser: policy-map type qos AINET_QOS (line 12): class-map type qos AINET_CNP is "
+        "referenced but not defined",
+        "interface Ethernet1/1: mtu 9100 on a layer-2 port, which NX-OS takes only at the default 1500 or the "
+        "system jumbo MTU (9216); use port_mtu 9216",
+        "interface Ethernet1/2: mtu 9100 on a layer-2 port, which NX-OS takes only at the default 1500 or the "
+        "system jumbo MTU (9216); use port_mtu 9216",
+        "interface Ethernet1/5: mtu 9100 on a layer-2 port, which NX-OS takes only at the default 1500 or the "
+        "system jumbo MTU (9216); use port_mtu 9216"]
+
+
+@pytest.mark.parametrize("value,kbytes", [(150000, 150), (1500000, 1500), (1048576, 1024), (2097152, 2048),
+                                          (1000, 1), (300000, 300), (123456, 121)])
+def test_nxos_ecn_thresholds_are_kbytes_the_lossless_check_agrees_with(value, kbytes):
+    assert nos_nxos._kbytes(value) == kbytes
+    assert same_threshold(kbytes * 1024, value)
 
 
 def _sonic_device(rendered):

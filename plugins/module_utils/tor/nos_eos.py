@@ -1,0 +1,292 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, ainet.fabric contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Arista EOS: everything this collection knows about the NOS, in one module (see :mod:`platforms`).
+
+**Render**, through pyavd. ``eos_structured(intent)`` builds AVD *structured config* (the data model of
+Arista's ``eos_cli_config_gen``), pure Python. ``render_eos(intent)`` validates it with pyavd's own schema
+(``validate_structured_config``) and lets pyavd render the EOS CLI (``get_device_config``), so the CLI
+syntax is Arista's, not ours. pyavd is an optional dependency that only EOS users need; without it
+:class:`tor_intent.RendererUnavailable` names the package to install. The file is ``<switch>.cfg``, read
+back by ``parse_qos`` as ``eos``.
+
+What is set:
+
+* ``ethernet_interfaces`` per rail port: description, ``no shutdown``, MTU, speed / FEC when the
+  model sets them (``400G`` -> ``400g``, ``800G`` -> ``800g-8``; ``rs`` -> Reed-Solomon, ``fc``
+  -> Fire Code, ``none`` -> ``no error-correction encoding``); exclusive/p2p: ``no switchport`` with
+  the plan's gateway (``ip address`` or ``ipv6 enable`` + ``ipv6 address``); shared: ``switchport
+  access vlan <1000+rail>`` with ``vlans`` and a ``vlan_interfaces`` SVI holding the rail gateway;
+* ``service-profile`` ``PROFILE`` on every rail port, and the ``qos profile``: ``qos trust dscp``,
+  ``priority-flow-control on`` with ``no-drop`` on the PFC priorities (and ``pause watchdog`` when
+  the profile wants it), ``tx-queue`` blocks with ECN thresholds in bytes on the ECN queues,
+  ``bandwidth percent`` with ``no priority`` (DWRR) on the weighted queues and ``priority strict``
+  on the CNP queue;
+* global ``qos map dscp <d> to traffic-class <p>`` for the RoCE and CNP DSCPs (the other DSCPs
+  keep EOS's default map) and the PFC watchdog default timers when the watchdog is wanted.
+
+LLDP is on by default on EOS and not written. Routed EOS ports classify by DSCP, so both
+``dscp`` and ``pcp,dscp`` trust become ``qos trust dscp``.
+
+**Validate.** pyavd's schema, at render time (:func:`validate_eos` for a structured config).
+
+**Diff.** Per configuration block of the CLI, 3 spaces a level (:func:`tor_diff.cli_diff`).
+
+**Push**, Arista eAPI (``POST /command-api``, JSON-RPC 2.0 ``runCmds``, ``version 1``, ``format text``): the
+reply is ``{"result": [{"output": "..."}, ...]}`` one per command, or ``{"error": {"code", "message",
+"data"}}`` where ``data`` holds the results of every command up to and including the failed one, the last
+with ``errors`` (the eAPI specification as quoted in aristanetworks/anta ``asynceapi/device.py``). eAPI does
+not leave a configuration block by itself (napalm-automation/napalm-base#254), so blocks are closed with
+``exit``; ``show session-config named <s> diffs`` is asked after ``end`` since a diff taken inside a block
+misses it (ansible-collections/arista.eos#476; pyeapi docs ``release-notes-0.6.0.rst``). A configure
+session is committed only when its diff is not empty, aborted otherwise and in check mode. Rail ports still
+marked ``[ainet]`` but no longer planned get ``no`` lines (:func:`eos_release_lines`).
+
+**Ports.** EOS names front-panel ports ``Ethernet<n>``, ``Ethernet<n>/<lane>`` on multi-lane ports and
+``Ethernet<slot>/<n>/<lane>`` on modular switches; port MTU at most 9214 (EOS's ``mtu`` range 68..9214,
+which is why the model caps ``port_mtu`` there).
+"""
+
+from __future__ import annotations
+
+import re
+import uuid
+
+from ansible_collections.ainet.fabric.plugins.module_utils.tor.tor_diff import (
+    cli_diff, cli_port_descriptions, owned_stale)
+from ansible_collections.ainet.fabric.plugins.module_utils.tor.tor_intent import RendererUnavailable
+from ansible_collections.ainet.fabric.plugins.module_utils.tor.tor_push import PushError, cli_commands
+
+# ----------------------------------------------------------------------------- registry facts
+NAME = "eos"
+TITLE = "Arista EOS"
+QOS_FORMAT = "eos"
+EXTENSION = "cfg"
+RUNNING_EXTENSIONS = (".cfg", ".conf", ".txt")
+PORT_TEMPLATE = "Ethernet{node}"
+PORT_MTU = 9214
+PORT_MTU_MAX = 9214
+PORT_NAME = "Ethernet<n>[/<m>...]"
+PORT_NAME_RE = re.compile(r"^Ethernet[0-9]+(/[0-9]+){0,2}\Z")
+PUSH = "http"
+HTTP_PORT = None
+INDENT = 3
+
+PROFILE = "AINET_ROCE"
+SPEED = {"800G": "800g-8"}
+FEC = {"rs": {"enabled": True, "reed_solomon": True}, "fc": {"enabled": True, "fire_code": True},
+       "none": {"enabled": False}}
+WATCHDOG = {"action": "drop", "timeout": 0.2, "polling_interval": 0.1, "recovery_time": 0.2}
+PYAVD = "pyavd==6.4.0"
+
+
+def invalid_ports(names):
+    """The names in ``names`` that are not EOS Ethernet port names."""
+    return [name for name in names if not PORT_NAME_RE.match(name)]
+
+
+def render(intent, header):
+    """(file text, push data) of one ToR: the EOS CLI (pyavd's) and its configuration lines."""
+    text = "! %s\n%s" % (header, render_eos(intent))
+    return text, [line for line in text.splitlines() if line.strip() and not line.lstrip().startswith("!")]
+
+
+def validate(item, running_text, options):
+    """Nothing more to check: render_eos validated the structured config with pyavd already."""
+    return [], None
+
+
+def eos_diff(running, rendered):
+    """Rendered EOS lines the running configuration lacks, per block (:func:`tor_diff.cli_diff`)."""
+    return cli_diff(running, rendered, INDENT)
+
+
+def running_diff(running_text, rendered):
+    """Diff items of a rendered EOS configuration against a running one (CLI text)."""
+    return eos_diff(running_text, rendered["text"])
+
+
+def stale_ports(running_text, rendered):
+    """Ports the running configuration still describes with ``[ainet]`` that the rendered one no longer has."""
+    if not running_text or not running_text.strip():
+        return []
+    return owned_stale(cli_port_descriptions(running_text, INDENT),
+                       set(cli_port_descriptions(rendered["text"], INDENT)))
+
+
+def push(connection, item, check=False):
+    """Push a rendered item through a configure session over eAPI; ``connection`` is an HttpTransport."""
+    return eos_push(connection, item["text"], check=check)
+
+
+def eos_commands(lines):
+    """Rendered EOS lines (indented by 3 per level) as CLI commands, with ``exit`` where a block ends;
+    ``!`` and blank lines are dropped."""
+    return cli_commands(lines, INDENT)
+
+
+# ----------------------------------------------------------------------------- render
+
+def _address(conf, address, family):
+    if family == "ipv6":
+        conf["ipv6_enable"] = True
+        conf["ipv6_address"] = address
+    else:
+        conf["ip_address"] = address
+
+
+def eos_structured(intent):
+    """AVD structured config of one ToR (see the module docstring)."""
+    q = intent["qos"]
+    family = intent["family"]
+    ports = []
+    for entry in intent["ports"]:
+        conf = {"name": entry["port"], "description": entry["description"], "shutdown": False, "mtu": entry["mtu"]}
+        if entry["speed"]:
+            conf["speed"] = SPEED.get(entry["speed"], entry["speed"].lower())
+        if entry["fec"]:
+            conf["error_correction_encoding"] = dict(FEC[entry["fec"]])
+        if entry["address"]:
+            conf["switchport"] = {"enabled": False}
+            _address(conf, entry["address"], family)
+        else:
+            conf["switchport"] = {"enabled": True, "mode": "access", "access_vlan": entry["vlan"]}
+        if q:
+            conf["service_profile"] = PROFILE
+        ports.append(conf)
+    out = {"ethernet_interfaces": ports}
+    if intent["svis"]:
+        out["vlans"] = [{"id": svi["vlan"], "name": "rail%d" % svi["rail"]} for svi in intent["svis"]]
+        out["vlan_interfaces"] = []
+        for svi in intent["svis"]:
+            conf = {"name": "Vlan%d" % svi["vlan"], "description": "rail%d gateway" % svi["rail"], "shutdown": False,
+                    "mtu": svi["mtu"]}
+            _address(conf, svi["address"], family)
+            out["vlan_interfaces"].append(conf)
+    if q:
+        out.update(_qos(q))
+    return out
+
+
+def _qos(q):
+    queues = {}
+    for queue, weight in sorted(q["ets"].items()):
+        queues[queue] = {"id": queue, "bandwidth_percent": weight, "priority": "no priority"}
+    for queue in q["strict_queues"]:
+        queues[queue] = {"id": queue, "priority": "priority strict"}
+    if q["ecn"]:
+        ecn = q["ecn"]
+        for queue in ecn["queues"]:
+            queues.setdefault(queue, {"id": queue})["random_detect"] = {"ecn": {"threshold": {
+                "units": "bytes", "min": ecn["min_bytes"], "max": ecn["max_bytes"],
+                "max_probability": ecn["probability"]}}}
+    pfc = {"enabled": True, "priorities": [{"priority": p, "no_drop": True} for p in q["pfc"]]}
+    if q["watchdog"]:
+        pfc["watchdog"] = {"enabled": True}
+    profile = {"name": PROFILE, "trust": "dscp", "priority_flow_control": pfc}
+    if queues:
+        profile["tx_queues"] = [queues[k] for k in sorted(queues)]
+    out = {"qos_profiles": [profile],
+           "qos": {"map": {"dscp": ["%d to traffic-class %d" % (d, p)
+                                    for d, p in sorted(q["dscp_to_priority"].items())]}}}
+    if q["watchdog"]:
+        out["priority_flow_control"] = {"watchdog": dict(WATCHDOG)}
+    return out
+
+
+def _pyavd():
+    try:
+        import pyavd  # pylint: disable=import-outside-toplevel
+    except ImportError:
+        raise RendererUnavailable("rendering Arista EOS configurations needs pyavd on the controller: "
+                                  "pip install '%s' (or add it to the execution environment)" % PYAVD) from None
+    return pyavd
+
+
+def _validate(pyavd, structured):
+    result = pyavd.validate_structured_config(structured)
+    violations = ["%s: %s" % (".".join(str(p) for p in v.path), v.message)
+                  for v in result.validation_result.violations]
+    return result.validated_data, violations
+
+
+def validate_eos(structured):
+    """pyavd's schema violations of a structured config, as ``"path: message"`` strings."""
+    return _validate(_pyavd(), structured)[1]
+
+
+def render_eos(intent):
+    """The EOS CLI of one ToR, rendered by pyavd; ValueError listing pyavd's violations."""
+    pyavd = _pyavd()
+    data, violations = _validate(pyavd, eos_structured(intent))
+    if violations or data is None:
+        raise ValueError("ToR %s: pyavd refuses the EOS structured config: %s"
+                         % (intent["name"], "; ".join(violations)))
+    return pyavd.get_device_config(data)
+
+
+# ----------------------------------------------------------------------------- push (eAPI)
+
+def _eapi(transport, cmds):
+    _status, reply = transport.request("POST", "/command-api", body={
+        "jsonrpc": "2.0", "method": "runCmds", "id": "ainet-fabric",
+        "params": {"version": 1, "cmds": cmds, "format": "text"}})
+    if not isinstance(reply, dict):
+        raise PushError("eAPI answered %r" % (reply,))
+    err = reply.get("error")
+    if err:
+        data = err.get("data") or []
+        # The last object of data is the failed command's (eAPI specification).
+        if data and isinstance(data[-1], dict) and data[-1].get("errors"):
+            index = len(data) - 1
+            command = cmds[index] if index < len(cmds) else "?"
+            raise PushError("eAPI: command %d of %d %r failed: %s (%s)" % (
+                index + 1, len(cmds), command, "; ".join(str(e) for e in data[-1]["errors"]), err.get("message")))
+        raise PushError("eAPI error %s: %s" % (err.get("code"), err.get("message")))
+    return [r.get("output", "") if isinstance(r, dict) else r for r in reply.get("result") or []]
+
+
+def eos_push(transport, lines, check=False, session=None):
+    """Push a rendered EOS configuration (its text, or its lines) through a configure session (see the
+    module docstring); rail ports the running configuration still marks but the rendered one no longer has
+    are released. ``session`` names the session (default ``ainet-fabric-<random>``)."""
+    text = lines if isinstance(lines, str) else "\n".join(lines) + "\n"
+    session = session or "ainet-fabric-%s" % uuid.uuid4().hex[:8]
+    running = _eapi(transport, ["enable", "show running-config"])[-1]
+    release = stale_ports(running, {"text": text})
+    cmds = ["enable", "configure session %s" % session] + eos_commands(text.splitlines() + eos_release_lines(release))
+    try:
+        outputs = _eapi(transport, cmds + ["end", "show session-config named %s diffs" % session])
+    except PushError:
+        _abort(transport, session)
+        raise
+    diff = [line for line in (outputs[-1] if outputs else "").splitlines()
+            if line[:1] in "+-" and not line.startswith(("+++ ", "--- "))]
+    changed = bool(diff)
+    if not changed or check:
+        _abort(transport, session)
+    else:
+        try:
+            _eapi(transport, ["enable", "configure session %s" % session, "commit"])
+        except PushError:
+            _abort(transport, session)
+            raise
+    return {"changed": changed, "session": session, "released": release,
+            "diff": [{"path": (), "before": None, "after": line} for line in diff]}
+
+
+def eos_release_lines(ports):
+    """EOS lines that remove what this collection set on stale rail ports (see :func:`stale_ports`)."""
+    out = []
+    for port in ports:
+        out.append("interface %s" % port)
+        out += ["   " + line for line in ("no description", "no service-profile", "no ip address", "no ipv6 address",
+                                          "no switchport access vlan")]
+    return out
+
+
+def _abort(transport, session):
+    try:
+        _eapi(transport, ["enable", "configure session %s" % session, "abort"])
+    except PushError:
+        pass

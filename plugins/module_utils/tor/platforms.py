@@ -1,0 +1,118 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, ainet.fabric contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The ToR platform registry: one table from a ToR's ``platform`` to the module of its NOS.
+
+Everything about one NOS lives in its own module, ``nos_<platform>.py``; nothing else in the collection
+says ``if platform == ...``. A NOS module is imported statically here (AnsiballZ and the import-graph
+test see every edge) and holds:
+
+=====================  ==========================================================================
+``NAME``, ``TITLE``    the ``platform`` value of the model, and the NOS's name in messages
+``QOS_FORMAT``         the :func:`qos_parse.parse_qos` format that reads its configuration
+``EXTENSION``          extension of the rendered file (``tors/<switch>.<ext>``); None: not rendered
+``RUNNING_EXTENSIONS`` endings tried for a configuration of the switch in ``switch-configs/``
+``PORT_TEMPLATE``      the default port name pattern (``{node}``, ``{local}``, ``{rail}``)
+``PORT_MTU``,          the rail port MTU rendered when the model sets none, and the largest the
+``PORT_MTU_MAX``       NOS takes
+``PORT_NAME``,         the NOS's port name syntax (for messages) and its regular expression;
+``PORT_NAME_RE``,      ``invalid_ports(names)`` returns the names that do not follow it
+``invalid_ports``
+``render``             ``render(intent, header) -> (text, data)``: the file and what a push sends
+``validate``           ``validate(item, running_text, options) -> (violations, note)``: the vendor
+                       schema check (``options``: ``sonic_yang_dir``)
+``running_diff``,      diff items against a running configuration's text, and the ports it still
+``stale_ports``        marks ``[ainet]`` that the rendered file no longer has
+``PUSH``, ``push``     ``None`` (not pushed), ``"http"`` (``push(transport, item, check)`` with an
+``HTTP_PORT``          :class:`tor_push.HttpTransport`; ``HTTP_PORT`` the API's default port, None:
+                       443/80) or ``"ssh"`` (``push(run, item, check)``, ``run(argv, data)`` on the
+                       switch through the host's connection)
+=====================  ==========================================================================
+
+A read-only NOS (``EXTENSION`` None: the lossless check reads it, nothing renders it) needs only the
+facts down to ``invalid_ports``. The helpers below are what the rest of the collection calls.
+
+The qos wing sits below this one, so :mod:`qos_parse` does not know platforms; callers map a platform to
+its format here (:func:`qos_format`) and pass the format to ``parse_qos``.
+"""
+
+from __future__ import annotations
+
+from ansible_collections.ainet.fabric.plugins.module_utils.tor import (
+    nos_cumulus, nos_eos, nos_nxos, nos_os10, nos_sonic)
+
+PLATFORMS = {
+    "sonic": nos_sonic,
+    "cumulus": nos_cumulus,
+    "eos": nos_eos,
+    "nxos": nos_nxos,
+    "os10": nos_os10,
+}
+
+
+def nos(platform):
+    """The NOS module of ``platform``, or None when the registry has none."""
+    return PLATFORMS.get(str(platform or ""))
+
+
+def is_rendered(platform):
+    """Whether ``platform`` has a renderer."""
+    module = nos(platform)
+    return module is not None and module.EXTENSION is not None
+
+
+def rendered_platforms():
+    """The sorted platforms that have a renderer."""
+    return sorted(name for name in PLATFORMS if is_rendered(name))
+
+
+def qos_format(platform):
+    """The ``parse_qos`` format of a ToR ``platform``'s configuration (None when the platform has no parser)."""
+    module = nos(platform)
+    return module.QOS_FORMAT if module is not None else None
+
+
+def running_extensions(platform):
+    """The file endings tried for a configuration of a ``platform`` switch, in order (``()``: unknown)."""
+    module = nos(platform)
+    return tuple(module.RUNNING_EXTENSIONS) if module is not None else ()
+
+
+def format_by_extension(ext):
+    """The ``parse_qos`` format of a configuration file of a ToR without a platform, guessed from its ending
+    ``ext`` (``.json``): only an ending that exactly one NOS uses tells; None otherwise."""
+    formats = {module.QOS_FORMAT for module in PLATFORMS.values() if ext in module.RUNNING_EXTENSIONS}
+    return formats.pop() if len(formats) == 1 else None
+
+
+def port_problems(platform, names):
+    """One line per port name in ``names`` that ``platform``'s NOS does not accept (empty: all valid)."""
+    module = nos(platform)
+    bad = module.invalid_ports(names) if module is not None else []
+    if not bad:
+        return []
+    return ["port %s: not a %s port name (%s); set the ToR's port_template accordingly, e.g. %s"
+            % (name, module.TITLE, module.PORT_NAME, module.PORT_TEMPLATE) for name in bad]
+
+
+def _diffing(platform):
+    module = nos(platform)
+    if module is None or module.EXTENSION is None:
+        raise ValueError("no diff for platform %r" % (platform,))
+    return module
+
+
+def running_diff(platform, running_text, rendered):
+    """Diff items of a rendered file (:func:`tor_render.render_tor`) against a running configuration."""
+    return _diffing(platform).running_diff(running_text, rendered)
+
+
+def stale_ports(platform, running_text, rendered):
+    """Ports of the running configuration that carry this collection's description marker but are not in the
+    rendered configuration (a node left the plan, a ToR was renumbered): sorted port names."""
+    return _diffing(platform).stale_ports(running_text, rendered)
+
+
+def file_name(name, platform):
+    """``tors/<switch>.<ext>``: where the rendered file of ToR ``name`` goes, relative to the plan directory."""
+    return "tors/%s.%s" % (name, nos(platform).EXTENSION)
