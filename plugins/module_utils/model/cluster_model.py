@@ -48,6 +48,17 @@ DEFAULT_PORT_MTU = 9216
 EOS_PORT_MTU = 9214
 
 
+# FEC per port speed (IEEE 802.3): BASE-R "Fire Code" FEC (clause 74) exists for 10G/25G/40G/50G NRZ lanes;
+# RS(528,514) (clauses 91, 108) for 25G/100G NRZ lanes, where FEC may also be off; PAM4 lanes (50G and up per lane:
+# 200G, 400G, 800G ports) require RS(544,514) (clauses 119, 134, 172) and cannot run without FEC.
+FEC_BY_SPEED = {"10G": ("fc", "none"), "25G": ("rs", "fc", "none"), "40G": ("fc", "none"),
+                "50G": ("rs", "fc", "none"), "100G": ("rs", "none"), "200G": ("rs",), "400G": ("rs",), "800G": ("rs",)}
+FEC_WHY = {"10G": "BASE-R FEC or none", "25G": "RS(528,514), BASE-R FEC or none", "40G": "BASE-R FEC or none",
+           "50G": "RS-FEC, BASE-R FEC or none", "100G": "RS(528,514) or none; BASE-R FEC is not defined",
+           "200G": "PAM4 lanes require RS(544,514)", "400G": "PAM4 lanes require RS(544,514)",
+           "800G": "PAM4 lanes require RS(544,514)"}
+
+
 def _err(field, value, problem, fix=None):
     return FabricModelError(field, value, problem, fix)
 
@@ -418,8 +429,11 @@ def _load_tors(fabric, raw):
                           tfield + ".port_mtu", TOR["port_mtu"].minimum, top,
                           "use the switch port MTU, %d..%d (usually %d on %s)"
                           % (TOR["port_mtu"].minimum, top, top, platform or "a switch"))
-        tors.append(Tor(name, rails, ranges, template, platform, port_mtu, item.get("port_speed"),
-                        item.get("port_fec")))
+        speed, fec = item.get("port_speed"), item.get("port_fec")
+        if speed is not None and fec is not None and fec not in FEC_BY_SPEED[speed]:
+            raise _err(tfield + ".port_fec", fec, "is not a FEC of %s Ethernet (IEEE 802.3: %s)"
+                       % (speed, FEC_WHY[speed]), "use %s" % " or ".join(FEC_BY_SPEED[speed]))
+        tors.append(Tor(name, rails, ranges, template, platform, port_mtu, speed, fec))
     # Two ToRs must never claim the same (rail, node).
     for a in range(len(tors)):
         for b in range(a + 1, len(tors)):

@@ -136,7 +136,8 @@ TOR = {
     "port_speed": Key("str", "speed of the rail ports, written into the rendered config when set",
                       choices=("10G", "25G", "40G", "50G", "100G", "200G", "400G", "800G")),
     "port_fec": Key("str", "forward error correction of the rail ports when set: `rs` (Reed-Solomon), `fc` "
-                    "(Fire Code / BASE-R), `none`", choices=("rs", "fc", "none")),
+                    "(Fire Code / BASE-R), `none`; with `port_speed`, only what IEEE 802.3 defines at that speed "
+                    "(200G and up: `rs` only; 100G: `rs` or `none`; `fc` up to 50G)", choices=("rs", "fc", "none")),
     "description": Key("str", "free text"),
 }
 QOS = {

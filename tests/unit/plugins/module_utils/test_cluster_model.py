@@ -244,3 +244,17 @@ def test_supernets_that_would_capture_host_traffic_are_refused(supernet, what):
     with pytest.raises(FabricModelError, match=r"supernet: '%s' overlaps .*%s.*which can never carry a fabric"
                        % (re.escape(supernet), re.escape(what))):
         load_cluster(data)
+
+
+@pytest.mark.parametrize("speed, fec, ok", [("400G", "fc", False), ("400G", "none", False), ("400G", "rs", True),
+                                            ("800G", "fc", False), ("100G", "fc", False), ("100G", "none", True),
+                                            ("25G", "fc", True), ("25G", "rs", True), ("10G", "rs", False)])
+def test_port_fec_must_exist_at_the_port_speed(speed, fec, ok):
+    raw = {"name": "c", "rails": 1, "addressing": {"mode": "shared", "supernet": "10.1.0.0/16", "rail_prefix": 24},
+           "tors": [{"name": "t1", "rails": [1], "port_speed": speed, "port_fec": fec}]}
+    if ok:
+        assert load_cluster(raw).fabrics[0].tors[0].port_fec == fec
+    else:
+        with pytest.raises(FabricModelError, match=r"fabric_cluster.tors\[0\].port_fec: '%s' is not a FEC of %s"
+                           % (fec, speed)):
+            load_cluster(raw)

@@ -176,7 +176,7 @@ def test_tors_without_a_renderer_are_listed_not_rendered():
 @pytest.mark.parametrize("mode", sorted(ADDRESSING))
 @pytest.mark.parametrize("preset", sorted(PRESETS))
 def test_eos_structured_config_passes_pyavds_schema(mode, preset):
-    plan = plan_for("eos", mode, PRESETS[preset], port_speed="800G", port_fec="fc")
+    plan = plan_for("eos", mode, PRESETS[preset], port_speed="800G", port_fec="rs")
     for name in plan["tors"]:
         assert validate_eos(eos_structured(tor_intent(plan, name))) == []
 
@@ -193,7 +193,7 @@ def test_pyavd_catches_a_broken_eos_structured_config():
 @pytest.mark.parametrize("mode", sorted(ADDRESSING))
 @pytest.mark.parametrize("preset", sorted(PRESETS))
 def test_nvue_body_passes_the_cumulus_object_model(mode, preset):
-    plan = plan_for("cumulus", mode, PRESETS[preset], port_speed="400G", port_fec="none")
+    plan = plan_for("cumulus", mode, PRESETS[preset], port_speed="400G", port_fec="rs")
     for name in plan["tors"]:
         assert validate_nvue(render_tor(plan, name)["data"], RELEASE) == []
 
@@ -213,7 +213,7 @@ def test_the_nvue_object_model_catches_a_broken_body():
 @pytest.mark.parametrize("mode", sorted(ADDRESSING))
 @pytest.mark.parametrize("preset", sorted(PRESETS))
 def test_nxos_cli_reads_back_whole_and_holds_the_roce_objects(mode, preset):
-    plan = plan_for("nxos", mode, PRESETS[preset], port_speed="800G", port_fec="fc")
+    plan = plan_for("nxos", mode, PRESETS[preset], port_speed="800G", port_fec="rs")
     profile = plan["cluster"]["fabrics"]["default"]["qos"]
     for name in plan["tors"]:
         item = render_tor(plan, name)
@@ -226,7 +226,7 @@ def test_nxos_cli_reads_back_whole_and_holds_the_roce_objects(mode, preset):
                      "system qos\n  service-policy type network-qos AINET_NQ\n"
                      "  service-policy type queuing output AINET_QUEUING\n",
                      "  priority-flow-control mode on\n  ", "  service-policy type qos input AINET_QOS\n",
-                     "  speed 800000\n  fec fc-fec\n", "  no shutdown\n"):
+                     "  speed 800000\n  fec rs-fec\n", "  no shutdown\n"):
             assert line in text, (line, text)
         assert re.search(r"\n    random-detect minimum-threshold \d+ kbytes maximum-threshold \d+ kbytes "
                          r"drop-probability \d+ weight 0 ecn\n", text)
