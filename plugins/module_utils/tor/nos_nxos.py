@@ -146,8 +146,8 @@ def validate(item, running_text, options):
             for line in lines:
                 if line.startswith("mtu ") and int(line.split()[1]) not in L2_MTUS:
                     problems.append("%s: mtu %s on a layer-2 port, which NX-OS takes only at the default %d or the "
-                                    "system jumbo MTU (%d); use port_mtu %d" % (block, line.split()[1], L2_MTUS[0],
-                                                                               L2_MTUS[1], L2_MTUS[1]))
+                                    "system jumbo MTU (%d); use port_mtu %d"
+                                    % (block, line.split()[1], L2_MTUS[0], L2_MTUS[1], L2_MTUS[1]))
     return problems, "%s: no offline schema of the NX-OS CLI; checked by reading it back" % item["name"]
 
 

@@ -110,7 +110,6 @@ class Handler(BaseHTTPRequestHandler):
             outputs.append({"output": out})
         return self.reply(200, {"jsonrpc": "2.0", "id": body.get("id"), "result": outputs})
 
-
     def nxapi(self, body):
         """NX-API CLI: the running configuration as a tree of [line, children]; `cli_conf` enters blocks, adds
         or replaces lines (a line with the same first two words; `match` lines add up), `no <line>` removes one,
