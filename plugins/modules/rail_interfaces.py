@@ -11,9 +11,12 @@ short_description: Configure a GPU node's rail NICs from the cluster plan, in on
 version_added: 0.1.0
 author: ainet.fabric contributors (@ainet)
 description:
-  - Computes the node's complete desired rail state (the intent) from O(cluster), O(node_id) and
-    O(interfaces), reads the live state with C(ip -j) (links, addresses, routes and rules of both
+  - Builds the node's complete desired rail state (the intent) from its flat desired state - O(cluster_name),
+    O(fabrics) and O(rails) - reads the live state with C(ip -j) (links, addresses, routes and rules of both
     families) and applies only the difference with C(ip -batch).
+  - In a play the action plugin of the same name takes O(cluster), O(node_id) and O(interfaces) instead,
+    validates the model and plans the node's rails on the controller, and sends the module only that flat
+    state; the model and the planner never reach the host.
   - Manages MTU, link up, rail addresses, one policy-routing table per rail NIC that routes only the
     fabric's prefixes (the rail subnet and the RDMA supernet via the rail gateway), a
     C(from <address> lookup <table>) rule per rail NIC, the aggregate supernet route in C(main), and the
@@ -32,21 +35,124 @@ description:
     overlaps a management address. Runs on one host never interleave (a lock).
   - IPv6 addresses go through duplicate address detection before routes that use them are added.
     After applying, the live state is read back and any remainder is applied again.
+extends_documentation_fragment:
+  - ainet.fabric.host.interfaces
 options:
   cluster:
-    description: The cluster model (C(fabric_cluster)).
-    type: dict
-    required: true
-  node_id:
-    description: The node's id (C(fabric_node_id)).
-    type: raw
-    required: true
-  interfaces:
     description:
-      - The node's rail NICs, rail 1 first (C(fabric_rail_interfaces)) - a list for a one-fabric cluster,
-        or a mapping of fabric name to such a list. Every fabric of the cluster is configured in this one call.
+      - The cluster model (C(fabric_cluster)). Handled on the controller by the action plugin, which validates
+        it and sends the module O(cluster_name), O(fabrics) and O(rails) instead; the module refuses it.
+    type: dict
+  node_id:
+    description: The node's id (C(fabric_node_id)); with O(cluster), handled by the action plugin.
     type: raw
-    required: true
+  cluster_name:
+    description:
+      - The cluster's name (C(fabric_cluster.name)); it keys the state file and names the cluster in messages.
+      - Given by the action plugin; required when the module runs on its own.
+    type: str
+  fabrics:
+    description:
+      - Every fabric of the cluster, in declaration order, with what the host needs of it.
+      - Given by the action plugin; required when the module runs on its own.
+    type: list
+    elements: dict
+    suboptions:
+      name:
+        description: The fabric's name (C(default) for the single-fabric form).
+        type: str
+        required: true
+      field_prefix:
+        description: The fabric's inventory path, for messages (C(fabric_cluster) or C(fabric_cluster.fabrics.<name>)).
+        type: str
+        required: true
+      family:
+        description: The address family.
+        type: int
+        choices: [4, 6]
+        required: true
+      supernet:
+        description: The fabric's RDMA supernet.
+        type: str
+        required: true
+      rails:
+        description: The number of rails.
+        type: int
+        required: true
+      table_base:
+        description: Rail C(r) uses routing table O(fabrics[].table_base) + C(r); the module owns those tables.
+        type: int
+        required: true
+      rule_priority:
+        description: Rail C(r)'s rule has priority O(fabrics[].rule_priority) + C(r); the module owns those priorities.
+        type: int
+        required: true
+      policy_routing:
+        description: Whether the fabric gets tables, rules and routes (false for InfiniBand).
+        type: bool
+        required: true
+      aggregate_route:
+        description: Whether the supernet also gets a route in C(main) via rail 1.
+        type: bool
+        required: true
+  rails:
+    description:
+      - This node's entries of the IP plan, each with its O(rails[].interface) (the action plugin adds it); the
+        entries are returned as the module received them.
+      - Given by the action plugin; required when the module runs on its own.
+    type: list
+    elements: dict
+    suboptions:
+      fabric:
+        description: The fabric's name.
+        type: str
+        required: true
+      rail:
+        description: The rail number, from 1.
+        type: int
+        required: true
+      interface:
+        description: The rail NIC.
+        type: str
+        required: true
+      address:
+        description: The address with its prefix length.
+        type: str
+        required: true
+      ip:
+        description: The address alone.
+        type: str
+        required: true
+      subnet:
+        description: The subnet the address is in.
+        type: str
+        required: true
+      gateway:
+        description: The rail gateway (none for InfiniBand).
+        type: str
+      mtu:
+        description: The MTU.
+        type: int
+        required: true
+      table:
+        description: The rail's routing table.
+        type: int
+      priority:
+        description: The rail's rule priority.
+        type: int
+      prefix:
+        description: The address's prefix length (returned only).
+        type: int
+      pod_ranges:
+        description: The ranges left for pods on this node's rail subnet (returned only).
+        type: list
+        elements: str
+      tor:
+        description: The rail's ToR (returned only).
+        type: str
+      tor_port:
+        description: The ToR port facing this NIC (returned only).
+        type: str
   persist:
     description:
       - Which persistent configuration to write. V(auto) picks netplan when C(/etc/netplan) and the
@@ -99,11 +205,37 @@ requirements:
 """
 
 EXAMPLES = r"""
-- name: Configure the rail NICs
+- name: Configure the rail NICs (the action plugin plans them on the controller)
   ainet.fabric.rail_interfaces:
     cluster: "{{ fabric_cluster }}"
     node_id: "{{ fabric_node_id }}"
     interfaces: "{{ fabric_rail_interfaces }}"
+
+- name: The same node from its flat desired state alone (e.g. ansible -m)
+  ainet.fabric.rail_interfaces:
+    cluster_name: pod1
+    fabrics:
+      - name: default
+        field_prefix: fabric_cluster
+        family: 4
+        supernet: 10.0.0.0/16
+        rails: 1
+        table_base: 150
+        rule_priority: 1000
+        policy_routing: true
+        aggregate_route: false
+    rails:
+      - fabric: default
+        rail: 1
+        interface: ens1f0np0
+        address: 10.0.0.3/24
+        ip: 10.0.0.3
+        subnet: 10.0.0.0/24
+        gateway: 10.0.0.1
+        mtu: 9000
+        table: 151
+        priority: 1001
+    persist: none
 """
 
 RETURN = r"""
@@ -171,9 +303,9 @@ from ansible_collections.ainet.fabric.plugins.module_utils.host import host_file
 from ansible_collections.ainet.fabric.plugins.module_utils.host import iproute
 from ansible_collections.ainet.fabric.plugins.module_utils.host import netcfg_render
 from ansible_collections.ainet.fabric.plugins.module_utils.host import rail_reconcile
-from ansible_collections.ainet.fabric.plugins.module_utils.model.cluster_model import load_cluster
 from ansible_collections.ainet.fabric.plugins.module_utils.common.errors import FabricError
-from ansible_collections.ainet.fabric.plugins.module_utils.host.rail_intent import host_intent
+from ansible_collections.ainet.fabric.plugins.module_utils.host.rail_intent import intent_from_state
+from ansible_collections.ainet.fabric.plugins.module_utils.host.runner import Runner, refuse_action_options
 
 RELOAD = {"networkd": ["networkctl", "reload"], "netplan": ["netplan", "generate"],
           "nm": ["nmcli", "connection", "reload"]}
@@ -190,19 +322,14 @@ class Host(object):
     """Runs iproute2 and reads /proc/sys; nothing else touches the host's network state."""
 
     def __init__(self, module):
-        self.module = module
-        self.ip = module.get_bin_path("ip", required=True)
+        self.runner = Runner(module)
+        self.ip = self.runner.bin("ip", required=True)
 
     def run(self, args, data=None):
-        rc, out, err = self.module.run_command([self.ip] + args, data=data, binary_data=data is not None,
-                                               environ_update={"LC_ALL": "C"})
-        return rc, out, err
+        return self.runner.run([self.ip] + args, check=False, data=data)
 
     def query(self, args):
-        rc, out, err = self.run(args)
-        if rc != 0:
-            raise FabricError("`ip %s` failed: %s" % (" ".join(args), (err or out).strip()))
-        return out
+        return self.runner.run([self.ip] + args)[1]
 
     def read(self, sysctl_paths, peer=None):
         """Links, routes and rules of both families: two ``ip -batch`` runs, one per family."""
@@ -343,9 +470,8 @@ def converge(module):
     params = module.params
     check = module.check_mode
     root = params["config_root"]
-    cluster = load_cluster(params["cluster"])
     renderer = pick_renderer(params["persist"], root)
-    intent = host_intent(cluster, params["node_id"], params["interfaces"], renderer)
+    intent = intent_from_state(params["cluster_name"], params["fabrics"], params["rails"], renderer)
     host = Host(module)
     ssh = os.environ.get("SSH_CONNECTION", "").split()
     connection_ip, peer_ip = (ssh[2], ssh[0]) if len(ssh) == 4 else (None, None)
@@ -423,12 +549,46 @@ def converge(module):
     return result
 
 
+FABRIC_SPEC = dict(
+    name=dict(type="str", required=True),
+    field_prefix=dict(type="str", required=True),
+    family=dict(type="int", required=True, choices=[4, 6]),
+    supernet=dict(type="str", required=True),
+    rails=dict(type="int", required=True),
+    table_base=dict(type="int", required=True),
+    rule_priority=dict(type="int", required=True),
+    policy_routing=dict(type="bool", required=True),
+    aggregate_route=dict(type="bool", required=True),
+)
+RAIL_SPEC = dict(
+    fabric=dict(type="str", required=True),
+    rail=dict(type="int", required=True),
+    interface=dict(type="str", required=True),
+    address=dict(type="str", required=True),
+    ip=dict(type="str", required=True),
+    subnet=dict(type="str", required=True),
+    gateway=dict(type="str"),
+    mtu=dict(type="int", required=True),
+    table=dict(type="int"),
+    priority=dict(type="int"),
+    prefix=dict(type="int"),
+    pod_ranges=dict(type="list", elements="str"),
+    tor=dict(type="str"),
+    tor_port=dict(type="str"),
+)
+# Options only the action plugin (the controller side) takes: the model never travels to the host.
+ACTION_OPTIONS = ("cluster", "node_id", "interfaces")
+
+
 def main():
     module = AnsibleModule(
         argument_spec=dict(
-            cluster=dict(type="dict", required=True),
-            node_id=dict(type="raw", required=True),
-            interfaces=dict(type="raw", required=True),
+            cluster=dict(type="dict"),
+            node_id=dict(type="raw"),
+            interfaces=dict(type="raw"),
+            cluster_name=dict(type="str"),
+            fabrics=dict(type="list", elements="dict", options=FABRIC_SPEC),
+            rails=dict(type="list", elements="dict", options=RAIL_SPEC),
             persist=dict(type="str", default="auto", choices=["auto", "networkd", "netplan", "nm", "none"]),
             config_root=dict(type="path", default="/"),
             prune=dict(type="bool", default=False),
@@ -439,6 +599,11 @@ def main():
         ),
         supports_check_mode=True,
     )
+    refuse_action_options(module, ACTION_OPTIONS, "ainet.fabric.rail_interfaces")
+    missing = [name for name in ("cluster_name", "fabrics", "rails") if module.params[name] is None]
+    if missing:
+        module.fail_json(msg="rail_interfaces: missing required arguments: %s (or give cluster, node_id and "
+                             "interfaces to the action plugin)" % ", ".join(missing))
     try:
         module.exit_json(**run(module))
     except (FabricError, TimeoutError) as exc:

@@ -1,13 +1,14 @@
 # -*- coding: utf-8 -*-
 # Copyright: (c) 2026, ainet.fabric contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
-"""One host's complete desired rail state (the *intent*), derived once from the model.
+"""One host's complete desired rail state (the *intent*), built on the host from its flat desired state.
 
-``host_intent(cluster, node_id, interfaces, backend)`` is a pure function from the
-model, the node id and the node's rail NICs to everything the host role manages:
-links (MTU, up), addresses, routes, rules, sysctls and the persistent files with
-their content.  The runtime difference (:mod:`rail_reconcile`), the ``ip -batch``
-lines and every file renderer (:mod:`netcfg_render`) read only from it.
+The controller derives the flat state from the model (:func:`desired.rail.rail_state`: the cluster's
+name, per fabric the numbers the host needs, and this node's rail entries of the plan) and the module
+builds the intent from it with :func:`intent_from_state`: links (MTU, up), addresses, routes, rules,
+sysctls and the persistent files with their content for the backend picked on the host. The runtime
+difference (:mod:`rail_reconcile`), the ``ip -batch`` lines and every file renderer
+(:mod:`netcfg_render`) read only from it. Nothing here imports the model or the planner.
 
 Routing design (why there is no keep-off rule): each rail NIC gets a table of its
 own that routes only the fabric's prefixes - the rail subnet (connected) and the
@@ -30,10 +31,11 @@ its state file, and the files named in :data:`netcfg_render.OWNED_PATTERNS`.
 
 from __future__ import annotations
 
+import ipaddress
+
+from ansible_collections.ainet.fabric.plugins.module_utils.common.errors import FabricError
 from ansible_collections.ainet.fabric.plugins.module_utils.host import iproute
 from ansible_collections.ainet.fabric.plugins.module_utils.host.iproute import Address, RouteKey, RouteValue
-from ansible_collections.ainet.fabric.plugins.module_utils.plan.rail_plan import Planner, fabric_interfaces
-from ansible_collections.ainet.fabric.plugins.module_utils.model.cluster_model import check_node_id
 
 BACKENDS = ("networkd", "netplan", "nm", "none")
 # The protocol each backend gives the routes and rules it re-creates at boot. The
@@ -52,6 +54,41 @@ SYSCTLS_V4 = (("rp_filter", "2"), ("arp_ignore", "1"), ("arp_announce", "2"), ("
 SYSCTLS_V6 = (("disable_ipv6", "0"), ("accept_ra", "0"))
 DEFAULT_METRIC = {4: 0, 6: 1024}
 SCOPE_LINK = 253
+
+
+# The keys of one fabric in the flat desired state (desired.rail.fabric_state writes them).
+FABRIC_KEYS = ("name", "field_prefix", "family", "supernet", "rails", "table_base", "rule_priority",
+               "policy_routing", "aggregate_route")
+
+
+class FabricView(object):
+    """What the host needs of one fabric of the model: its numbers and how messages name its keys."""
+
+    __slots__ = FABRIC_KEYS
+
+    def __init__(self, values):
+        missing = [key for key in FABRIC_KEYS if key not in values]
+        if missing:
+            raise FabricError("rail_interfaces: fabrics[%s] lacks %s (the flat desired state the action plugin "
+                              "derives from fabric_cluster)" % (values.get("name", "?"), ", ".join(missing)))
+        for key in FABRIC_KEYS:
+            setattr(self, key, values[key])
+        self.supernet = ipaddress.ip_network(values["supernet"])
+
+    def field(self, key):
+        """The inventory path of one of this fabric's keys, for messages."""
+        return "%s.%s" % (self.field_prefix, key)
+
+
+class ClusterView(object):
+    """The cluster as the host sees it: its name, and its fabric when it has only one (the single form)."""
+
+    __slots__ = ("name", "fabrics", "single")
+
+    def __init__(self, name, fabrics):
+        self.name = name
+        self.fabrics = fabrics
+        self.single = fabrics[0] if len(fabrics) == 1 else None
 
 
 class HostIntent(object):
@@ -130,28 +167,23 @@ def _fabric_part(intent, fabric, rails, backend):
                                      for proto in (iproute.PROTO_STATIC, 0))
 
 
-def host_intent(cluster, node_id, interfaces, backend="networkd", rails=None):
-    """The complete desired state of one node (``cluster`` is a validated Cluster).
+def intent_from_state(cluster_name, fabrics, rails, backend="networkd"):
+    """The complete desired state of one node from its flat desired state.
 
-    ``interfaces`` is a list (a one-fabric cluster) or ``{fabric: [nic per rail]}``.
-    ``rails`` may be given when the caller already has this node's plan entries.
-    Files are rendered for ``backend`` (one of :data:`BACKENDS`).
-    """
+    ``fabrics``: one mapping per fabric of the cluster, in declaration order, with :data:`FABRIC_KEYS`;
+    ``rails``: this node's rail entries of the plan, each with its ``interface``. Files are rendered for
+    ``backend`` (one of :data:`BACKENDS`)."""
     # Imported here: the renderers import this module's constants.
     from ansible_collections.ainet.fabric.plugins.module_utils.host import netcfg_render  # pylint: disable=import-outside-toplevel
 
     if backend not in BACKENDS:
         raise ValueError("unknown backend %r" % backend)
-    nics = fabric_interfaces(cluster, interfaces)
-    if rails is None:
-        node_id = check_node_id(cluster, node_id)
-        rails = [entry for fabric in cluster.fabrics for entry in Planner(fabric).node(node_id)]
-    rails = [dict(entry, interface=nics[entry["fabric"]][entry["rail"] - 1]) for entry in rails]
-    intent = HostIntent(name=cluster.name, cluster=cluster, parts=[], backend=backend, rails=rails, links={},
-                        addresses=[], routes={}, rules=[], sysctls={}, owned_tables={}, owned_priorities={},
-                        legacy_rules=(), files={})
-    for fabric in cluster.fabrics:
-        own = [entry for entry in rails if entry["fabric"] == fabric.name]
+    views = [FabricView(values) for values in fabrics]
+    intent = HostIntent(name=cluster_name, cluster=ClusterView(cluster_name, views), parts=[], backend=backend,
+                        rails=[dict(entry) for entry in rails], links={}, addresses=[], routes={}, rules=[],
+                        sysctls={}, owned_tables={}, owned_priorities={}, legacy_rules=(), files={})
+    for fabric in views:
+        own = [entry for entry in intent.rails if entry["fabric"] == fabric.name]
         intent.parts.append((fabric, own))
         _fabric_part(intent, fabric, own, backend)
     intent.files = netcfg_render.render(intent)

@@ -158,11 +158,14 @@ class Fabric(object):
     def policy_routing(self):
         return self.mode != "infiniband"
 
+    @property
+    def field_prefix(self):
+        """The inventory path of this fabric: the cluster itself in the single form."""
+        return ROOT if self.name == DEFAULT_FABRIC else "%s.fabrics.%s" % (ROOT, self.name)
+
     def field(self, key):
         """The inventory path of one of this fabric's keys, for messages."""
-        if self.name == DEFAULT_FABRIC:
-            return "%s.%s" % (ROOT, key)
-        return "%s.fabrics.%s.%s" % (ROOT, self.name, key)
+        return "%s.%s" % (self.field_prefix, key)
 
     def to_dict(self):
         return {

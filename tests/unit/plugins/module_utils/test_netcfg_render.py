@@ -14,7 +14,7 @@ import yaml
 
 from ansible_collections.ainet.fabric.plugins.module_utils.host import netcfg_render
 from ansible_collections.ainet.fabric.plugins.module_utils.model.cluster_model import load_cluster
-from ansible_collections.ainet.fabric.plugins.module_utils.host.rail_intent import host_intent
+from ansible_collections.ainet.fabric.plugins.module_utils.desired.rail import host_intent
 
 GOLDEN = os.path.join(os.path.dirname(__file__), "golden")
 CASES = {

@@ -12,7 +12,7 @@ from ansible_collections.ainet.fabric.plugins.module_utils.host import iproute
 from ansible_collections.ainet.fabric.plugins.module_utils.host import rail_reconcile
 from ansible_collections.ainet.fabric.plugins.module_utils.model.cluster_model import load_cluster
 from ansible_collections.ainet.fabric.plugins.module_utils.common.errors import FabricModelError
-from ansible_collections.ainet.fabric.plugins.module_utils.host.rail_intent import host_intent
+from ansible_collections.ainet.fabric.plugins.module_utils.desired.rail import host_intent
 
 CLUSTER = {"name": "u", "rails": 2, "management_networks": ["10.250.0.0/24"],
            "addressing": {"mode": "exclusive", "supernet": "172.17.0.0/16", "rail_prefix": 24, "node_prefix": 27}}

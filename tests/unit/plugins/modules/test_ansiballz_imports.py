@@ -1,8 +1,15 @@
 # -*- coding: utf-8 -*-
-"""Every module runs on a host from an AnsiballZ payload, which holds only the module_utils that the module
-imports statically (transitively). A module_utils reached from a module that imports another collection
-module_utils by name at run time (importlib) would be missing on the host and fail there, while every
-in-process unit test passes. This walks the static imports of each module and refuses dynamic ones."""
+"""What a module carries to a host. A module runs there from an AnsiballZ payload, which holds only the
+module_utils that the module imports statically (transitively):
+
+- a module_utils imported by name at run time (importlib) would be missing on the host and fail there, while
+  every in-process unit test passes: no module reaches one;
+- the host modules (those whose action plugin derives their flat desired state on the controller, through
+  ``plugin_utils.host_action``) must not carry the model, the planner or the derivation (module_utils
+  ``model``, ``plan`` and ``desired``), and run their tools through ``host/runner.py``.
+
+Modules whose action plugin never ships a module (``rail_plan``, ``tor_config``, ``lossless_report``) run on
+the controller only; their module file is their documentation, and they are not walked here."""
 
 from __future__ import annotations
 
@@ -13,10 +20,26 @@ import pytest
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))))
 PREFIX = "ansible_collections.ainet.fabric.plugins.module_utils"
-# Modules with an action plugin of the same name run on the controller (the module file is their documentation).
-ACTIONS = set(f[:-3] for f in os.listdir(os.path.join(ROOT, "plugins", "action")) if f.endswith(".py"))
-MODULES = sorted(f[:-3] for f in os.listdir(os.path.join(ROOT, "plugins", "modules"))
-                 if f.endswith(".py") and f[:-3] not in ACTIONS)
+CONTROLLER_WINGS = ("model", "plan", "desired")
+
+
+def _action_source(name):
+    path = os.path.join(ROOT, "plugins", "action", name + ".py")
+    if not os.path.isfile(path):
+        return None
+    with open(path, encoding="utf-8") as handle:
+        return handle.read()
+
+
+def _ships_module(source):
+    return source is None or "_execute_module" in source or "HostModuleAction" in source
+
+
+NAMES = sorted(f[:-3] for f in os.listdir(os.path.join(ROOT, "plugins", "modules")) if f.endswith(".py"))
+# Every module that runs on a host (no action plugin, or one that executes the module).
+MODULES = [name for name in NAMES if _ships_module(_action_source(name))]
+# The host modules: the model stays on the controller.
+HOST_MODULES = [name for name in NAMES if "HostModuleAction" in (_action_source(name) or "")]
 
 
 def module_path(name):
@@ -39,22 +62,39 @@ def imports(path):
                 continue
             for alias in node.names:  # from ...module_utils.wing import name
                 names.add(("%s.%s" % (base, alias.name)).lstrip("."))
-        elif isinstance(node, ast.Call) and getattr(node.func, "attr", None) in ("import_module", "__import__"):
-            # importlib.import_module("ansible_collections.ainet.fabric..." + name) and the like
-            dynamic |= any(isinstance(n, ast.Constant) and isinstance(n.value, str) and
-                           n.value.startswith("ansible_collections") for n in ast.walk(node))
+        elif isinstance(node, ast.Call) and getattr(node.func, "attr", getattr(node.func, "id", None)) in (
+                "import_module", "__import__"):
+            dynamic = True
     return names, dynamic
 
 
-@pytest.mark.parametrize("module", MODULES)
-def test_module_utils_reached_from_a_module_are_imported_statically(module):
+def closure(module):
+    """Every module_utils that ``module``'s payload holds (dotted below module_utils)."""
     todo, seen = [os.path.join(ROOT, "plugins", "modules", module + ".py")], set()
     while todo:
-        names, dynamic = imports(todo.pop())
+        current = todo.pop()
+        names, dynamic = imports(current)
+        assert not dynamic, "%s (reached from module %s) imports by name at run time" % (current, module)
         for name in names - seen:
             path = module_path(name)
             assert path, "%s imports a module_utils that does not exist: %s" % (module, name)
             seen.add(name)
             todo.append(path)
-            assert not imports(path)[1], "%s (reached from module %s) imports by name at run time" % (name, module)
-    assert seen, module
+    return seen
+
+
+def test_the_sets_are_what_the_collection_has():
+    assert set(HOST_MODULES) == {"rail_interfaces", "sriov", "rdma_netns", "pcie_acs", "roce_qos"}
+    assert set(NAMES) - set(MODULES) == {"rail_plan", "tor_config", "lossless_report"}
+
+
+@pytest.mark.parametrize("module", MODULES)
+def test_module_utils_reached_from_a_module_are_imported_statically(module):
+    assert closure(module), module
+
+
+@pytest.mark.parametrize("module", HOST_MODULES)
+def test_a_host_module_carries_no_model_planner_or_derivation(module):
+    reached = closure(module)
+    assert not [n for n in sorted(reached) if n.split(".")[0] in CONTROLLER_WINGS], sorted(reached)
+    assert "host.runner" in reached, "the host modules run their tools through host/runner.py"

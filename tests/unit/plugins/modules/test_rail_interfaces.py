@@ -13,10 +13,12 @@ import json
 import os
 
 import pytest
-from ansible.module_utils.testing import patch_module_args
 
+from ansible_collections.ainet.fabric.plugins.module_utils.desired.rail import rail_state
 from ansible_collections.ainet.fabric.plugins.module_utils.host import iproute
+from ansible_collections.ainet.fabric.plugins.module_utils.model.cluster_model import load_cluster
 from ansible_collections.ainet.fabric.plugins.modules import rail_interfaces
+from host_task import run_module as run_flat, run_task
 
 FIXTURES = os.path.join(os.path.dirname(__file__), "fixtures")
 CLUSTER = {"name": "rec", "rails": 2, "mtu": 9000, "management_networks": ["10.250.0.0/24"],
@@ -86,12 +88,12 @@ def host(monkeypatch):
 
 
 def run_module(capsys, root, **extra):
+    """The task's result, through the action plugin (the plan made on the controller) and the module."""
+    check = extra.pop("_ansible_check_mode", False)
+    diff = extra.pop("_ansible_diff", False)
     args = dict(cluster=CLUSTER, node_id=1, interfaces=INTERFACES, persist="networkd", config_root=str(root))
     args.update(extra)
-    with patch_module_args(args):
-        with pytest.raises(SystemExit):
-            rail_interfaces.main()
-    return json.loads(capsys.readouterr().out)
+    return run_task(capsys, "rail_interfaces", args, check=check, diff=diff)[0]
 
 
 def batches(fake):
@@ -119,6 +121,36 @@ def test_fresh_host_converges_with_two_batches_then_nothing(host, capsys, tmp_pa
     assert result["changed"] is False, result
     assert batches(again) == [] and result["files"] == []
     assert [call[0] for call in again.calls] == ["ip -N -j -d -4 -batch -", "ip -N -j -d -6 -batch -"]
+
+
+def test_the_action_sends_only_the_flat_state_and_the_module_alone_converges_the_same(host, capsys, tmp_path):
+    task = dict(cluster=CLUSTER, node_id=1, interfaces=INTERFACES, persist="networkd", config_root=str(tmp_path))
+    _result, sent = run_task(capsys, "rail_interfaces", task, check=True, diff=False)
+    assert sorted(sent) == ["cluster_name", "config_root", "fabrics", "persist", "rails"]
+    assert sent["fabrics"][0]["field_prefix"] == "fabric_cluster" and sent["rails"][1]["interface"] == "ens6f1np1"
+
+    # The module on its own (ansible -m) with those flat options: the same batches.
+    fake = host("fresh", after="converged", sysctls={p: "0" for p in SYSCTLS})
+    flat = dict(rail_state(load_cluster(CLUSTER), 1, INTERFACES), persist="networkd", config_root=str(tmp_path))
+    result = run_flat(capsys, "rail_interfaces", flat, diff=False)
+    assert result["changed"] is True and batches(fake) == FRESH_TO_CONVERGED
+
+
+@pytest.mark.parametrize("given", [dict(cluster=CLUSTER, node_id=1, interfaces=INTERFACES), dict()])
+def test_the_module_alone_refuses_the_model_and_wants_the_flat_state(capsys, tmp_path, given):
+    result = run_flat(capsys, "rail_interfaces", dict(given, config_root=str(tmp_path)), diff=False)
+    assert result["failed"] is True
+    if given:
+        assert "cluster, node_id, interfaces are handled on the controller by the action plugin " \
+               "ainet.fabric.rail_interfaces" in result["msg"], result["msg"]
+    else:
+        assert "missing required arguments: cluster_name, fabrics, rails" in result["msg"], result["msg"]
+
+
+def test_a_bad_model_fails_on_the_controller_before_the_module_runs(capsys, tmp_path):
+    result, sent = run_task(capsys, "rail_interfaces", dict(cluster=CLUSTER, node_id=99999, interfaces=INTERFACES,
+                                                            config_root=str(tmp_path)))
+    assert sent is None and result["failed"] is True and "fabric_node_id" in result["msg"], result
 
 
 def test_check_mode_reports_the_same_commands_and_changes_nothing(host, capsys, tmp_path):
