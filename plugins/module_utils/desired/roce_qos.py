@@ -19,6 +19,7 @@ leaves them alone and removes its boot unit when no NIC is listed.
 
 from __future__ import annotations
 
+from ansible_collections.ainet.fabric.plugins.module_utils.model.qos_profile import dscp_map
 from ansible_collections.ainet.fabric.plugins.module_utils.plan.rail_plan import fabric_interfaces
 
 
@@ -27,8 +28,7 @@ def desired(profile):
     return {
         "trust": "dscp",
         "pfc": list(profile["pfc_priorities"]),
-        "dscp_to_priority": {profile["roce_dscp"]: profile["roce_priority"],
-                             profile["cnp_dscp"]: profile["cnp_priority"]},
+        "dscp_to_priority": dscp_map(profile),
         "ecn_rp": list(profile["dcqcn_priorities"]),
         "ecn_np": list(profile["dcqcn_priorities"]),
         "cnp_dscp": profile["cnp_dscp"],

@@ -551,7 +551,6 @@ def load_cluster(raw):
         cluster.fabrics.append(_load_fabric(cluster, DEFAULT_FABRIC, values, 0))
     _check_overlaps(cluster)
     _check_fabrics_apart(cluster)
-    qos_profile.check_fabric_priorities([(f.name, f.field("qos"), f.qos) for f in cluster.fabrics])
     cluster.rdma_netns = rdma_host.resolve_netns(values.get("rdma_netns"), ROOT + ".rdma_netns",
                                                  [(f.name, f.field("cni"), f.cni) for f in cluster.fabrics])
     cluster.pcie_acs = rdma_host.acs_settings(values.get("pcie_acs"), ROOT + ".pcie_acs")

@@ -155,6 +155,9 @@ QOS = {
     "cnp_strict": Key("bool", "CNPs go to a strict-priority queue", default="by preset"),
     "pfc_priorities": Key("list", "priorities with PFC (must include roce_priority)", elements="int",
                           default="[roce_priority] (sonic: [3, 4])", minimum=0, maximum=7, unique=True),
+    "dscp_priorities": Key("dict", "further DSCPs and the priority each lands in, beside roce_dscp and cnp_dscp "
+                           "(every PFC priority needs one; sonic: {4: 4})", default="by preset",
+                           keys=Key("int", "DSCP", minimum=0, maximum=63), elements="int", minimum=0, maximum=7),
     "dcqcn_priorities": Key("list", "priorities with DCQCN (ECN reaction and notification point) on the hosts",
                             elements="int", default="[roce_priority]", minimum=0, maximum=7, unique=True),
     "ecn_queues": Key("list", "switch queues that mark ECN", elements="int", default="by preset", minimum=0,
@@ -174,7 +177,8 @@ QOS = {
                     minimum=0, maximum=255),
     "switch_mtu_headroom": Key("int", "bytes the switch port MTU must exceed the host MTU by", default="18",
                                minimum=0, maximum=256),
-    "share_priority": Key("bool", "allow another fabric with the same priority or DSCP (both must say so)",
+    "share_priority": Key("bool", "no effect (kept so inventories that set it stay valid): fabrics have their "
+                          "own NICs and ToRs, so several fabrics may always use the same lossless class",
                           default="false"),
 }
 SRIOV = {

@@ -44,7 +44,7 @@ PRESETS = {
                "cnp_strict": True, "ecn_queues": [0, 3], "ecn_min_bytes": 150000, "ecn_max_bytes": 1500000,
                "ecn_probability": 100, "ets_weights": {"0": 50, "3": 50}, "pfc_watchdog": False},
     "sonic": {"trust": "dscp", "roce_dscp": 3, "roce_priority": 3, "cnp_dscp": 48, "cnp_priority": 6,
-              "cnp_strict": None, "pfc_priorities": [3, 4], "ecn_queues": [3, 4], "ecn_min_bytes": 1048576,
+              "cnp_strict": None, "pfc_priorities": [3, 4], "dscp_priorities": {"4": 4}, "ecn_queues": [3, 4], "ecn_min_bytes": 1048576,
               "ecn_max_bytes": 2097152, "ecn_probability": 5, "ets_weights": None, "pfc_watchdog": True},
     "spiderpool": {"trust": "dscp", "roce_dscp": 40, "roce_priority": 5, "cnp_dscp": 48, "cnp_priority": 6,
                    "cnp_strict": None, "ecn_queues": None, "ecn_min_bytes": None, "ecn_max_bytes": None,
@@ -102,10 +102,14 @@ def profile(values, field, rdma="roce"):
             value = sorted(value)
         elif key == "ets_weights":
             value = _weights(value, field + ".ets_weights")
+        elif key == "dscp_priorities":
+            value = {str(dscp): value[dscp] for dscp in sorted(value)}
         out[key] = value
     # Derived values.
     if out["pfc_priorities"] is None:
         out["pfc_priorities"] = [out["roce_priority"]]
+    if out["dscp_priorities"] is None:
+        out["dscp_priorities"] = {}
     if out["dcqcn_priorities"] is None:
         out["dcqcn_priorities"] = [out["roce_priority"]]
     if out["roce_tos"] is None:
@@ -134,6 +138,17 @@ def _check(p, field):
                    "notifications")
     if p["roce_dscp"] == p["cnp_dscp"]:
         raise _err(field + ".cnp_dscp", p["cnp_dscp"], "equals the RoCE DSCP", "give CNPs their own DSCP (e.g. 48)")
+    for dscp, prio in p["dscp_priorities"].items():
+        if int(dscp) in (p["roce_dscp"], p["cnp_dscp"]):
+            raise _err("%s.dscp_priorities.%s" % (field, dscp), prio,
+                       "maps the %s DSCP %s a second time" % ("RoCE" if int(dscp) == p["roce_dscp"] else "CNP", dscp),
+                       "leave it out: roce_dscp and cnp_dscp place it already")
+    mapped = set(dscp_map(p).values())
+    unmapped = [prio for prio in p["pfc_priorities"] if prio not in mapped]
+    if unmapped:
+        raise _err(field + ".pfc_priorities", p["pfc_priorities"],
+                   "includes priority %d, which no DSCP lands in (a lossless class nothing can use)" % unmapped[0],
+                   "map a DSCP to it with dscp_priorities, e.g. {%d: %d}, or remove it" % (unmapped[0], unmapped[0]))
     if p["roce_tos"] >> 2 != p["roce_dscp"]:
         raise _err(field + ".roce_tos", p["roce_tos"],
                    "carries DSCP %d, not the RoCE DSCP %d" % (p["roce_tos"] >> 2, p["roce_dscp"]),
@@ -147,40 +162,12 @@ def _check(p, field):
                    "leave the CNP queue out (it is strict) or set cnp_strict: false")
 
 
-def check_fabric_priorities(profiles):
-    """``profiles``: [(fabric name, field, resolved profile or None)]. Two fabrics' lossless classes
-    on one priority is an error unless both say ``share_priority: true``."""
-    seen = {}
-    for name, field, profile in profiles:
-        if profile is None:
-            continue
-        for prio in profile["pfc_priorities"]:
-            if prio in seen:
-                other, other_profile = seen[prio]
-                if not (profile["share_priority"] and other_profile["share_priority"]):
-                    raise _err(field, _summary(profile),
-                               "puts lossless priority %d in a second class: fabric %s uses it already"
-                               % (prio, other), SHARE_FIX)
-            else:
-                seen[prio] = (name, profile)
-    dscps = {}
-    for name, field, profile in profiles:
-        if profile is None:
-            continue
-        dscp = profile["roce_dscp"]
-        if dscp in dscps and not (profile["share_priority"] and dscps[dscp][1]["share_priority"]):
-            raise _err(field, _summary(profile), "uses RoCE DSCP %d, which is fabric %s's too" % (dscp, dscps[dscp][0]),
-                       SHARE_FIX)
-        dscps.setdefault(dscp, (name, profile))
-
-
-SHARE_FIX = ("give each fabric its own class, e.g. qos: {preset: custom, roce_dscp: 18, roce_priority: 2, "
-             "cnp_dscp: 48, cnp_priority: 6}, or set share_priority: true in both fabrics' qos")
-
-
-def _summary(profile):
-    return "preset %s: DSCP %d -> priority %d, PFC %s" % (profile["preset"], profile["roce_dscp"],
-                                                          profile["roce_priority"], profile["pfc_priorities"])
+def dscp_map(profile):
+    """Every DSCP the profile places, and its priority: RoCE, CNP and ``dscp_priorities`` (``{int: int}``)."""
+    out = {int(dscp): int(prio) for dscp, prio in (profile.get("dscp_priorities") or {}).items()}
+    out[profile["roce_dscp"]] = profile["roce_priority"]
+    out[profile["cnp_dscp"]] = profile["cnp_priority"]
+    return dict(sorted(out.items()))
 
 
 def describe(profile):

@@ -36,7 +36,7 @@ from __future__ import annotations
 
 from ansible_collections.ainet.fabric.plugins.module_utils.common.errors import FabricError
 from ansible_collections.ainet.fabric.plugins.module_utils.model.qos_profile import (
-    DEFAULT_HEADROOM, PRESETS_ORDER, PROFILE_KEYS, resolve_profile)
+    DEFAULT_HEADROOM, PRESETS_ORDER, PROFILE_KEYS, dscp_map, resolve_profile)
 from ansible_collections.ainet.fabric.plugins.module_utils.qos.qos_facts import lookup, settings_of, sorted_ints
 
 CODES = {
@@ -372,8 +372,11 @@ def _against_profile(d, h, s, p, where):
     if s["trust"] is not None and "dscp" in p["trust"] and "dscp" not in str(s["trust"]):
         switch("trust", s["trust"], p["trust"])
     for side, settings, report in (("host", h, host), ("switch", s, switch)):
-        for what, dscp, want in (("RoCE DSCP %d on priority" % p["roce_dscp"], p["roce_dscp"], p["roce_priority"]),
-                                 ("CNP DSCP %d on priority" % p["cnp_dscp"], p["cnp_dscp"], p["cnp_priority"])):
+        placed = [("RoCE DSCP %d on priority" % p["roce_dscp"], p["roce_dscp"], p["roce_priority"]),
+                  ("CNP DSCP %d on priority" % p["cnp_dscp"], p["cnp_dscp"], p["cnp_priority"])]
+        placed += [("DSCP %d on priority" % dscp, dscp, prio) for dscp, prio in dscp_map(p).items()
+                   if dscp not in (p["roce_dscp"], p["cnp_dscp"])]
+        for what, dscp, want in placed:
             if side == "host" and "CNP" in what:
                 continue  # the host does not classify its own CNPs; cnp_dscp/cnp_priority below
             have = lookup(settings["dscp_to_priority"], dscp)

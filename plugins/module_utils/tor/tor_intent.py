@@ -35,7 +35,7 @@ vendor-schema check is missing.
 from __future__ import annotations
 
 from ansible_collections.ainet.fabric.plugins.module_utils.common.errors import FabricModelError
-from ansible_collections.ainet.fabric.plugins.module_utils.model.qos_profile import PRESETS
+from ansible_collections.ainet.fabric.plugins.module_utils.model.qos_profile import PRESETS, dscp_map
 
 MARKER = "[ainet]"
 VLAN_BASE = 1000
@@ -107,8 +107,7 @@ def qos_intent(profile):
     weights = {int(q): int(w) for q, w in (profile.get("ets_weights") or {}).items()}
     return {
         "trust": profile["trust"],
-        "dscp_to_priority": {profile["roce_dscp"]: profile["roce_priority"],
-                             profile["cnp_dscp"]: profile["cnp_priority"]},
+        "dscp_to_priority": dscp_map(profile),
         "roce_dscp": profile["roce_dscp"], "cnp_dscp": profile["cnp_dscp"],
         "pfc": pfc,
         "priority_to_queue": {p: p for p in range(8)},

@@ -239,7 +239,7 @@ def _loaded(cluster, path, norm):
     fabric = cluster.fabrics[0]
     head, name = path[0], path[-1]
     if head == "qos" and fabric.qos is not None:
-        if name == "ets_weights":
+        if name in ("ets_weights", "dscp_priorities"):
             return fabric.qos[name], {str(q): w for q, w in sorted(norm.items())}
         return fabric.qos[name], sorted(norm) if isinstance(norm, list) else norm
     if head == "sriov" and fabric.sriov is not None:
@@ -385,4 +385,4 @@ def test_the_loaders_relation_tables_cover_the_schemas_choices():
 def test_every_leaf_is_varied():
     fields = [_field(p) for p, _k in LEAVES]
     assert "fabric_cluster.qos.cnp_strict" in fields and "fabric_cluster.tors[0].nodes" in fields
-    assert len(fields) == len(set(fields)) == 53
+    assert len(fields) == len(set(fields)) == 54

@@ -4,7 +4,7 @@ import pytest
 
 from ansible_collections.ainet.fabric.plugins.module_utils.model.cluster_model import load_cluster
 from ansible_collections.ainet.fabric.plugins.module_utils.common.errors import FabricModelError
-from ansible_collections.ainet.fabric.plugins.module_utils.model.qos_profile import describe, resolve_profile
+from ansible_collections.ainet.fabric.plugins.module_utils.model.qos_profile import describe, dscp_map, resolve_profile
 
 F = "fabric_cluster.qos"
 
@@ -72,16 +72,46 @@ def _two(compute_qos, storage_qos):
                     "qos": storage_qos}}}
 
 
-def test_two_fabrics_on_one_priority_is_an_error_unless_both_ask():
-    with pytest.raises(FabricModelError, match=r"fabrics.storage.qos: .* puts lossless priority 3 in a second class: "
-                                               r"fabric compute uses it already"):
-        load_cluster(_two({}, {}))
-    with pytest.raises(FabricModelError, match=r"uses RoCE DSCP 26, which is fabric compute's too"):
-        load_cluster(_two({}, {"roce_priority": 2}))
+def test_two_fabrics_may_share_a_lossless_class():
+    # Each fabric has its own NICs and ToRs (the model refuses sharing either), so the same DSCP and priority on
+    # compute and storage never meet on one link: the default two-fabric model is accepted as it is.
+    cluster = load_cluster(_two({}, {}))
+    assert [f.qos["roce_priority"] for f in cluster.fabrics] == [3, 3]
+    assert [f.qos["roce_dscp"] for f in cluster.fabrics] == [26, 26]
+    cluster = load_cluster(_two({}, {"roce_priority": 2, "pfc_priorities": [2]}))
+    assert [f.qos["roce_priority"] for f in cluster.fabrics] == [3, 2]
+    # share_priority is still accepted (inventories that set it stay valid) and changes nothing.
     cluster = load_cluster(_two({"share_priority": True}, {"share_priority": True}))
     assert [f.qos["roce_priority"] for f in cluster.fabrics] == [3, 3]
     cluster = load_cluster(_two({}, {"preset": "spiderpool"}))
     assert cluster.to_dict()["fabrics"]["storage"]["qos"]["roce_dscp"] == 40
+
+
+@pytest.mark.parametrize("preset", ["nvidia", "sonic", "spiderpool"])
+def test_every_preset_maps_a_dscp_to_every_pfc_priority(preset):
+    profile = resolve_profile({"preset": preset}, F)
+    assert set(profile["pfc_priorities"]) <= set(dscp_map(profile).values()), profile
+
+
+def test_the_sonic_preset_places_dscp_4_in_its_second_lossless_priority():
+    profile = resolve_profile({"preset": "sonic"}, F)
+    assert profile["pfc_priorities"] == [3, 4]
+    assert dscp_map(profile) == {3: 3, 4: 4, 48: 6}
+
+
+def test_a_pfc_priority_no_dscp_lands_in_is_refused():
+    with pytest.raises(FabricModelError, match=r"qos.pfc_priorities: \[3, 4\] includes priority 4, which no DSCP "
+                                               r"lands in .* map a DSCP to it with dscp_priorities, e.g. \{4: 4\}"):
+        resolve_profile({"preset": "nvidia", "pfc_priorities": [3, 4]}, F)
+    profile = resolve_profile({"preset": "nvidia", "pfc_priorities": [3, 4], "dscp_priorities": {34: 4}}, F)
+    assert dscp_map(profile) == {26: 3, 34: 4, 48: 6}
+
+
+def test_dscp_priorities_cannot_place_the_roce_or_cnp_dscp_again():
+    with pytest.raises(FabricModelError, match=r"qos.dscp_priorities.26: 4 maps the RoCE DSCP 26 a second time"):
+        resolve_profile({"preset": "nvidia", "dscp_priorities": {26: 4}}, F)
+    with pytest.raises(FabricModelError, match=r"qos.dscp_priorities.48: 6 maps the CNP DSCP 48 a second time"):
+        resolve_profile({"preset": "nvidia", "dscp_priorities": {48: 6}}, F)
 
 
 def test_shape_errors_come_from_the_schema_all_at_once():
