@@ -71,6 +71,18 @@ def build_payload(name, module_path, module_args):
     return data, utils_files(data)
 
 
+def ping_payload():
+    """ansible.builtin.ping's payload (the reference every module pays at least)."""
+    import ansible.modules.ping as ping  # pylint: disable=import-outside-toplevel
+    from ansible.executor import module_common  # pylint: disable=import-outside-toplevel
+    from ansible.parsing.dataloader import DataLoader  # pylint: disable=import-outside-toplevel
+    from ansible.template import Templar  # pylint: disable=import-outside-toplevel
+    return module_common.modify_module(module_name="ansible.builtin.ping", module_path=ping.__file__, module_args={},
+                                       templar=Templar(loader=DataLoader()),
+                                       task_vars={"ansible_python_interpreter": sys.executable},
+                                       module_compression="ZIP_DEFLATED").b_module_data
+
+
 def utils_files(payload):
     """The collection's module_utils files inside an AnsiballZ wrapper (its zip is base64 in the source)."""
     import base64  # pylint: disable=import-outside-toplevel
@@ -108,12 +120,16 @@ def child_cpu():
     return usage.ru_utime + usage.ru_stime
 
 
-def rail_cpu(payload, rails, repeat, workdir):
-    """CPU seconds (median, min) of one re-converge of the payload in a fresh namespace of ``rails`` dummy NICs."""
+def rail_cpu(payload, rails, repeat, workdir, ping_payload):
+    """CPU seconds (median, min) of one re-converge of the payload in a fresh namespace of ``rails`` rail NICs, and
+    (median, min) of ansible.builtin.ping's payload there (the floor every module pays: python, AnsiballZ, basic)."""
     namespace = "ainetbench%d" % os.getpid()
     path = os.path.join(workdir, "rail_interfaces_payload.py")
     with open(path, "wb") as handle:
         handle.write(payload)
+    ping_path = os.path.join(workdir, "ping_payload.py")
+    with open(ping_path, "wb") as handle:
+        handle.write(ping_payload)
     subprocess.run(["ip", "netns", "add", namespace], check=True)
     try:
         ns = ["ip", "-n", namespace]
@@ -124,14 +140,17 @@ def rail_cpu(payload, rails, repeat, workdir):
         first = json.loads(subprocess.run(run, capture_output=True, text=True, check=True).stdout)
         if first.get("failed"):
             raise SystemExit("rail_interfaces failed: %s" % first.get("msg"))
-        samples = []
+        samples, ping = [], []
         for _ in range(repeat):
             before = child_cpu()
             out = json.loads(subprocess.run(run, capture_output=True, text=True, check=True).stdout)
             samples.append(child_cpu() - before)
             if out.get("changed") or out.get("failed"):
                 raise SystemExit("the re-converge was not a no-op: %s" % out)
-        return statistics.median(samples), min(samples)
+            before = child_cpu()
+            subprocess.run(run[:-1] + [ping_path], capture_output=True, check=True)
+            ping.append(child_cpu() - before)
+        return (statistics.median(samples), min(samples)), (statistics.median(ping), min(ping))
     finally:
         subprocess.run(["ip", "netns", "del", namespace], check=False)
 
@@ -156,10 +175,13 @@ def main():
             print("%-16s payload %7d bytes, %2d collection module_utils: %s"
                   % (name, len(data), len(files or []), " ".join(files or [])))
             if name == "rail_interfaces" and not args.no_cpu:
-                median, low = rail_cpu(data, args.rails, args.repeat, workdir)
+                ping_data = ping_payload()
+                (median, low), (p_median, p_low) = rail_cpu(data, args.rails, args.repeat, workdir, ping_data)
                 entry["reconverge_cpu_ms"] = {"median": round(median * 1000, 1), "min": round(low * 1000, 1)}
-                print("%-16s re-converge CPU on a %d-rail node: median %.1f ms, min %.1f ms (%d runs)"
-                      % (name, args.rails, median * 1000, low * 1000, args.repeat))
+                result["ping_cpu_ms"] = {"median": round(p_median * 1000, 1), "min": round(p_low * 1000, 1)}
+                print("%-16s re-converge CPU on a %d-rail node: median %.1f ms, min %.1f ms (%d runs); "
+                      "ansible.builtin.ping there: median %.1f ms, min %.1f ms"
+                      % (name, args.rails, median * 1000, low * 1000, args.repeat, p_median * 1000, p_low * 1000))
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
     print(json.dumps(result, sort_keys=True))

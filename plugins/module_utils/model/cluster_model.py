@@ -443,6 +443,15 @@ def _load_tors(fabric, raw):
             shared = set(tors[a].rails) & set(tors[b].rails)
             if not shared:
                 continue
+            if fabric.mode == "shared":
+                # One subnet and one gateway address per rail: two ToRs would each hold the gateway, with no
+                # L2 between them, and a rail's hosts behind different ToRs could not reach each other.
+                raise _err("%s[%d].rails" % (field, b), list(tors[b].rails),
+                           "puts rail %d of a shared-mode fabric on a second ToR (%s serves it already); shared "
+                           "mode gives a rail one subnet and one gateway, which one ToR holds"
+                           % (min(shared), tors[a].name),
+                           "use one ToR per rail, or addressing.mode exclusive or p2p (each node's subnet is "
+                           "routed by its own ToR, so a rail may span several ToRs)")
             ra = tors[a].ranges or [(1, fabric.max_node_id)]
             rb = tors[b].ranges or [(1, fabric.max_node_id)]
             for fa, la in ra:

@@ -258,3 +258,25 @@ def test_port_fec_must_exist_at_the_port_speed(speed, fec, ok):
         with pytest.raises(FabricModelError, match=r"fabric_cluster.tors\[0\].port_fec: '%s' is not a FEC of %s"
                            % (fec, speed)):
             load_cluster(raw)
+
+
+def _split_rail(mode):
+    addressing = {"mode": mode, "supernet": "10.80.0.0/16", "rail_prefix": 24}
+    if mode == "exclusive":
+        addressing["node_prefix"] = 28
+    return {"name": "span", "rails": 1, "addressing": addressing,
+            "tors": [{"name": "leaf-a", "rails": [1], "nodes": "1-8"}, {"name": "leaf-b", "rails": [1], "nodes": "9-16"}]}
+
+
+def test_a_shared_rail_over_two_tors_is_refused_naming_the_second_tor():
+    with pytest.raises(FabricModelError, match=r"fabric_cluster.tors\[1\].rails: \[1\] puts rail 1 of a shared-mode "
+                                               r"fabric on a second ToR \(leaf-a serves it already\).*one ToR per rail"):
+        load_cluster(_split_rail("shared"))
+
+
+@pytest.mark.parametrize("mode", ["exclusive", "p2p", "infiniband"])
+def test_a_rail_over_two_tors_is_fine_where_each_node_is_routed_or_there_is_no_gateway(mode):
+    cluster = load_cluster(_split_rail(mode))
+    plan = rail_plan(_split_rail(mode), {"n1": 1, "n9": 9})
+    tors = {name: node["rails"][0]["tor"] for name, node in plan["nodes"].items()}
+    assert tors == {"n1": "leaf-a", "n9": "leaf-b"}, tors
