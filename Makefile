@@ -8,9 +8,10 @@ export ANSIBLE_CONFIG := $(abspath ansible.cfg)
 
 .PHONY: setup plan tors test unit lint sanity molecule lab lab-down bench dist clean
 
-$(STAMP): requirements-dev.txt
+$(STAMP): requirements-dev.txt requirements-yang.txt
 	python3 -m venv $(VENV)
 	$(PY) -m pip install --quiet -r requirements-dev.txt
+	PY=$(abspath $(PY)) bash tests/yang-deps.sh
 	@mkdir -p build/.collections/ansible_collections/ainet
 	@ln -sfn $(abspath .) build/.collections/ansible_collections/ainet/fabric
 	touch $(STAMP)

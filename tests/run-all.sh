@@ -16,6 +16,15 @@ step() { printf '\n=== %s ===\n' "$*"; }
 step "system packages"
 bash tests/system-deps.sh
 
+# The SONiC YANG models (sonic-buildimage's yang-models, Apache-2.0) sit beside the checkout in
+# ../shared/validators where CI has them; the YANG tests skip, naming the variable, elsewhere.
+if [ -z "${AINET_SONIC_YANG_DIR:-}" ] && [ -d "$ROOT/../shared/validators/sonic-yang-models" ]; then
+    export AINET_SONIC_YANG_DIR=$ROOT/../shared/validators/sonic-yang-models
+fi
+echo "SONiC YANG models: ${AINET_SONIC_YANG_DIR:-none (the YANG tests skip)}"
+"$BIN/python" -c "import libyang" 2>/dev/null && echo "Python libyang: installed" \
+    || echo "Python libyang: missing (tests/yang-deps.sh could not build it; the YANG tests fail if models are given)"
+
 step "pytest: unit and integration"
 "$BIN/python" -m pytest -q -p no:cacheprovider tests/unit tests/integration
 

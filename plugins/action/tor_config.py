@@ -107,7 +107,7 @@ class ActionModule(ActionBase):
             return dict(result, failed=True, msg="ToR %s cannot be pushed: %s" % (host, rendered["skipped"][host]))
 
         # Everything is rendered and checked before anything is written or pushed.
-        tors, notes, invalid = [], [], []
+        tors, notes, invalid, unvalidated = [], [], [], {}
         for item in rendered["rendered"]:
             running, source = _running_text(args, item["name"], platforms.nos(item["platform"]).EXTENSION)
             problems, note = [], None
@@ -115,6 +115,7 @@ class ActionModule(ActionBase):
                 problems, note = _validate(args, item, running)
             if note:
                 notes.append(note)
+                unvalidated[item["name"]] = note
             if problems:
                 invalid.append("%s (%s): %s" % (item["name"], item["path"], "; ".join(problems[:10])))
             differences, stale = None, []
@@ -171,7 +172,7 @@ class ActionModule(ActionBase):
                 diffs.append({"before_header": "%s running" % host, "after_header": "%s pushed" % host,
                               "prepared": diff_text(pushed["diff"][:MAX_DIFF])})
         result.update(changed=bool(files) or bool(pushed and pushed.get("changed")), files=files, tors=out,
-                      skipped=rendered["skipped"], notes=notes)
+                      skipped=rendered["skipped"], notes=notes, unvalidated=unvalidated)
         if pushed is not None:
             result["push"] = {k: v for k, v in pushed.items() if k != "diff"}
         if self._task.diff and diffs:

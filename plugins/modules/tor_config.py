@@ -142,6 +142,13 @@ notes:
   returned: success
   type: list
   elements: str
+unvalidated:
+  description:
+    - With O(validate=true), each rendered ToR whose vendor schema check did not run, and why (the validator
+      package or the SONiC YANG models missing, no running config_db to merge a SONiC fragment into). The role's
+      summary names them.
+  returned: success
+  type: dict
 push:
   description: With O(push=true) - whether the switch changed and the vendor's handle (NVUE revision, EOS session).
   returned: when push is true
