@@ -26,8 +26,15 @@ _KEY = re.compile(r"^[A-Za-z][A-Za-z0-9]*$")
 # What YAML allows unescaped in a double-quoted scalar (YAML 1.1 "printable", as libyaml and
 # PyYAML read it); anything else is written as a \u or \U escape.
 # NEL, LINE and PARAGRAPH SEPARATOR are line breaks to YAML, and a BOM is dropped: escaped too.
-_NOT_PRINTABLE = re.compile("[^\x09\x0a\x0d\x20-\x7e\xa0-\u2027\u202a-\ud7ff\ue000-\ufefe\uff00-\ufffd"
-                            "\U00010000-\U0010ffff]")
+# Compiled on first use (about 5 ms): a host module that writes no YAML does not pay for it.
+_NOT_PRINTABLE_RE = "[^\x09\x0a\x0d\x20-\x7e\xa0-\u2027\u202a-\ud7ff\ue000-\ufefe\uff00-\ufffd\U00010000-\U0010ffff]"
+_COMPILED = {}
+
+
+def _not_printable():
+    if "np" not in _COMPILED:
+        _COMPILED["np"] = re.compile(_NOT_PRINTABLE_RE)
+    return _COMPILED["np"]
 
 
 def _yaml_escape(match):
@@ -61,7 +68,7 @@ def _scalar(value):
         return str(value)
     # A JSON string is a YAML double-quoted scalar once the characters YAML does not take raw
     # are escaped as well.
-    return _NOT_PRINTABLE.sub(_yaml_escape, json.dumps(str(value), ensure_ascii=False))
+    return _not_printable().sub(_yaml_escape, json.dumps(str(value), ensure_ascii=False))
 
 
 def _yaml(data, indent, out, scalar):
