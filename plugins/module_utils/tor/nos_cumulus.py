@@ -19,12 +19,34 @@ What is set:
 * ``service lldp state enabled``;
 * the lossless profile: ``qos roce`` lossless (Cumulus's RoCE baseline, which sizes the lossless
   ingress pool and headroom) and, on the rail ports, this collection's own profiles named
-  ``PROFILE`` for ``mapping`` (trust, the RoCE and CNP DSCPs), ``pfc`` (the PFC priorities),
-  ``congestion-control`` (ECN on the ECN queues) and ``egress-scheduler`` (DWRR weights, strict
-  CNP queue), ``pfc-watchdog`` on the ports when the profile wants it, and the
-  ``roce-lossless`` traffic pool on the PFC priorities. NVUE has no per-port switch-priority to
-  traffic-class map, so ``egress-queue-mapping default-global`` is set to identity (the one global
-  object written besides ``qos roce``).
+  ``PROFILE`` for ``mapping`` (trust, the profile's DSCPs), ``pfc`` (the PFC priorities),
+  ``congestion-control`` (ECN on the ECN queues) and ``egress-scheduler`` (:func:`roce_scheduler`: every
+  queue in use, DWRR weights and the strict CNP queue; without ETS weights ``qos roce``'s own split), and
+  ``pfc-watchdog`` on the ports when the profile wants it;
+* switch-wide, only where the profile differs from what ``qos roce`` sets ([ROCE] "Default RoCE
+  Configuration": switch priority 3 -> traffic class 3, 6 -> 6, the others -> 0; priority 3 in the RoCE
+  lossless pool): ``egress-queue-mapping default-global`` for the switch priorities the profile uses whose
+  traffic class differs (NVUE has no other profile of it, [QOS] "Egress Queues"), and, when the lossless
+  priorities are not ``qos roce``'s 3, the ``roce-lossless`` traffic pool on them with ``default-lossy``
+  keeping the others, as [QOS] "Traffic Pools" and [ROCE] "Change RoCE Configuration" move a priority
+  between pools. The ``nvidia`` profile writes no switch-wide object besides ``qos roce``.
+
+Sources: Cumulus Linux 5.14 user guide, https://docs.nvidia.com/networking-ethernet-software/cumulus-linux-514/
+then ``Layer-1-and-Switch-Ports/Quality-of-Service/`` (markdown: CumulusNetworks/docs ``content/cumulus-linux-514/
+Layer-1-and-Switch-Ports/Quality-of-Service/``, read at 1ffba627 and 0d142afe):
+
+* [ROCE] ``RDMA-over-Converged-Ethernet-RoCE/``: table "Default RoCE Configuration" (trust, the switch
+  priority to traffic class map, "Port ETS" TC 6 strict / TC 3 WRR 50 % / TC 0 WRR 50 %, ECN, PFC on switch
+  priority 3, priority 3 in the RoCE lossless traffic pool), the ``nv show qos roce`` example (pools
+  ``lossy-default-ingress`` 0,1,2,4,5,6,7 and ``roce-reserved-ingress`` 3 on a port), "Change RoCE
+  Configuration" (a priority leaves ``default-lossy`` before another pool takes it; moving the lossless
+  priority re-maps PFC, the egress queue and the DSCP);
+* [QOS] ``_index.md`` (the "Quality of Service" page): "Egress Queues" (NVUE only supports the
+  ``default-global`` egress-queue-mapping), "Egress Scheduler" (``dwrr`` needs ``bw-percent`` 1-100, at most
+  100 in all; a traffic class left out gets DWRR 0), "Port Groups" (a port profile overrides the global
+  settings for its ports; a scheduler profile that weights some queues schedules the others best effort),
+  "Traffic Pools" (``default-lossy`` holds every switch priority by default; ``roce-lossless`` is the RoCE
+  lossless pool; only one lossless pool at a time).
 
 Trust: ``dscp`` -> ``l3``, ``pcp,dscp`` -> ``both``. Every map key is a string, as NVUE's.
 
@@ -183,20 +205,72 @@ def render_nvue(intent):
     return body
 
 
+# What `nv set qos roce mode lossless` sets ([ROCE] "Default RoCE Configuration", module doc): switch priority 3 ->
+# traffic class 3 (RoCE), 6 -> 6 (CNP), the others -> 0; switch priority 3 in the RoCE lossless traffic pool.
+ROCE_PRIORITY_TO_QUEUE = {sp: sp if sp in (3, 6) else 0 for sp in range(8)}
+ROCE_LOSSLESS = (3,)
+# The same table's "Port ETS": TC 6 (CNP) strict, TC 3 (RoCE) WRR 50 %, TC 0 (other traffic) WRR 50 %: half of the
+# DWRR bandwidth to the lossless class, half to the rest.
+ROCE_LOSSLESS_SHARE = 50
+LOSSY_POOL = "default-lossy"
+
+
+def _shares(queues, total):
+    """``total`` percent split evenly over ``queues`` (the first ones get the remainder)."""
+    share, extra = divmod(total, len(queues))
+    return {queue: share + (1 if i < extra else 0) for i, queue in enumerate(queues)}
+
+
+def roce_scheduler(q):
+    """The complete egress scheduler of a ToR intent's ``qos``: ``{queue: weight}``, ``None`` for a strict queue.
+
+    Strict: the intent's ``strict_queues`` (the CNP queue when the profile wants it strict). Weighted: the profile's
+    ETS weights; without them NVIDIA's ``qos roce`` scheduler (:data:`ROCE_LOSSLESS_SHARE`) carried over to the
+    queues the profile uses: the queues of its PFC priorities share 50 %, queue 0 and the other queues its DSCPs land
+    in (a CNP queue that is not strict, a lossy class of ``dscp_priorities``) share the other 50 %. For the
+    ``nvidia`` priorities that is exactly ``qos roce``'s 3: 50, 0: 50, 6: strict. Every renderer schedules a profile
+    from this, so a profile schedules alike on every NOS."""
+    queue_of = q["priority_to_queue"]
+    out = dict.fromkeys(q["strict_queues"])
+    if q["ets"]:
+        out.update((queue, weight) for queue, weight in q["ets"].items() if queue not in out)
+        return dict(sorted(out.items()))
+    lossless = sorted(set(queue_of[p] for p in q["pfc"]) - set(out))
+    lossy = sorted(({0} | set(queue_of[p] for p in q["dscp_to_priority"].values())) - set(lossless) - set(out))
+    if lossless and lossy:
+        out.update(_shares(lossless, ROCE_LOSSLESS_SHARE))
+        out.update(_shares(lossy, 100 - ROCE_LOSSLESS_SHARE))
+    else:
+        out.update(_shares(lossless or lossy, 100))
+    return dict(sorted(out.items()))
+
+
+def _used_priorities(q):
+    return sorted(set(q["dscp_to_priority"].values()) | set(q["pfc"]))
+
+
 def _qos(q):
-    ets = {str(queue): {"mode": "dwrr", "bw-percent": weight} for queue, weight in sorted(q["ets"].items())}
-    for queue in q["strict_queues"]:
-        ets[str(queue)] = {"mode": "strict"}
+    """The ``qos`` tree: ``qos roce`` lossless, then only what the profile wants otherwise (see the module doc)."""
     out = {
         "roce": {"enable": "on", "mode": "lossless"},
         "mapping": {PROFILE: {"trust": TRUST[q["trust"]],
                               "dscp": {str(d): {"switch-priority": p}
                                        for d, p in sorted(q["dscp_to_priority"].items())}}},
         "pfc": {PROFILE: {"switch-priority": {str(p): {} for p in q["pfc"]}}},
-        "egress-queue-mapping": {"default-global": {"switch-priority": {
-            str(p): {"traffic-class": queue} for p, queue in sorted(q["priority_to_queue"].items())}}},
-        "traffic-pool": {POOL: {"switch-priority": {str(p): {} for p in q["buffer_lossless"]}}},
     }
+    # Switch-wide ([QOS] "Egress Queues": NVUE only supports the default-global profile): only the switch priorities
+    # the profile uses whose queue differs from qos roce's map; the others keep qos roce's.
+    moved = {str(p): {"traffic-class": q["priority_to_queue"][p]} for p in _used_priorities(q)
+             if q["priority_to_queue"][p] != ROCE_PRIORITY_TO_QUEUE[p]}
+    if moved:
+        out["egress-queue-mapping"] = {"default-global": {"switch-priority": moved}}
+    # Lossless priorities other than qos roce's 3 move out of default-lossy into the RoCE lossless pool, as [QOS]
+    # "Traffic Pools" (`default-lossy switch-priority 0,1,3,4,5,6,7` before `mc-lossy switch-priority 2`) and [ROCE]
+    # "Change RoCE Configuration" (`default-lossy switch-priority 0-3,5-7` before a pool takes priority 4) do.
+    lossless = sorted(q["buffer_lossless"])
+    if tuple(lossless) != ROCE_LOSSLESS:
+        out["traffic-pool"] = {LOSSY_POOL: {"switch-priority": {str(p): {} for p in range(8) if p not in lossless}},
+                               POOL: {"switch-priority": {str(p): {} for p in lossless}}}
     if q["ecn"]:
         out["congestion-control"] = {PROFILE: {"traffic-class": {
             str(queue): {"ecn": "enable", "min-threshold": q["ecn"]["min_bytes"],
@@ -204,7 +278,11 @@ def _qos(q):
             for queue in q["ecn"]["queues"]}}}
     else:
         out["congestion-control"] = {PROFILE: {}}
-    out["egress-scheduler"] = {PROFILE: {"traffic-class": ets} if ets else {}}
+    # A port's egress-scheduler profile overrides the global one, and a traffic class it leaves out gets DWRR 0 ([QOS]
+    # "Egress Scheduler", "Port Groups"): every queue in use is listed.
+    out["egress-scheduler"] = {PROFILE: {"traffic-class": {
+        str(queue): {"mode": "strict"} if weight is None else {"mode": "dwrr", "bw-percent": weight}
+        for queue, weight in roce_scheduler(q).items()}}}
     return out
 
 

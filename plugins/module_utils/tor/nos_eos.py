@@ -19,9 +19,14 @@ What is set:
   access vlan <1000+rail>`` with ``vlans`` and a ``vlan_interfaces`` SVI holding the rail gateway;
 * ``service-profile`` ``PROFILE`` on every rail port, and the ``qos profile``: ``qos trust dscp``,
   ``priority-flow-control on`` with ``no-drop`` on the PFC priorities (and ``pause watchdog`` when
-  the profile wants it), ``tx-queue`` blocks with ECN thresholds in bytes on the ECN queues,
-  ``bandwidth percent`` with ``no priority`` (DWRR) on the weighted queues and ``priority strict``
-  on the CNP queue;
+  the profile wants it), ``tx-queue`` blocks with ECN thresholds in bytes on the ECN queues, and a
+  complete scheduler (:func:`nos_cumulus.roce_scheduler`, the same on every NOS): ``priority strict`` on
+  the strict CNP queue, ``no priority`` (round robin) with ``bandwidth percent`` on every other queue the
+  profile uses: its ETS weights, or without them NVIDIA's ``qos roce`` split (the PFC queues 50 %, queue 0
+  and the other used queues 50 %). EOS schedules a tx-queue strict priority unless it says ``no priority``
+  (Arista EOS User Manual, "Quality of Service", "Transmit Queues and Port Shaping",
+  https://www.arista.com/en/um-eos/eos-quality-of-service; the ``eos`` parser reads it so), so a RoCE queue
+  left unscheduled would be served before queue 0 and starve it;
 * global ``qos map dscp <d> to traffic-class <p>`` for the RoCE and CNP DSCPs (the other DSCPs
   keep EOS's default map) and the PFC watchdog default timers when the watchdog is wanted.
 
@@ -52,6 +57,7 @@ from __future__ import annotations
 import re
 import uuid
 
+from ansible_collections.ainet.fabric.plugins.module_utils.tor.nos_cumulus import roce_scheduler
 from ansible_collections.ainet.fabric.plugins.module_utils.tor.tor_diff import (
     cli_diff, cli_port_descriptions, owned_stale)
 from ansible_collections.ainet.fabric.plugins.module_utils.tor.tor_intent import RendererUnavailable
@@ -169,11 +175,14 @@ def eos_structured(intent):
 
 
 def _qos(q):
+    # Every queue the profile uses is scheduled (nos_cumulus.roce_scheduler): an EOS tx-queue without `no priority`
+    # stays strict priority, EOS's default (see the module doc), so an unscheduled RoCE queue would starve queue 0.
     queues = {}
-    for queue, weight in sorted(q["ets"].items()):
-        queues[queue] = {"id": queue, "bandwidth_percent": weight, "priority": "no priority"}
-    for queue in q["strict_queues"]:
-        queues[queue] = {"id": queue, "priority": "priority strict"}
+    for queue, weight in roce_scheduler(q).items():
+        if weight is None:
+            queues[queue] = {"id": queue, "priority": "priority strict"}
+        else:
+            queues[queue] = {"id": queue, "bandwidth_percent": weight, "priority": "no priority"}
     if q["ecn"]:
         ecn = q["ecn"]
         for queue in ecn["queues"]:

@@ -54,8 +54,9 @@ https://www.cisco.com/c/en/us/td/docs/dcn/nx-os/nexus9000/ then ``<release>/conf
   with ``pause pfc-cos <p>`` and ``mtu`` on the system class ``c-8q-nq<p>`` of each PFC priority (and ``mtu``
   on ``c-8q-nq-default``), ``policy-map type queuing AINET_QUEUING`` on the system classes ``c-out-8q-q<n>``
   (queue 0: ``c-out-8q-q-default``): ``priority level 1`` on the strict CNP queue, ``bandwidth remaining
-  percent`` on every other queue (the profile's ETS weights, 0 elsewhere; a profile without weights gets equal
-  shares on the queues that carry its traffic: queue 0, the PFC queues and a non-strict CNP queue),
+  percent`` on every other queue (the profile's ETS weights, 0 elsewhere; a profile without weights gets NVIDIA's
+  Cumulus ``qos roce`` split, as on every NOS (:func:`nos_cumulus.roce_scheduler`: the PFC queues share 50 %,
+  queue 0 and the other queues the profile uses, a non-strict CNP queue among them, the other 50 %),
   ``random-detect minimum-threshold A kbytes maximum-threshold B kbytes drop-probability P weight 0 ecn`` on
   the ECN queues; ``system qos`` with the network-qos and the output queuing policy; per rail port
   ``priority-flow-control mode on`` and ``service-policy type qos input AINET_QOS``; the PFC watchdog
@@ -92,6 +93,7 @@ import re
 from collections import OrderedDict
 
 from ansible_collections.ainet.fabric.plugins.module_utils.qos.qos_parse import parse_qos
+from ansible_collections.ainet.fabric.plugins.module_utils.tor.nos_cumulus import roce_scheduler
 from ansible_collections.ainet.fabric.plugins.module_utils.tor.tor_diff import (
     cli_blocks, cli_diff, cli_port_descriptions, owned_stale)
 from ansible_collections.ainet.fabric.plugins.module_utils.tor.tor_push import PushError
@@ -252,17 +254,12 @@ def _classes(q):
 
 
 def _weights(q):
-    """{queue: bandwidth remaining percent} of every non-strict queue."""
-    strict = set(q["strict_queues"])
-    if q["ets"]:
-        shares = dict(q["ets"])
-    else:
-        # No ETS in the profile: equal shares on the queues that carry its traffic (NX-OS has no "unset"
-        # for a class of a user queuing policy; the vendor's templates list every class).
-        busy = sorted(({0} | set(q["pfc"]) | set(q["priority_to_queue"][p] for p in q["dscp_to_priority"].values()))
-                      - strict)
-        shares = {queue: 100 // len(busy) + (1 if i < 100 % len(busy) else 0) for i, queue in enumerate(busy)}
-    return {queue: shares.get(queue, 0) for queue in range(8) if queue not in strict}
+    """{queue: bandwidth remaining percent} of every non-strict queue: the profile's ETS weights, or without them
+    NVIDIA's ``qos roce`` split (:func:`nos_cumulus.roce_scheduler`, the same on every NOS); 0 on the queues the
+    profile does not use (NX-OS has no "unset" for a class of a user queuing policy; the vendor's templates list
+    every class)."""
+    shares = roce_scheduler(q)
+    return {queue: shares.get(queue) or 0 for queue in range(8) if queue not in q["strict_queues"]}
 
 
 def _qos(q, mtu):
