@@ -20,7 +20,7 @@ What is set:
 * the lossless profile: ``qos roce`` lossless (Cumulus's RoCE baseline, which sizes the lossless
   ingress pool and headroom) and, on the rail ports, this collection's own profiles named
   ``PROFILE`` for ``mapping`` (trust, the profile's DSCPs), ``pfc`` (the PFC priorities),
-  ``congestion-control`` (ECN on the ECN queues) and ``egress-scheduler`` (:func:`roce_scheduler`: every
+  ``congestion-control`` (ECN on the ECN queues) and ``egress-scheduler`` (:func:`tor_intent.scheduler`: every
   queue in use, DWRR weights and the strict CNP queue; without ETS weights ``qos roce``'s own split), and
   ``pfc-watchdog`` on the ports when the profile wants it;
 * switch-wide, only where the profile differs from what ``qos roce`` sets ([ROCE] "Default RoCE
@@ -95,7 +95,7 @@ from urllib import parse
 from ansible_collections.ainet.fabric.plugins.module_utils.common.file_formats import yaml_dump
 from ansible_collections.ainet.fabric.plugins.module_utils.qos.qos_parse_nvue import nvue_config
 from ansible_collections.ainet.fabric.plugins.module_utils.tor.tor_diff import lookup, owned_stale, tree_diff
-from ansible_collections.ainet.fabric.plugins.module_utils.tor.tor_intent import ValidatorUnavailable, is_owned
+from ansible_collections.ainet.fabric.plugins.module_utils.tor.tor_intent import ValidatorUnavailable, is_owned, scheduler
 from ansible_collections.ainet.fabric.plugins.module_utils.tor.tor_push import PushError
 
 # ----------------------------------------------------------------------------- registry facts
@@ -211,38 +211,7 @@ ROCE_PRIORITY_TO_QUEUE = {sp: sp if sp in (3, 6) else 0 for sp in range(8)}
 ROCE_LOSSLESS = (3,)
 # The same table's "Port ETS": TC 6 (CNP) strict, TC 3 (RoCE) WRR 50 %, TC 0 (other traffic) WRR 50 %: half of the
 # DWRR bandwidth to the lossless class, half to the rest.
-ROCE_LOSSLESS_SHARE = 50
 LOSSY_POOL = "default-lossy"
-
-
-def _shares(queues, total):
-    """``total`` percent split evenly over ``queues`` (the first ones get the remainder)."""
-    share, extra = divmod(total, len(queues))
-    return {queue: share + (1 if i < extra else 0) for i, queue in enumerate(queues)}
-
-
-def roce_scheduler(q):
-    """The complete egress scheduler of a ToR intent's ``qos``: ``{queue: weight}``, ``None`` for a strict queue.
-
-    Strict: the intent's ``strict_queues`` (the CNP queue when the profile wants it strict). Weighted: the profile's
-    ETS weights; without them NVIDIA's ``qos roce`` scheduler (:data:`ROCE_LOSSLESS_SHARE`) carried over to the
-    queues the profile uses: the queues of its PFC priorities share 50 %, queue 0 and the other queues its DSCPs land
-    in (a CNP queue that is not strict, a lossy class of ``dscp_priorities``) share the other 50 %. For the
-    ``nvidia`` priorities that is exactly ``qos roce``'s 3: 50, 0: 50, 6: strict. Every renderer schedules a profile
-    from this, so a profile schedules alike on every NOS."""
-    queue_of = q["priority_to_queue"]
-    out = dict.fromkeys(q["strict_queues"])
-    if q["ets"]:
-        out.update((queue, weight) for queue, weight in q["ets"].items() if queue not in out)
-        return dict(sorted(out.items()))
-    lossless = sorted(set(queue_of[p] for p in q["pfc"]) - set(out))
-    lossy = sorted(({0} | set(queue_of[p] for p in q["dscp_to_priority"].values())) - set(lossless) - set(out))
-    if lossless and lossy:
-        out.update(_shares(lossless, ROCE_LOSSLESS_SHARE))
-        out.update(_shares(lossy, 100 - ROCE_LOSSLESS_SHARE))
-    else:
-        out.update(_shares(lossless or lossy, 100))
-    return dict(sorted(out.items()))
 
 
 def _used_priorities(q):
@@ -282,7 +251,7 @@ def _qos(q):
     # "Egress Scheduler", "Port Groups"): every queue in use is listed.
     out["egress-scheduler"] = {PROFILE: {"traffic-class": {
         str(queue): {"mode": "strict"} if weight is None else {"mode": "dwrr", "bw-percent": weight}
-        for queue, weight in roce_scheduler(q).items()}}}
+        for queue, weight in scheduler(q).items()}}}
     return out
 
 

@@ -20,7 +20,7 @@ What is set:
 * ``service-profile`` ``PROFILE`` on every rail port, and the ``qos profile``: ``qos trust dscp``,
   ``priority-flow-control on`` with ``no-drop`` on the PFC priorities (and ``pause watchdog`` when
   the profile wants it), ``tx-queue`` blocks with ECN thresholds in bytes on the ECN queues, and a
-  complete scheduler (:func:`nos_cumulus.roce_scheduler`, the same on every NOS): ``priority strict`` on
+  complete scheduler (:func:`tor_intent.scheduler`, the same on every NOS): ``priority strict`` on
   the strict CNP queue, ``no priority`` (round robin) with ``bandwidth percent`` on every other queue the
   profile uses: its ETS weights, or without them NVIDIA's ``qos roce`` split (the PFC queues 50 %, queue 0
   and the other used queues 50 %). EOS schedules a tx-queue strict priority unless it says ``no priority``
@@ -57,7 +57,7 @@ from __future__ import annotations
 import re
 import uuid
 
-from ansible_collections.ainet.fabric.plugins.module_utils.tor.nos_cumulus import roce_scheduler
+from ansible_collections.ainet.fabric.plugins.module_utils.tor.tor_intent import scheduler
 from ansible_collections.ainet.fabric.plugins.module_utils.tor.tor_diff import (
     cli_diff, cli_port_descriptions, owned_stale)
 from ansible_collections.ainet.fabric.plugins.module_utils.tor.tor_intent import RendererUnavailable
@@ -175,10 +175,10 @@ def eos_structured(intent):
 
 
 def _qos(q):
-    # Every queue the profile uses is scheduled (nos_cumulus.roce_scheduler): an EOS tx-queue without `no priority`
+    # Every queue the profile uses is scheduled (tor_intent.scheduler): an EOS tx-queue without `no priority`
     # stays strict priority, EOS's default (see the module doc), so an unscheduled RoCE queue would starve queue 0.
     queues = {}
-    for queue, weight in roce_scheduler(q).items():
+    for queue, weight in scheduler(q).items():
         if weight is None:
             queues[queue] = {"id": queue, "priority": "priority strict"}
         else:

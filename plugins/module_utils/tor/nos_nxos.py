@@ -55,7 +55,7 @@ https://www.cisco.com/c/en/us/td/docs/dcn/nx-os/nexus9000/ then ``<release>/conf
   on ``c-8q-nq-default``), ``policy-map type queuing AINET_QUEUING`` on the system classes ``c-out-8q-q<n>``
   (queue 0: ``c-out-8q-q-default``): ``priority level 1`` on the strict CNP queue, ``bandwidth remaining
   percent`` on every other queue (the profile's ETS weights, 0 elsewhere; a profile without weights gets NVIDIA's
-  Cumulus ``qos roce`` split, as on every NOS (:func:`nos_cumulus.roce_scheduler`: the PFC queues share 50 %,
+  Cumulus ``qos roce`` split, as on every NOS (:func:`tor_intent.scheduler`: the PFC queues share 50 %,
   queue 0 and the other queues the profile uses, a non-strict CNP queue among them, the other 50 %),
   ``random-detect minimum-threshold A kbytes maximum-threshold B kbytes drop-probability P weight 0 ecn`` on
   the ECN queues; ``system qos`` with the network-qos and the output queuing policy; per rail port
@@ -93,7 +93,7 @@ import re
 from collections import OrderedDict
 
 from ansible_collections.ainet.fabric.plugins.module_utils.qos.qos_parse import parse_qos
-from ansible_collections.ainet.fabric.plugins.module_utils.tor.nos_cumulus import roce_scheduler
+from ansible_collections.ainet.fabric.plugins.module_utils.tor.tor_intent import scheduler
 from ansible_collections.ainet.fabric.plugins.module_utils.tor.tor_diff import (
     cli_blocks, cli_diff, cli_port_descriptions, owned_stale)
 from ansible_collections.ainet.fabric.plugins.module_utils.tor.tor_push import PushError
@@ -255,10 +255,10 @@ def _classes(q):
 
 def _weights(q):
     """{queue: bandwidth remaining percent} of every non-strict queue: the profile's ETS weights, or without them
-    NVIDIA's ``qos roce`` split (:func:`nos_cumulus.roce_scheduler`, the same on every NOS); 0 on the queues the
+    NVIDIA's ``qos roce`` split (:func:`tor_intent.scheduler`, the same on every NOS); 0 on the queues the
     profile does not use (NX-OS has no "unset" for a class of a user queuing policy; the vendor's templates list
     every class)."""
-    shares = roce_scheduler(q)
+    shares = scheduler(q)
     return {queue: shares.get(queue) or 0 for queue in range(8) if queue not in q["strict_queues"]}
 
 

@@ -13,30 +13,50 @@ Updater patch); the file is ``<switch>.json``, read back by ``parse_qos`` as ``s
   shared: one VLAN per rail with the ports untagged members and the rail gateway on
   ``VLAN_INTERFACE``;
 * ``FEATURE|lldp`` enabled;
-* the lossless profile: ``DSCP_TO_TC_MAP`` ``AINET`` (the RoCE and CNP DSCPs on their priorities,
-  every other DSCP on 0), identity ``TC_TO_QUEUE_MAP`` / ``TC_TO_PRIORITY_GROUP_MAP`` /
-  ``MAP_PFC_PRIORITY_TO_QUEUE``, ``PORT_QOS_MAP`` per port with ``pfc_enable``, ``WRED_PROFILE``
-  ``AINET_LOSSLESS`` (ECN on every colour at the profile's thresholds) on the ECN queues,
-  ``SCHEDULER`` with the ETS weights and a strict CNP queue, ``PFC_WD`` on every port when the
-  profile wants the watchdog, and ``BUFFER_PG`` lossless priority groups with ``"profile": "NULL"``
-  (SONiC's dynamic buffer model computes their headroom).
+* the lossless profile: ``DSCP_TO_TC_MAP`` ``AINET`` (all 64 DSCPs, as the stock map states them: the
+  profile's whole DSCP map on its priorities, every other DSCP on TC 0), identity ``TC_TO_QUEUE_MAP`` /
+  ``MAP_PFC_PRIORITY_TO_QUEUE``, ``TC_TO_PRIORITY_GROUP_MAP`` with each lossless TC in its own PG and every
+  lossy TC (the CNP TC among them) in PG 0, ``PORT_QOS_MAP`` per port with ``pfc_enable``, ``WRED_PROFILE``
+  ``AINET_LOSSLESS`` on the ECN queues (ECN marking on every colour at the profile's thresholds, WRED dropping
+  off), ``SCHEDULER`` on every queue the profile uses (:func:`tor_intent.scheduler`, as on every NOS:
+  DWRR weights and the strict CNP queue), ``PFC_WD`` on every port when the profile wants the watchdog;
+* the lossless buffers (:func:`buffer_tables`), for the switch's buffer model (``DEVICE_METADATA|localhost``
+  ``buffer_model``; a render without a running config_db is for the ``traditional`` model, SONiC's default):
+  ``BUFFER_QUEUE`` ``egress_lossless_profile`` on the lossless queues and ``BUFFER_PG`` on the lossless PGs,
+  keys as ranges (``Ethernet0|3-4``) as SONiC writes them; ``dynamic``: ``"profile": "NULL"`` (buffermgrd
+  computes the headroom); ``traditional``: the profile buffermgrd would name, ``pg_lossless_<speed>_<cable>_profile``
+  (speed from the port, cable length from ``CABLE_LENGTH``, else 5m), defined with size/xon/xoff/dynamic_th
+  from :data:`PG_PROFILE_LOOKUP` and the pools it needs, unless the running config_db holds them already (then
+  the switch's own objects are used). A port whose speed is known neither to the model nor to the running
+  config_db gets no ``BUFFER_PG`` (traditional buffermgrd writes it from the speed it learns).
 
-Every value is a string, as in config_db. Objects this collection names start with ``AINET``.
+Every value is a string, as in config_db. Objects this collection names start with ``AINET``; the buffer objects
+carry SONiC's stock names, so that a switch's own ones are used where it has them.
 
 **Validate.** ``validate_sonic(config_db, models_dir)``: the SONiC YANG models (``sonic-buildimage``
 ``src/sonic-yang-models/yang-models``; no registry packages them, so the directory is given) through
 libyang: config_db is translated to YANG JSON (:func:`sonic_yang_json`) and parsed strictly, which
 rejects unknown tables and fields, bad enums and ranges, and map or profile references that point
-nowhere. A fragment is judged merged into the running config_db (:func:`merged_config_db`): SONiC
-ports need ``lanes`` and ``speed``, which only the device has.
+nowhere. A fragment is judged as the running config_db after its patch (:func:`sonic_changes`,
+:func:`apply_patch`): SONiC ports need ``lanes`` and ``speed``, which only the device has.
 
-**Diff.** The fragment against the running config_db as trees (:func:`tor_diff.tree_diff`).
+**Diff.** :func:`sonic_changes`: the fragment made fit for the running config_db (:func:`for_running`: the
+buffers of its buffer model, its own buffer objects, its ``pfc_to_pg_map``), against it as trees
+(:func:`tor_diff.tree_diff`), plus what must go (:func:`range_changes`): a ``BUFFER_PG`` / ``BUFFER_QUEUE`` key
+of the running config that overlaps a key of the fragment (the stock ``Ethernet0|3-4`` beside our
+``Ethernet0|3``) is removed and what it covered that the fragment does not own is written back with its old
+value, one range key per run of indices (a ``BUFFER_QUEUE`` range that already holds what the fragment wants is
+left alone); the ``QUEUE`` entries of a rail port are the fragment's whole, so its other queue keys go (no stock
+DWRR weight left to dilute the profile's ETS shares); and PFC fields the profile no longer wants go from the rail
+ports (:func:`stale_fields`: ``pfcwd_sw_enable`` without the watchdog, a ``wred_profile`` on a queue that wants
+no ECN).
 
 **Push**, over SSH (the host's own connection), with the Generic Config Updater (sonic-net/sonic-utilities
 ``config/main.py``): ``config apply-patch [-f CONFIGDB|SONICYANG] [-d|--dry-run] [-v] PATCH_FILE_PATH``
 applies an RFC 6902 patch of config_db (validated against the YANG models, no reload), prints ``Patch
 applied successfully.`` or ``Failed to apply patch`` and the error (exit status non-zero); ``config`` needs
-root. The running config_db comes from ``sonic-cfggen -d --print-data`` (what ``config save`` writes).
+root. The running config_db comes from ``sonic-cfggen -d --print-data`` (what ``config save`` writes); the
+patch is :func:`sonic_changes`'s, removals first.
 Rail ports still marked ``[ainet]`` but no longer planned lose the keys this collection put on them
 (:func:`sonic_release_patch`).
 
@@ -51,7 +71,9 @@ import os
 import re
 import uuid
 
-from ansible_collections.ainet.fabric.plugins.module_utils.tor.tor_diff import lookup, owned_stale, tree_diff
+from ansible_collections.ainet.fabric.plugins.module_utils.tor.tor_intent import scheduler
+from ansible_collections.ainet.fabric.plugins.module_utils.tor.tor_diff import (
+    lookup, owned_stale, port_key, tree_diff)
 from ansible_collections.ainet.fabric.plugins.module_utils.tor.tor_intent import ValidatorUnavailable, is_owned
 from ansible_collections.ainet.fabric.plugins.module_utils.tor.tor_push import PushError
 
@@ -76,6 +98,80 @@ WATCHDOG = {"action": "drop", "detection_time": "200", "restoration_time": "200"
 FEC = {"rs": "rs", "fc": "fc", "none": "none"}
 LIBYANG = "libyang==2.7.1 (with the Debian packages libyang2-dev and libpcre2-dev)"
 
+# Buffers. The model: sonic-swss cfgmgr/buffermgr.cpp (doBufferMetaTask: DEVICE_METADATA|localhost buffer_model
+# "dynamic" runs the dynamic model, anything else or nothing the traditional one), sonic-buildimage
+# src/sonic-yang-models/yang-models/sonic-device_metadata.yang (buffer_model: "traditional ... is the default model
+# used by all other vendors" than Mellanox) and files/build_templates/init_cfg.json.j2 (a new image writes
+# "traditional" unless built with the dynamic default).
+#   https://github.com/sonic-net/sonic-swss/blob/master/cfgmgr/buffermgr.cpp
+#   https://github.com/sonic-net/sonic-buildimage/blob/master/files/build_templates/init_cfg.json.j2
+# BUFFER_PG in each model: src/sonic-yang-models/doc/Configuration.md "BUFFER_PG" (traditional: the profile
+# configured explicitly, "pg_lossless_40000_5m_profile"; dynamic: "NULL", calculated from the port's speed and cable
+# length) and files/build_templates/buffers_config.j2 (dynamic_mode: "<port>|3-4": NULL; BUFFER_QUEUE "<port>|3-4":
+# egress_lossless_profile, "|0-2" and "|5-6" egress_lossy_profile).
+#   https://github.com/sonic-net/sonic-buildimage/blob/master/src/sonic-yang-models/doc/Configuration.md
+#   https://github.com/sonic-net/sonic-buildimage/blob/master/files/build_templates/buffers_config.j2
+# Traditional: buffermgr.cpp doSpeedUpdateTask names the lossless profile "pg_lossless_<speed>_<cable>_profile" and
+# fills it from pg_profile_lookup.ini (speed, cable, size, xon, xoff, threshold[, xon_offset]) as pool
+# ingress_lossless_pool, xon, xoff, size and "<pool mode>_th", reusing a profile that already exists; the BUFFER_PG
+# keys are the runs of pfc_enable ("Ethernet44|3-4"). The cable length is CABLE_LENGTH|AZURE; buffers_config.j2 gives
+# a ToR's server-facing port 5m ('torrouter_server': '5m').
+LOSSLESS_POOL = "ingress_lossless_pool"
+EGRESS_PROFILE = "egress_lossless_profile"
+DEFAULT_CABLE = "5m"
+# The numbers, for a switch that has none of its own: NVIDIA Spectrum-4 SN5600, sonic-buildimage
+# device/mellanox/x86_64-nvidia_sn5600-r0/ACS-SN5600/pg_profile_lookup.ini (rows verbatim: speed cable size xon xoff
+# threshold) and buffers_defaults_t0.j2 with ../../x86_64-mlnx_msn2700-r0/ACS-MSN2700/buffers_defaults_objects.j2 (the
+# traditional pools: ingress_lossless_pool size 67737959, egress_lossless_pool size 158229504, both dynamic;
+# egress_lossless_profile: egress_lossless_pool, size 0, dynamic_th 7). They are one ASIC's: a switch that holds its
+# own pools and profiles (the stock buffers template writes them, buffermgrd the pg_lossless ones) keeps them.
+#   https://github.com/sonic-net/sonic-buildimage/tree/master/device/mellanox/x86_64-nvidia_sn5600-r0/ACS-SN5600
+PG_PROFILE_LOOKUP = """
+  10000    5m 64512   19456  45056         0
+  25000    5m 67584   19456  48128         0
+  40000    5m 75776   19456  57344         0
+  50000    5m 82944   19456  63488         0
+ 100000    5m 133120  19456  113664        0
+ 200000    5m 150528  19456  131072        0
+ 400000    5m 250880  19456  231424        0
+ 800000    5m 304128  38912  257024        0
+  10000   40m 65536   19456  46080         0
+  25000   40m 71680   19456  52224         0
+  40000   40m 81920   19456  62464         0
+  50000   40m 89088   19456  69632         0
+ 100000   40m 146432  19456  126976        0
+ 200000   40m 177152  19456  157696        0
+ 400000   40m 303104  19456  283648        0
+ 800000   40m 410624  38912  362496        0
+  10000  300m 75776   19456  56320         0
+  25000  300m 96256   19456  76800         0
+  40000  300m 120832  19456  101376        0
+  50000  300m 138240  19456  118784        0
+ 100000  300m 244736  19456  225280        0
+ 200000  300m 374784  19456  355328        0
+ 400000  300m 697344  19456  677888        0
+ 800000  300m 1198080 38912  1150976       0
+"""
+PG_LOSSLESS = {(row[0], row[1]): dict(zip(("size", "xon", "xoff", "threshold"), row[2:]))
+               for row in (line.split() for line in PG_PROFILE_LOOKUP.strip().splitlines())}
+BUFFER_POOLS = {LOSSLESS_POOL: {"mode": "dynamic", "size": "67737959", "type": "ingress"},
+                "egress_lossless_pool": {"mode": "dynamic", "size": "158229504", "type": "egress"}}
+EGRESS_PROFILE_FIELDS = {"dynamic_th": "7", "pool": "egress_lossless_pool", "size": "0"}
+# Tables keyed "<port>|<index or range>" (range_changes). A range of the running config_db that holds what the
+# fragment wants on its indices satisfies BUFFER_QUEUE, not BUFFER_PG: traditional buffermgrd writes the exact runs
+# of pfc_enable, so an overlapping range would stay beside them. QUEUE is the fragment's whole on its ports: a queue
+# the profile does not use keeps no scheduler (qos_config.j2 leaves queue 7 without one), since a stock DWRR weight
+# left on it (scheduler.0, 14) would take a share of the profile's ETS weights.
+RANGE_TABLES = ("QUEUE", "BUFFER_PG", "BUFFER_QUEUE")
+RANGE_COVERS = ("BUFFER_QUEUE",)
+WHOLE_PORT_TABLES = ("QUEUE",)
+# Fields of an entry the fragment states whole that go when the fragment leaves them out: the stock pfcwd_sw_enable
+# "3,4" on a port whose profile wants no watchdog (sonic-swss orchagent/qosorch.cpp keeps pfcwd_sw_enable's bitmask,
+# 0 without the field, and pfcwdorch.cpp watches only those TCs: no watchdog on the port), an ECN profile on a queue
+# the profile wants no ECN on.
+#   https://github.com/sonic-net/sonic-swss/blob/master/orchagent/qosorch.cpp
+STALE_FIELDS = {"PORT_QOS_MAP": ("pfcwd_sw_enable",), "QUEUE": ("wred_profile",)}
+
 
 def invalid_ports(names):
     """The names in ``names`` that are not SONiC port names."""
@@ -97,13 +193,14 @@ def validate(item, running_text, options):
         return [], "SONiC YANG check skipped: sonic_yang_dir not given"
     if running_text is None:
         return [], "SONiC YANG check skipped: a config_db fragment is checked merged into the running config_db"
-    return validate_sonic(merged_config_db(json.loads(running_text), item["data"]), models_dir), None
+    running = json.loads(running_text)
+    return validate_sonic(apply_patch(running, sonic_changes(running, item["data"])[0]), models_dir), None
 
 
 def running_diff(running_text, rendered):
-    """Diff items of a rendered fragment against the running config_db (JSON text)."""
+    """Diff items of a rendered fragment against the running config_db (JSON text): :func:`sonic_changes`."""
     running = json.loads(running_text) if running_text.strip() else {}
-    return tree_diff(rendered["data"], running)
+    return sonic_changes(running, rendered["data"])[1]
 
 
 def stale_ports(running_text, rendered):
@@ -162,17 +259,27 @@ def render_sonic(intent):
             out["VLAN_MEMBER"]["Vlan%d|%s" % (entry["vlan"], entry["port"])] = {"tagging_mode": "untagged"}
     if intent["qos"]:
         _qos(out, intent["qos"], [e["port"] for e in intent["ports"]])
+        out.update(buffer_tables(out, None))
     return out
 
 
 def _qos(out, q, ports):
+    # Every DSCP stated, as the stock map does (sonic-buildimage files/build_templates/qos_config.j2, DSCP_TO_TC_MAP
+    # AZURE: all 64, the unmarked ones in TC 1): the profile's whole DSCP map on its priorities (SONiC's TC is the
+    # priority), every other DSCP in TC 0, the profiles' bulk class (queue 0 carries their ETS share and ECN).
+    # https://github.com/sonic-net/sonic-buildimage/blob/master/files/build_templates/qos_config.j2
     dscp_map = {str(d): "0" for d in range(64)}
     for dscp, priority in q["dscp_to_priority"].items():
         dscp_map[str(dscp)] = str(priority)
     identity = {str(p): str(queue) for p, queue in q["priority_to_queue"].items()}
+    # TC -> PG as qos_config.j2's TC_TO_PRIORITY_GROUP_MAP AZURE puts the lossless TCs (3 -> 3, 4 -> 4) and the lossy
+    # ones (0-2, 5, 6 -> 0): a lossless TC in its own PG (the one BUFFER_PG gives headroom), every lossy TC in PG 0,
+    # the port's lossy PG that the stock buffers give ingress_lossy_profile, so CNPs (TC 6) land in a PG with a
+    # buffer. The stock map's 7 -> 7 has no BUFFER_PG either; TC 7 goes to PG 0 too.
+    pg_map = {str(tc): str(tc if tc in q["pfc"] else 0) for tc in range(8)}
     out["DSCP_TO_TC_MAP"] = {MAP: dscp_map}
     out["TC_TO_QUEUE_MAP"] = {MAP: dict(identity)}
-    out["TC_TO_PRIORITY_GROUP_MAP"] = {MAP: dict(identity)}
+    out["TC_TO_PRIORITY_GROUP_MAP"] = {MAP: pg_map}
     out["MAP_PFC_PRIORITY_TO_QUEUE"] = {MAP: dict(identity)}
     pfc = ",".join(str(p) for p in q["pfc"])
     out["PORT_QOS_MAP"] = {port: {"dscp_to_tc_map": MAP, "tc_to_queue_map": MAP, "tc_to_pg_map": MAP,
@@ -180,26 +287,36 @@ def _qos(out, q, ports):
                            for port in ports}
     ecn = q["ecn"]
     if ecn:
+        # Mark, do not drop: `ecn` ecn_all marks ECN-capable packets of every colour; wred_<colour>_enable is WRED
+        # (early drop) for that colour (sonic-buildimage src/sonic-yang-models/yang-models/sonic-wred-profile.yang:
+        # "Enable WRED for green-colored traffic", default false; sonic-swss orchagent/qosorch.cpp maps it to
+        # SAI_WRED_ATTR_GREEN_ENABLE). SAI's saiwred.h keeps the colour's min/max thresholds valid when
+        # "SAI_WRED_ATTR_GREEN_ENABLE == true or SAI_WRED_ATTR_ECN_MARK_MODE == ... SAI_ECN_MARK_MODE_ALL", and ECT
+        # traffic marks at them with the drop probability as marking probability; with WRED off, traffic that is
+        # not ECN-capable is only tail-dropped (lossless queues: paused), never dropped early. (sonic-buildimage issue
+        # 4545 reports a SAI that marks only with WRED enabled, against saiwred.h; such a switch marks nothing here.)
+        # https://github.com/opencomputeproject/SAI/blob/master/inc/saiwred.h
         wred = {"ecn": "ecn_all"}
         for colour in ("green", "yellow", "red"):
-            wred.update({"wred_%s_enable" % colour: "true",
+            wred.update({"wred_%s_enable" % colour: "false",
                          "%s_min_threshold" % colour: str(ecn["min_bytes"]),
                          "%s_max_threshold" % colour: str(ecn["max_bytes"]),
                          "%s_drop_probability" % colour: str(ecn["probability"])})
         out["WRED_PROFILE"] = {WRED: wred}
+    # Every queue the profile uses is scheduled, as on every NOS: {queue: DWRR weight, None: strict}.
+    scheduled = scheduler(q)
     schedulers = {}
-    if q["strict_queues"]:
-        schedulers[STRICT] = {"type": "STRICT"}
-    for queue, weight in sorted(q["ets"].items()):
-        schedulers[_dwrr(queue)] = {"type": "DWRR", "weight": str(weight)}
+    for queue, weight in scheduled.items():
+        if weight is None:
+            schedulers[STRICT] = {"type": "STRICT"}
+        else:
+            schedulers[_dwrr(queue)] = {"type": "DWRR", "weight": str(weight)}
     queues = {}
     for port in ports:
         for queue in range(8):
             entry = {}
-            if queue in q["strict_queues"]:
-                entry["scheduler"] = STRICT
-            elif queue in q["ets"]:
-                entry["scheduler"] = _dwrr(queue)
+            if queue in scheduled:
+                entry["scheduler"] = STRICT if scheduled[queue] is None else _dwrr(queue)
             if ecn and queue in ecn["queues"]:
                 entry["wred_profile"] = WRED
             if entry:
@@ -213,7 +330,97 @@ def _qos(out, q, ports):
         out["PFC_WD"]["GLOBAL"] = {"POLL_INTERVAL": "200"}
         for port in ports:
             out["PORT_QOS_MAP"][port]["pfcwd_sw_enable"] = pfc
-    out["BUFFER_PG"] = {"%s|%d" % (port, prio): {"profile": "NULL"} for port in ports for prio in q["buffer_lossless"]}
+
+
+def buffer_model(running):
+    """``traditional`` or ``dynamic``: what the running config_db's ``DEVICE_METADATA|localhost`` ``buffer_model``
+    makes buffermgrd run (traditional without one, as buffermgr.cpp does)."""
+    metadata = ((running or {}).get("DEVICE_METADATA") or {}).get("localhost") or {}
+    return "dynamic" if metadata.get("buffer_model") == "dynamic" else "traditional"
+
+
+def _indices(text):
+    """``"3,4"`` / ``"3-4"`` / ``"3"`` -> [3, 4] / [3, 4] / [3]; None when it is not a list of indices."""
+    out = []
+    for part in str(text).split(","):
+        bounds = part.strip().split("-")
+        if not part.strip() or len(bounds) > 2 or not all(b.isdigit() for b in bounds):
+            return None
+        out.extend(range(int(bounds[0]), int(bounds[-1]) + 1))
+    return sorted(set(out))
+
+
+def spans(indices):
+    """Sorted runs of indices as config_db key suffixes: [3, 4, 6] -> ["3-4", "6"]."""
+    out = []
+    for index in sorted(set(indices)):
+        if out and out[-1][1] == index - 1:
+            out[-1][1] = index
+        else:
+            out.append([index, index])
+    return ["%d-%d" % (a, b) if a != b else str(a) for a, b in out]
+
+
+def _lossless(fragment, port):
+    """(lossless PGs, lossless queues) of a fragment port whose PORT_QOS_MAP entry states ``pfc_enable`` and a
+    ``tc_to_pg_map`` (it owns the port's lossless layout), else None. SONiC enables PFC per TC of the same number."""
+    qos = (fragment.get("PORT_QOS_MAP") or {}).get(port) or {}
+    pg_map = (fragment.get("TC_TO_PRIORITY_GROUP_MAP") or {}).get(qos.get("tc_to_pg_map"))
+    pfc = _indices(qos.get("pfc_enable") or "")
+    if not pfc or pg_map is None:
+        return None
+    queue_map = (fragment.get("TC_TO_QUEUE_MAP") or {}).get(qos.get("tc_to_queue_map")) or {}
+    return (sorted({int(pg_map.get(str(tc), tc)) for tc in pfc}),
+            sorted({int(queue_map.get(str(tc), tc)) for tc in pfc}))
+
+
+def _define(tables, running, name, fields):
+    """Define buffer profile ``name`` (and its pool) in ``tables`` unless ``running`` has it; None fields: unknown."""
+    if name in (running.get("BUFFER_PROFILE") or {}) or fields is None:
+        return
+    tables["BUFFER_PROFILE"][name] = fields
+    pool = fields["pool"]
+    if pool not in (running.get("BUFFER_POOL") or {}):
+        tables["BUFFER_POOL"][pool] = dict(BUFFER_POOLS[pool])
+
+
+def _pg_profile(running, speed, cable):
+    """The fields buffermgrd would write for pg_lossless_<speed>_<cable>_profile from :data:`PG_PROFILE_LOOKUP`."""
+    row = PG_LOSSLESS.get((speed, cable))
+    if row is None:
+        return None
+    pool = (running.get("BUFFER_POOL") or {}).get(LOSSLESS_POOL) or BUFFER_POOLS[LOSSLESS_POOL]
+    return {"pool": LOSSLESS_POOL, "size": row["size"], "xon": row["xon"], "xoff": row["xoff"],
+            "%s_th" % pool.get("mode", "dynamic"): row["threshold"]}
+
+
+def buffer_tables(fragment, running):
+    """The lossless buffers of the fragment's ports (see the module docstring) for ``running`` (None: a render for
+    the traditional model with nothing of the switch's own): ``{table: {key: fields}}``, empty tables left out."""
+    running = running or {}
+    dynamic = buffer_model(running) == "dynamic"
+    tables = {"BUFFER_PG": {}, "BUFFER_QUEUE": {}, "BUFFER_PROFILE": {}, "BUFFER_POOL": {}}
+    for port in sorted(fragment.get("PORT_QOS_MAP") or {}, key=port_key):
+        lossless = _lossless(fragment, port)
+        if lossless is None:
+            continue
+        pgs, queues = lossless
+        for span in spans(queues):
+            tables["BUFFER_QUEUE"]["%s|%s" % (port, span)] = {"profile": EGRESS_PROFILE}
+        _define(tables, running, EGRESS_PROFILE, dict(EGRESS_PROFILE_FIELDS))
+        if dynamic:
+            profile = "NULL"
+        else:
+            speed = ((fragment.get("PORT") or {}).get(port) or {}).get("speed") or \
+                ((running.get("PORT") or {}).get(port) or {}).get("speed")
+            if not speed:
+                continue
+            cable = ((running.get("CABLE_LENGTH") or {}).get("AZURE") or {}).get(port) or DEFAULT_CABLE
+            profile = "pg_lossless_%s_%s_profile" % (speed, cable)
+            _define(tables, running, profile, _pg_profile(running, str(speed), cable))
+        for span in spans(pgs):
+            tables["BUFFER_PG"]["%s|%s" % (port, span)] = {"profile": profile}
+    return {table: entries for table, entries in tables.items() if entries}
 
 
 # ----------------------------------------------------------------------------- SONiC YANG
@@ -397,6 +604,151 @@ def sonic_release_patch(running, ports):
     return sorted(sonic_remove_patch(running, owned), key=lambda op: order[op["path"].split("/")[1]])
 
 
+def _unpointer(path):
+    return tuple(p.replace("~1", "/").replace("~0", "~") for p in path.split("/")[1:])
+
+
+def apply_patch(config, ops):
+    """A copy of config_db ``config`` after RFC 6902 ``add`` / ``replace`` / ``remove`` operations (what GCU leaves)."""
+    out = json.loads(json.dumps(config))
+    for op in ops:
+        parts = _unpointer(op["path"])
+        parent = out
+        for part in parts[:-1]:
+            parent = parent.setdefault(part, {})
+        if op["op"] == "remove":
+            parent.pop(parts[-1], None)
+        else:
+            parent[parts[-1]] = json.loads(json.dumps(op["value"]))
+    return out
+
+
+def for_running(fragment, running):
+    """A copy of the fragment fit for ``running``: the lossless buffers of the ports that own their lossless layout
+    rebuilt for the running buffer model and buffer objects (:func:`buffer_tables`), and, where a rail port of the
+    running config_db binds a ``pfc_to_pg_map`` (qos_config.j2 writes one on Mellanox and Barefoot ASICs, mapping
+    only 3 and 4), this collection's map of the port's PFC priorities to their PGs in its place."""
+    running = running or {}
+    out = {table: {key: dict(fields or {}) for key, fields in entries.items()} for table, entries in fragment.items()}
+    owners = {port for port in out.get("PORT_QOS_MAP") or {} if _lossless(out, port) is not None}
+    for table in ("BUFFER_PG", "BUFFER_QUEUE"):
+        for key in [k for k in out.get(table) or {} if k.split("|")[0] in owners]:
+            del out[table][key]
+    for table, names in (("BUFFER_PROFILE", [EGRESS_PROFILE]), ("BUFFER_POOL", list(BUFFER_POOLS))):
+        for name in [n for n in out.get(table) or {} if n in names or n.startswith("pg_lossless_")]:
+            del out[table][name]
+    for table, entries in buffer_tables(out, running).items():
+        out.setdefault(table, {}).update(entries)
+    pg_map = (out.get("TC_TO_PRIORITY_GROUP_MAP") or {})
+    for port, mine in sorted((out.get("PORT_QOS_MAP") or {}).items()):
+        have = (running.get("PORT_QOS_MAP") or {}).get(port) or {}
+        pfc = _indices(mine.get("pfc_enable") or "")
+        if not pfc or not have.get("pfc_to_pg_map") or "pfc_to_pg_map" in mine:
+            continue
+        pgs = pg_map.get(mine.get("tc_to_pg_map")) or {}
+        out.setdefault("PFC_PRIORITY_TO_PRIORITY_GROUP_MAP", {}).setdefault(MAP, {}).update(
+            {str(p): str(pgs.get(str(p), p)) for p in pfc})
+        mine["pfc_to_pg_map"] = MAP
+    return {table: entries for table, entries in out.items() if entries or table in fragment and not fragment[table]}
+
+
+def _key(key):
+    """``"Ethernet0,Ethernet4|3-4"`` -> {(port, index)} of a QUEUE / BUFFER_PG / BUFFER_QUEUE key, or None."""
+    ports, sep, rest = str(key).partition("|")
+    indices = _indices(rest) if sep else None
+    if not indices:
+        return None
+    return {(port.strip(), index) for port in ports.split(",") if port.strip() for index in indices}
+
+
+def _holds(have, want):
+    return isinstance(have, dict) and all(str(have.get(field)) == str(value) for field, value in want.items())
+
+
+def range_changes(running, want):
+    """``(removed, want)``: the running ``QUEUE`` / ``BUFFER_PG`` / ``BUFFER_QUEUE`` keys that must go, and ``want``
+    with what they covered that it does not own written back with their old value, one key per port and run of
+    equal entries. A running key goes when it overlaps a key of ``want`` under another name (``Ethernet0|3-4``
+    beside our ``Ethernet0|3``); in :data:`RANGE_COVERS` a key of ours whose indices running ranges already cover,
+    each holding its fields, is satisfied and dropped instead (nothing to change). :data:`WHOLE_PORT_TABLES` are
+    the fragment's whole on its ports: every other running key of such a port goes, and nothing of it is written
+    back (a queue the profile does not use keeps no stock scheduler, which would take a DWRR share)."""
+    removed = []
+    want = dict(want)
+    for table in RANGE_TABLES:
+        have = running.get(table) or {}
+        mine = dict(want.get(table) or {})
+        if not have or not mine:
+            continue
+        theirs = {key: _key(key) for key in have if _key(key) and isinstance(have[key], dict)}
+        ours = {key: _key(key) for key in mine if _key(key)}
+        whole = {port for pairs in ours.values() for port, _index in pairs} if table in WHOLE_PORT_TABLES else set()
+        overlaps = {key: [k for k in theirs if k != key and theirs[k] & pairs] for key, pairs in ours.items()}
+        satisfied = set()
+        if table in RANGE_COVERS:
+            satisfied = {key for key, over in overlaps.items()
+                         if key not in have and over and ours[key] <= set().union(*(theirs[k] for k in over))
+                         and all(_holds(have[k], mine[key]) for k in over)}
+        while True:   # a range that goes for one key of ours satisfies no other
+            doomed = {k for key, over in overlaps.items() if key not in satisfied for k in over}
+            doomed |= {k for k, pairs in theirs.items() if k not in mine and {port for port, _i in pairs} & whole}
+            broken = {key for key in satisfied if doomed & set(overlaps[key])}
+            if not broken:
+                break
+            satisfied -= broken
+        owned = set().union(*[pairs for key, pairs in ours.items() if key not in satisfied])
+        kept = set().union(*[pairs for key, pairs in theirs.items() if key not in doomed])
+        rest = {}
+        for key in sorted(doomed, key=port_key):
+            removed.append((table, key))
+            for port, index in sorted(theirs[key]):
+                if (port, index) not in owned and (port, index) not in kept and port not in whole:
+                    rest.setdefault(port, {}).setdefault(index, have[key])
+        for key in satisfied:
+            del mine[key]
+        for port, entries in sorted(rest.items()):
+            runs = []
+            for index in sorted(entries):
+                if runs and runs[-1][1] == index - 1 and runs[-1][2] == entries[index]:
+                    runs[-1][1] = index
+                else:
+                    runs.append([index, index, entries[index]])
+            for first, last, fields in runs:
+                mine["%s|%s" % (port, spans([first, last])[0])] = dict(fields)
+        want[table] = mine
+    return removed, want
+
+
+def stale_fields(running, want):
+    """``(table, key, field)`` of the :data:`STALE_FIELDS` that running entries of ``want``'s keys hold and ``want``
+    leaves out (a PORT_QOS_MAP entry counts when it states ``pfc_enable``)."""
+    out = []
+    for table, fields in sorted(STALE_FIELDS.items()):
+        for key, entry in sorted((want.get(table) or {}).items()):
+            have = (running.get(table) or {}).get(key)
+            if not isinstance(have, dict) or (table == "PORT_QOS_MAP" and "pfc_enable" not in entry):
+                continue
+            out.extend((table, key, field) for field in fields if field in have and field not in entry)
+    return out
+
+
+def sonic_changes(running, fragment):
+    """``(ops, diff)``: the RFC 6902 patch that brings the fragment into config_db ``running`` and its diff items.
+
+    The fragment is made fit for the running config_db (:func:`for_running`); overlapping range keys go and what
+    they covered beyond the fragment is written back (:func:`range_changes`); stale PFC fields go
+    (:func:`stale_fields`). The removals come first (diff ``after`` None), then :func:`sonic_patch` against the
+    running config_db without them. The patch of a running config_db that holds all this is ``[]``."""
+    running = running or {}
+    removed, want = range_changes(running, for_running(fragment, running))
+    removed += stale_fields(running, want)
+    ops = [{"op": "remove", "path": _pointer(*path)} for path in removed]
+    items = [{"path": tuple(path), "before": lookup(running, path), "after": None} for path in removed]
+    pruned = apply_patch(running, ops)
+    diff = tree_diff(want, pruned)
+    return ops + sonic_patch(pruned, want, diff), items + diff
+
+
 def sonic_push(run, fragment, check=False, patch_file=None, sudo=False, dry_run_in_check=False):
     """Push a config_db fragment with the Generic Config Updater: ``{"changed", "patch", "diff", "released"}``.
 
@@ -413,11 +765,12 @@ def sonic_push(run, fragment, check=False, patch_file=None, sudo=False, dry_run_
         raise PushError("sonic-cfggen printed no config_db JSON: %s" % out[:200]) from None
     release = sorted(port for port, fields in (running.get("PORT") or {}).items()
                      if is_owned((fields or {}).get("description")) and port not in (fragment.get("PORT") or {}))
-    released_ops = sonic_release_patch(running, set(release))
-    diff = tree_diff(fragment, running)
-    ops = sonic_patch(running, fragment, diff) + released_ops
+    ops, diff = sonic_changes(running, fragment)
+    gone = {op["path"] for op in ops if op["op"] == "remove"}
+    released_ops = [op for op in sonic_release_patch(running, set(release)) if op["path"] not in gone]
+    ops += released_ops
     for op in released_ops:
-        path = tuple(p.replace("~1", "/").replace("~0", "~") for p in op["path"].split("/")[1:])
+        path = _unpointer(op["path"])
         diff.append({"path": path, "before": lookup(running, path), "after": None})
     result = {"changed": bool(ops), "patch": ops, "diff": diff, "released": release}
     if not ops or (check and not dry_run_in_check):

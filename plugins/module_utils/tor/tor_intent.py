@@ -117,3 +117,39 @@ def qos_intent(profile):
         "watchdog": bool(profile.get("pfc_watchdog")),
         "buffer_lossless": pfc,
     }
+
+
+# NVIDIA's `qos roce` egress scheduler gives the lossless traffic class 50 % and queue 0 the other 50 % (Cumulus Linux
+# 5.14 user guide, "RDMA over Converged Ethernet - RoCE", table "Default RoCE Configuration": TC 6 strict, TC 3 WRR 50 %,
+# TC 0 WRR 50 %): a profile without ETS weights gets that split on the queues it uses, on every NOS.
+LOSSLESS_SHARE = 50
+
+
+def _shares(queues, total):
+    """``total`` percent split evenly over ``queues`` (the first ones get the remainder)."""
+    share, extra = divmod(total, len(queues))
+    return {queue: share + (1 if i < extra else 0) for i, queue in enumerate(queues)}
+
+
+def scheduler(q):
+    """The complete egress scheduler of an intent's ``qos`` (every renderer reads it): ``{queue: weight}``, ``None`` for a strict queue.
+
+    Strict: the intent's ``strict_queues`` (the CNP queue when the profile wants it strict). Weighted: the profile's
+    ETS weights; without them NVIDIA's ``qos roce`` scheduler (:data:`LOSSLESS_SHARE`) carried over to the
+    queues the profile uses: the queues of its PFC priorities share 50 %, queue 0 and the other queues its DSCPs land
+    in (a CNP queue that is not strict, a lossy class of ``dscp_priorities``) share the other 50 %. For the
+    ``nvidia`` priorities that is exactly ``qos roce``'s 3: 50, 0: 50, 6: strict. Every renderer schedules a profile
+    from this, so a profile schedules alike on every NOS."""
+    queue_of = q["priority_to_queue"]
+    out = dict.fromkeys(q["strict_queues"])
+    if q["ets"]:
+        out.update((queue, weight) for queue, weight in q["ets"].items() if queue not in out)
+        return dict(sorted(out.items()))
+    lossless = sorted(set(queue_of[p] for p in q["pfc"]) - set(out))
+    lossy = sorted(({0} | set(queue_of[p] for p in q["dscp_to_priority"].values())) - set(lossless) - set(out))
+    if lossless and lossy:
+        out.update(_shares(lossless, LOSSLESS_SHARE))
+        out.update(_shares(lossy, 100 - LOSSLESS_SHARE))
+    else:
+        out.update(_shares(lossless or lossy, 100))
+    return dict(sorted(out.items()))

@@ -14,7 +14,7 @@ import pytest
 from ansible_collections.ainet.fabric.plugins.module_utils.plan.rail_plan import rail_plan
 from ansible_collections.ainet.fabric.plugins.module_utils.qos.qos_parse import parse_qos
 from ansible_collections.ainet.fabric.plugins.module_utils.tor import nos_cumulus
-from ansible_collections.ainet.fabric.plugins.module_utils.tor.tor_intent import tor_intent
+from ansible_collections.ainet.fabric.plugins.module_utils.tor.tor_intent import scheduler, tor_intent
 from ansible_collections.ainet.fabric.plugins.module_utils.tor.tor_render import render_tor
 
 CUSTOM = {"preset": "custom", "roce_dscp": 24, "roce_priority": 4, "cnp_dscp": 46, "cnp_priority": 7}
@@ -115,4 +115,4 @@ def test_without_ets_weights_the_scheduler_is_qos_roce_s():
     intent = tor_intent(plan_for(dict(CUSTOM, roce_priority=3, roce_dscp=26, cnp_priority=6, cnp_dscp=48)), "leaf1")
     assert intent["qos"]["ets"] == {}
     # "Port ETS": traffic class 6 (CNP) strict, 3 (RoCE) WRR 50 %, 0 (other traffic) WRR 50 %.
-    assert nos_cumulus.roce_scheduler(intent["qos"]) == {0: 50, 3: 50, 6: None}
+    assert scheduler(intent["qos"]) == {0: 50, 3: 50, 6: None}
