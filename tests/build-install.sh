@@ -5,14 +5,14 @@ set -euo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 OUT=$ROOT/build/dist
 TMP=$(mktemp -d)
-trap 'rm -rf "$TMP"' EXIT
+trap 'chmod -R u+w "$TMP" 2>/dev/null; rm -rf "$TMP"' EXIT
 mkdir -p "$OUT"
 ansible-galaxy collection build --force --output-path "$OUT" "$ROOT" >/dev/null
 VERSION=$(sed -n 's/^version: *//p' "$ROOT/galaxy.yml")
 TARBALL=$OUT/ainet-fabric-$VERSION.tar.gz
 # Only the collection goes in: no development machinery, no caches, no lab or test runners.
 tar -tzf "$TARBALL" > "$TMP/files"
-if grep -E '(^|/)(Makefile|ansible\.cfg|requirements-dev\.txt|conftest\.py|__pycache__|\.pytest_cache|\.hypothesis|\.molecule|\.venv[^/]*|build)(/|$)|^tests/(lab|vm|perf|integration|sanity)/|^molecule/|\.pyc$' "$TMP/files"; then
+if grep -E '(^|/)(Makefile|ansible\.cfg|requirements-dev\.txt|conftest\.py|__pycache__|\.pytest_cache|\.hypothesis|\.benchmarks|\.ainet-fabric|\.molecule|\.venv[^/]*|build)(/|$)|^tests/(lab|vm|perf|integration|sanity)/|^molecule/|\.pyc$' "$TMP/files"; then
     echo "the tarball carries development files (above); extend build_ignore in galaxy.yml" >&2
     exit 1
 fi
@@ -26,19 +26,17 @@ export ANSIBLE_CONFIG=$TMP/ansible.cfg
 (cd "$TMP" && ansible-galaxy collection install --offline -p "$TMP/collections" "$TARBALL" >/dev/null)
 test -f "$TMP/collections/ansible_collections/ainet/fabric/roles/rail_plan/tasks/main.yml"
 echo "built and installed $(basename "$TARBALL")"
+# The plan job by its FQCN, on a copy of the example inventory, with the installed tree read-only:
+# the files go beside the inventory (tests/integration/test_installed_collection.py runs every
+# playbook this way).
 cp -r "$ROOT/inventories/lab" "$TMP/inv"
-mkdir -p "$TMP/pb"
-cat > "$TMP/pb/plan.yml" <<'YAML'
-- name: Plan from the installed collection
-  hosts: localhost
-  gather_facts: false
-  roles:
-    - role: ainet.fabric.rail_plan
-      rail_plan_output_dir: "{{ playbook_dir }}/out"
-YAML
-(cd "$TMP" && ansible-playbook -i inv pb/plan.yml >"$TMP/log" 2>&1) || { cat "$TMP/log"; exit 1; }
+rm -rf "$TMP/inv/.ainet-fabric"   # what a `make plan` in the checkout left there
+chmod -R a-w "$TMP/collections/ansible_collections/ainet/fabric"
+(cd "$TMP" && ansible-playbook -i inv ainet.fabric.plan >"$TMP/log" 2>&1) || { cat "$TMP/log"; exit 1; }
+chmod -R u+w "$TMP/collections"
 grep -q "lab: 4 nodes, 4 rails in fabric(s) default" "$TMP/log"
-test -s "$TMP/pb/out/rails.csv"
+test -s "$TMP/inv/.ainet-fabric/lab/rails.csv"
+test -s "$TMP/inv/rail_plan_lock.json"
 (cd "$TMP" && ansible-doc -t filter ainet.fabric.rail_addresses >/dev/null)
 echo "installed collection planned the lab inventory"
 

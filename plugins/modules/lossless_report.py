@@ -79,7 +79,7 @@ EXAMPLES = r"""
     hosts: "{{ ansible_play_hosts_all }}"
     facts_var: nic_qos
     switch_config_dir: "{{ inventory_dir }}/switch-configs"
-    output_dir: build/lab
+    output_dir: "{{ inventory_dir }}/.ainet-fabric/{{ fabric_cluster.name }}"
   run_once: true
 """
 

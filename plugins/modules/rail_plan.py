@@ -96,7 +96,7 @@ EXAMPLES = r"""
   ainet.fabric.rail_plan:
     cluster: "{{ fabric_cluster }}"
     nodes: "{{ groups['gpu_nodes'] | ainet.fabric.node_map(hostvars) }}"
-    output_dir: "{{ playbook_dir }}/../build/{{ fabric_cluster.name }}"
+    output_dir: "{{ inventory_dir }}/.ainet-fabric/{{ fabric_cluster.name }}"
   delegate_to: localhost
   run_once: true
 

@@ -51,7 +51,7 @@ options:
     type: list
     elements: str
   dest:
-    description: Directory (usually C(build/<cluster>)) under which C(tors/<switch>.<ext>) is written; omit it to
+    description: Directory (usually C(<inventory dir>/.ainet-fabric/<cluster>)) under which C(tors/<switch>.<ext>) is written; omit it to
       render and diff without writing.
     type: path
   running:
@@ -104,11 +104,11 @@ attributes:
 """
 
 EXAMPLES = r"""
-- name: Render every ToR of the cluster into build/<cluster>/tors/
+- name: Render every ToR of the cluster into <inventory dir>/.ainet-fabric/<cluster>/tors/
   ainet.fabric.tor_config:
     cluster: "{{ fabric_cluster }}"
     nodes: "{{ groups['gpu_nodes'] | ainet.fabric.node_map(hostvars) }}"
-    dest: "{{ playbook_dir }}/../build/{{ fabric_cluster.name }}"
+    dest: "{{ inventory_dir }}/.ainet-fabric/{{ fabric_cluster.name }}"
     running_dir: "{{ inventory_dir }}/switch-configs"
   run_once: true
 
@@ -131,7 +131,7 @@ tors:
   returned: success
   type: list
   elements: dict
-  sample: [{name: leaf1, platform: sonic, path: build/lab/tors/leaf1.json, changed: false, in_sync: false,
+  sample: [{name: leaf1, platform: sonic, path: inventories/lab/.ainet-fabric/lab/tors/leaf1.json, changed: false, in_sync: false,
             differences: 2, diff: ["+ PORT Ethernet1 mtu: 9216", "~ PORT Ethernet2 admin_status: down -> up"]}]
 skipped:
   description: ToRs not rendered, with the reason (no platform, or a platform only the lossless check reads).

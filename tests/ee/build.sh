@@ -10,7 +10,12 @@ VERSION=$(sed -n 's/^version: *//p' "$ROOT/galaxy.yml")
 CONTEXT=$ROOT/build/ee/context
 bash "$ROOT/tests/ee/context.sh" "$CONTEXT"
 "$ENGINE" build -f "$CONTEXT/Containerfile" -t "ainet-fabric-ee:$VERSION" "$CONTEXT"
-# The collection must be visible to AWX's job user (uid 1000, HOME=/runner).
-"$ENGINE" run --rm --user 1000 -e HOME=/runner "ainet-fabric-ee:$VERSION" \
-    ansible-doc -t module ainet.fabric.rail_interfaces >/dev/null
+# The collection must be visible to AWX's job user (uid 1000, HOME=/runner) and to an arbitrary
+# uid in group 0 (OpenShift), and every optional feature's Python package must import.
+for user in 1000 123456:0; do
+    "$ENGINE" run --rm --user "$user" "ainet-fabric-ee:$VERSION" \
+        ansible-doc -t module ainet.fabric.rail_interfaces >/dev/null
+    "$ENGINE" run --rm --user "$user" "ainet-fabric-ee:$VERSION" \
+        python3 -c 'import pyavd, nvueschema.models, libyang'
+done
 echo "ainet-fabric-ee:$VERSION"

@@ -180,6 +180,10 @@ def test_plan_job_publishes_the_lock_as_artifacts_and_is_idempotent(tmp_path, co
     assert {h: e["node_id"] for h, e in lock["nodes"].items()} == NODES
     assert lock["nodes"]["gpu02"]["rails"][0] == "default 1 ens6f0np0 172.17.0.34/27"
     assert job.stats()["changed"] == {"gpu01": 1}
+    # The files went beside the job's inventory, never into the project or the collection.
+    assert os.path.exists(os.path.join(job.dir, "inventory", ".ainet-fabric", "awx", "plan.json"))
+    assert os.path.exists(os.path.join(job.dir, "inventory", "rail_plan_lock.json"))
+    assert sorted(os.listdir(os.path.join(job.dir, "project"))) == ["playbooks"]
     # Under --limit the plan still covers the whole inventory (no "no hosts matched").
     limited = Job(tmp_path, "plan-limit", collections, "plan.yml", NODES, GROUP_VARS, host_vars_for(NODES),
                   cmdline="--limit gpu03").run()
@@ -192,7 +196,8 @@ def test_plan_job_publishes_the_lock_as_artifacts_and_is_idempotent(tmp_path, co
     same = Job(tmp_path, "plan-awx", collections, "plan.yml", NODES, synced, host_vars_for(NODES), awx_vars).run()
     assert same.rc == 0, same.stdout
     assert not same.stats()["changed"] and same.stats()["artifact_data"]["rail_plan_lock"] == lock
-    assert not os.path.exists(os.path.join(same.dir, "project", "build"))
+    assert sorted(os.listdir(os.path.join(same.dir, "project"))) == ["playbooks"]
+    assert sorted(os.listdir(os.path.join(same.dir, "inventory"))) == ["hosts"]
     grown = dict(NODES, gpu05=5)
     more = Job(tmp_path, "plan-awx-grown", collections, "plan.yml", grown, synced, host_vars_for(grown), awx_vars,
                cmdline="--diff").run()

@@ -217,7 +217,7 @@ FABRIC = {
     "description": Key("str", "free text"),
 }
 CLUSTER = {
-    "name": Key("str", "cluster name; plan files go to `build/<name>/`. Letters, digits, `-`, `_`, `.`",
+    "name": Key("str", "cluster name; the jobs write to `<inventory dir>/.ainet-fabric/<name>/`. Letters, digits, `-`, `_`, `.`",
                 required=True, pattern=NAME_RE, noun="cluster name",
                 fix="use 1-63 letters, digits, '-', '_' or '.', starting with a letter or digit"),
     "description": Key("str", "free text"),

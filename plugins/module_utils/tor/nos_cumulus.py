@@ -269,8 +269,9 @@ def _strict_nvue_model(release):
         from pydantic import BaseModel  # pylint: disable=import-outside-toplevel
         module = importlib.import_module("nvueschema.models.v%s" % release.replace(".", "_"))
     except ImportError as exc:
-        raise ValidatorUnavailable("validating NVUE needs %s for Cumulus Linux %s (%s)"
-                                   % (NVUESCHEMA, release, exc)) from None
+        raise ValidatorUnavailable("validating NVUE (Cumulus Linux %s) needs nvueschema on the controller: pip "
+                                   "install '%s' (or add it to the execution environment); %s"
+                                   % (release, NVUESCHEMA, exc)) from None
     classes = [c for c in vars(module).values()
                if inspect.isclass(c) and issubclass(c, BaseModel) and c.__module__ == module.__name__]
     for cls in classes:

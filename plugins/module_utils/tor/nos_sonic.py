@@ -96,7 +96,7 @@ WRED = "AINET_LOSSLESS"
 STRICT = "AINET_STRICT"
 WATCHDOG = {"action": "drop", "detection_time": "200", "restoration_time": "200"}
 FEC = {"rs": "rs", "fc": "fc", "none": "none"}
-LIBYANG = "libyang==2.7.1 (with the Debian packages libyang2-dev and libpcre2-dev)"
+LIBYANG = "libyang==2.7.1"
 
 # Buffers. The model: sonic-swss cfgmgr/buffermgr.cpp (doBufferMetaTask: DEVICE_METADATA|localhost buffer_model
 # "dynamic" runs the dynamic model, anything else or nothing the traditional one), sonic-buildimage
@@ -435,7 +435,9 @@ def _libyang():
     try:
         import libyang  # pylint: disable=import-outside-toplevel
     except ImportError:
-        raise ValidatorUnavailable("validating SONiC config_db needs the Python package %s" % LIBYANG) from None
+        raise ValidatorUnavailable("validating SONiC config_db needs libyang on the controller: pip install '%s' (it "
+                                   "builds against libyang 2 and PCRE2: apt-get install libyang2-dev libpcre2-dev gcc "
+                                   "python3-dev; or add it to the execution environment)" % LIBYANG) from None
     return libyang
 
 

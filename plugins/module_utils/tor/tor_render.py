@@ -4,7 +4,7 @@
 """Every ToR's configuration file from the plan: one entry point over the NOS modules (:mod:`platforms`).
 
 ``render_tor(plan, name)`` returns ``{"name", "platform", "format", "path", "text", "data"}``:
-``path`` is ``tors/<switch>.<ext>`` relative to the plan directory (``build/<cluster>/``),
+``path`` is ``tors/<switch>.<ext>`` relative to the plan directory (``<inventory dir>/.ainet-fabric/<cluster>/`` by default),
 ``text`` the file's content (SONiC config_db JSON, NVUE ``nv config apply`` YAML, EOS or NX-OS CLI),
 ``data`` the structured form a push sends (config_db dict, NVUE ``set`` body, CLI lines),
 ``format`` the :mod:`qos_parse` format that reads the file back and ``ports`` the rail ports' names.

@@ -1,0 +1,357 @@
+# -*- coding: utf-8 -*-
+"""The collection as a user runs it: built, installed from the tarball, read-only, by FQCN.
+
+The tarball is built from this checkout and installed into an empty collections path with
+``ansible-galaxy collection install --offline``; no other collection is visible (the venv's
+``ansible`` package is hidden with ``collections_scan_sys_path = false``), and the installed tree is
+made read-only (``chmod -R a-w``, and where the test runs as root, which ignores mode bits, a
+read-only bind mount in a private mount namespace around every command). A copy of the example
+inventory outside the checkout then goes through every playbook by its FQCN, from a working
+directory outside the checkout, with a configuration of its own: the plan and ToR jobs for real,
+the host jobs in check mode against hosts that refuse the connection at once (``127.0.0.1`` port 1,
+so nothing on this machine is configured). Each command must leave the installed tree exactly as it
+was, and the files must be where the docs say: ``<inventory dir>/.ainet-fabric/<cluster>/`` and
+``<inventory dir>/rail_plan_lock.json``, or under the working directory where the hosts come from
+no inventory directory. ``ansible-doc`` must document every module, filter and role of the
+installed tree.
+"""
+
+from __future__ import annotations
+
+import glob
+import json
+import os
+import re
+import shutil
+import stat
+import subprocess
+import sys
+import sysconfig
+
+import pytest
+import yaml
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+BIN = os.path.dirname(sys.executable)
+PLAYBOOKS = sorted(os.path.splitext(name)[0] for name in os.listdir(os.path.join(ROOT, "playbooks"))
+                   if name.endswith(".yml"))
+# The jobs that need no host: they run for real and write their files.
+CONTROLLER_JOBS = ("plan", "tors")
+# Where the docs (README "Where the jobs write", the roles' READMEs) put the files.
+OUT = ".ainet-fabric"
+PLAN_FILES = ("plan.json", "rails.csv", "rails.md", "topology.mmd")
+LOCK = "rail_plan_lock.json"
+# Every host refuses the connection at once: the host plays fail cleanly, nothing is configured.
+NO_HOSTS = ("-e", "ansible_host=127.0.0.1", "-e", "ansible_port=1")
+# Mount the installed collection read-only over itself, in a mount namespace of the command's own.
+RO_WRAPPER = 'mount --bind "$0" "$0" && mount -o remount,bind,ro "$0" "$0" && exec "$@"'
+
+
+def _listing(top):
+    """Every entry under ``top`` with its type, size, mode and modification time."""
+    found = {}
+    for dirpath, dirnames, filenames in os.walk(top):
+        for name in dirnames + filenames:
+            path = os.path.join(dirpath, name)
+            info = os.lstat(path)
+            found[os.path.relpath(path, top)] = (stat.S_IFMT(info.st_mode), info.st_size, stat.S_IMODE(info.st_mode),
+                                                 info.st_mtime_ns)
+    return found
+
+
+def _can_mount_read_only():
+    if os.geteuid() != 0 or not shutil.which("unshare"):
+        return False
+    probe = subprocess.run(["unshare", "--mount", "--", "sh", "-c", RO_WRAPPER, "/", "true"],
+                           capture_output=True, check=False)
+    return probe.returncode == 0
+
+
+class Installed(object):
+    """The tarball installed into an empty, read-only collections path, and how to run commands on it."""
+
+    def __init__(self, base):
+        self.base = base
+        self.collections = os.path.join(base, "collections")
+        self.tree = os.path.join(self.collections, "ansible_collections", "ainet", "fabric")
+        home = os.path.join(base, "home")
+        os.makedirs(home)
+        self.config = os.path.join(base, "ansible.cfg")
+        with open(self.config, "w") as handle:
+            handle.write("[defaults]\ncollections_path = %s\ncollections_scan_sys_path = false\n"
+                         "retry_files_enabled = false\nhost_key_checking = false\n" % self.collections)
+        self.env = {k: v for k, v in os.environ.items() if not k.startswith(("ANSIBLE_", "PYTHON"))}
+        self.env.update(PATH=BIN + os.pathsep + os.environ.get("PATH", ""), HOME=home, ANSIBLE_CONFIG=self.config,
+                        ANSIBLE_NOCOLOR="1", ANSIBLE_FORCE_COLOR="0")
+        self.read_only_mount = _can_mount_read_only()
+        if os.geteuid() == 0 and not self.read_only_mount:
+            # root writes through chmod a-w; only the listing guards the tree then, and Python's
+            # byte-code caches are the one write it would see that an EE's job user cannot make.
+            self.env["PYTHONDONTWRITEBYTECODE"] = "1"
+        self.before = None
+
+    def build_and_install(self):
+        dist = os.path.join(self.base, "dist")
+        self.run("ansible-galaxy", "collection", "build", "--force", "--output-path", dist, ROOT, cwd=self.base,
+                 guarded=False, expect=0)
+        self.tarball = glob.glob(os.path.join(dist, "ainet-fabric-*.tar.gz"))[0]
+        with open(os.path.join(ROOT, "galaxy.yml")) as handle:
+            self.dependencies = yaml.safe_load(handle).get("dependencies") or {}
+        # With its dependencies, offline, from a local directory of their tarballs (as an air-gapped
+        # EE build or controller would): each built from the copy the venv's ansible package carries.
+        deps = [self._dependency_tarball(name, os.path.join(self.base, "deps")) for name in sorted(self.dependencies)]
+        self.run("ansible-galaxy", "collection", "install", "--offline", "-p", self.collections, self.tarball, *deps,
+                 cwd=self.base, guarded=False, expect=0)
+        subprocess.run(["chmod", "-R", "a-w", self.tree], check=True)
+        self.before = _listing(self.collections)
+
+    def _dependency_tarball(self, name, dest):
+        namespace, collection = name.split(".")
+        source = os.path.join(sysconfig.get_paths()["purelib"], "ansible_collections", namespace, collection)
+        assert os.path.isdir(source), "dependency %s is not in the venv (requirements-dev.txt's ansible package)" % name
+        copy = os.path.join(self.base, "src", name)
+        shutil.copytree(source, copy, ignore=shutil.ignore_patterns("__pycache__"))
+        # An installed collection's FILES.json may name files its distribution left out: build a fresh
+        # artifact from a galaxy.yml made of its MANIFEST.json.
+        with open(os.path.join(copy, "MANIFEST.json")) as handle:
+            info = json.load(handle)["collection_info"]
+        keys = ("namespace", "name", "version", "readme", "authors", "description", "license", "license_file",
+                "tags", "dependencies", "repository")
+        meta = {k: info[k] for k in keys if info.get(k) not in (None, "", [])}
+        meta.setdefault("readme", "README.md")
+        meta.setdefault("authors", ["unknown"])
+        for generated in ("MANIFEST.json", "FILES.json"):
+            os.remove(os.path.join(copy, generated))
+        with open(os.path.join(copy, "galaxy.yml"), "w") as handle:
+            yaml.safe_dump(meta, handle)
+        self.run("ansible-galaxy", "collection", "build", "--force", "--output-path", dest, copy, cwd=self.base,
+                 guarded=False, expect=0)
+        return glob.glob(os.path.join(dest, "%s-%s-*.tar.gz" % (namespace, collection)))[0]
+
+    def run(self, tool, *args, cwd, guarded=True, expect=None):
+        cmd = [os.path.join(BIN, tool)] + list(args)
+        if guarded and self.read_only_mount:
+            cmd = ["unshare", "--mount", "--", "sh", "-c", RO_WRAPPER, self.tree] + cmd
+        result = subprocess.run(cmd, cwd=cwd, env=self.env, capture_output=True, text=True, timeout=600,
+                                check=False)
+        text = result.stdout + result.stderr
+        if expect is not None:
+            assert result.returncode == expect, "%s -> rc %d\n%s" % (" ".join(args), result.returncode, text[-6000:])
+        assert "Traceback" not in text, text[-6000:]
+        if guarded:
+            after = _listing(self.collections)
+            changed = sorted(set(after.items()) ^ set(self.before.items()))
+            assert not changed, "%s wrote under the installed collection: %s" % (" ".join(args), changed[:20])
+        return result
+
+
+@pytest.fixture(scope="module")
+def installed(tmp_path_factory):
+    base = str(tmp_path_factory.mktemp("installed"))
+    inst = Installed(base)
+    inst.build_and_install()
+    yield inst
+    subprocess.run(["chmod", "-R", "u+w", base], check=False)
+
+
+@pytest.fixture(scope="module")
+def work(installed):
+    """A copy of the example inventory outside the checkout, and the working directory of the jobs."""
+    path = os.path.join(installed.base, "work")
+    # without what a `make plan` in the checkout left beside it
+    shutil.copytree(os.path.join(ROOT, "inventories", "lab"), os.path.join(path, "inv"),
+                    ignore=shutil.ignore_patterns(OUT))
+    return path
+
+
+def test_only_the_declared_dependencies_are_installed_and_used(installed):
+    """galaxy.yml's dependencies are every other collection the roles, playbooks and plugins use."""
+    listed = installed.run("ansible-galaxy", "collection", "list", "--format", "json", cwd=installed.base, expect=0)
+    found = {name for path in json.loads(listed.stdout).values() for name in path}
+    # ansible-core's own internal collections (ansible._protomatter) come with it, whatever the path
+    found = {name for name in found if not name.startswith("ansible._")}
+    assert found == {"ainet.fabric"} | set(installed.dependencies), found
+    with open(os.path.join(installed.tree, "MANIFEST.json")) as handle:
+        declared = json.load(handle)["collection_info"]["dependencies"]
+    assert declared == installed.dependencies
+    used = set()
+    patterns = (r"^\s*-?\s*([a-z0-9_]+\.[a-z0-9_]+)\.[a-z0-9_]+:",        # a task's module
+                r"\|\s*([a-z0-9_]+\.[a-z0-9_]+)\.[a-z0-9_]+",              # a filter or test
+                r"(?:lookup|query|q)\(\s*['\"]([a-z0-9_]+\.[a-z0-9_]+)\.",  # a lookup
+                r"(?:role|name):\s*['\"]?([a-z0-9_]+\.[a-z0-9_]+)\.[a-z0-9_]+",  # a role
+                r"ansible_collections\.([a-z0-9_]+\.[a-z0-9_]+)\.")         # a Python import
+    for top in ("roles", "playbooks", "plugins"):
+        for dirpath, _dirs, files in os.walk(os.path.join(installed.tree, top)):
+            for name in files:
+                if not name.endswith((".yml", ".yaml", ".py", ".j2")):
+                    continue
+                with open(os.path.join(dirpath, name)) as handle:
+                    text = handle.read()
+                for pattern in patterns:
+                    used.update(re.findall(pattern, text, re.M))
+    used -= {"ansible.builtin", "ainet.fabric"}
+    undeclared = sorted(c for c in used if c not in declared)
+    assert not undeclared, ("the collection uses %s: declare each in galaxy.yml dependencies with a version range"
+                            % undeclared)
+
+
+@pytest.mark.parametrize("job", CONTROLLER_JOBS)
+def test_controller_jobs_write_beside_the_inventory(installed, work, job):
+    inv = os.path.join(work, "inv")
+    before = _listing(work)
+    result = installed.run("ansible-playbook", "-i", "inv", "ainet.fabric." + job, cwd=work, expect=0)
+    out = os.path.join(inv, OUT, "lab")
+    if job == "plan":
+        for name in PLAN_FILES:
+            assert os.path.getsize(os.path.join(out, name)) > 0, name
+        with open(os.path.join(inv, LOCK)) as handle:
+            lock = json.load(handle)["all"]["vars"]["rail_plan_lock"]
+        assert sorted(lock["nodes"]) == ["gpu01", "gpu02", "gpu03", "gpu04"]
+        # The job says where its files went.
+        assert "-> %s; lock %s" % (out, os.path.join(inv, LOCK)) in result.stdout
+        allowed = {"inv", os.path.join("inv", OUT), os.path.join("inv", OUT, "lab"), os.path.join("inv", LOCK)}
+        allowed |= {os.path.join("inv", OUT, "lab", name) for name in PLAN_FILES}
+    else:
+        tors = sorted(os.listdir(os.path.join(out, "tors")))
+        assert tors == ["lab-tor1.yaml", "lab-tor2.yaml", "lab-tor3.json", "lab-tor4.json"]
+        assert "4 ToR configuration(s) in %s/tors" % out in result.stdout
+        allowed = {os.path.join("inv", OUT, "lab"), os.path.join("inv", OUT, "lab", "tors")}
+        allowed |= {os.path.join("inv", OUT, "lab", "tors", t) for t in tors}
+    after = _listing(work)
+    written = {path for path in set(after) | set(before) if after.get(path) != before.get(path)}
+    assert written <= allowed, sorted(written - allowed)
+    # The outputs do not disturb the directory inventory (a hidden directory is not a source).
+    listed = installed.run("ansible-inventory", "-i", "inv", "--list", cwd=work, expect=0)
+    assert "WARNING" not in listed.stderr, listed.stderr
+    assert sorted(json.loads(listed.stdout)["gpu_nodes"]["hosts"]) == ["gpu01", "gpu02", "gpu03", "gpu04"]
+
+
+@pytest.mark.parametrize("job", [name for name in PLAYBOOKS if name not in CONTROLLER_JOBS])
+def test_host_jobs_check_on_the_controller_then_fail_cleanly_on_unreachable_hosts(installed, work, job):
+    if not os.path.exists(os.path.join(work, "inv", OUT)):
+        installed.run("ansible-playbook", "-i", "inv", "ainet.fabric.plan", cwd=work, expect=0)
+    before = _listing(work)
+    result = installed.run("ansible-playbook", "-i", "inv", "ainet.fabric." + job, "--check", *NO_HOSTS,
+                           cwd=work, expect=4)
+    if job != "qos":
+        # The controller's play ran from the installed tree: the hosts agree with the lock beside the inventory.
+        assert "4 host(s) agree with the published plan (%s)" % os.path.join(work, "inv", LOCK) in result.stdout
+    for host in ("gpu01", "gpu02", "gpu03", "gpu04"):
+        assert re.search(r"fatal: \[%s\]: UNREACHABLE! .*port 1: Connection refused" % host, result.stdout), \
+            result.stdout[-3000:]
+    assert _listing(work) == before
+
+
+def test_the_installed_tree_is_read_only_for_the_jobs(installed, work):
+    """The control: the old default (build/ beside the playbooks) cannot be written, as in an EE."""
+    if os.geteuid() == 0 and not installed.read_only_mount:
+        pytest.skip("root without a private mount namespace writes through chmod a-w")
+    target = os.path.join(installed.tree, "build", "lab")
+    result = installed.run("ansible-playbook", "-i", "inv", "ainet.fabric.plan", "-e", "rail_plan_output_dir=" + target,
+                           cwd=work, expect=2)
+    assert re.search(r"could not write the plan files: .*(Read-only file system|Permission denied)", result.stdout), \
+        result.stdout[-3000:]
+
+
+def test_without_an_inventory_directory_the_files_go_under_the_working_directory(installed):
+    """A host list has no inventory directory: the working directory of ansible-playbook takes its place."""
+    cwd = os.path.join(installed.base, "nodir")
+    os.makedirs(cwd)
+    with open(os.path.join(ROOT, "inventories", "lab", "group_vars", "all", "fabric.yml")) as handle:
+        cluster = yaml.safe_load(handle)["fabric_cluster"]
+    with open(os.path.join(cwd, "vars.yml"), "w") as handle:
+        yaml.safe_dump({"fabric_cluster": dict(cluster, name="nodir"), "fabric_node_id": 1,
+                        "rail_plan_node_group": "ungrouped"}, handle)
+    installed.run("ansible-playbook", "-i", "gpu01,", "ainet.fabric.plan", "-e", "@vars.yml", cwd=cwd, expect=0)
+    assert sorted(os.listdir(os.path.join(cwd, OUT, "nodir"))) == sorted(PLAN_FILES)
+    assert os.path.exists(os.path.join(cwd, LOCK))
+
+
+def test_ansible_doc_documents_every_plugin_and_role(installed):
+    tree = installed.tree
+    kinds = {
+        "module": sorted(os.path.splitext(n)[0] for n in os.listdir(os.path.join(tree, "plugins", "modules"))
+                         if n.endswith(".py") and n != "__init__.py"),
+        # each filter has its documentation in a YAML file of its name (the .py files hold several)
+        "filter": sorted(os.path.splitext(n)[0] for n in os.listdir(os.path.join(tree, "plugins", "filter"))
+                         if n.endswith(".yml")),
+        "role": sorted(os.listdir(os.path.join(tree, "roles"))),
+    }
+    assert kinds["module"] and kinds["filter"] and kinds["role"]
+    for kind, names in kinds.items():
+        fqcns = ["ainet.fabric." + n for n in names]
+        listed = installed.run("ansible-doc", "-t", kind, "-l", "ainet.fabric", "--json", cwd=installed.base, expect=0)
+        assert sorted(json.loads(listed.stdout)) == fqcns, (kind, listed.stdout)
+        docs = installed.run("ansible-doc", "-t", kind, "--json", *fqcns, cwd=installed.base, expect=0)
+        assert not docs.stderr.strip(), docs.stderr
+        data = json.loads(docs.stdout)
+        assert sorted(data) == fqcns
+        for fqcn in fqcns:
+            if kind == "role":
+                assert data[fqcn]["entry_points"]["main"]["short_description"], fqcn
+            else:
+                assert data[fqcn]["doc"]["short_description"] and data[fqcn]["doc"].get("options") is not None, fqcn
+        # the text form too (what a user reads), without a warning
+        text = installed.run("ansible-doc", "-t", kind, *fqcns, cwd=installed.base, expect=0)
+        assert not text.stderr.strip(), text.stderr
+
+
+def _pins(path):
+    with open(os.path.join(ROOT, path)) as handle:
+        return set(re.findall(r"^\s*#?\s*(?:pip install ')?([A-Za-z0-9_.-]+==[0-9][^\s']*)", handle.read(), re.M))
+
+
+def test_optional_python_packages_are_declared_with_the_pins_the_code_names():
+    """requirements.txt names each optional package with the pin the feature's own message names."""
+    from ansible_collections.ainet.fabric.plugins.module_utils.tor import nos_cumulus, nos_eos, nos_sonic
+    wanted = {nos_eos.PYAVD, nos_cumulus.NVUESCHEMA, nos_sonic.LIBYANG.split()[0]}
+    with open(os.path.join(ROOT, "requirements.txt")) as handle:
+        text = handle.read()
+    # optional: every one commented out, each with the pip line that installs it
+    assert not [line for line in text.splitlines() if line.strip() and not line.lstrip().startswith("#")]
+    assert set(re.findall(r"pip install '([^']+)'", text)) == wanted
+    assert nos_sonic.LIBYANG.split()[0] in _pins("requirements-yang.txt")
+    assert {nos_eos.PYAVD, nos_cumulus.NVUESCHEMA} <= _pins("requirements-dev.txt")
+
+
+def _bindep(text):
+    """bindep lines as {name: set of selectors}."""
+    found = {}
+    for line in text.splitlines():
+        line = line.split("#", 1)[0].strip()
+        if line:
+            match = re.match(r"^(\S+)\s*(?:\[([^\]]*)\])?", line)
+            found[match.group(1)] = set((match.group(2) or "").split())
+    return found
+
+
+def test_execution_environment_context_carries_every_feature(tmp_path):
+    """ansible-builder's context: the optional features' Python and system packages, the collection
+    in the system-wide path, runnable as AWX's job user or an arbitrary uid."""
+    from ansible_collections.ainet.fabric.plugins.module_utils.tor import nos_cumulus, nos_eos, nos_sonic
+    env = {k: v for k, v in os.environ.items() if not k.startswith("ANSIBLE_")}
+    env["PATH"] = BIN + os.pathsep + os.environ.get("PATH", "")
+    context = tmp_path / "ee"
+    subprocess.run(["bash", os.path.join(ROOT, "tests", "ee", "context.sh"), str(context)], env=env, check=True,
+                   capture_output=True, timeout=300)
+    with open(os.path.join(ROOT, "galaxy.yml")) as handle:
+        version = yaml.safe_load(handle)["version"]
+    assert (context / "_build" / "collection" / ("ainet-fabric-%s.tar.gz" % version)).exists()
+    pins = set((context / "_build" / "requirements.txt").read_text().split())
+    assert pins == {nos_eos.PYAVD, nos_cumulus.NVUESCHEMA, nos_sonic.LIBYANG.split()[0]}
+    system = _bindep((context / "_build" / "bindep.txt").read_text())
+    with open(os.path.join(ROOT, "bindep.txt")) as handle:
+        declared = _bindep(handle.read())
+    rpm = {name for name, sel in declared.items()
+           if "platform:rpm" in sel or not any(s.startswith("platform:") for s in sel)}
+    assert rpm <= set(system), sorted(rpm - set(system))
+    # the library in the final image; what builds the binding in the build stage only
+    assert "compile" not in system["libyang"]
+    assert all("compile" in system[name] for name in ("libyang-devel", "pcre2-devel", "python3-devel", "gcc"))
+    containerfile = (context / "Containerfile").read_text()
+    builder = containerfile.split("FROM base AS builder", 1)[1].split("FROM base AS final", 1)[0]
+    final = containerfile.split("FROM base AS final", 1)[1]
+    assert "--enablerepo=crb" in builder and "--enablerepo=crb" not in final
+    assert "ansible-galaxy collection install --offline -p /usr/share/ansible/collections" in final
+    assert "chmod -R a+rX,go-w /usr/share/ansible/collections" in final
+    assert "chgrp 0 /runner" in final and "USER 1000" in final
