@@ -19,6 +19,16 @@ does not state is ``None`` - never a guessed default - unless the tool prints it
 value (``mlnx_qos`` always prints all 64 DSCPs) or the vendor's documented default applies
 when the configuration is silent (then the parser says so in its docstring).
 
+**Defaults by omission.** A complete configuration source - a whole running-config, a whole
+config_db, ``nv config show`` - states the NOS defaults by leaving a command out: a port without
+``priority-flow-control`` has PFC off. The switch-configuration parsers fill what such a source
+omits with the NOS's documented default (a named table per NOS, each value with its source in
+``docs/lossless-qos.md``, "Defaults by omission"). ``None`` stays where the input cannot tell: a
+``show`` output (``nvue_roce``), a visibly partial configuration (an EOS/NX-OS ``! Command: show
+running-config interfaces ...`` section, a config_db fragment without ``DEVICE_METADATA``, an NVUE
+``set`` body without the ``header`` document), a value the source states but that cannot be read,
+and every default no vendor documentation was found for.
+
 The vocabulary, shared by hosts and switches:
 
 * **priority**: the 802.1p priority 0-7 that PFC pause frames name. On hosts it is what
@@ -69,6 +79,20 @@ FORMATS = FORMATS_HOST + FORMATS_SWITCH
 FIELDS = ("trust", "dscp_to_priority", "priority_to_queue", "pfc", "ecn", "ecn_rp", "ecn_np", "ets",
           "cnp_dscp", "cnp_priority", "mtu", "pfc_watchdog", "buffer_lossless", "roce_tos", "traffic_class",
           "pfc_capable", "dcbx")
+
+
+# The eight egress queues / traffic classes every NOS here has per port (0-7).
+QUEUES = tuple(range(8))
+ECN_OFF = {"enabled": False, "min_bytes": None, "max_bytes": None, "probability": None}
+
+
+def ecn_off_elsewhere(ecn):
+    """``ecn`` (a stated ``{queue: ecn}`` or None) with every other queue of :data:`QUEUES` marked off: for a
+    complete source, where a queue without ECN configuration does not mark."""
+    out = dict((q, dict(v)) for q, v in (ecn or {}).items())
+    for queue in QUEUES:
+        out.setdefault(queue, dict(ECN_OFF))
+    return out
 
 
 def new_settings():

@@ -14,6 +14,9 @@
   it, in configuration order, so that a later block (or a later line) overrides or adds to an
   earlier one - the way the CLI applies them.
 
+* :func:`partial_reason` tells a visibly partial running-config (the ``! Command: show running-config
+  interfaces Ethernet1`` header of a section) from a whole one, whose omissions state the NOS defaults.
+
 Nothing here raises on bad input: callers get ``ValueError`` from :func:`expand_interfaces` and
 :func:`to_bytes` only, and turn it into a line in ``problems``.
 """
@@ -265,6 +268,31 @@ def dscp_list(words):
                 raise ValueError("DSCP %d is out of range" % value)
             out.add(value)
     return sorted(out)
+
+
+# The header line EOS ("! Command: show running-config") and NX-OS ("!Command: show running-config") print
+# first; what follows "running-config" names a section or a filter of a partial output.
+_COMMAND_HEADER = re.compile(r"^\s*!\s*Command:\s*show\s+(running|startup)-config\b(.*)$", re.I)
+_WHOLE_WORDS = ("all", "|", "no-more", "nomore")
+_HEADER_LINES = 10
+
+
+def partial_reason(text):
+    """Why ``text`` is visibly not a whole running-config, or None. Only the ``Command:`` header says so:
+    ``show running-config`` (with ``all`` or ``| no-more``) is whole; ``show running-config interfaces
+    Ethernet1``, ``... section qos`` or ``... | include mtu`` print a part, whose omissions state nothing.
+    A text without the header (a saved file, a rendered configuration) is taken as whole."""
+    if not isinstance(text, str):
+        return None
+    for line in text.splitlines()[:_HEADER_LINES]:
+        match = _COMMAND_HEADER.match(line)
+        if match:
+            rest = [w for w in match.group(2).split() if w.lower() not in _WHOLE_WORDS]
+            if rest:
+                return "the configuration is the output of 'show %s-config%s', a part of the running-config" % (
+                    match.group(1).lower(), match.group(2).rstrip())
+            return None
+    return None
 
 
 def guarded_parse(fmt, text, parse):

@@ -30,6 +30,8 @@ map" and "default traffic class to transmit queue map", Trident/Tomahawk/Jericho
   All 64 DSCPs are always given.
 * ``priority_to_queue``: TC n -> tx-queue n, overlaid with ``qos map traffic-class .. to tx-queue``.
 * ``trust``: ``"pcp"`` (trust cos) on switched ports, ``"dscp"`` on routed ports (``no switchport``).
+  A visibly partial section (``! Command: show running-config interfaces ...``) gets neither these
+  maps (unless it holds ``qos map`` lines) nor a trust its interface lines do not imply.
 * tx-queue scheduling: strict priority unless ``no priority``; so a queue with ``bandwidth percent``
   but no ``priority`` line is reported as ``{"mode": "strict", "weight": W}``.
 * ``pfc``: PFC is off unless ``priority-flow-control on``; ``priority-flow-control all off``
@@ -41,16 +43,50 @@ map" and "default traffic class to transmit queue map", Trident/Tomahawk/Jericho
 
 ECN thresholds in ``bytes``/``kbytes``/``mbytes`` are converted (kbyte = 1024 bytes); thresholds in
 ``segments`` or time units give ``None`` bytes. ``buffer_lossless`` is not stated by the config.
+
+Global ``switchport default mode routed|access`` sets whether an interface without ``switchport`` /
+``no switchport`` is routed; ``interface defaults`` / ``mtu N`` the MTU of routed interfaces without
+their own ``mtu``.
+
+**Defaults by omission** (:data:`EOS_DEFAULTS`; sources in ``docs/lossless-qos.md``): a whole
+running-config (anything but a ``! Command: show running-config <section>`` output, see
+:func:`qos_parse_cli.partial_reason`) states them by leaving the command out: ``pfc`` ``[]`` without
+``priority-flow-control on``; ``ecn`` off on every tx-queue without ``random-detect ecn``; ``mtu`` 1500 on
+a routed port (the ``interface defaults`` MTU when stated). Not filled (no documentation found): the
+MTU of a switched port (EOS's ``mtu`` is the layer 3 MTU), tx-queue scheduling of unconfigured queues
+(``ets``), the PFC watchdog where the config says nothing about it.
 """
 
 from __future__ import annotations
 
-from ansible_collections.ainet.fabric.plugins.module_utils.qos.qos_facts import int_list, new_facts, new_settings, unique
+from ansible_collections.ainet.fabric.plugins.module_utils.qos.qos_facts import (
+    ECN_OFF, ecn_off_elsewhere, int_list, new_facts, new_settings, unique)
 from ansible_collections.ainet.fabric.plugins.module_utils.qos.qos_parse_cli import (
-    block_problem, find_blocks, interface_lines, sort_key, split_blocks, starts, to_bytes, guarded_parse)
+    block_problem, find_blocks, interface_lines, partial_reason, sort_key, split_blocks, starts, to_bytes,
+    guarded_parse)
 
 EOS_DEFAULT_DSCP_TO_TC = dict((dscp, {0: 1, 1: 0}.get(dscp // 8, dscp // 8)) for dscp in range(64))
 EOS_DEFAULT_TC_TO_QUEUE = dict((tc, tc) for tc in range(8))
+
+# Defaults by omission of a whole EOS running-config (docs/lossless-qos.md, "Defaults by omission").
+EOS_DEFAULTS = {
+    # Trust: CoS on switched ports, DSCP on routed ones ("no switchport makes the port routed, for which DSCP
+    # trust is normally the default ... a switched port, whose default trust mode is CoS": the guide
+    # "Arista_EOS_RoCEv2_Lossless_Config" after https://www.arista.com/en/um-eos/eos-quality-of-service).
+    # An Ethernet interface is a switched port unless "switchport default mode routed" says otherwise.
+    "trust": {False: "pcp", True: "dscp"},
+    "routed": False,
+    # PFC is off until "priority-flow-control on" (https://www.arista.com/en/um-eos/eos-dcbx-and-flow-control,
+    # via the same guide: PFC is "enabled directly on an interface with two commands").
+    "pfc": [],
+    # ECN marks only above a configured threshold ("random-detect ecn minimum-threshold ...";
+    # https://www.arista.com/en/support/toi/tag/ecn): a tx-queue without it does not mark.
+    "ecn": ECN_OFF,
+    # "MTU is independently configurable on all routable interfaces ... The default MTU size is 1500 bytes."
+    # (https://www.arista.com/en/um-eos/eos-support-for-layer-3-mtu-on-7280r37500r37800r3). Routed ports only.
+    "routed_mtu": 1500,
+}
+_MTU_UNREADABLE = "unreadable"
 
 
 def _new_state():
@@ -138,6 +174,7 @@ def _apply(lines, state, problems):
             elif low == ["no", "priority-flow-control", "pause", "watchdog"]:
                 state["watchdog"] = False
             elif low[:1] == ["mtu"] and len(low) == 2:
+                state["mtu"] = _MTU_UNREADABLE  # stated: no default replaces it when it cannot be read
                 state["mtu"] = int(words[1])
             elif low[:1] == ["service-profile"] and len(low) == 2:
                 state["profile"] = words[1]
@@ -170,13 +207,33 @@ def _global_maps(blocks, problems):
     return dscp_map, tc_queue
 
 
-def _settings(state, dscp_map, tc_queue, all_off, global_watchdog, name, problems):
+def _global_defaults(blocks, problems):
+    """``switchport default mode`` (routed or not) and the ``interface defaults`` MTU of routed ports."""
+    routed, mtu = EOS_DEFAULTS["routed"], EOS_DEFAULTS["routed_mtu"]
+    for block in find_blocks(blocks, "switchport", "default", "mode"):
+        if len(block.words) == 4 and block.words[3].lower() in ("routed", "access"):
+            routed = block.words[3].lower() == "routed"
+    for block in find_blocks(blocks, "interface", "defaults"):
+        for child in block.children:
+            if starts(child.words, "mtu") and len(child.words) == 2:
+                try:
+                    mtu = int(child.words[1])
+                except ValueError:
+                    problems.append(block_problem(child, "cannot read the default mtu"))
+                    mtu = None
+    return routed, mtu
+
+
+def _settings(state, maps, config, name, problems):
+    dscp_map, tc_queue = maps
     settings = new_settings()
-    settings["trust"] = state["trust"] or ("dscp" if state["routed"] else "pcp")
-    settings["dscp_to_priority"] = dict(dscp_map)
-    settings["priority_to_queue"] = dict(tc_queue)
+    routed = state["routed"] if state["routed"] is not None else config["routed"]
+    if state["trust"] or config["complete"] or state["routed"] is not None:
+        settings["trust"] = state["trust"] or EOS_DEFAULTS["trust"][bool(routed)]
+    settings["dscp_to_priority"] = dict(dscp_map) if dscp_map is not None else None
+    settings["priority_to_queue"] = dict(tc_queue) if tc_queue is not None else None
     no_drop = sorted(p for p, on in state["no_drop"].items() if on)
-    if all_off:
+    if config["all_off"]:
         settings["pfc"] = []
     elif state["pfc_on"]:
         settings["pfc"] = no_drop
@@ -186,20 +243,28 @@ def _settings(state, dscp_map, tc_queue, all_off, global_watchdog, name, problem
         settings["pfc"] = []
         problems.append("%s: priority-flow-control priority %s no-drop without priority-flow-control on "
                         "(PFC stays off)" % (name, ",".join(str(p) for p in no_drop)))
+    elif config["complete"]:
+        settings["pfc"] = list(EOS_DEFAULTS["pfc"])
     pfc = settings["pfc"]
+    global_watchdog = config["global_watchdog"]
     if pfc is not None:
         if not pfc or state["watchdog"] is False:
             settings["pfc_watchdog"] = []
         elif state["watchdog"] or global_watchdog:
             settings["pfc_watchdog"] = list(pfc)
     ecn = dict((q, dict(v["ecn"])) for q, v in state["queues"].items() if v["ecn"] is not None)
-    settings["ecn"] = ecn or None
+    settings["ecn"] = ecn_off_elsewhere(ecn) if config["complete"] else ecn or None
     ets = {}
     for number, queue in state["queues"].items():
         if queue["mode"] is not None or queue["weight"] is not None:
             ets[number] = {"mode": queue["mode"] or "strict", "weight": queue["weight"]}
     settings["ets"] = ets or None
-    settings["mtu"] = state["mtu"]
+    if state["mtu"] == _MTU_UNREADABLE:
+        settings["mtu"] = None
+    elif state["mtu"] is not None:
+        settings["mtu"] = state["mtu"]
+    elif config["complete"] and routed:
+        settings["mtu"] = config["routed_mtu"]
     return settings
 
 
@@ -210,10 +275,14 @@ def parse_eos(text):
 
 def _parse(text, problems):
     blocks = split_blocks(text)
-    dscp_map, tc_queue = _global_maps(blocks, problems)
-    all_off = bool(find_blocks(blocks, "priority-flow-control", "all", "off"))
-    global_watchdog = bool(find_blocks(blocks, "priority-flow-control", "pause", "watchdog", "default",
-                                       "timeout"))
+    complete = partial_reason(text) is None
+    # A section without the global "qos map" lines (show running-config interfaces ...) cannot tell the maps.
+    maps = _global_maps(blocks, problems) if complete or find_blocks(blocks, "qos", "map") else (None, None)
+    routed, routed_mtu = _global_defaults(blocks, problems)
+    config = {"all_off": bool(find_blocks(blocks, "priority-flow-control", "all", "off")),
+              "global_watchdog": bool(find_blocks(blocks, "priority-flow-control", "pause", "watchdog", "default",
+                                                  "timeout")),
+              "routed": routed, "routed_mtu": routed_mtu, "complete": complete}
     profiles = {}
     for block in find_blocks(blocks, "qos", "profile"):
         if len(block.words) == 3:
@@ -230,6 +299,6 @@ def _parse(text, problems):
                 problems.append("%s: service-profile %s is referenced but no 'qos profile %s' is defined"
                                 % (name, probe["profile"], probe["profile"]))
         _apply(lines, state, problems)
-        ports[name] = _settings(state, dscp_map, tc_queue, all_off, global_watchdog, name, problems)
+        ports[name] = _settings(state, maps, config, name, problems)
     ordered = dict((name, ports[name]) for name in sorted(ports, key=sort_key))
     return new_facts("eos", ordered, unique(problems))

@@ -40,8 +40,21 @@ output there), which this parser starts from before the config's own settings ov
 * lossless modes only: ``pfc`` ``[3]`` and ``buffer_lossless`` ``[3]`` (the RoCE lossless pool);
   lossy modes: ``pfc`` ``[]``, ``buffer_lossless`` ``[]``.
 
-Without RoCE, fields the config does not state stay ``None``. ``pfc_watchdog`` is ``None`` unless
-some interface configures ``qos pfc-watchdog``. Invalid YAML gives a problem, never an exception.
+**Defaults by omission** (:data:`NVUE_DEFAULTS`; sources in ``docs/lossless-qos.md``): ``nv config show``
+prints the whole applied configuration, a ``header`` document first, and leaves out what is at its
+default. For such a source (a YAML with the ``header`` document) the parser starts every port from the
+defaults Cumulus ships (``qos_features.conf`` as the QoS page's "Default Configuration Files" print it,
+``ifupdown2``'s MTU): ``trust`` ``"pcp"``, ``dscp_to_priority`` DSCP d -> d // 8 (the table that applies
+when DSCP is trusted), switch-priority n -> TC n, ``pfc`` ``[]``, ECN on TC 0 only (150000 / 1500000
+bytes, probability 100), DWRR 12/13 % on every TC, no PFC watchdog, MTU 9216; the RoCE defaults above
+replace them when ``qos roce`` is on. A ``congestion-control`` or ``egress-scheduler`` profile replaces
+the default ECN / scheduler (Cumulus: a TC the profile does not name has no ECN, DWRR 0), the other
+features overlay the defaults. Not filled (no documentation found): ``buffer_lossless`` of PFC ports
+without a lossless traffic pool. A ``set`` body without the header (what this collection renders and
+PATCHes onto a switch) or a bare mapping cannot tell what it omits: without RoCE, fields it does not
+state stay ``None``, and ``pfc_watchdog`` is ``None`` unless some interface configures ``qos
+pfc-watchdog``. A profile referenced but not defined leaves its fields ``None``. Invalid YAML gives a
+problem, never an exception.
 
 ``parse_nvue_roce(text)`` reads ``nv show qos roce`` (and the per-interface ``nv show interface <if>
 qos roce status``): the ``operational`` / ``applied`` rows (``mode``, ``pfc-priority``,
@@ -57,10 +70,11 @@ operational value is used when shown, else the applied one. Sizes printed as ``1
 
 from __future__ import annotations
 
+import copy
 import re
 
 from ansible_collections.ainet.fabric.plugins.module_utils.qos.qos_facts import (
-    new_facts, new_settings, to_int, to_int_list, unique,
+    ECN_OFF, QUEUES, ecn_off_elsewhere, new_facts, new_settings, to_int, to_int_list, unique,
 )
 
 FORMAT = "nvue"
@@ -70,6 +84,30 @@ _TRUST = {"l2": "pcp", "pcp": "pcp", "l3": "dscp", "dscp": "dscp", "both": "pcp,
           "port": "none", "none": "none"}
 _FEATURES = ("mapping", "egress-queue-mapping", "pfc", "congestion-control", "egress-scheduler")
 _ROCE_ECN = {"enabled": True, "min_bytes": 150000, "max_bytes": 1500000, "probability": 100}
+_FEATURE_FIELDS = {"mapping": ("trust", "dscp_to_priority"), "egress-queue-mapping": ("priority_to_queue",),
+                   "pfc": ("pfc",), "congestion-control": ("ecn",), "egress-scheduler": ("ets",)}
+
+# Defaults by omission of `nv config show` without `qos roce` (docs/lossless-qos.md, "Defaults by omission"). Source:
+# the Cumulus Linux 5.14 user guide, Quality of Service, "Default Configuration Files" (qos_features.conf as shipped;
+# https://docs.nvidia.com/networking-ethernet-software/cumulus-linux-514/Layer-1-and-Switch-Ports/Quality-of-Service/).
+NVUE_DEFAULTS = {
+    "trust": "pcp",                                              # traffic.packet_priority_source_set = [802.1p]
+    "dscp_to_priority": dict((d, d // 8) for d in range(64)),    # the "Trust DSCP" table: DSCP 0-7 -> SP 0, ...
+    "priority_to_queue": dict((sp, sp) for sp in QUEUES),        # "switch priority values map directly to ... queue"
+    "pfc": [],                                                   # pfc.port_group_list is commented out
+    # "The default profile (default-global) enables ECN by default on egress queue 0" (150000 / 1500000 bytes,
+    # default_ecn_red_conf.probability = 100); every other TC: no ECN.
+    "ecn": dict((tc, dict(_ROCE_ECN) if tc == 0 else dict(ECN_OFF)) for tc in QUEUES),
+    # "the bandwidth allocated to egress queues 0,2,4,6 is 12 percent and ... 1,3,5,7 is 13 percent" (DWRR).
+    "ets": dict((tc, {"mode": "ets", "weight": 12 if tc % 2 == 0 else 13}) for tc in QUEUES),
+    "pfc_watchdog": [],                                          # pfc_watchdog.port_group_list is commented out
+    # "In Cumulus Linux, ifupdown2 assigns 9216 as the default MTU setting." (Switch Port Attributes, MTU;
+    # .../cumulus-linux-514/Layer-1-and-Switch-Ports/Interface-Configuration-and-Management/Switch-Port-Attributes/)
+    "mtu": 9216,
+}
+# Features whose default-global profile a configured profile replaces rather than overlays (a TC the profile does
+# not name: no ECN, "a DWRR value of 0 (no egress scheduling)"; same QoS page, ECN and Egress Scheduler).
+_REPLACED = ("congestion-control", "egress-scheduler")
 _UNITS = {"b": 1, "byte": 1, "bytes": 1, "kb": 1024, "mb": 1024 ** 2, "gb": 1024 ** 3}
 
 
@@ -113,8 +151,9 @@ def _merge(base, extra):
     return base
 
 
-def nvue_config(text, problems):
-    """The merged ``set`` mapping of an ``nv config show`` YAML (``None`` when unreadable)."""
+def nvue_config(text, problems, headers=None):
+    """The merged ``set`` mapping of an ``nv config show`` YAML (``None`` when unreadable); the ``header``
+    documents go to ``headers`` when a list is given (``nv config show`` prints one; a ``set`` body has none)."""
     if isinstance(text, dict) or isinstance(text, list):
         docs = text
     else:
@@ -138,6 +177,8 @@ def nvue_config(text, problems):
     for doc in docs:
         if not isinstance(doc, dict):
             continue
+        if "header" in doc and headers is not None:
+            headers.append(doc.get("header"))
         if "set" in doc:
             _merge(out, _dict(doc.get("set")))
         elif "header" not in doc:
@@ -241,9 +282,11 @@ def _lossless_pools(qos, where, problems):
     return sorted(out) if found else None
 
 
-def _settings(qos, base, refs, port, problems):
+def _settings(qos, base, refs, port, problems, replaced=()):
+    """Settings of ``port``: ``base`` (defaults), then the profile of each feature; the features in ``replaced``
+    start from nothing when a profile applies."""
     s = new_settings()
-    s.update(base)
+    s.update(copy.deepcopy(base))
     for feature in _FEATURES:
         profiles = _dict(qos.get(feature))
         name = refs.get(feature) or DEFAULT_PROFILE
@@ -251,23 +294,32 @@ def _settings(qos, base, refs, port, problems):
             if name != DEFAULT_PROFILE:
                 problems.append("interface %s: qos %s profile %s is not defined in qos %s"
                                 % (port, feature, name, feature))
+                for field in _FEATURE_FIELDS[feature]:
+                    s[field] = None  # stated but unreadable: no default stands in
             continue
+        if feature in replaced:
+            for field in _FEATURE_FIELDS[feature]:
+                s[field] = None
         _apply_profile(s, feature, _dict(profiles.get(name)), "qos %s %s" % (feature, name), problems)
     return s
 
 
 def parse_nvue(text):
     """``nv config show`` YAML -> QoS facts (format ``"nvue"``); see the module docstring."""
-    problems = []
-    config = nvue_config(text, problems)
+    problems, headers = [], []
+    config = nvue_config(text, problems, headers)
     if config is None:
         return new_facts(FORMAT, {}, problems)
+    complete = bool(headers)
     qos = _dict(config.get("qos"))
-    base = {}
+    base = dict(NVUE_DEFAULTS) if complete else {}
+    base.pop("mtu", None)
+    replaced = _REPLACED if complete else ()
     if "roce" in qos:
         roce = _dict(qos.get("roce"))
         if not _off(roce.get("enable", "on")):
-            base = _roce_defaults(roce.get("mode"))
+            base.update(_roce_defaults(roce.get("mode")))
+            replaced = ()
     pools = _lossless_pools(qos, "qos", problems)
     if pools is not None:
         base["buffer_lossless"] = pools
@@ -284,11 +336,15 @@ def parse_nvue(text):
         conf = interfaces.get(port, {})
         port_qos = _dict(conf.get("qos"))
         refs = dict((feature, _dict(port_qos.get(feature)).get("profile")) for feature in _FEATURES)
-        s = _settings(qos, base, refs, port, problems)
+        s = _settings(qos, base, refs, port, problems, replaced)
         mtu = _dict(conf.get("link")).get("mtu")
         if mtu is not None:
             s["mtu"] = to_int(mtu, "interface %s link mtu" % port, problems)
-        if watchdog:
+        elif complete:
+            s["mtu"] = NVUE_DEFAULTS["mtu"]
+        if complete and s["ecn"] is not None:
+            s["ecn"] = ecn_off_elsewhere(s["ecn"])
+        if watchdog or complete:
             s["pfc_watchdog"] = list(s["pfc"] or []) if _watchdog_on(port_qos) else []
         ports[port] = s
     return new_facts(FORMAT, ports, unique(problems))

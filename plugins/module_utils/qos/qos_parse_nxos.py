@@ -28,7 +28,8 @@ Vendor defaults used when the config is silent (Cisco Nexus 9000 NX-OS QoS confi
 * ``priority_to_queue``: qos-group N is always queue N (the system queuing classes
   ``c-out-8q-qN``), so it is ``{0: 0, ..., 7: 7}``.
 * ``pfc``: the interface default ``priority-flow-control mode auto`` only enables PFC when DCBX
-  negotiates it with the peer, so ``auto`` or silence gives ``None`` (unknown); ``mode on`` gives
+  negotiates it with the peer, so ``auto`` or silence gives ``None`` (unknown) - unless nothing is
+  paused (below: ``[]``); ``mode on`` gives
   the ``pause pfc-cos`` values of the system network-qos policy (none: ``[]``, the default
   network-qos policy pauses nothing); ``mode off`` gives ``[]``.
 * ``trust``: ``"dscp"`` / ``"pcp"`` / ``"pcp,dscp"`` after what the applied type-qos policy matches
@@ -39,6 +40,16 @@ Vendor defaults used when the config is silent (Cisco Nexus 9000 NX-OS QoS confi
 * ``buffer_lossless``: the paused CoS values of the system network-qos policy (no-drop buffers are
   carved system-wide).
 
+**Defaults by omission** (:data:`NXOS_DEFAULTS`; sources in ``docs/lossless-qos.md``): a whole
+running-config (anything but a ``!Command: show running-config <section>`` output) states them by
+leaving the command out: without a type qos input policy every packet is in qos-group 0 (``trust``
+``"none"``, all 64 DSCPs on priority 0), and a policy that matches DSCPs but states no ``class
+class-default`` sends the others to qos-group 0 too; without a network-qos policy that pauses a CoS,
+``pfc`` and ``buffer_lossless`` are ``[]`` whatever the PFC mode (``auto`` stays ``None`` only when a
+pause class exists: then DCBX decides); ``ecn`` is off on every queue without ``random-detect ...
+ecn``. Not filled (no documentation found): ``mtu``, the scheduling of queues no queuing policy states
+(``ets``), the PFC watchdog of PFC ports where the config says nothing about it.
+
 Problems: a policy-map or class-map that is referenced but never defined (system-defined classes
 such as ``c-8q-nq3``, ``c-out-8q-q3`` and ``class-default`` need no definition), and unreadable
 values. ECN thresholds in bytes/kbytes/mbytes are converted (kbyte = 1024 bytes).
@@ -48,9 +59,27 @@ from __future__ import annotations
 
 import re
 
-from ansible_collections.ainet.fabric.plugins.module_utils.qos.qos_facts import int_list, new_facts, new_settings, unique
+from ansible_collections.ainet.fabric.plugins.module_utils.qos.qos_facts import (
+    ECN_OFF, ecn_off_elsewhere, int_list, new_facts, new_settings, unique)
 from ansible_collections.ainet.fabric.plugins.module_utils.qos.qos_parse_cli import (
-    block_problem, dscp_list, find_blocks, interface_lines, sort_key, split_blocks, starts, to_bytes, guarded_parse)
+    block_problem, dscp_list, find_blocks, interface_lines, partial_reason, sort_key, split_blocks, starts, to_bytes,
+    guarded_parse)
+
+# Defaults by omission of a whole NX-OS (Nexus 9000) running-config (docs/lossless-qos.md, "Defaults by omission").
+NXOS_DEFAULTS = {
+    # "By default, all network traffic is grouped into a single category called qos-group 0." (Cisco Nexus 9000
+    # NX-OS QoS Configuration Guide 10.6(x), Configure Queuing and Scheduling, https://www.cisco.com/c/en/us/td/
+    # docs/dcn/nx-os/nexus9000/106x/configuration/qos/cisco-nexus-9000-series-nx-os-quality-of-service-
+    # configuration-guide-106x/m-configuring-queuing-and-scheduling.html): no field classifies.
+    "trust": "none",
+    "qos_group": 0,
+    # PFC pauses only the CoS values a network-qos class states ("pause pfc-cos"; Configuring Priority Flow
+    # Control, .../105x/.../m-configuring-priority-flow-control.html): without one nothing is no-drop.
+    "pfc": [],
+    # ECN marks only where WRED ECN is configured ("When configured with the WRED ECN feature", same queuing
+    # chapter): a queue without "random-detect ... ecn" does not mark.
+    "ecn": ECN_OFF,
+}
 
 _SYSTEM_NQ = re.compile(r"^c-(?:8q-)?nq(\d|-default)$", re.I)
 _SYSTEM_QUEUE = re.compile(r"^c-out-(?:8q-)?q(\d|-default)$", re.I)
@@ -77,8 +106,9 @@ def _type_and_name(words, kind):
 
 
 class _Config(object):
-    def __init__(self, blocks, problems):
+    def __init__(self, blocks, problems, complete=False):
         self.problems = problems
+        self.complete = complete
         self.class_qos, self.class_nq, self.class_queue = {}, {}, {}
         self.policy_qos, self.policy_nq, self.policy_queue = {}, {}, {}
         for block in find_blocks(blocks, "class-map"):
@@ -162,6 +192,8 @@ class _Config(object):
             for dscp in cmap["dscp"]:
                 dscp_map.setdefault(dscp, group)
         trust = {(True, False): "dscp", (False, True): "pcp", (True, True): "pcp,dscp"}.get((saw_dscp, saw_cos))
+        if default_group is None and self.complete:
+            default_group = NXOS_DEFAULTS["qos_group"]  # unmatched traffic: class-default, qos-group 0
         if saw_dscp and default_group is not None:
             for dscp in range(64):
                 dscp_map.setdefault(dscp, default_group)
@@ -266,7 +298,8 @@ def parse_nxos(text):
 
 def _parse(text, problems):
     blocks = split_blocks(text)
-    config = _Config(blocks, problems)
+    complete = partial_reason(text) is None
+    config = _Config(blocks, problems, complete)
     system = {}
     for block in find_blocks(blocks, "system", "qos"):
         for child in block.children:
@@ -317,6 +350,10 @@ def _parse(text, problems):
             dscp_map, trust = cache[key]
             settings["dscp_to_priority"] = dict(dscp_map) if dscp_map is not None else None
             settings["trust"] = trust
+        elif complete:
+            settings["trust"] = NXOS_DEFAULTS["trust"]
+            settings["dscp_to_priority"] = dict.fromkeys(range(64), NXOS_DEFAULTS["qos_group"])
+        ecn = None
         if ("queuing", "output") in policies:
             key = ("queuing",) + policies[("queuing", "output")]
             if key not in cache:
@@ -324,15 +361,24 @@ def _parse(text, problems):
             ecn, ets = cache[key]
             settings["ecn"] = dict((q, dict(v)) for q, v in ecn.items()) if ecn else None
             settings["ets"] = dict((q, dict(v)) for q, v in ets.items()) if ets else None
+        if complete and (ecn is not None or ("queuing", "output") not in policies):
+            settings["ecn"] = ecn_off_elsewhere(ecn)
+        # What the network-qos policy in force pauses: [] when a whole config states none (the default pauses nothing).
+        stated = ("network-qos", None) in system  # (a stated policy that cannot be read stays None)
+        paused = list(NXOS_DEFAULTS["pfc"]) if not stated and complete else no_drop
         if mode == "on":
             settings["pfc"] = list(no_drop or [])
         elif mode == "off":
             settings["pfc"] = []
         elif mode not in (None, "auto"):
             problems.append("interface %s: unknown priority-flow-control mode %s" % (name, mode))
-        if no_drop is not None:
-            settings["buffer_lossless"] = list(no_drop)
-        if settings["pfc"] is not None:
+        elif paused is not None and not paused:
+            settings["pfc"] = []  # auto (the default) or silent, and nothing to pause
+        if paused is not None:
+            settings["buffer_lossless"] = list(paused)
+        if settings["pfc"] is not None and not settings["pfc"]:
+            settings["pfc_watchdog"] = []  # no lossless priority to watch
+        elif settings["pfc"] is not None:
             state = watchdog if watchdog is not None else watchdog_global
             if state is True:
                 settings["pfc_watchdog"] = list(settings["pfc"])

@@ -25,15 +25,22 @@ What is read:
 Vendor defaults used when the config is silent (Dell OS10 user guide, "Quality of service"):
 
 * no trust map: OS10 does not classify data traffic, everything is traffic class 0, so
-  ``trust`` is ``"none"`` and ``dscp_to_priority`` ``None``;
+  ``trust`` is ``"none"`` and ``dscp_to_priority`` maps every DSCP to 0 (see below);
 * ``trust-map dscp default``: DSCP d -> traffic class d // 8 (the default DSCP trust map);
   a user DSCP map sends every DSCP it does not list to traffic class 0 (as the guide says of
   dot1p maps), so ``dscp_to_priority`` always holds all 64 DSCPs when DSCP is trusted;
 * ``priority_to_queue``: traffic class n -> queue n unless a ``qos-map traffic-class`` says
   otherwise;
 * ``pfc``: PFC is off unless ``priority-flow-control mode on``; then the ``pfc-cos`` values of the
-  port's network-qos policy (none: ``[]``). Silence gives ``None``. ``buffer_lossless`` is the same
-  list (OS10 reserves lossless buffers for those priorities on PFC ports).
+  port's network-qos policy (none: ``[]``); silence gives ``[]`` (see below). ``buffer_lossless`` is
+  the same list (OS10 reserves lossless buffers for those priorities on PFC ports).
+
+**Defaults by omission** (:data:`OS10_DEFAULTS`; sources in ``docs/lossless-qos.md``): OS10 prints no
+``Command:`` header, so every running-config is read as whole and what it leaves out is the default:
+no trust map: ``dscp_to_priority`` all 64 DSCPs on traffic class 0; no ``priority-flow-control mode``:
+``pfc`` and ``buffer_lossless`` ``[]``; a queue without a WRED profile that says ``random-detect ecn``:
+ECN off; no ``mtu``: 1532 bytes. Not filled (no documentation found): the scheduling of queues no
+queuing policy states (``ets``), the PFC watchdog of PFC ports.
 
 ``ets`` is read from the queuing policy whether or not ``ets mode on`` is set. Problems: any trust
 map, qos-map, policy-map, class-map or WRED profile referenced but never defined, and unreadable
@@ -42,11 +49,33 @@ values.
 
 from __future__ import annotations
 
-from ansible_collections.ainet.fabric.plugins.module_utils.qos.qos_facts import int_list, new_facts, new_settings, unique
+from ansible_collections.ainet.fabric.plugins.module_utils.qos.qos_facts import (
+    ECN_OFF, ecn_off_elsewhere, int_list, new_facts, new_settings, unique)
 from ansible_collections.ainet.fabric.plugins.module_utils.qos.qos_parse_cli import (
-    block_problem, dscp_list, find_blocks, interface_lines, sort_key, split_blocks, starts, to_bytes, guarded_parse)
+    block_problem, dscp_list, find_blocks, interface_lines, partial_reason, sort_key, split_blocks, starts, to_bytes,
+    guarded_parse)
 
 OS10_DEFAULT_DSCP_TO_TC = dict((dscp, dscp // 8) for dscp in range(64))
+
+# Defaults by omission of a whole OS10 running-config (docs/lossless-qos.md, "Defaults by omission").
+OS10_DEFAULTS = {
+    # "By default, OS10 does not classify data traffic. OS10 assigns the default traffic class ID 0 to all data
+    # traffic." (Dell OS10 User Guide, Quality of service, Ingress traffic classification;
+    # https://www.manualshelf.com/manual/dell/powerswitch-s4112f-on-s4112t-on/2-1-users-guide-english/page-1181.html)
+    "trust": "none",
+    "traffic_class": 0,
+    # "PFC and 802.3x link-level flow control (LLFC) are disabled by default on an interface" and "By default, all
+    # ingress traffic is handled by the lossy ingress buffer" (OS10 Reference Guide, PFC configuration notes;
+    # https://www.manualshelf.com/manual/dell/powerswitch-s4112f-on-s4112t-on/1-reference-guide-english/page-622.html)
+    "pfc": [],
+    "buffer_lossless": [],
+    # "random-detect (queue) ... Default Not configured", "random-detect ecn ... Default Not configured" (OS10 QoS
+    # commands; https://www.manualshelf.com/manual/dell/emc-networking-mx9116n/1-api-guide-english/page-1245.html)
+    "ecn": ECN_OFF,
+    # "mtu ... Sets the link maximum transmission unit (MTU) frame size ... Default 1532 bytes" (OS10 User Guide,
+    # https://www.manualshelf.com/manual/dell/powerswitch-s4048-on/1-users-guide-english/page-297.html)
+    "mtu": 1532,
+}
 
 
 class _Config(object):
@@ -55,6 +84,7 @@ class _Config(object):
         self.dscp_maps, self.dot1p_maps, self.tc_maps = {}, {}, {}
         self.class_nq, self.class_queue = {}, {}
         self.policy_nq, self.policy_queue, self.wred = {}, {}, {}
+        self.unreadable_ecn = {}  # queuing policy -> queues whose WRED profile is referenced but not defined
         for block in blocks:
             words = block.words
             low = [w.lower() for w in words]
@@ -177,7 +207,7 @@ class _Config(object):
         if policy is None:
             self._missing("policy-map type queuing", name, where)
             return None, None
-        ecn, ets = {}, {}
+        ecn, ets, self.unreadable_ecn[name] = {}, {}, set()
         for cname, block in policy["classes"]:
             cmap = self.class_queue.get(cname)
             if cmap is None:
@@ -197,6 +227,7 @@ class _Config(object):
                             profile = self.wred.get(cw[1])
                             if profile is None:
                                 self._missing("wred profile", cw[1], "policy-map %s, line %d" % (name, child.lineno))
+                                self.unreadable_ecn[name].add(queue)
                             else:
                                 ecn[queue] = dict(profile)
                     except (ValueError, IndexError):
@@ -229,6 +260,7 @@ def parse_os10(text):
 
 def _parse(text, problems):
     blocks = split_blocks(text)
+    complete = partial_reason(text) is None
     config = _Config(blocks, problems)
     system = {}
     for block in find_blocks(blocks, "system", "qos"):
@@ -270,6 +302,8 @@ def _parse(text, problems):
                 settings["mtu"] = int(scope["mtu"][0])
             except ValueError:
                 problems.append("%s: cannot read mtu %r (%s)" % (name, scope["mtu"][0], scope["mtu"][1]))
+        elif complete:
+            settings["mtu"] = OS10_DEFAULTS["mtu"]
         dscp_ref, dot1p_ref = scope.get("trust_dscp"), scope.get("trust_dot1p")
         if dscp_ref is not None:
             mapped = lookup("trust_dscp", dscp_ref)
@@ -279,6 +313,8 @@ def _parse(text, problems):
                 table = dict((d, 0) for d in range(64))
                 table.update(mapped)
                 settings["dscp_to_priority"] = table
+        elif dot1p_ref is None and complete:
+            settings["dscp_to_priority"] = dict.fromkeys(range(64), OS10_DEFAULTS["traffic_class"])
         if dot1p_ref is not None:
             lookup("trust_dot1p", dot1p_ref)
         settings["trust"] = {(True, False): "dscp", (False, True): "pcp", (True, True): "pcp,dscp",
@@ -287,10 +323,15 @@ def _parse(text, problems):
         if "tc_map" in scope:
             queues.update(lookup("tc_map", scope["tc_map"]) or {})
         settings["priority_to_queue"] = queues
+        ecn, unreadable = None, set()
         if "output_queuing" in scope:
             ecn, ets = lookup("queuing", scope["output_queuing"])
             settings["ecn"] = dict((q, dict(v)) for q, v in ecn.items()) if ecn else None
             settings["ets"] = dict((q, dict(v)) for q, v in ets.items()) if ets else None
+            unreadable = config.unreadable_ecn.get(scope["output_queuing"][0], set())
+        if complete and not unreadable and (ecn is not None or "output_queuing" not in scope):
+            # (a queue whose WRED profile cannot be read keeps the table as stated: the check would read it as off)
+            settings["ecn"] = ecn_off_elsewhere(ecn)
         mode = scope.get("pfc_mode")
         if mode == "on":
             no_drop = lookup("nq", scope["input_network-qos"]) if "input_network-qos" in scope else []
@@ -300,6 +341,12 @@ def _parse(text, problems):
             settings["pfc"] = []
         elif mode is not None:
             problems.append("%s: unknown priority-flow-control mode %s" % (name, mode))
+        elif complete:
+            settings["pfc"] = list(OS10_DEFAULTS["pfc"])
+        if complete and mode in (None, "off"):
+            settings["buffer_lossless"] = list(OS10_DEFAULTS["buffer_lossless"])
+        if settings["pfc"] is not None and not settings["pfc"]:
+            settings["pfc_watchdog"] = []  # no lossless priority to watch
         if mode != "on" and "input_network-qos" in scope:
             lookup("nq", scope["input_network-qos"])
         ports[name] = settings

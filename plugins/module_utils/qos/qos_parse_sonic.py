@@ -17,7 +17,7 @@ still yields its ports). Per port:
   traffic class is the priority (PFC is enabled per TC of the same number). The switch-wide
   ``PORT_QOS_MAP|global`` map is not applied to ports that lack their own.
 * ``trust``: ``"dscp"`` with a ``dscp_to_tc_map``, ``"pcp"`` with a ``dot1p_to_tc_map``, ``"pcp,dscp"``
-  with both, ``None`` with neither.
+  with both, ``None`` with neither (in a fragment; a whole config_db: see the defaults below).
 * ``priority_to_queue``: ``tc_to_queue_map`` -> ``TC_TO_QUEUE_MAP[name]``.
 * ``pfc``: ``pfc_enable`` (``"3,4"``); ``[]`` for a port in ``PORT_QOS_MAP`` without it.
 * ``ecn``: per queue of ``QUEUE["port|q"]``: ``wred_profile`` -> ``WRED_PROFILE``; ``enabled`` when
@@ -29,12 +29,25 @@ still yields its ports). Per port:
 * ``mtu``: ``PORT[port].mtu``.
 * ``pfc_watchdog``: when ``PFC_WD`` exists: the port's ``pfcwd_sw_enable`` priorities (or, without
   that field, its ``pfc_enable`` priorities) when the port has a ``PFC_WD`` entry, else ``[]``;
-  ``None`` when there is no ``PFC_WD`` table. ``PFC_WD|GLOBAL`` (poll interval) is not a port.
+  ``None`` when there is no ``PFC_WD`` table in a fragment. ``PFC_WD|GLOBAL`` (poll interval) is not a port.
 * ``buffer_lossless``: the priority groups of ``BUFFER_PG["port|3-4"]`` whose profile is lossless:
   a ``BUFFER_PROFILE`` with ``xon`` or ``xoff``; a ``pg_lossless_*`` name (buffermgrd creates those
   at run time, so they need not be defined); or ``NULL``, which the dynamic buffer model uses for a
   lossless PG whose headroom buffermgrd calculates. Both reference styles are read:
   ``"[BUFFER_PROFILE|name]"`` and ``"name"``. ``None`` when the port has no ``BUFFER_PG`` entry.
+
+**Defaults by omission** (:data:`SONIC_DEFAULTS`; sources in ``docs/lossless-qos.md``): a whole config_db
+(``sonic-cfggen -d --print-data``, ``/etc/sonic/config_db.json``: it has ``DEVICE_METADATA``) states
+them by leaving a field out; orchagent then leaves the SAI attribute at its default. Per port: no
+``dscp_to_tc_map`` and no ``dot1p_to_tc_map`` -> ``trust`` ``"none"`` and every DSCP on TC 0 (unless
+``PORT_QOS_MAP|global`` names a switch-wide map: whether a port without its own map uses it depends on
+the ASIC, so both stay ``None``); no ``tc_to_queue_map`` -> every TC on queue 0; no ``pfc_enable`` ->
+``pfc`` ``[]``; a queue without ``wred_profile`` -> ECN off; no ``PFC_WD`` entry -> ``pfc_watchdog``
+``[]``; a ``PORT`` entry without ``mtu`` -> 9100. Not filled (no documentation found): the scheduler of
+a queue without ``scheduler`` (vendor), lossless buffers of ports without ``BUFFER_PG`` (the buffer
+model creates them). A fragment without ``DEVICE_METADATA`` (a rendered ``qos.json``, this
+collection's patch source) cannot tell, and keeps ``None``. A reference that cannot be resolved
+(a problem) keeps ``None`` too.
 
 Unknown tables are ignored. Objects referenced but never defined (a map, WRED profile, scheduler or
 buffer profile) and values that are not numbers go to ``problems`` naming the table, key and name;
@@ -46,7 +59,7 @@ from __future__ import annotations
 import json
 
 from ansible_collections.ainet.fabric.plugins.module_utils.qos.qos_facts import (
-    new_facts, new_settings, to_int, to_int_list, unique,
+    ECN_OFF, QUEUES, ecn_off_elsewhere, new_facts, new_settings, to_int, to_int_list, unique,
 )
 
 FORMAT = "sonic_config_db"
@@ -54,6 +67,28 @@ _ECN_ON = ("ecn_all", "ecn_green", "ecn_yellow", "ecn_red", "ecn_green_yellow", 
            "ecn_yellow_red")
 _PORT_KEYED = ("PORT", "PORT_QOS_MAP", "QUEUE", "BUFFER_PG", "PFC_WD")
 _NOT_PORTS = ("global", "GLOBAL")
+# A whole config_db always has DEVICE_METADATA|localhost (what config save and sonic-cfggen -d write); a fragment not.
+_WHOLE_MARK = "DEVICE_METADATA"
+
+# Defaults by omission of a whole config_db (docs/lossless-qos.md, "Defaults by omission"): the SAI attribute
+# defaults orchagent leaves in place (opencomputeproject/SAI inc/saiport.h, inc/saiqueue.h) and sonic-swss's.
+SONIC_DEFAULTS = {
+    # SAI_PORT_ATTR_QOS_DEFAULT_TC "@default 0"; SAI_PORT_ATTR_QOS_DSCP_TO_TC_MAP / _DOT1P_TO_TC_MAP "To
+    # enable/disable trust DSCP [Dot1p], map ID should be added/removed on port. Default no map."
+    "trust": "none",
+    "traffic_class": 0,
+    # SAI_PORT_ATTR_QOS_TC_TO_QUEUE_MAP: "Default no map, i.e. all packets to queue 0."
+    "queue": 0,
+    # SAI_PORT_ATTR_PRIORITY_FLOW_CONTROL: "Bit vector enable/disable port PFC ... @default 0"
+    "pfc": [],
+    # SAI_QUEUE_ATTR_WRED_PROFILE_ID: "ID = SAI_NULL_OBJECT_ID to disable WRED ... @default SAI_NULL_OBJECT_ID"
+    "ecn": ECN_OFF,
+    # The watchdog runs on the ports with a PFC_WD|<port> entry, which "pfcwd start" / "pfcwd start_default"
+    # write (sonic-net/sonic-utilities pfcwd/main.py): none, no watchdog.
+    "pfc_watchdog": [],
+    # sonic-swss cfgmgr/portmgr.h: #define DEFAULT_MTU_STR "9100" (portmgrd's default for a PORT without mtu).
+    "mtu": 9100,
+}
 
 
 def _load(text, problems):
@@ -186,7 +221,8 @@ def _ets_entry(sched, where, problems):
 
 
 def _queues(tables, entries, problems):
-    ecn, ets = {}, {}
+    """(ecn, ets, queues whose wred_profile cannot be resolved)."""
+    ecn, ets, unreadable = {}, {}, set()
     wred = tables.get("WRED_PROFILE") or {}
     scheds = tables.get("SCHEDULER") or {}
     for queue, fields, key in entries:
@@ -198,6 +234,7 @@ def _queues(tables, entries, problems):
             ecn[queue] = _ecn_entry(wred[name], "WRED_PROFILE|%s" % name, problems)
         else:
             problems.append("%s: wred_profile %s is not defined in WRED_PROFILE" % (where, name))
+            unreadable.add(queue)
         name = _ref(fields.get("scheduler"))
         if name is None:
             continue
@@ -205,7 +242,7 @@ def _queues(tables, entries, problems):
             ets[queue] = _ets_entry(scheds[name], "SCHEDULER|%s" % name, problems)
         else:
             problems.append("%s: scheduler %s is not defined in SCHEDULER" % (where, name))
-    return ecn, ets
+    return ecn, ets, unreadable
 
 
 def _lossless_pgs(tables, entries, problems):
@@ -225,6 +262,17 @@ def _lossless_pgs(tables, entries, problems):
     return sorted(out)
 
 
+def _fill_port_qos(s, qos, global_map):
+    """Fill what a whole config_db's ``PORT_QOS_MAP`` entry ``qos`` of a port leaves out (SONIC_DEFAULTS)."""
+    if qos.get("dscp_to_tc_map") is None and qos.get("dot1p_to_tc_map") is None and not global_map:
+        s["trust"] = SONIC_DEFAULTS["trust"]
+        s["dscp_to_priority"] = dict.fromkeys(range(64), SONIC_DEFAULTS["traffic_class"])
+    if qos.get("tc_to_queue_map") is None:
+        s["priority_to_queue"] = dict.fromkeys(QUEUES, SONIC_DEFAULTS["queue"])
+    if qos.get("pfc_enable") in (None, ""):
+        s["pfc"] = list(SONIC_DEFAULTS["pfc"])
+
+
 def parse_sonic_config_db(text):
     """config_db.json text (or dict) -> QoS facts (format ``"sonic_config_db"``); see the module docstring."""
     problems = []
@@ -236,7 +284,9 @@ def parse_sonic_config_db(text):
     qos_tbl = _per_port(tables.get("PORT_QOS_MAP") or {})
     queue_tbl = _per_port_index(tables.get("QUEUE") or {}, "QUEUE", problems)
     pg_tbl = _per_port_index(tables.get("BUFFER_PG") or {}, "BUFFER_PG", problems)
-    has_wd = "PFC_WD" in tables
+    complete = _WHOLE_MARK in tables
+    global_map = (qos_tbl.get("global") or {}).get("dscp_to_tc_map") is not None
+    has_wd = "PFC_WD" in tables or complete
     wd_tbl = _per_port(tables.get("PFC_WD") or {})
 
     names = []
@@ -260,18 +310,27 @@ def parse_sonic_config_db(text):
             s["priority_to_queue"] = _int_map(tables, "TC_TO_QUEUE_MAP", _ref(qos.get("tc_to_queue_map")),
                                               where, problems, maps)
             s["pfc"] = _indices(qos.get("pfc_enable"), where, problems)
+        if complete:
+            _fill_port_qos(s, qos or {}, global_map)
         if port in queue_tbl:
-            ecn, ets = _queues(tables, queue_tbl[port], problems)
+            ecn, ets, unreadable = _queues(tables, queue_tbl[port], problems)
             s["ecn"] = ecn or None
             s["ets"] = ets or None
+            if complete and not unreadable:  # (an unresolved wred_profile keeps the table as stated)
+                s["ecn"] = ecn_off_elsewhere(ecn)
+        elif complete:
+            s["ecn"] = ecn_off_elsewhere(None)
         if port in ports_tbl:
-            s["mtu"] = to_int(ports_tbl[port].get("mtu"), "PORT|%s" % port, problems)
+            mtu = ports_tbl[port].get("mtu")
+            if mtu in (None, "") and complete:
+                mtu = SONIC_DEFAULTS["mtu"]
+            s["mtu"] = to_int(mtu, "PORT|%s" % port, problems)
         if has_wd:
             if port in wd_tbl and qos is not None:
                 field = "pfcwd_sw_enable" if qos.get("pfcwd_sw_enable") not in (None, "") else "pfc_enable"
                 s["pfc_watchdog"] = _indices(qos.get(field), "PORT_QOS_MAP|%s" % port, problems)
             else:
-                s["pfc_watchdog"] = []
+                s["pfc_watchdog"] = list(SONIC_DEFAULTS["pfc_watchdog"])
         if port in pg_tbl:
             s["buffer_lossless"] = _lossless_pgs(tables, pg_tbl[port], problems)
         ports[port] = s

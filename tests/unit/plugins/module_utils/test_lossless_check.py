@@ -5,12 +5,15 @@ RoCE defaults, SONiC's stock template); the parsers' own tests prove that real o
 """
 
 import copy
+import json
+from os.path import dirname, join
 
 import pytest
 
 from ansible_collections.ainet.fabric.plugins.module_utils.qos.lossless_check import (
     CODES, TOPICS, link_rows, lossless_check, lossless_diff)
 from ansible_collections.ainet.fabric.plugins.module_utils.model.qos_profile import resolve_profile
+from ansible_collections.ainet.fabric.plugins.module_utils.qos.qos_parse import parse_qos
 
 NVIDIA = resolve_profile({}, "q")
 # mlnx_qos default dscp2prio: priority n <- DSCP 8n..8n+7.
@@ -194,3 +197,97 @@ def test_a_host_only_profile_still_wants_ecn_on_its_lossless_queue():
     items = lossless_diff(dict(HOST, pfc=[5]), switch, "swp8", spiderpool)
     assert "The switch port swp8 has ECN on queue 5 off; the spiderpool profile wants on." in \
         [i["message"] for i in items]
+
+
+# -- issue 18: defaults by omission ---------------------------------------------------------------------------
+# A whole configuration states the NOS defaults by leaving commands out (docs/lossless-qos.md, "Defaults by
+# omission"); the parsers fill them, so a port with no QoS at all disagrees with a lossless host instead of
+# being "unchecked". Samples: data/qos/<nos>/ORIGIN.md.
+
+DATA = join(dirname(__file__), "data", "qos")
+# The switch-side topics of TOPICS and the codes that disagree on each (the watchdog and lossless buffers are
+# only compared for PFC priorities, which a port without QoS has none of).
+SWITCH_TOPICS = {
+    "trust": {"trust_mismatch"},
+    "roce_dscp": {"roce_dscp_lossy_on_switch", "roce_priority_mismatch"},
+    "pfc": {"pfc_mismatch"},
+    "ecn_switch": {"ecn_off_on_switch"},
+    "cnp_switch": {"cnp_not_strict_on_switch"},
+    "mtu": {"mtu_too_small"},
+}
+# (format, sample, port with no QoS, topics whose default no vendor documentation states (unchecked), topics
+# where the NOS default happens to agree with the host)
+BARE_PORTS = [
+    ("eos", "eos/leaf_whole_running_config.cfg", "Ethernet2", {"cnp_switch", "mtu"}, set()),
+    ("eos", "eos/leaf_whole_running_config.cfg", "Ethernet3", {"cnp_switch"}, {"trust"}),  # routed: trusts DSCP
+    ("nxos", "nxos/leaf_no_qos.cfg", "Ethernet1/2", {"cnp_switch", "mtu"}, set()),
+    ("nxos", "nxos/leaf_no_qos.cfg", "Ethernet1/1", {"cnp_switch"}, {"mtu"}),  # mtu 9216 stated
+    ("os10", "os10/leaf_no_qos.cfg", "ethernet1/1/2", {"cnp_switch"}, set()),
+    ("nvue", "nvue/nv-config-no-qos.yaml.txt", "swp2", set(), {"mtu"}),  # MTU 9216 by default
+    ("sonic_config_db", "sonic/filter_fdb_config_db.json", "Ethernet0", {"cnp_switch"}, {"mtu"}),  # mtu 9100
+]
+
+
+def read_sample(name):
+    with open(join(DATA, name)) as handle:
+        return handle.read()
+
+
+def parsed(fmt, name):
+    if fmt == "nvue":
+        pytest.importorskip("yaml")
+    facts = parse_qos(read_sample(name), fmt)
+    assert facts["problems"] == []
+    return facts
+
+
+@pytest.mark.parametrize("fmt, sample, port, unchecked, agree", BARE_PORTS,
+                         ids=["%s-%s" % (b[0], b[2]) for b in BARE_PORTS])
+def test_a_port_with_nothing_configured_disagrees_on_every_lossless_topic(fmt, sample, port, unchecked, agree):
+    verdict = lossless_check(HOST, parsed(fmt, sample), port)
+    found = set(codes(verdict["disagreements"]))
+    for topic, topic_codes in SWITCH_TOPICS.items():
+        if topic in unchecked or topic in agree:
+            assert not topic_codes & found, (topic, found)
+        else:
+            assert topic_codes & found, (topic, found)
+    # defaults answered everything else: only the undocumented defaults stay unchecked
+    assert {u["topic"] for u in verdict["unchecked"]} == unchecked
+    # and against the fabric's profile, the switch port is what differs
+    assert "profile_mismatch_switch" in codes(lossless_diff(HOST, parsed(fmt, sample), port, "nvidia"))
+
+
+@pytest.mark.parametrize("fmt, sample, port, profile", [
+    ("eos", "eos/leaf_whole_running_config.cfg", "Ethernet1", None),       # qos profile ROCE-LEAF, watchdog on
+    ("nvue", "nvue/nv-config-roce-lossless.yaml.txt", "swp1", "nvidia"),   # the RoCE defaults; nvidia: no watchdog
+])
+def test_a_fully_configured_port_of_a_whole_configuration_still_agrees(fmt, sample, port, profile):
+    assert lossless_diff(HOST, parsed(fmt, sample), port, profile) == []
+
+
+def test_cumulus_roce_defaults_leave_the_pfc_watchdog_off():
+    # nv config show states no pfc-watchdog: off by default, which a fabric that wants the watchdog hears about
+    items = lossless_diff(HOST, parsed("nvue", "nvue/nv-config-roce-lossless.yaml.txt"), "swp1")
+    assert codes(items) == ["pfc_watchdog_off"]
+
+
+@pytest.mark.parametrize("fmt, sample, port, topics", [
+    # nv show qos roce: a show output, no MTU and no watchdog in it
+    ("nvue_roce", "nvue/nv-show-qos-roce-cl56.txt", "", {"mtu", "pfc_watchdog"}),
+    # an interface section of the running-config: nothing global, nothing it omits is known
+    ("eos", "eos/show_running_config_interfaces_ethernet2.txt", "Ethernet2",
+     {"trust", "roce_dscp", "pfc", "ecn_switch", "cnp_switch", "mtu"}),
+])
+def test_a_partial_source_leaves_what_it_omits_unchecked(fmt, sample, port, topics):
+    verdict = lossless_check(HOST, parsed(fmt, sample), port)
+    assert verdict["disagreements"] == []
+    assert topics <= {u["topic"] for u in verdict["unchecked"]}
+
+
+def test_a_config_db_fragment_is_not_read_as_a_whole_config_db():
+    # the same real config_db without DEVICE_METADATA (a fragment, as a qos.json render or this collection's patch)
+    data = json.loads(read_sample("sonic/filter_fdb_config_db.json"))
+    del data["DEVICE_METADATA"]
+    verdict = lossless_check(HOST, parse_qos(json.dumps(data), "sonic_config_db"), "Ethernet0")
+    assert verdict["disagreements"] == []
+    assert {"trust", "pfc", "ecn_switch"} <= {u["topic"] for u in verdict["unchecked"]}

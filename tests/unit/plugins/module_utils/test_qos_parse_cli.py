@@ -92,3 +92,19 @@ def test_units_and_dscp_names():
         cli.dscp_list(["64"])
     assert cli.sort_key("Ethernet2") < cli.sort_key("Ethernet10")
     assert unique(["a", "b", "a"]) == ["a", "b"]  # the shared helper of qos_facts
+
+
+@pytest.mark.parametrize("header, partial", [
+    ("! Command: show running-config", False),                      # EOS, the whole running-config
+    ("!Command: show running-config", False),                       # NX-OS
+    ("! Command: show running-config all | no-more", False),
+    ("! Command: show running-config interfaces Ethernet2", True),  # EOS section
+    ("!Command: show running-config interface Ethernet1/1", True),  # NX-OS section
+    ("! Command: show running-config | section qos", True),
+    ("interface Ethernet1", False),                                 # no header: a saved or rendered file
+])
+def test_partial_reason_reads_the_command_header(header, partial):
+    reason = cli.partial_reason(header + "\n!\ninterface Ethernet1\n")
+    assert (reason is not None) is partial
+    if partial:
+        assert "a part of the running-config" in reason

@@ -47,7 +47,8 @@ def test_avd_qos_profiles_are_inherited_and_interface_lines_win():
     assert eth6["trust"] == "pcp"
     assert eth6["ets"][3] == {"mode": "ets", "weight": 30}
     assert eth6["ets"][5]["weight"] == 40
-    assert eth6["ecn"] is None  # "random-detect ecn count" only counts
+    # "random-detect ecn count" only counts; a whole running-config: no queue marks (defaults by omission)
+    assert all(not v["enabled"] for v in eth6["ecn"].values()) and sorted(eth6["ecn"]) == list(range(8))
     eth7 = ports["Ethernet7"]  # service-profile qprof_testwithpolicy
     assert eth7["ets"][5] == {"mode": "ets", "weight": 19}
     assert eth7["ets"][1]["weight"] == 80
@@ -75,7 +76,7 @@ def test_avd_ethernet_interfaces_pfc_trust_mtu():
     assert ports["Ethernet1"]["pfc"] == []  # on + priority 5 drop
     assert ports["Ethernet3"]["pfc"] == []  # no priority-flow-control
     assert ports["Ethernet4"]["pfc"] == []  # on, no no-drop priority
-    assert ports["Ethernet5"]["pfc"] is None  # silent
+    assert ports["Ethernet5"]["pfc"] == []  # silent: PFC off by omission (a whole running-config)
     assert ports["Ethernet1"]["trust"] == "dscp"  # no switchport (routed)
     assert ports["Ethernet2"]["trust"] == "pcp"  # switchport
     assert ports["Ethernet21"]["trust"] == "none"  # no qos trust
@@ -96,7 +97,8 @@ def test_arista_roce_leaf_profile():
     assert eth1["mtu"] == 9214
     assert eth1["dscp_to_priority"][26] == 3 and eth1["dscp_to_priority"][48] == 6
     assert eth1["priority_to_queue"][3] == 3
-    assert eth1["ecn"] == {3: {"enabled": True, "min_bytes": 256 * 1024, "max_bytes": 512 * 1024, "probability": 100}}
+    assert eth1["ecn"][3] == {"enabled": True, "min_bytes": 256 * 1024, "max_bytes": 512 * 1024, "probability": 100}
+    assert [q for q, v in eth1["ecn"].items() if v["enabled"]] == [3]  # the other queues: off by omission
     assert eth1["ets"] == {1: {"mode": "ets", "weight": 5}, 3: {"mode": "ets", "weight": 95},
                            6: {"mode": "strict", "weight": None}}
     assert result["problems"] == []
@@ -140,3 +142,44 @@ def test_garbage_gives_problems_not_exceptions(text):
     assert result["format"] == "eos"
     if text:
         assert result["problems"]
+
+
+# -- defaults by omission (docs/lossless-qos.md); samples in data/qos/eos/ORIGIN.md --------------------------
+
+def test_whole_running_config_states_the_defaults_by_omission():
+    result = facts("leaf_whole_running_config.cfg")
+    assert result["problems"] == []
+    bare = result["ports"]["Ethernet2"]  # description only: a switched port with no QoS
+    assert bare["trust"] == "pcp"
+    assert bare["pfc"] == [] and bare["pfc_watchdog"] == []
+    assert bare["ecn"] == {q: {"enabled": False, "min_bytes": None, "max_bytes": None, "probability": None}
+                           for q in range(8)}
+    assert bare["dscp_to_priority"][26] == 3  # the global qos map
+    assert bare["mtu"] is None  # EOS's mtu is the layer 3 MTU: no default for a switched port
+    assert bare["ets"] is None  # tx-queue scheduling default: not documented, not filled
+    routed = result["ports"]["Ethernet3"]  # no switchport, no mtu, no QoS
+    assert routed["trust"] == "dscp" and routed["mtu"] == 1500 and routed["pfc"] == []
+    roce = result["ports"]["Ethernet1"]
+    assert roce["pfc"] == [3] and roce["pfc_watchdog"] == [3] and roce["mtu"] == 9214
+    assert [q for q, v in roce["ecn"].items() if v["enabled"]] == [3]
+
+
+def test_a_running_config_section_states_nothing_it_omits():
+    with open(os.path.join(DATA, "show_running_config_interfaces_ethernet2.txt")) as handle:
+        result = parse_eos(handle.read())
+    port = result["ports"]["Ethernet2"]
+    for field in ("trust", "dscp_to_priority", "priority_to_queue", "pfc", "ecn", "mtu", "pfc_watchdog"):
+        assert port[field] is None, field
+
+
+def test_switchport_default_mode_and_interface_defaults_mtu():
+    text = ("switchport default mode routed\n!\ninterface defaults\n   mtu 9214\n!\n"
+            "interface Ethernet1\n   description bare\n!\ninterface Ethernet2\n   switchport\n!\n"
+            "interface Ethernet3\n   mtu 1500\n!\n")
+    ports = parse_eos(text)["ports"]
+    assert ports["Ethernet1"]["trust"] == "dscp" and ports["Ethernet1"]["mtu"] == 9214
+    assert ports["Ethernet2"]["trust"] == "pcp" and ports["Ethernet2"]["mtu"] is None
+    assert ports["Ethernet3"]["mtu"] == 1500
+    # an mtu the config states but that cannot be read is not replaced by the default
+    broken = parse_eos("interface Ethernet1\n   no switchport\n   mtu jumbo\n")
+    assert broken["ports"]["Ethernet1"]["mtu"] is None and broken["problems"]

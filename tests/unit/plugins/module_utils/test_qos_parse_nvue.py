@@ -106,7 +106,8 @@ def test_roce_lossless_defaults_apply_to_every_port():
     assert s["ecn"][0]["enabled"] is True
     assert s["buffer_lossless"] == [3]
     assert s["mtu"] == 9216
-    assert s["pfc_watchdog"] is None
+    assert s["pfc_watchdog"] == []  # nv config show: no interface enables it, so it is off (defaults by omission)
+    assert [tc for tc, v in s["ecn"].items() if v["enabled"]] == [0, 3]  # the RoCE ECN TCs, the others off
     assert "lo" not in facts["ports"]
 
 
@@ -129,19 +130,23 @@ def test_profiles_without_roce():
     pytest.importorskip("yaml")
     facts = parse_nvue(read("nv-config-profiles.yaml.txt"))
     assert sorted(facts["ports"]) == ["swp1", "swp2", "swp3"]
+    # nv config show (a header document): what it omits is the Cumulus default (defaults by omission)
     swp1 = facts["ports"]["swp1"]
     assert swp1["trust"] == "dscp"
-    assert swp1["dscp_to_priority"] == {26: 3, 48: 6}
+    assert swp1["dscp_to_priority"] == {**{d: d // 8 for d in range(64)}, 26: 3, 48: 6}  # the default DSCP table
     assert swp1["pfc"] == [3, 4]
-    assert swp1["ecn"] == {3: {"enabled": True, "min_bytes": 150000, "max_bytes": 1500000, "probability": 100}}
+    # default-global congestion-control replaces the default ECN on TC 0
+    assert swp1["ecn"][3] == {"enabled": True, "min_bytes": 150000, "max_bytes": 1500000, "probability": 100}
+    assert [tc for tc, v in swp1["ecn"].items() if v["enabled"]] == [3]
     assert swp1["ets"] == {0: {"mode": "ets", "weight": 40}, 3: {"mode": "ets", "weight": 60},
                            6: {"mode": "strict", "weight": None}}
     assert swp1["mtu"] == 9216
     assert swp1["pfc_watchdog"] == [3, 4]
-    assert swp1["priority_to_queue"] is None and swp1["buffer_lossless"] is None
+    assert swp1["priority_to_queue"] == {sp: sp for sp in range(8)} and swp1["buffer_lossless"] is None
     swp2 = facts["ports"]["swp2"]
-    assert swp2["dscp_to_priority"] == {24: 4}
-    assert swp2["ecn"] == {4: {"enabled": True, "min_bytes": 40000, "max_bytes": 200000, "probability": 50}}
+    assert swp2["dscp_to_priority"][24] == 4 and swp2["dscp_to_priority"][26] == 3
+    assert swp2["ecn"][4] == {"enabled": True, "min_bytes": 40000, "max_bytes": 200000, "probability": 50}
+    assert [tc for tc, v in swp2["ecn"].items() if v["enabled"]] == [4]
     assert swp2["ets"][4] == {"mode": "ets", "weight": 90}
     assert swp2["pfc"] == [3, 4]
     assert swp2["mtu"] == 1500
@@ -174,3 +179,29 @@ def test_expand_interfaces():
     assert expand_interfaces("swp1-4,swp10") == ["swp1", "swp2", "swp3", "swp4", "swp10"]
     assert expand_interfaces("swp1s0-3") == ["swp1s0", "swp1s1", "swp1s2", "swp1s3"]
     assert expand_interfaces("swp7") == ["swp7"]
+
+
+# -- defaults by omission (docs/lossless-qos.md); samples in data/qos/nvue/ORIGIN.md --------------------------
+
+def test_nv_config_show_without_qos_states_the_cumulus_defaults():
+    pytest.importorskip("yaml")
+    facts = parse_nvue(read("nv-config-no-qos.yaml.txt"))
+    assert facts["problems"] == []
+    assert sorted(facts["ports"]) == ["swp1", "swp2"]
+    s = facts["ports"]["swp2"]
+    assert s["trust"] == "pcp"  # traffic.packet_priority_source_set = [802.1p]
+    assert s["dscp_to_priority"] == {d: d // 8 for d in range(64)}
+    assert s["priority_to_queue"] == {sp: sp for sp in range(8)}
+    assert s["pfc"] == [] and s["pfc_watchdog"] == []
+    assert s["ecn"][0] == {"enabled": True, "min_bytes": 150000, "max_bytes": 1500000, "probability": 100}
+    assert [tc for tc, v in s["ecn"].items() if v["enabled"]] == [0]
+    assert s["ets"] == {tc: {"mode": "ets", "weight": 12 if tc % 2 == 0 else 13} for tc in range(8)}
+    assert s["mtu"] == 9216
+    assert s["buffer_lossless"] is None  # not documented for PFC ports without a pool: not filled
+
+
+def test_a_set_body_without_the_header_states_nothing_it_omits():
+    pytest.importorskip("yaml")
+    body = read("nv-config-no-qos.yaml.txt").split("- set:", 1)[1]
+    s = parse_nvue("- set:" + body)["ports"]["swp2"]
+    assert all(s[field] is None for field in FIELDS)

@@ -42,7 +42,8 @@ def test_azure_local_tor_policy():
     assert port["trust"] == "pcp"  # AZLocal_SERVICES matches cos 3 / cos 7
     assert port["dscp_to_priority"] is None
     assert port["mtu"] == 9216
-    assert port["ecn"] == {3: {"enabled": True, "min_bytes": 300 * KB, "max_bytes": 300 * KB, "probability": 100}}
+    assert port["ecn"][3] == {"enabled": True, "min_bytes": 300 * KB, "max_bytes": 300 * KB, "probability": 100}
+    assert [q for q, v in port["ecn"].items() if v["enabled"]] == [3]  # other queues: no WRED ECN, off
     assert port["ets"][3] == {"mode": "ets", "weight": 50}
     assert port["ets"][0] == {"mode": "ets", "weight": 48}  # c-out-8q-q-default
     assert port["ets"][7] == {"mode": "ets", "weight": 1}  # bandwidth percent 1
@@ -58,7 +59,9 @@ def test_generator_ranges_and_later_blocks():
     assert ports["Ethernet1/5"]["pfc"] == [3]  # later block Ethernet 1/1-1/16: mode on send-tlv
     assert ports["Ethernet1/20"]["pfc"] == [3]
     assert ports["Ethernet1/20"]["trust"] == "pcp"  # AZLOCAL-QOS-MAP: match cos 3 / cos 7
-    assert ports["Ethernet1/5"]["trust"] is None  # no qos input policy on 1/1-1/16
+    # no qos input policy on 1/1-1/16: every packet in qos-group 0 (defaults by omission)
+    assert ports["Ethernet1/5"]["trust"] == "none"
+    assert set(ports["Ethernet1/5"]["dscp_to_priority"].values()) == {0}
     assert ports["Ethernet1/40"]["pfc"] is None  # only the "Unused" block
     assert ports["Ethernet1/40"]["mtu"] == 9216
     assert ports["Ethernet1/49"]["pfc"] == [3]
@@ -84,21 +87,22 @@ def test_synthetic_dscp_classification():
     ports = result["ports"]
     assert sorted(ports) == ["Ethernet1/1", "Ethernet1/2", "Ethernet1/3", "Ethernet1/4", "Ethernet1/7", "Ethernet1/8"]
     port = ports["Ethernet1/1"]
-    assert port["dscp_to_priority"] == {24: 3, 26: 3, 48: 7, 34: 4, 46: 4}
+    # no class-default in ROCE-IN: every other DSCP goes to qos-group 0 (defaults by omission)
+    assert port["dscp_to_priority"] == {**{d: 0 for d in range(64)}, **{24: 3, 26: 3, 48: 7, 34: 4, 46: 4}}
     assert port["trust"] == "pcp,dscp"  # LEGACY also matches cos 4
     assert port["pfc"] == [3] and port["pfc_watchdog"] == [3] and port["buffer_lossless"] == [3]
-    assert port["ecn"] == {
-        3: {"enabled": True, "min_bytes": 150 * KB, "max_bytes": 3000 * KB, "probability": 7},
-        0: {"enabled": False, "min_bytes": 1024 * KB, "max_bytes": 2048 * KB, "probability": 10},
-    }
+    assert port["ecn"][3] == {"enabled": True, "min_bytes": 150 * KB, "max_bytes": 3000 * KB, "probability": 7}
+    assert port["ecn"][0] == {"enabled": False, "min_bytes": 1024 * KB, "max_bytes": 2048 * KB, "probability": 10}
+    assert [q for q, v in port["ecn"].items() if v["enabled"]] == [3]
     assert port["ets"] == {3: {"mode": "ets", "weight": 50}, 7: {"mode": "strict", "weight": None},
                            0: {"mode": "ets", "weight": 50}}
     assert port["mtu"] == 9216
     assert ports["Ethernet1/2"]["pfc"] == [] and ports["Ethernet1/2"]["pfc_watchdog"] == []
     assert ports["Ethernet1/3"]["ets"] == {3: {"mode": "ets", "weight": 90}}
-    assert ports["Ethernet1/3"]["ecn"] is None
+    assert not any(v["enabled"] for v in ports["Ethernet1/3"]["ecn"].values())  # no random-detect: off
     assert ports["Ethernet1/3"]["pfc_watchdog"] == []  # watch-dog-interval off on the port
-    assert ports["Ethernet1/4"]["dscp_to_priority"] is None
+    assert ports["Ethernet1/4"]["dscp_to_priority"] is None  # its policy is not defined: no default replaces it
+    assert ports["Ethernet1/4"]["trust"] is None
     assert ports["Ethernet1/7"]["pfc"] is None  # mode auto: up to DCBX
     assert ports["Ethernet1/8"]["mtu"] is None
     problems = "\n".join(result["problems"])
@@ -129,5 +133,37 @@ def test_a_stated_class_default_sends_every_unmatched_dscp_to_its_qos_group():
     port = parse_nxos(text % 0)["ports"]["Ethernet1/1"]
     assert port["dscp_to_priority"] == {d: 3 if d == 26 else 0 for d in range(64)}
     assert parse_nxos(text % 1)["ports"]["Ethernet1/1"]["dscp_to_priority"][40] == 1
-    assert parse_nxos(text.replace("  class class-default\n    set qos-group %d\n", ""))["ports"][
-        "Ethernet1/1"]["dscp_to_priority"] == {26: 3}
+    # without class-default: unmatched DSCPs go to qos-group 0 in a whole config, are not stated in a section
+    whole = text.replace("  class class-default\n    set qos-group %d\n", "")
+    assert parse_nxos(whole)["ports"]["Ethernet1/1"]["dscp_to_priority"] == {d: 3 if d == 26 else 0 for d in range(64)}
+    section = "!Command: show running-config ipqos\n" + whole
+    assert parse_nxos(section)["ports"]["Ethernet1/1"]["dscp_to_priority"] == {26: 3}
+
+
+# -- defaults by omission (docs/lossless-qos.md); samples in data/qos/nxos/ORIGIN.md --------------------------
+
+def test_whole_running_config_without_qos_states_the_defaults_by_omission():
+    result = facts("leaf_no_qos.cfg")
+    assert result["problems"] == []
+    assert sorted(result["ports"]) == ["Ethernet1/1", "Ethernet1/2"]
+    port = result["ports"]["Ethernet1/2"]
+    assert port["trust"] == "none"  # no type qos policy: every packet in qos-group 0
+    assert port["dscp_to_priority"] == {d: 0 for d in range(64)}
+    assert port["pfc"] == [] and port["buffer_lossless"] == [] and port["pfc_watchdog"] == []
+    assert not any(v["enabled"] for v in port["ecn"].values()) and len(port["ecn"]) == 8
+    assert port["mtu"] is None and port["ets"] is None  # no documented default found: not filled
+    assert result["ports"]["Ethernet1/1"]["mtu"] == 9216
+
+
+def test_mode_auto_stays_unknown_only_when_a_class_pauses():
+    pausing = ("policy-map type network-qos NQ\n  class type network-qos c-8q-nq3\n    pause pfc-cos 3\n"
+               "system qos\n  service-policy type network-qos NQ\ninterface Ethernet1/1\n  no shutdown\n")
+    assert parse_nxos(pausing)["ports"]["Ethernet1/1"]["pfc"] is None  # auto: DCBX decides
+    assert parse_nxos("interface Ethernet1/1\n  no shutdown\n")["ports"]["Ethernet1/1"]["pfc"] == []
+    section = "!Command: show running-config interface Ethernet1/1\n\ninterface Ethernet1/1\n  no shutdown\n"
+    port = parse_nxos(section)["ports"]["Ethernet1/1"]
+    assert port["pfc"] is None and port["trust"] is None and port["ecn"] is None
+    # a network-qos policy the config names but does not define: unread, not "pauses nothing"
+    undefined = parse_nxos("system qos\n  service-policy type network-qos NOPE\ninterface Ethernet1/1\n  no shutdown\n")
+    assert undefined["ports"]["Ethernet1/1"]["pfc"] is None and undefined["problems"]
+    assert undefined["ports"]["Ethernet1/1"]["buffer_lossless"] is None

@@ -39,7 +39,7 @@ def test_generator_config_ranges_and_undefined_policy():
     assert "ethernet1/1/56" in ports and "ethernet1/1/57" not in ports
     assert ports["ethernet1/1/3"]["trust"] == "pcp"  # system qos: trust-map dot1p AZLOCAL_DOT1P_TRUST
     assert ports["ethernet1/1/3"]["dscp_to_priority"] is None
-    assert ports["ethernet1/1/3"]["pfc"] is None  # no priority-flow-control line
+    assert ports["ethernet1/1/3"]["pfc"] == []  # no priority-flow-control line: off (defaults by omission)
     assert ports["ethernet1/1/44"]["mtu"] == 9216
     assert ports["ethernet1/1/44"]["priority_to_queue"] == dict((n, n) for n in range(8))
     # AZLOCAL-QOS-MAP is the name of a qos-map/NX-OS policy, not of a network-qos policy here
@@ -71,7 +71,8 @@ def test_synthetic_dscp_range_override():
     assert port["dscp_to_priority"][48] == 6 and port["dscp_to_priority"][46] == 0  # unlisted: TC 0
     assert port["priority_to_queue"] == {0: 0, 1: 0, 2: 0, 3: 3, 4: 0, 5: 0, 6: 6, 7: 0}
     assert port["pfc"] == [3]
-    assert port["ecn"] == {3: {"enabled": True, "min_bytes": 150 * KB, "max_bytes": 1500 * KB, "probability": 100}}
+    assert port["ecn"][3] == {"enabled": True, "min_bytes": 150 * KB, "max_bytes": 1500 * KB, "probability": 100}
+    assert [q for q, v in port["ecn"].items() if v["enabled"]] == [3]  # no WRED ECN elsewhere: off
     assert port["ets"] == {3: {"mode": "ets", "weight": 60}, 6: {"mode": "strict", "weight": None}}
     assert port["mtu"] == 9216
     assert ports["ethernet1/1/10"] == port
@@ -80,7 +81,7 @@ def test_synthetic_dscp_range_override():
     assert ports["ethernet1/1/3"]["dscp_to_priority"] is None
     five = ports["ethernet1/1/5"]  # only system qos applies: trust-map dscp default
     assert five["dscp_to_priority"][26] == 3 and five["dscp_to_priority"][8] == 1 and five["dscp_to_priority"][63] == 7
-    assert five["pfc"] is None and five["mtu"] == 1500
+    assert five["pfc"] == [] and five["mtu"] == 1500  # PFC: off by omission
     assert five["ets"][3] == {"mode": "ets", "weight": 60}
     problems = "\n".join(result["problems"])
     for name in ("NO-SUCH-MAP", "NO-SUCH-PFC", "Q-MISSING", "mtu 'big'", "ethernet1/1/x"):
@@ -110,6 +111,27 @@ def test_dell_ax_guide_s4148f_later_range_blocks_add():
     assert node["priority_to_queue"] == {0: 0, 1: 0, 2: 0, 3: 3, 4: 0, 5: 5, 6: 0, 7: 0}
     assert node["ets"] == {0: {"mode": "ets", "weight": 48}, 3: {"mode": "ets", "weight": 50},
                            5: {"mode": "ets", "weight": 2}}
-    assert node["ecn"] is None
+    assert not any(v["enabled"] for v in node["ecn"].values())  # no WRED profile on any queue: ECN off
     assert "mgmt1/1/1" not in ports
     assert result["problems"] == []
+
+
+# -- defaults by omission (docs/lossless-qos.md); samples in data/qos/os10/ORIGIN.md --------------------------
+
+def test_whole_running_config_without_qos_states_the_defaults_by_omission():
+    result = facts("leaf_no_qos.cfg")
+    assert result["problems"] == []
+    assert sorted(result["ports"]) == ["ethernet1/1/1", "ethernet1/1/2"]
+    for port in result["ports"].values():
+        assert port["trust"] == "none"  # no trust map: every data packet in traffic class 0
+        assert port["dscp_to_priority"] == {d: 0 for d in range(64)}
+        assert port["pfc"] == [] and port["buffer_lossless"] == [] and port["pfc_watchdog"] == []
+        assert not any(v["enabled"] for v in port["ecn"].values()) and len(port["ecn"]) == 8
+        assert port["mtu"] == 1532
+        assert port["ets"] is None  # no documented default found: not filled
+
+
+def test_an_unreadable_wred_profile_keeps_the_ecn_table_as_stated():
+    # rack-aware sample: a queue names a WRED profile that is not defined; its ECN cannot be read, so no
+    # default turns it into "off"
+    assert facts("azurelocal_rackaware_dell_s5248.cfg")["ports"]["ethernet1/1/18"]["ecn"] is None

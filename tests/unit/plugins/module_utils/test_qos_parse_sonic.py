@@ -104,10 +104,15 @@ def test_full_config_db_with_pfc_watchdog_and_mtu():
     assert s["ecn"][0]["enabled"] is False
     assert s["ets"][3] == {"mode": "ets", "weight": 15}
     assert s["buffer_lossless"] == []       # only the lossy PG 0 is in the config
-    e0 = facts["ports"]["Ethernet0"]        # in PORT, not in PORT_QOS_MAP / PFC_WD
+    e0 = facts["ports"]["Ethernet0"]        # in PORT, not in PORT_QOS_MAP / PFC_WD / QUEUE
     assert e0["mtu"] == 9100
-    assert e0["pfc"] is None
+    # a whole config_db (DEVICE_METADATA): what it leaves out is the SAI default (defaults by omission)
+    assert e0["pfc"] == []
     assert e0["pfc_watchdog"] == []
+    assert e0["trust"] == "none" and set(e0["dscp_to_priority"].values()) == {0}
+    assert e0["priority_to_queue"] == {tc: 0 for tc in range(8)}
+    assert not any(v["enabled"] for v in e0["ecn"].values()) and len(e0["ecn"]) == 8
+    assert e0["ets"] is None and e0["buffer_lossless"] is None  # no documented default
 
 
 def test_flat_layout_and_old_reference_style():
@@ -171,3 +176,30 @@ def test_synthetic_invalid_json_is_a_problem_not_an_exception():
     assert facts["problems"] and "invalid JSON" in facts["problems"][0]
     assert parse_sonic_config_db("[1, 2]")["problems"]
     assert parse_sonic_config_db("")["problems"]
+
+
+# -- defaults by omission (docs/lossless-qos.md) ---------------------------------------------------------------
+
+def test_synthetic_whole_config_db_fills_a_port_entry_without_mtu_or_maps():
+    # synthetic: a whole config_db (DEVICE_METADATA) whose port states nothing but its lanes
+    whole = {"DEVICE_METADATA": {"localhost": {"hwsku": "x"}}, "PORT": {"Ethernet0": {"lanes": "0,1,2,3"}}}
+    s = parse_sonic_config_db(whole)["ports"]["Ethernet0"]
+    assert s["mtu"] == 9100 and s["pfc"] == [] and s["pfc_watchdog"] == []
+    assert s["trust"] == "none" and s["dscp_to_priority"] == {d: 0 for d in range(64)}
+    assert s["priority_to_queue"] == {tc: 0 for tc in range(8)}
+    assert s["ets"] is None and s["buffer_lossless"] is None
+    # a switch-wide PORT_QOS_MAP|global map: whether a port without its own uses it is up to the ASIC
+    whole["PORT_QOS_MAP"] = {"global": {"dscp_to_tc_map": "AZURE"}}
+    whole["DSCP_TO_TC_MAP"] = {"AZURE": {"26": "3"}}
+    s = parse_sonic_config_db(whole)["ports"]["Ethernet0"]
+    assert s["trust"] is None and s["dscp_to_priority"] is None and s["pfc"] == []
+    # an unresolvable reference stays unread, not defaulted
+    whole["PORT_QOS_MAP"]["Ethernet0"] = {"dscp_to_tc_map": "MISSING", "tc_to_queue_map": "MISSING"}
+    facts = parse_sonic_config_db(whole)
+    s = facts["ports"]["Ethernet0"]
+    assert s["dscp_to_priority"] is None and s["priority_to_queue"] is None and facts["problems"]
+
+
+def test_a_fragment_without_device_metadata_keeps_what_it_omits_unread():
+    s = parse_sonic_config_db({"PORT": {"Ethernet0": {"lanes": "0,1,2,3"}}})["ports"]["Ethernet0"]
+    assert all(s[field] is None for field in FIELDS)
