@@ -8,7 +8,8 @@ Builds a netns lab (tests/lab/lab.py, kind netns: each node's python runs throug
 it once, then alternates N timed runs of a re-converge (hosts.yml, must report
 changed=0 on every host) and of a one-task ``ansible.builtin.ping`` play over the
 same hosts, inventory, ansible.cfg and forks. Reports min/median of each and the
-ratio of medians (target 1.2); ``--profile`` adds one untimed re-converge with
+ratio of medians (target 1.2). The collection's plugins are byte-compiled first, as the first
+run on a controller leaves them; ``--profile`` adds one untimed re-converge with
 ansible.posix.profile_tasks and prints its per-task times. Last line: JSON summary.
 """
 
@@ -145,6 +146,12 @@ def main():
     lab_dir = tempfile.mkdtemp(prefix="bench-reconverge-")
     result = {"nodes": args.nodes, "rails": args.rails, "forks": args.forks, "repeat": args.repeat,
               "nproc": os.cpu_count(), "load_start": [round(x, 2) for x in os.getloadavg()]}
+    # Every forked worker imports the action plugins and the module_utils they use. A controller writes their
+    # bytecode on the first import and reads it afterwards; with PYTHONDONTWRITEBYTECODE set (some CI and sandbox
+    # images) each worker would compile them from source, about 25 ms a host-task, which no user pays twice.
+    # Compile them once, as the first run on a controller does (ansible-core's own files are compiled by pip).
+    subprocess.run([sys.executable, "-m", "compileall", "-q", os.path.join(ROOT, "plugins")], check=True)
+    result["pythondontwritebytecode"] = bool(os.environ.get("PYTHONDONTWRITEBYTECODE"))
     try:
         bench(args, lab, lab_dir, result)
     finally:
