@@ -319,7 +319,10 @@ def parse_nvue(text):
         roce = _dict(qos.get("roce"))
         if not _off(roce.get("enable", "on")):
             base.update(_roce_defaults(roce.get("mode")))
-            replaced = ()
+            # A port's congestion-control or egress-scheduler profile replaces qos roce's (Cumulus Linux 5.14 QoS
+            # page, "Port Groups": a port profile overrides the global settings; "Egress Scheduler": a traffic
+            # class the profile leaves out gets DWRR 0), in a set body as in a whole configuration.
+            replaced = _REPLACED
     pools = _lossless_pools(qos, "qos", problems)
     if pools is not None:
         base["buffer_lossless"] = pools

@@ -69,11 +69,7 @@ def test_every_queue_the_profile_uses_is_scheduled_alike_on_every_nos(platform, 
 
 @pytest.mark.parametrize("platform", sorted(PORTS))
 @pytest.mark.parametrize("name", sorted(n for n in PROFILES if n.startswith("custom")))
-def test_custom_profiles_round_trip_with_lossless_diff_agreeing(platform, name, request):
-    if platform == "cumulus" and "ets" in name:
-        request.applymarker(pytest.mark.xfail(strict=True, reason=(
-            "the nvue parser overlays the port's egress-scheduler profile on qos roce's defaults, so TC 3 reads DWRR "
-            "50 beside the profile's weights and the ETS shares differ")))
+def test_custom_profiles_round_trip_with_lossless_diff_agreeing(platform, name):
     plan = plan_for(platform, PROFILES[name][0])
     profile = plan["cluster"]["fabrics"]["default"]["qos"]
     host = dict(desired(profile), mtu=9000)
