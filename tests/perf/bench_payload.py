@@ -73,7 +73,7 @@ def build_payload(name, module_path, module_args):
 
 def ping_payload():
     """ansible.builtin.ping's payload (the reference every module pays at least)."""
-    import ansible.modules.ping as ping  # pylint: disable=import-outside-toplevel
+    from ansible.modules import ping  # pylint: disable=import-outside-toplevel
     from ansible.executor import module_common  # pylint: disable=import-outside-toplevel
     from ansible.parsing.dataloader import DataLoader  # pylint: disable=import-outside-toplevel
     from ansible.template import Templar  # pylint: disable=import-outside-toplevel
@@ -110,7 +110,7 @@ def rail_args(repo, rails):
     host_action = importlib.import_module("ansible_collections.ainet.fabric.plugins.plugin_utils.host_action")
     model = host_action.load_model(cluster)
     start = time.process_time()
-    for _ in range(100):
+    for _attempt in range(100):
         state = action.ActionModule.desired(None, model, task, {})
     return state, (time.process_time() - start) / 100
 
@@ -141,7 +141,7 @@ def rail_cpu(payload, rails, repeat, workdir, ping_payload):
         if first.get("failed"):
             raise SystemExit("rail_interfaces failed: %s" % first.get("msg"))
         samples, ping = [], []
-        for _ in range(repeat):
+        for _attempt in range(repeat):
             before = child_cpu()
             out = json.loads(subprocess.run(run, capture_output=True, text=True, check=True).stdout)
             samples.append(child_cpu() - before)
