@@ -20,7 +20,6 @@ import testinfra.utils.ansible_runner
 INVENTORY = os.environ["MOLECULE_INVENTORY_FILE"]
 testinfra_hosts = testinfra.utils.ansible_runner.AnsibleRunner(INVENTORY).get_hosts("gpu_nodes")
 STATE = os.path.join(os.environ.get("MOLECULE_EPHEMERAL_DIRECTORY", "/tmp"), "vf-macs.json")
-PROJECT = os.environ.get("MOLECULE_PROJECT_DIRECTORY", os.getcwd())
 
 
 def model(host):
@@ -35,9 +34,17 @@ def link(host, name):
     return json.loads(host.check_output("ip -j -d link show dev %s" % name))[0]
 
 
+def plan_file(cluster):
+    """The plan the converge wrote: rail_plan_output_dir defaults to <inventory dir>/.ainet-fabric/<cluster>/, and
+    molecule's inventory directory is the one holding MOLECULE_INVENTORY_FILE."""
+    path = os.path.join(os.path.dirname(INVENTORY), ".ainet-fabric", cluster, "plan.json")
+    assert os.path.isfile(path), "the converge wrote no plan at %s (rail_plan_output_dir's default)" % path
+    return path
+
+
 def planned(host):
     variables = model(host)
-    with open(os.path.join(PROJECT, "build", variables["fabric_cluster"]["name"], "plan.json")) as handle:
+    with open(plan_file(variables["fabric_cluster"]["name"])) as handle:
         return json.load(handle)["nodes"][variables["inventory_hostname"]]["rails"]
 
 
