@@ -376,3 +376,30 @@ def nvue_message(state):
     if transition.get("progress"):
         texts.append("(%s)" % transition["progress"])
     return "; ".join(t for t in texts if t) or "no message"
+
+
+# ----------------------------------------------------------------------------- read (the lossless check)
+
+# How the lossless check reads the switch (tor/tor_read.py), the default first: the NVUE REST API, as the push
+# reads it, or `nv config show` over the switch's own connection.
+READ = ("http", "ssh")
+READ_COMMAND = ("nv", "config", "show", "-o", "json")
+
+
+def read(connection, via):
+    """The applied configuration as text that ``parse_qos`` reads as ``nvue``. ``via`` ``"http"``: ``connection``
+    is an :class:`tor_push.HttpTransport`, ``GET /nvue_v1/?rev=applied&filled=false`` (the push's own read), written
+    as an ``nv config apply`` YAML; ``"ssh"``: ``connection`` is ``run(argv, data=None) -> (rc, stdout, stderr)``
+    on the switch, ``nv config show -o json``. Reads only; :class:`PushError` when it fails."""
+    if via == "http":
+        _status, applied = connection.request("GET", "/nvue_v1/", params={"rev": "applied", "filled": "false"})
+        if not isinstance(applied, dict):
+            raise PushError("NVUE answered no configuration tree: %s" % " ".join(str(applied).split())[:200])
+        return nvue_text(applied)
+    if via != "ssh":
+        raise ValueError("Cumulus is read over its NVUE REST API (http) or its connection (ssh), not %r" % (via,))
+    rc, out, err = connection(list(READ_COMMAND))
+    if rc != 0 or not out.strip():
+        detail = " ".join((err or out).split())[:300] or "no output"
+        raise PushError("%s failed (rc %d): %s" % (" ".join(READ_COMMAND), rc, detail))
+    return out

@@ -299,3 +299,30 @@ def _abort(transport, session):
         _eapi(transport, ["enable", "configure session %s" % session, "abort"])
     except PushError:
         pass
+
+
+# ----------------------------------------------------------------------------- read (the lossless check)
+
+# How the lossless check reads the switch (tor/tor_read.py), the default first: eAPI, as the push reads it, or
+# `show running-config` over the switch's own connection (SSH or ansible.netcommon.network_cli).
+READ = ("http", "ssh")
+READ_COMMAND = ("show", "running-config")
+
+
+def read(connection, via):
+    """The running configuration (CLI text, what ``parse_qos`` reads as ``eos``). ``via`` ``"http"``:
+    ``connection`` is an :class:`tor_push.HttpTransport`, eAPI ``runCmds`` ``enable``, ``show running-config``
+    (``format text``); ``"ssh"``: ``connection`` is ``run(argv, data=None) -> (rc, stdout, stderr)`` on the switch,
+    ``show running-config`` (the user needs privilege 15). Reads only; :class:`PushError` when it fails."""
+    if via == "http":
+        text = str(_eapi(connection, ["enable", " ".join(READ_COMMAND)])[-1] or "")
+    elif via == "ssh":
+        rc, text, err = connection(list(READ_COMMAND))
+        if rc != 0:
+            detail = " ".join((err or text).split())[:300]
+            raise PushError("%s failed (rc %d): %s" % (" ".join(READ_COMMAND), rc, detail))
+    else:
+        raise ValueError("EOS is read over eAPI (http) or its connection (ssh), not %r" % (via,))
+    if not text.strip():
+        raise PushError("%s returned nothing" % " ".join(READ_COMMAND))
+    return text

@@ -385,3 +385,30 @@ def nxos_push(transport, text, check=False):
             ["%s: %s" % (" ".join(i["path"]) or "(top)", i["after"]) for i in left[:5]]
             + ["stale port %s" % port for port in stale[:5]]))
     return {"changed": True, "diff": diff, "released": release}
+
+
+# ----------------------------------------------------------------------------- read (the lossless check)
+
+# How the lossless check reads the switch (tor/tor_read.py), the default first: NX-API, as the push reads it, or
+# `show running-config` over the switch's own connection (SSH or ansible.netcommon.network_cli).
+READ = ("http", "ssh")
+READ_COMMAND = ("show", "running-config")
+
+
+def read(connection, via):
+    """The running configuration (CLI text, what ``parse_qos`` reads as ``nxos``). ``via`` ``"http"``:
+    ``connection`` is an :class:`tor_push.HttpTransport`, NX-API ``cli_show_ascii`` ``show running-config``;
+    ``"ssh"``: ``connection`` is ``run(argv, data=None) -> (rc, stdout, stderr)`` on the switch. Reads only;
+    :class:`PushError` when it fails."""
+    if via == "http":
+        text = _running(connection)
+    elif via == "ssh":
+        rc, text, err = connection(list(READ_COMMAND))
+        if rc != 0:
+            detail = " ".join((err or text).split())[:300]
+            raise PushError("%s failed (rc %d): %s" % (" ".join(READ_COMMAND), rc, detail))
+    else:
+        raise ValueError("NX-OS is read over NX-API (http) or its connection (ssh), not %r" % (via,))
+    if not text.strip():
+        raise PushError("%s returned nothing" % " ".join(READ_COMMAND))
+    return text

@@ -7,6 +7,10 @@ OS10 is **read-only** here: the lossless check reads an OS10 running configurati
 format ``os10`` (:mod:`qos_parse_os10`), nothing renders, diffs or pushes one (``EXTENSION`` None,
 ``PUSH`` None). A ToR with ``platform: os10`` is listed as skipped by ``tor_config``.
 
+**Read** (the lossless check, :mod:`tor_read`): ``show running-configuration`` over the switch's own Ansible
+connection (``ansible.netcommon.network_cli`` with ``ansible_network_os: dellemc.os10.os10``, or SSH where the
+login lands in the OS10 CLI); OS10 has no API this collection uses.
+
 **Ports.** OS10 names front-panel ports ``ethernet<node>/<slot>/<port>`` and breakout ports
 ``ethernet<node>/<slot>/<port>:<n>`` (Dell OS10 user guide, "Interfaces"; the names the OS10 parser
 reads); port MTU up to 9216.
@@ -15,6 +19,8 @@ reads); port MTU up to 9216.
 from __future__ import annotations
 
 import re
+
+from ansible_collections.ainet.fabric.plugins.module_utils.tor.tor_push import PushError
 
 NAME = "os10"
 TITLE = "Dell OS10"
@@ -33,3 +39,25 @@ HTTP_PORT = None
 def invalid_ports(names):
     """The names in ``names`` that are not OS10 Ethernet port names."""
     return [name for name in names if not PORT_NAME_RE.match(name)]
+
+
+# ----------------------------------------------------------------------------- read (the lossless check)
+
+# How the lossless check reads the switch (tor/tor_read.py): over its own connection.
+READ = ("ssh",)
+READ_COMMAND = ("show", "running-configuration")
+
+
+def read(connection, via):
+    """The running configuration (CLI text, what ``parse_qos`` reads as ``os10``): ``show running-configuration``;
+    ``via`` ``"ssh"``, ``connection`` ``run(argv, data=None) -> (rc, stdout, stderr)`` on the switch. Reads only;
+    :class:`PushError` when it fails."""
+    if via != "ssh":
+        raise ValueError("OS10 is read over its connection (ssh), not %r" % (via,))
+    rc, text, err = connection(list(READ_COMMAND))
+    if rc != 0:
+        detail = " ".join((err or text).split())[:300]
+        raise PushError("%s failed (rc %d): %s" % (" ".join(READ_COMMAND), rc, detail))
+    if not text.strip():
+        raise PushError("%s returned nothing" % " ".join(READ_COMMAND))
+    return text

@@ -789,3 +789,28 @@ def sonic_push(run, fragment, check=False, patch_file=None, sudo=False, dry_run_
     finally:
         run(["rm", "-f", patch_file])
     return result
+
+
+# ----------------------------------------------------------------------------- read (the lossless check)
+
+# How the lossless check reads the switch (tor/tor_read.py): over its own connection, as the push reads it.
+READ = ("ssh",)
+READ_COMMAND = ("sonic-cfggen", "-d", "--print-data")
+
+
+def read(connection, via):
+    """The running config_db as JSON text (what ``parse_qos`` reads as ``sonic_config_db``), from
+    ``sonic-cfggen -d --print-data`` (what ``config save`` writes); ``via`` ``"ssh"``, ``connection``
+    ``run(argv, data=None) -> (rc, stdout, stderr)`` on the switch. Reads only; :class:`PushError` when it fails."""
+    if via != "ssh":
+        raise ValueError("SONiC is read over its connection (ssh), not %r" % (via,))
+    rc, out, err = connection(list(READ_COMMAND))
+    if rc != 0:
+        raise PushError("%s failed (rc %d): %s" % (" ".join(READ_COMMAND), rc, " ".join((err or out).split())[:300]))
+    try:
+        tables = json.loads(out)
+    except ValueError:
+        tables = None
+    if not isinstance(tables, dict):
+        raise PushError("%s printed no config_db JSON: %s" % (" ".join(READ_COMMAND), " ".join(out.split())[:200]))
+    return out

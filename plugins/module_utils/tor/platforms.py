@@ -27,10 +27,16 @@ test see every edge) and holds:
 ``HTTP_PORT``          :class:`tor_push.HttpTransport`; ``HTTP_PORT`` the API's default port, None:
                        443/80) or ``"ssh"`` (``push(run, item, check)``, ``run(argv, data)`` on the
                        switch through the host's connection)
+``READ``, ``read``,    how the lossless check reads the running configuration live (:mod:`tor_read`):
+``READ_COMMAND``       the ways, the default first (``"http"``: its API through a
+                       :class:`tor_push.HttpTransport`; ``"ssh"``: ``READ_COMMAND`` over the switch's
+                       own connection, ``run(argv, data)`` as for a push); ``read(connection, via)``
+                       returns the text ``parse_qos`` reads in ``QOS_FORMAT``, never changes the switch
 =====================  ==========================================================================
 
 A read-only NOS (``EXTENSION`` None: the lossless check reads it, nothing renders it) needs only the
-facts down to ``invalid_ports``. The helpers below are what the rest of the collection calls.
+facts down to ``invalid_ports``, and ``READ``/``read`` to be read live (without them: only from files).
+The helpers below are what the rest of the collection calls.
 
 The qos wing sits below this one, so :mod:`qos_parse` does not know platforms; callers map a platform to
 its format here (:func:`qos_format`) and pass the format to ``parse_qos``.
@@ -83,6 +89,26 @@ def format_by_extension(ext):
     ``ext`` (``.json``): only an ending that exactly one NOS uses tells; None otherwise."""
     formats = {module.QOS_FORMAT for module in PLATFORMS.values() if ext in module.RUNNING_EXTENSIONS}
     return formats.pop() if len(formats) == 1 else None
+
+
+def read_ways(platform):
+    """How a ``platform`` switch can be read live, the default first (``"http"``, ``"ssh"``); ``()``: it cannot."""
+    module = nos(platform)
+    return tuple(getattr(module, "READ", ())) if module is not None else ()
+
+
+def readable_platforms():
+    """The sorted platforms that can be read live."""
+    return sorted(name for name in PLATFORMS if read_ways(name))
+
+
+def read_running(platform, via, connection):
+    """The running configuration of a ``platform`` switch read ``via`` one of its :func:`read_ways` through
+    ``connection`` (see the table above): text for ``parse_qos`` in :func:`qos_format`. The NOS's errors pass
+    through (:class:`tor_push.PushError`, ValueError); :mod:`tor_read` names the switch in them."""
+    if via not in read_ways(platform):
+        raise ValueError("platform %r cannot be read over %r" % (platform, via))
+    return nos(platform).read(connection, via)
 
 
 def port_problems(platform, names):
