@@ -96,7 +96,7 @@ from ansible_collections.ainet.fabric.plugins.module_utils.common.file_formats i
 from ansible_collections.ainet.fabric.plugins.module_utils.qos.qos_parse_nvue import nvue_config
 from ansible_collections.ainet.fabric.plugins.module_utils.tor.tor_diff import lookup, owned_stale, tree_diff
 from ansible_collections.ainet.fabric.plugins.module_utils.tor.tor_intent import ValidatorUnavailable, is_owned, scheduler
-from ansible_collections.ainet.fabric.plugins.module_utils.tor.tor_push import PushError
+from ansible_collections.ainet.fabric.plugins.module_utils.tor.tor_push import PushError, read_command
 
 # ----------------------------------------------------------------------------- registry facts
 NAME = "cumulus"
@@ -398,8 +398,4 @@ def read(connection, via):
         return nvue_text(applied)
     if via != "ssh":
         raise ValueError("Cumulus is read over its NVUE REST API (http) or its connection (ssh), not %r" % (via,))
-    rc, out, err = connection(list(READ_COMMAND))
-    if rc != 0 or not out.strip():
-        detail = " ".join((err or out).split())[:300] or "no output"
-        raise PushError("%s failed (rc %d): %s" % (" ".join(READ_COMMAND), rc, detail))
-    return out
+    return read_command(connection, READ_COMMAND)

@@ -61,7 +61,7 @@ from ansible_collections.ainet.fabric.plugins.module_utils.tor.tor_intent import
 from ansible_collections.ainet.fabric.plugins.module_utils.tor.tor_diff import (
     cli_diff, cli_port_descriptions, owned_stale)
 from ansible_collections.ainet.fabric.plugins.module_utils.tor.tor_intent import RendererUnavailable
-from ansible_collections.ainet.fabric.plugins.module_utils.tor.tor_push import PushError, cli_commands
+from ansible_collections.ainet.fabric.plugins.module_utils.tor.tor_push import PushError, cli_commands, read_command
 
 # ----------------------------------------------------------------------------- registry facts
 NAME = "eos"
@@ -316,13 +316,9 @@ def read(connection, via):
     ``show running-config`` (the user needs privilege 15). Reads only; :class:`PushError` when it fails."""
     if via == "http":
         text = str(_eapi(connection, ["enable", " ".join(READ_COMMAND)])[-1] or "")
-    elif via == "ssh":
-        rc, text, err = connection(list(READ_COMMAND))
-        if rc != 0:
-            detail = " ".join((err or text).split())[:300]
-            raise PushError("%s failed (rc %d): %s" % (" ".join(READ_COMMAND), rc, detail))
-    else:
-        raise ValueError("EOS is read over eAPI (http) or its connection (ssh), not %r" % (via,))
-    if not text.strip():
-        raise PushError("%s returned nothing" % " ".join(READ_COMMAND))
-    return text
+        if not text.strip():
+            raise PushError("%s returned nothing" % " ".join(READ_COMMAND))
+        return text
+    if via == "ssh":
+        return read_command(connection, READ_COMMAND)
+    raise ValueError("EOS is read over eAPI (http) or its connection (ssh), not %r" % (via,))

@@ -96,7 +96,7 @@ from ansible_collections.ainet.fabric.plugins.module_utils.qos.qos_parse import 
 from ansible_collections.ainet.fabric.plugins.module_utils.tor.tor_intent import scheduler
 from ansible_collections.ainet.fabric.plugins.module_utils.tor.tor_diff import (
     cli_blocks, cli_diff, cli_port_descriptions, owned_stale)
-from ansible_collections.ainet.fabric.plugins.module_utils.tor.tor_push import PushError
+from ansible_collections.ainet.fabric.plugins.module_utils.tor.tor_push import PushError, read_command
 
 # ----------------------------------------------------------------------------- registry facts
 NAME = "nxos"
@@ -402,13 +402,9 @@ def read(connection, via):
     :class:`PushError` when it fails."""
     if via == "http":
         text = _running(connection)
-    elif via == "ssh":
-        rc, text, err = connection(list(READ_COMMAND))
-        if rc != 0:
-            detail = " ".join((err or text).split())[:300]
-            raise PushError("%s failed (rc %d): %s" % (" ".join(READ_COMMAND), rc, detail))
-    else:
-        raise ValueError("NX-OS is read over NX-API (http) or its connection (ssh), not %r" % (via,))
-    if not text.strip():
-        raise PushError("%s returned nothing" % " ".join(READ_COMMAND))
-    return text
+        if not text.strip():
+            raise PushError("%s returned nothing" % " ".join(READ_COMMAND))
+        return text
+    if via == "ssh":
+        return read_command(connection, READ_COMMAND)
+    raise ValueError("NX-OS is read over NX-API (http) or its connection (ssh), not %r" % (via,))

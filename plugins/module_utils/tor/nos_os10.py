@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import re
 
-from ansible_collections.ainet.fabric.plugins.module_utils.tor.tor_push import PushError
+from ansible_collections.ainet.fabric.plugins.module_utils.tor.tor_push import read_command
 
 NAME = "os10"
 TITLE = "Dell OS10"
@@ -54,10 +54,4 @@ def read(connection, via):
     :class:`PushError` when it fails."""
     if via != "ssh":
         raise ValueError("OS10 is read over its connection (ssh), not %r" % (via,))
-    rc, text, err = connection(list(READ_COMMAND))
-    if rc != 0:
-        detail = " ".join((err or text).split())[:300]
-        raise PushError("%s failed (rc %d): %s" % (" ".join(READ_COMMAND), rc, detail))
-    if not text.strip():
-        raise PushError("%s returned nothing" % " ".join(READ_COMMAND))
-    return text
+    return read_command(connection, READ_COMMAND)

@@ -75,7 +75,7 @@ from ansible_collections.ainet.fabric.plugins.module_utils.tor.tor_intent import
 from ansible_collections.ainet.fabric.plugins.module_utils.tor.tor_diff import (
     lookup, owned_stale, port_key, tree_diff)
 from ansible_collections.ainet.fabric.plugins.module_utils.tor.tor_intent import ValidatorUnavailable, is_owned
-from ansible_collections.ainet.fabric.plugins.module_utils.tor.tor_push import PushError
+from ansible_collections.ainet.fabric.plugins.module_utils.tor.tor_push import PushError, read_command
 
 # ----------------------------------------------------------------------------- registry facts
 NAME = "sonic"
@@ -804,9 +804,7 @@ def read(connection, via):
     ``run(argv, data=None) -> (rc, stdout, stderr)`` on the switch. Reads only; :class:`PushError` when it fails."""
     if via != "ssh":
         raise ValueError("SONiC is read over its connection (ssh), not %r" % (via,))
-    rc, out, err = connection(list(READ_COMMAND))
-    if rc != 0:
-        raise PushError("%s failed (rc %d): %s" % (" ".join(READ_COMMAND), rc, " ".join((err or out).split())[:300]))
+    out = read_command(connection, READ_COMMAND)
     try:
         tables = json.loads(out)
     except ValueError:

@@ -92,6 +92,18 @@ def _detail(body):
     return " ".join(text.split())[:300]
 
 
+def read_command(connection, command):
+    """What ``command`` (a tuple of words) prints on a switch, read for the lossless check: ``connection`` is
+    ``run(argv, data=None) -> (rc, stdout, stderr)`` on the switch. One :class:`PushError` line naming the command
+    when it fails or prints nothing."""
+    rc, out, err = connection(list(command))
+    if rc != 0:
+        raise PushError("%s failed (rc %d): %s" % (" ".join(command), rc, " ".join((err or out).split())[:300]))
+    if not out.strip():
+        raise PushError("%s returned nothing" % " ".join(command))
+    return out
+
+
 # ----------------------------------------------------------------------------- CLI
 
 def cli_commands(lines, indent):
