@@ -18,7 +18,7 @@ from ansible_collections.ainet.fabric.plugins.module_utils.plan import plan_lock
 from ansible_collections.ainet.fabric.plugins.module_utils.common.errors import FabricError
 from ansible_collections.ainet.fabric.plugins.module_utils.host.host_files import read_text, write_atomic
 from ansible_collections.ainet.fabric.plugins.module_utils.plan.rail_plan import rail_plan
-from ansible_collections.ainet.fabric.plugins.module_utils.tor import platforms, tor_push
+from ansible_collections.ainet.fabric.plugins.module_utils.tor import platforms, tor_push, tor_read
 from ansible_collections.ainet.fabric.plugins.module_utils.tor.tor_diff import diff_text
 from ansible_collections.ainet.fabric.plugins.module_utils.tor.tor_intent import (
     RendererUnavailable, ValidatorUnavailable)
@@ -190,10 +190,14 @@ class ActionModule(ActionBase):
         try:
             if nos.PUSH == "ssh":
                 return nos.push(self._run_on_switch, item, check=check)
-            validate_certs = self._var(task_vars, "ansible_httpapi_validate_certs", True)
-            transport = tor_push.HttpTransport(self._base_url(task_vars, nos.HTTP_PORT), *self._credentials(task_vars),
-                                               validate_certs=validate_certs, timeout=args["timeout"])
+            # The same address, credentials and TLS settings the lossless check reads the ToR with.
+            variables = dict((key, self._var(task_vars, key)) for key in tor_read.API_VARIABLES)
+            url, user, password, validate_certs = tor_read.api_endpoint(variables, item["name"], nos.HTTP_PORT)
+            transport = tor_push.HttpTransport(url, user, password, validate_certs=validate_certs,
+                                               timeout=args["timeout"])
             return nos.push(transport, item, check=check)
+        except tor_read.ReadError as exc:
+            return {"failed": True, "msg": str(exc)}
         except tor_push.PushError as exc:
             return {"failed": True, "msg": "push to ToR %s failed: %s" % (item["name"], exc)}
 
@@ -202,20 +206,6 @@ class ActionModule(ActionBase):
         if value is None:
             return default
         return self._templar.template(value)
-
-    def _credentials(self, task_vars):
-        user = self._var(task_vars, "ansible_user") or self._var(task_vars, "ansible_httpapi_user")
-        password = (self._var(task_vars, "ansible_httpapi_password") or self._var(task_vars, "ansible_password")
-                    or self._var(task_vars, "ansible_ssh_pass"))
-        return user, password
-
-    def _base_url(self, task_vars, api_port):
-        host = self._var(task_vars, "ansible_host") or task_vars.get("inventory_hostname")
-        ssl = self._var(task_vars, "ansible_httpapi_use_ssl", True)
-        port = self._var(task_vars, "ansible_httpapi_port", api_port or (443 if ssl else 80))
-        if ":" in str(host) and not str(host).startswith("["):
-            host = "[%s]" % host
-        return "%s://%s:%s" % ("https" if ssl else "http", host, port)
 
     def _run_on_switch(self, argv, data=None):
         """Run a command on the ToR through its connection (SONiC is pushed over SSH)."""

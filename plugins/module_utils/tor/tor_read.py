@@ -93,6 +93,12 @@ def choose_via(name, platform, transport="auto", connection=None):
     return VIA[transport]
 
 
+# The inventory variables :func:`api_endpoint` reads (the push reads the ToR's API with the same ones).
+API_VARIABLES = ("ansible_host", "ansible_httpapi_use_ssl", "ansible_httpapi_port", "ansible_user",
+                 "ansible_httpapi_user", "ansible_httpapi_password", "ansible_password", "ansible_ssh_pass",
+                 "ansible_httpapi_validate_certs")
+
+
 def api_endpoint(variables, name, api_port=None):
     """``(base_url, user, password, validate_certs)`` of ToR ``name``'s API from its inventory ``variables``
     (templated values), with the push's variables and defaults: ``ansible_host`` (else the name),
