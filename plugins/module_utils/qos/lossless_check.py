@@ -196,6 +196,11 @@ def lossless_check(host, switch, port=None, profile=None, host_port=None):
             d.skip("roce_dscp", reason)
         h_prio = lookup(h["dscp_to_priority"], dscp)
         s_prio = lookup(s["dscp_to_priority"], dscp)
+        for side, mapping, prio in (("the host NIC", h["dscp_to_priority"], h_prio),
+                                    (where, s["dscp_to_priority"], s_prio)):
+            if mapping is not None and prio is None:
+                # a stated map that leaves the DSCP out: where it lands is the device's default, not read here
+                d.skip("roce_dscp", "the DSCP map of %s does not place DSCP %d" % (side, dscp))
         if h_prio is not None and h_pfc is not None and int(h_prio) not in h_pfc:
             d.add("roce_dscp_not_lossless_on_host", int(h_prio), s_pfc,
                   "DSCP %d is priority %d on the host, which has no PFC (the host's PFC priorities: %s)."
@@ -251,10 +256,13 @@ def lossless_check(host, switch, port=None, profile=None, host_port=None):
         else:
             queue = _queue(s, int(cnp_s_prio))
             mode = (lookup(s["ets"], queue) or {}).get("mode")
-            if mode != "strict":
-                d.add("cnp_not_strict_on_switch", None, "queue %d (%s)" % (queue, mode or "not scheduled"),
+            if mode is None:
+                # the scheduler states other queues only: this one runs as the NOS's default, not read here
+                d.skip("cnp_switch", "the scheduler of queue %d (the CNP DSCP's) on %s was not read" % (queue, where))
+            elif mode != "strict":
+                d.add("cnp_not_strict_on_switch", None, "queue %d (%s)" % (queue, mode),
                       "CNP DSCP %s lands in queue %s on %s, which is %s, not strict: congestion notifications wait "
-                      "behind bulk traffic." % (cnp_dscp, queue, where, mode or "not scheduled"))
+                      "behind bulk traffic." % (cnp_dscp, queue, where, mode))
             elif s_pfc is not None and int(cnp_s_prio) in s_pfc:
                 d.add("cnp_not_strict_on_switch", None, "priority %s (PFC)" % cnp_s_prio,
                       "CNP DSCP %s lands on PFC priority %s on %s: a paused queue holds back the notifications "
@@ -267,10 +275,12 @@ def lossless_check(host, switch, port=None, profile=None, host_port=None):
     if cnp_h_prio is not None and strict_wanted and h["ets"] is not None:
         queue = _queue(h, int(cnp_h_prio))
         mode = (lookup(h["ets"], queue) or {}).get("mode")
-        if mode != "strict":
-            d.add("cnp_not_strict_on_host", "tc %d (%s)" % (queue, mode or "not scheduled"), None,
+        if mode is None:
+            d.skip("cnp_host", "the scheduler of traffic class %d (the host's CNP priority's) was not read" % queue)
+        elif mode != "strict":
+            d.add("cnp_not_strict_on_host", "tc %d (%s)" % (queue, mode), None,
                   "The host sends CNPs on priority %s, whose traffic class %s is %s, not strict."
-                  % (cnp_h_prio, queue, mode or "not scheduled"))
+                  % (cnp_h_prio, queue, mode))
 
     # MTU chain.
     headroom = profile["switch_mtu_headroom"] if profile else DEFAULT_HEADROOM

@@ -40,10 +40,14 @@ def parser(fmt):
 def parse_qos(text, fmt, port=None):
     """Parse ``text`` (or, for ``sysfs``, a {path: content} mapping) in format ``fmt``.
 
-    ``port`` names the one port of a host tool's output (its interface)."""
+    ``port`` names the one port of a host tool's output (its interface). Never raises on bad input: what a
+    parser could not read is a line in the facts' ``problems``, with no ports."""
     func = parser(fmt)
     if text is None:
         return new_facts(fmt, problems=["no %s output to parse" % fmt])
-    if fmt in HOST_FORMATS:
-        return func(text, port=port)
-    return func(text)
+    try:
+        if fmt in HOST_FORMATS:
+            return func(text, port=port)
+        return func(text)
+    except Exception as exc:  # pylint: disable=broad-except  # a parser reports, it never crashes the play
+        return new_facts(fmt, problems=["%s: cannot parse the input (%s: %s)" % (fmt, type(exc).__name__, exc)])

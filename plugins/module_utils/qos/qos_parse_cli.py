@@ -273,13 +273,16 @@ def dscp_list(words):
 # The header line EOS ("! Command: show running-config") and NX-OS ("!Command: show running-config") print
 # first; what follows "running-config" names a section or a filter of a partial output.
 _COMMAND_HEADER = re.compile(r"^\s*!\s*Command:\s*show\s+(running|startup)-config\b(.*)$", re.I)
-_WHOLE_WORDS = ("all", "|", "no-more", "nomore")
+# Words of a "show running-config" header that still print the whole configuration: "all" (with the
+# defaults), "sanitized" (secrets masked: Cisco NX-OS Fundamentals Configuration Guide, "Verifying the Device
+# Configuration"; EOS has the same option), and pagers.
+_WHOLE_WORDS = ("all", "sanitized", "|", "no-more", "nomore")
 _HEADER_LINES = 10
 
 
 def partial_reason(text):
     """Why ``text`` is visibly not a whole running-config, or None. Only the ``Command:`` header says so:
-    ``show running-config`` (with ``all`` or ``| no-more``) is whole; ``show running-config interfaces
+    ``show running-config`` (with ``all``, ``sanitized`` or ``| no-more``) is whole; ``show running-config interfaces
     Ethernet1``, ``... section qos`` or ``... | include mtu`` print a part, whose omissions state nothing.
     A text without the header (a saved file, a rendered configuration) is taken as whole."""
     if not isinstance(text, str):

@@ -186,14 +186,21 @@ def nvue_config(text, problems, headers=None):
     return out
 
 
+# No switch has more ports than this in one range (the CLI parsers' bound, qos_parse_cli.expand_interfaces).
+MAX_RANGE = 4096
+
+
 def expand_interfaces(name):
-    """``"swp1-4,swp10"`` -> ``["swp1", "swp2", "swp3", "swp4", "swp10"]`` (``swp1s0-3`` too)."""
+    """``"swp1-4,swp10"`` -> ``["swp1", "swp2", "swp3", "swp4", "swp10"]`` (``swp1s0-3`` too); ValueError for
+    a range of more than :data:`MAX_RANGE` ports."""
     out = []
     for item in str(name).split(","):
         item = item.strip()
         match = re.match(r"^(.*?)(\d+)-(\d+)$", item)
         if match and match.group(1):
             low, high = int(match.group(2)), int(match.group(3))
+            if high - low > MAX_RANGE:
+                raise ValueError("interface range %r is too large" % item)
             out.extend("%s%d" % (match.group(1), n) for n in range(low, high + 1))
         elif item:
             out.append(item)
@@ -290,6 +297,12 @@ def _settings(qos, base, refs, port, problems, replaced=()):
     for feature in _FEATURES:
         profiles = _dict(qos.get(feature))
         name = refs.get(feature) or DEFAULT_PROFILE
+        if not isinstance(name, (str, int)) or isinstance(name, bool):
+            problems.append("interface %s: qos %s profile %r is not a profile name" % (port, feature, name))
+            for field in _FEATURE_FIELDS[feature]:
+                s[field] = None  # stated but unreadable: no default stands in
+            continue
+        name = str(name)
         if name not in profiles:
             if name != DEFAULT_PROFILE:
                 problems.append("interface %s: qos %s profile %s is not defined in qos %s"
@@ -329,7 +342,12 @@ def parse_nvue(text):
 
     interfaces = {}
     for name, conf in _dict(config.get("interface")).items():
-        for port in expand_interfaces(name):
+        try:
+            names = expand_interfaces(name)
+        except ValueError as exc:
+            problems.append("interface %s: %s" % (name, exc))
+            continue
+        for port in names:
             if port.startswith("swp"):
                 _merge(interfaces.setdefault(port, {}), _dict(conf) if conf is not None else {})
     watchdog = any("pfc-watchdog" in _dict(_dict(conf).get("qos")) for conf in interfaces.values())

@@ -267,6 +267,10 @@ def _fill_port_qos(s, qos, global_map):
     if qos.get("dscp_to_tc_map") is None and qos.get("dot1p_to_tc_map") is None and not global_map:
         s["trust"] = SONIC_DEFAULTS["trust"]
         s["dscp_to_priority"] = dict.fromkeys(range(64), SONIC_DEFAULTS["traffic_class"])
+    elif isinstance(s["dscp_to_priority"], dict):
+        # a DSCP the bound map leaves out gets the port's default TC (SAI_PORT_ATTR_QOS_DEFAULT_TC)
+        for dscp in range(64):
+            s["dscp_to_priority"].setdefault(dscp, SONIC_DEFAULTS["traffic_class"])
     if qos.get("tc_to_queue_map") is None:
         s["priority_to_queue"] = dict.fromkeys(QUEUES, SONIC_DEFAULTS["queue"])
     if qos.get("pfc_enable") in (None, ""):
