@@ -3,8 +3,8 @@
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 """The common opening of the host modules' action plugins (controller side).
 
-Every host module (``rail_interfaces``, ``sriov``, ``rdma_netns``, ``pcie_acs``, ``roce_qos``) has an
-action plugin of the same name. Given the cluster model (``cluster``, with the node's ``interfaces`` and
+Every host module (``rail_interfaces``, ``nic_link_type``, ``sriov``, ``rdma_netns``, ``pcie_acs``,
+``roce_qos``) has an action plugin of the same name. Given the cluster model (``cluster``, with the node's ``interfaces`` and
 ``node_id`` where the module needs them), the action validates the model on the controller, derives
 this one host's flat desired state from it (a pure function of ``module_utils/desired/``) and runs the
 module with that state only: the host never sees the model, the planner or the QoS profile code, and

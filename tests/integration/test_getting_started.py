@@ -6,10 +6,11 @@ no collection but what the guide installs (the venv's ``ansible`` package is hid
 ``ANSIBLE_COLLECTIONS_SCAN_SYS_PATH=false``), the tarball in the working directory. Where the test
 runs as root, the commands run as an unprivileged uid, as a platform engineer's login would.
 
-Two things are filled in as the guide tells the reader to: ``<version>`` (galaxy.yml's) and the
-inventory edit of step 2, which here names the cluster ``prod`` and points every host at
-``127.0.0.1`` port 1, so that the host jobs run their controller checks and then find their hosts unreachable at once (nothing on this
-machine is configured, no packet leaves it). An optional ``[--flags]`` part runs both ways.
+Two things are filled in as the guide tells the reader to: ``<version>`` (galaxy.yml's) and the inventory edit
+of step 2, which here names the cluster ``prod`` and points every host at ``127.0.0.1`` port 1, so that the
+host jobs run their controller checks and then find their hosts unreachable at once (nothing on this machine
+is configured, no packet leaves it).
+An optional ``[--flags]`` part runs both ways.
 
 Each command must exit as the guide implies (0; 4, hosts unreachable, for the host jobs), print
 no traceback, leave the installed collection exactly as it was, and the files must be where the
@@ -45,6 +46,7 @@ def collection_files(tree):
     writes into a writable install) and the directory times they touch left out."""
     return {path: (kind, size, mode, None if stat.S_ISDIR(kind) else mtime)
             for path, (kind, size, mode, mtime) in _listing(tree).items() if "__pycache__" not in path}
+
 
 # Jobs that need their hosts: their controller play runs, then every host is unreachable (rc 4).
 HOST_JOBS = re.compile(r"ainet\.fabric\.(hosts|site|qos|validate)\b")
@@ -130,7 +132,7 @@ def user():
     usr = User(base)
     with open(os.path.join(ROOT, "galaxy.yml")) as handle:
         usr.version = yaml.safe_load(handle)["version"]
-    env = {k: v for k, v in usr.env.items()}
+    env = dict(usr.env)
     subprocess.run([os.path.join(BIN, "ansible-galaxy"), "collection", "build", "--force", "--output-path",
                     usr.home, ROOT], check=True, capture_output=True, env=env, cwd=base)
     if usr.user:
@@ -150,16 +152,16 @@ def test_every_command_of_the_guide_runs_as_written(user):
         text = result.stdout + result.stderr
         ran.append(command)
         expected = 4 if HOST_JOBS.search(command) else 0
-        assert result.returncode == expected, "%s -> rc %d (want %d)\n%s" % (command, result.returncode, expected,
-                                                                           text[-6000:])
+        assert result.returncode == expected, "%s -> rc %d (want %d)\n%s" % (
+            command, result.returncode, expected, text[-6000:])
         assert "Traceback" not in text, text[-6000:]
         if HOST_JOBS.search(command):
             # The controller's checks passed; what failed is only the unreachable hosts.
             recap = re.findall(r"^(\S+)\s+: ok=\d+\s+changed=\d+\s+unreachable=(\d+)\s+failed=(\d+)", result.stdout,
                                re.M)
             assert recap and all(failed == "0" for _h, _u, failed in recap), text[-6000:]
-            assert {h for h, unreachable, _f in recap if unreachable != "0"} == {"gpu01", "gpu02", "gpu03",
-                                                                                  "gpu04"}, text[-6000:]
+            unreachable = {h for h, count, _f in recap if count != "0"}
+            assert unreachable == {"gpu01", "gpu02", "gpu03", "gpu04"}, text[-6000:]
             assert "agree with the published plan (%s)" % os.path.join(inventory, "rail_plan_lock.json") \
                 in result.stdout, text[-6000:]
         if "collection install" in command:

@@ -51,7 +51,7 @@ NODES_KEY = "simplified_workflow_nodes"
 
 def _awx_modules_dir():
     try:
-        import ansible_collections.awx.awx as awx  # pylint: disable=import-outside-toplevel
+        from ansible_collections.awx import awx  # pylint: disable=import-outside-toplevel
     except ImportError:
         return None
     for top in awx.__path__:

@@ -5,7 +5,6 @@ skipped silently (SONiC now fills the port's default TC, SAI_PORT_ATTR_QOS_DEFAU
 is unchecked); a queue the scheduler does not name called "not strict"; a traceback from NVUE.
 """
 
-import copy
 import json
 from os.path import dirname, join
 
