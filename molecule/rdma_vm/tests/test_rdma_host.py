@@ -82,6 +82,17 @@ def booted_after(host, path):
     return int(host.check_output("stat -c %%Y %s" % path)) < booted
 
 
+def in_initramfs(host, path):
+    """The text of ``path`` inside the initramfs the running kernel boots from."""
+    release = host.check_output("uname -r")
+    unpacked = host.check_output("mktemp -d")
+    try:
+        host.check_output("unmkinitramfs /boot/initrd.img-%s %s" % (release, unpacked))
+        return host.check_output("cat %s/main%s 2>/dev/null || cat %s%s" % (unpacked, path, unpacked, path))
+    finally:
+        host.run("rm -rf %s" % unpacked)
+
+
 def test_rdma_netns_mode_is_exclusive_and_kept(host):
     conf = "/etc/modprobe.d/ainet-rdma-netns.conf"
     assert re.search(r"\bnetns exclusive\b", host.check_output("rdma system show"))
@@ -89,15 +100,21 @@ def test_rdma_netns_mode_is_exclusive_and_kept(host):
     if booted_after(host, conf):  # ib_core was loaded with the option at this boot
         assert host.file("/sys/module/ib_core/parameters/netns_mode").content_string.strip() in ("N", "0")
     # the VM's initramfs carries ib_core: the same option must be in it, with the same text
-    release = host.check_output("uname -r")
-    unpacked = host.check_output("mktemp -d")
-    try:
-        host.check_output("unmkinitramfs /boot/initrd.img-%s %s" % (release, unpacked))
-        inside = host.check_output("cat %s/main/etc/modprobe.d/ainet-rdma-netns.conf 2>/dev/null || "
-                                   "cat %s/etc/modprobe.d/ainet-rdma-netns.conf" % (unpacked, unpacked))
-    finally:
-        host.run("rm -rf %s" % unpacked)
-    assert inside.strip() == host.file(conf).content_string.strip()
+    assert in_initramfs(host, conf).strip() == host.file(conf).content_string.strip()
+
+
+def test_gpu_host_blacklist_and_memlock_hold_across_the_boot(host):
+    conf = "/etc/modprobe.d/ainet-gpu-host.conf"
+    assert host.file(conf).contains("^blacklist nouveau$") and host.file(conf).contains("^options nouveau modeset=0$")
+    # kmod's own reading of every modprobe.d file, and the initramfs the next boot starts from
+    assert re.search(r"^blacklist nouveau$", host.check_output("modprobe -c"), re.M)
+    assert in_initramfs(host, conf).strip() == host.file(conf).content_string.strip()
+    if booted_after(host, conf):  # vm1 had nouveau loaded before the role: the boot after it did not load it
+        assert not host.file("/sys/module/nouveau").exists
+    # services get unlimited locked memory (RDMA pins registered memory): what systemd starts now
+    assert host.check_output("systemctl show --property=DefaultLimitMEMLOCK") == "DefaultLimitMEMLOCK=infinity"
+    assert host.check_output("systemd-run --wait --pipe --quiet sh -c 'ulimit -l'") == "unlimited"
+    assert host.file("/etc/security/limits.d/90-ainet-memlock.conf").contains("^\\* hard memlock unlimited$")
 
 
 def test_other_tools_objects_are_left_alone(host):

@@ -1,0 +1,396 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, ainet.fabric contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+
+from __future__ import annotations
+
+DOCUMENTATION = r"""
+module: gpu_host
+short_description: Prepare a GPU node for the NVIDIA GPU operator (nouveau, IOMMU kernel arguments, memlock)
+version_added: 0.2.0
+author: ainet.fabric contributors (@ainet)
+description:
+  - Blacklists nouveau (and C(nova_core), C(nova_drm) where the running kernel ships them) with
+    C(options nouveau modeset=0) in C(/etc/modprobe.d/ainet-gpu-host.conf), and rebuilds the initramfs when that
+    file changes (C(update-initramfs -u -k all) or C(dracut -f --regenerate-all)).
+  - Adds O(kernel_args) (IOMMU pass-through for GPUDirect RDMA by default) through the boot loader the host uses -
+    a GRUB drop-in C(/etc/default/grub.d/60-ainet-gpu-host.cfg) and C(update-grub) on Debian and Ubuntu, or
+    C(grubby --update-kernel=ALL --args) on BLS hosts (RHEL, Rocky), remembering the arguments it added so that
+    one dropped from O(kernel_args) is removed and no other tool's argument ever is. Another boot loader file or
+    entry that sets one of the keys to another value fails the run before any change, naming it.
+  - Sets memlock unlimited for login sessions (C(/etc/security/limits.d/90-ainet-memlock.conf)) and services
+    (C(/etc/systemd/system.conf.d/90-ainet-memlock.conf), then C(systemctl daemon-reexec)).
+  - Reports a pending reboot for every argument not in C(/proc/cmdline) (with O(boot_loader=none) a warning, as a
+    reboot would not bring it) and every blacklisted module still loaded (never reboots), the kernel headers
+    package the running kernel needs, the GPUs found, and which NVIDIA GPU operator values fit this host
+    (C(driver.rdma.enabled), C(driver.rdma.useHostMofed), C(driver.kernelModuleType)). A host without an NVIDIA
+    GPU gets the same settings and says so; it does not fail.
+  - Owns only the files above and the record C(/var/lib/ainet-fabric/gpu_host.json); an option turned off removes
+    its file.
+options:
+  kernel_args:
+    description: Kernel arguments every boot must have (key or key=value); an empty list adds none.
+    type: list
+    elements: str
+    default: [iommu=pt]
+  blacklist:
+    description:
+      - Kernel modules that must not load. C(nova_core) and C(nova_drm) are added where the running kernel ships
+        them when the list holds C(nouveau).
+    type: list
+    elements: str
+    default: [nouveau]
+  memlock:
+    description: Unlimited locked memory for login sessions and services (RDMA pins registered memory).
+    type: bool
+    default: true
+  boot_loader:
+    description:
+      - How kernel arguments reach the next boot. V(auto) takes C(grubby) where BLS entries exist
+        (C(/boot/loader/entries)) and it is installed, else GRUB where C(/etc/default/grub) exists; V(none) sets no
+        argument (an image-based or directly booted host) and only reports what C(/proc/cmdline) lacks.
+    type: str
+    choices: [auto, grub, grubby, none]
+    default: auto
+  initramfs:
+    description: V(auto) rebuilds the initramfs when the blacklist file changed; V(never) does not.
+    type: str
+    choices: [auto, never]
+    default: auto
+  foreign_files:
+    description: What to do about another boot loader file or entry that sets a wanted key to another value.
+    type: str
+    choices: [fail, warn]
+    default: fail
+  config_root:
+    description: Root directory under which the module reads and writes its files (C(/etc), C(/var/lib), C(/boot)).
+    type: path
+    default: /
+  sysfs_root:
+    description: Root directory under which C(/sys), C(/proc) and C(/lib/modules) are read (tests).
+    type: path
+    default: /
+attributes:
+  check_mode:
+    support: full
+    description: Reads the host and reports what it would write, remove and run.
+  diff_mode:
+    support: full
+    description: Shows the owned files before and after.
+requirements:
+  - C(update-grub) or C(grub-mkconfig) (GRUB), or C(grubby) (BLS); C(update-initramfs) or C(dracut)
+"""
+
+EXAMPLES = r"""
+- name: GPU operator prerequisites with the defaults (nouveau off, iommu=pt, memlock)
+  ainet.fabric.gpu_host:
+
+- name: Intel IOMMU on and pass-through, without touching memlock
+  ainet.fabric.gpu_host:
+    kernel_args: [intel_iommu=on, iommu=pt]
+    memlock: false
+"""
+
+RETURN = r"""
+gpus:
+  description: The NVIDIA GPUs (PCI display or 3D controllers of vendor 10de) found, by PCI address.
+  returned: always
+  type: list
+  elements: str
+boot_loader:
+  description: The boot loader the kernel arguments go through (C(grub), C(grubby) or C(none)).
+  returned: always
+  type: str
+kernel_args:
+  description: The kernel arguments wanted.
+  returned: always
+  type: list
+  elements: str
+blacklist:
+  description: The modules blacklisted (the option, with C(nova_core)/C(nova_drm) where the kernel has them).
+  returned: always
+  type: list
+  elements: str
+headers:
+  description: The running kernel's headers (DKMS and the GPU driver build against them).
+  returned: always
+  type: dict
+  contains:
+    release:
+      description: The running kernel release.
+      type: str
+    present:
+      description: Whether C(/lib/modules/<release>/build) exists.
+      type: bool
+    package:
+      description: The distribution package that holds them (null where the distribution is not known).
+      type: str
+gpu_operator:
+  description: GPU operator Helm values that fit this host, each with its reason (value null for a note).
+  returned: always
+  type: list
+  elements: dict
+commands:
+  description: The commands run (or, in check mode, that would run), in order, with the files written and removed.
+  returned: always
+  type: list
+  elements: str
+cmdline_missing:
+  description: The wanted kernel arguments the running kernel did not boot with.
+  returned: always
+  type: list
+  elements: str
+reboot_pending:
+  description: Why a reboot is due before the node is as wanted (empty when none).
+  returned: always
+  type: list
+  elements: str
+"""
+
+import json
+import os
+
+from ansible.module_utils.basic import AnsibleModule
+
+from ansible_collections.ainet.fabric.plugins.module_utils.common.errors import FabricError
+from ansible_collections.ainet.fabric.plugins.module_utils.host import gpu_host_state as lib
+from ansible_collections.ainet.fabric.plugins.module_utils.host.host_files import (
+    file_changes, read_text, remove, unwritable, write_atomic,
+)
+from ansible_collections.ainet.fabric.plugins.module_utils.host.runner import Runner, one_line
+
+NVIDIA = "0x10de"
+MELLANOX = "0x15b3"
+GPU_CLASSES = ("0x0300", "0x0302")  # VGA-compatible and 3D controllers
+
+
+class Host(object):
+    """Reads what the module needs through a :class:`Runner` (sysfs, /proc, /lib/modules, /boot, /etc)."""
+
+    def __init__(self, runner):
+        self.runner = runner
+        self.release = os.uname()[2]
+
+    def pci(self):
+        """{pci: (vendor, class)} of every PCI device."""
+        base = self.runner.sys("/sys/bus/pci/devices")
+        out = {}
+        for name in sorted(os.listdir(base)) if os.path.isdir(base) else []:
+            out[name] = (self.runner.read_sys("/sys/bus/pci/devices/%s/vendor" % name),
+                         self.runner.read_sys("/sys/bus/pci/devices/%s/class" % name) or "")
+        return out
+
+    def kernel_has(self, module):
+        """Whether the running kernel ships ``module``: a line of depmod's ``modules.dep`` (or ``modules.builtin``)
+        names its .ko, possibly compressed (``kernel/drivers/gpu/nova-core/nova_core.ko.xz: ...``)."""
+        for name in ("modules.dep", "modules.builtin"):
+            text = read_text(self.runner.sys("/lib/modules/%s/%s" % (self.release, name))) or ""
+            for line in text.splitlines():
+                path = line.split(":", 1)[0]
+                if os.path.basename(path).split(".ko", 1)[0].replace("-", "_") == module:
+                    return True
+        return False
+
+    def loaded(self, module):
+        return os.path.isdir(self.runner.sys("/sys/module/%s" % module))
+
+    def boot_loader(self, wanted):
+        if wanted != "auto":
+            return wanted
+        if self.runner.bin("grubby") and os.path.isdir(self.runner.conf("/boot/loader/entries")):
+            return "grubby"
+        if os.path.isfile(self.runner.conf("/" + lib.GRUB_DEFAULT)):
+            return "grub"
+        return "none"
+
+    def grub_sources(self):
+        """{path: tokens} of every GRUB defaults file but ours."""
+        sources = {}
+        paths = [lib.GRUB_DEFAULT]
+        directory = self.runner.conf("/" + lib.GRUB_DIR)
+        if os.path.isdir(directory):
+            paths += ["%s/%s" % (lib.GRUB_DIR, n) for n in sorted(os.listdir(directory)) if n.endswith(".cfg")]
+        for rel in paths:
+            if rel == lib.GRUB_DROPIN:
+                continue
+            text = read_text(self.runner.conf("/" + rel))
+            if text is not None:
+                tokens = [t for values in lib.grub_args(text).values() for t in values]
+                sources["/" + rel] = tokens
+        return sources
+
+    def grub_update_argv(self):
+        if self.runner.bin("update-grub"):
+            return ["update-grub"]
+        tool = next((name for name in ("grub-mkconfig", "grub2-mkconfig") if self.runner.bin(name)), None)
+        if not tool:
+            raise lib.GpuHostError("gpu_host: the host boots with GRUB but neither update-grub nor grub-mkconfig is "
+                                   "installed; install grub2-common, or set gpu_host_boot_loader: none")
+        for cfg in ("/boot/grub/grub.cfg", "/boot/grub2/grub.cfg"):
+            if os.path.isfile(self.runner.conf(cfg)):
+                return [tool, "-o", cfg]
+        return [tool, "-o", "/boot/grub/grub.cfg"]
+
+    def grubby_entries(self):
+        _rc, out, _err = self.runner.run(["grubby", "--info=ALL"])
+        return lib.parse_grubby_info(out)
+
+    def initramfs_argv(self):
+        for image, rebuild in (("/boot/initrd.img-%s" % self.release, ["update-initramfs", "-u", "-k", "all"]),
+                               ("/boot/initramfs-%s.img" % self.release, ["dracut", "-f", "--regenerate-all"])):
+            if os.path.exists(self.runner.conf(image)) and self.runner.bin(rebuild[0]):
+                return rebuild
+        return None
+
+    def headers(self):
+        release = self.release
+        present = os.path.isdir(self.runner.sys("/lib/modules/%s/build" % release))
+        text = read_text(self.runner.conf("/etc/os-release")) or ""
+        ids = set()
+        for line in text.splitlines():
+            if line.startswith(("ID=", "ID_LIKE=")):
+                ids.update(line.split("=", 1)[1].strip().strip('"').split())
+        package = None
+        if ids & {"debian", "ubuntu"}:
+            package = "linux-headers-%s" % release
+        elif ids & {"rhel", "fedora", "centos", "rocky", "almalinux"}:
+            package = "kernel-devel-%s" % release
+        return {"release": release, "present": present, "package": package}
+
+
+def read_record(path):
+    try:
+        data = json.loads(read_text(path) or "{}")
+    except ValueError:
+        data = {}
+    args = data.get("kernel_args") if isinstance(data, dict) else None
+    return [str(a) for a in args] if isinstance(args, list) else []
+
+
+def run_module():
+    module = AnsibleModule(
+        argument_spec=dict(
+            kernel_args=dict(type="list", elements="str", default=["iommu=pt"]),
+            blacklist=dict(type="list", elements="str", default=["nouveau"]),
+            memlock=dict(type="bool", default=True),
+            boot_loader=dict(type="str", choices=list(lib.BOOT_LOADERS), default="auto"),
+            initramfs=dict(type="str", choices=["auto", "never"], default="auto"),
+            foreign_files=dict(type="str", choices=["fail", "warn"], default="fail"),
+            config_root=dict(type="path", default="/"),
+            sysfs_root=dict(type="path", default="/"),
+        ),
+        supports_check_mode=True,
+    )
+    params = module.params
+    root = params["config_root"]
+    result = {"changed": False, "gpus": [], "boot_loader": None, "kernel_args": [], "blacklist": [], "headers": {},
+              "gpu_operator": [], "commands": [], "cmdline_missing": [], "reboot_pending": []}
+    try:
+        runner = Runner(module, params["sysfs_root"], root, error=lib.GpuHostError)
+        host = Host(runner)
+        args = lib.check_kernel_args(params["kernel_args"])
+        blacklist = [m for m in params["blacklist"] if m]
+        if "nouveau" in blacklist:
+            blacklist += [m for m in lib.NOVA if m not in blacklist and host.kernel_has(m)]
+        loader = host.boot_loader(params["boot_loader"])
+        result.update(kernel_args=args, blacklist=blacklist, boot_loader=loader, headers=host.headers())
+
+        # Conflicts first: nothing changes when another tool's boot configuration disagrees.
+        record_path = os.path.join(root, lib.RECORD)
+        recorded = read_record(record_path)
+        entries = host.grubby_entries() if loader == "grubby" else {}
+        if loader == "grub":
+            sources = host.grub_sources()
+        else:
+            own = set(recorded)
+            sources = dict(("BLS entry %s" % kernel, [t for t in tokens if t not in own])
+                           for kernel, tokens in entries.items())
+        found = lib.conflicts(args, sources)
+        if found and params["foreign_files"] == "fail":
+            raise lib.GpuHostError("gpu_host: %s; fix: remove those arguments, or change gpu_host_kernel_args "
+                                   "(gpu_host_foreign_files: warn goes on)" % "; ".join(found))
+        for line in found:
+            module.warn("gpu_host: %s" % line)
+
+        wanted = lib.files(blacklist, args, loader, params["memlock"])
+        writes, removals, diffs = file_changes(root, wanted, lib.owned, lib.scan_dirs())
+        add, drop = lib.grubby_changes(args, recorded, entries) if loader == "grubby" else ([], [])
+        record_text = json.dumps({"kernel_args": args}, indent=1) + "\n" if loader == "grubby" else None
+        record_changed = loader == "grubby" and read_text(record_path) != record_text
+        steps = []
+        for path in sorted(writes):
+            result["commands"].append("write %s" % ("/" + os.path.relpath(path, root)))
+        for path in removals:
+            result["commands"].append("remove %s" % ("/" + os.path.relpath(path, root)))
+        blacklist_path = os.path.join(root, lib.BLACKLIST_FILE)
+        if (blacklist_path in writes or blacklist_path in removals) and params["initramfs"] == "auto":
+            argv = host.initramfs_argv()
+            if argv:
+                steps.append(argv)
+        grub_path = os.path.join(root, lib.GRUB_DROPIN)
+        if loader == "grub" and (grub_path in writes or grub_path in removals):
+            steps.append(host.grub_update_argv())
+        if add:
+            steps.append(["grubby", "--update-kernel=ALL", "--args=%s" % " ".join(add)])
+        if drop:
+            steps.append(["grubby", "--update-kernel=ALL", "--remove-args=%s" % " ".join(drop)])
+        systemd_path = os.path.join(root, lib.SYSTEMD_FILE)
+        if (systemd_path in writes or systemd_path in removals) and root == "/" and \
+                os.path.isdir("/run/systemd/system") and runner.bin("systemctl"):
+            steps.append(["systemctl", "daemon-reexec"])
+        result["commands"] += [" ".join(argv) for argv in steps]
+        result["changed"] = bool(result["commands"]) or record_changed
+        if module._diff:
+            result["diff"] = diffs
+
+        problems = unwritable(list(writes) + removals + ([record_path] if record_changed else []))
+        if problems and not module.check_mode:
+            raise lib.GpuHostError("gpu_host: cannot write %s" % "; ".join(problems))
+        if not module.check_mode:
+            for path, (content, mode) in sorted(writes.items()):
+                write_atomic(path, content, mode)
+            remove(removals)
+            for argv in steps:
+                rc, out, err = runner.run(argv, check=False)
+                if rc != 0:
+                    raise lib.GpuHostError("gpu_host: %s failed (rc %d): %s"
+                                           % (" ".join(argv), rc, " ".join((err or out).split())[-300:]))
+            if record_changed:
+                write_atomic(record_path, record_text, "0644")
+
+        result["cmdline_missing"] = lib.missing_in_cmdline(args, runner.read_sys("/proc/cmdline"))
+        for arg in result["cmdline_missing"]:
+            if loader == "none":
+                # a reboot would not bring it: say so, and leave the reboot to what makes the command line
+                module.warn("gpu_host: kernel argument %s is not in /proc/cmdline and no boot loader is managed "
+                            "here (boot_loader none): add it where this host's kernel command line is made" % arg)
+            else:
+                result["reboot_pending"].append("kernel argument %s: not in /proc/cmdline, set for the next boot "
+                                                "(%s)" % (arg, loader))
+        for name in blacklist:
+            if host.loaded(name):
+                result["reboot_pending"].append("%s is loaded; blacklisted from the next boot" % name)
+
+        devices = host.pci()
+        result["gpus"] = [pci for pci, (vendor, cls) in devices.items()
+                          if vendor == NVIDIA and cls.startswith(GPU_CLASSES)]
+        rdma_nics = [pci for pci, (vendor, _cls) in devices.items() if vendor == MELLANOX]
+        host_ofed = os.path.exists(runner.sys("/sys/bus/pci/drivers/mlx5_core/module/version"))
+        result["gpu_operator"] = lib.operator_values(result["gpus"], rdma_nics, host_ofed, host.release,
+                                                     host.loaded("nvidia_peermem"))
+        if not result["gpus"]:
+            result["msg"] = "no NVIDIA GPU on this host: the host settings are applied, the GPU checks are skipped"
+    except FabricError as exc:
+        module.fail_json(msg=str(exc), **result)
+    except OSError as exc:
+        module.fail_json(msg="gpu_host: %s: %s" % (exc.filename or "", exc.strerror or one_line(str(exc))), **result)
+    module.exit_json(**result)
+
+
+def main():
+    run_module()
+
+
+if __name__ == "__main__":
+    main()
