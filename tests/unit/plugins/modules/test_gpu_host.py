@@ -79,8 +79,8 @@ def test_bad_kernel_arguments_are_refused_in_one_line(bad):
 
 def test_gpu_operator_values_by_kernel_and_host_ofed():
     assert lib.operator_values([], ["0000:3b:00.0"], True, "6.8.0-45-generic", False)[0]["value"] is None
-    new = [v["value"] for v in lib.operator_values(["0000:17:00.0"], ["0000:3b:00.0"], False, "6.8.0-45-generic",
-                                                    False)]
+    values = lib.operator_values(["0000:17:00.0"], ["0000:3b:00.0"], False, "6.8.0-45-generic", False)
+    new = [v["value"] for v in values]
     assert new == ["driver.kernelModuleType=open", "driver.rdma.enabled=false"]
     old = lib.operator_values(["0000:17:00.0"], ["0000:3b:00.0"], True, "5.4.0-150-generic", True)
     assert [v["value"] for v in old] == ["driver.rdma.enabled=true", "driver.rdma.useHostMofed=true", None]
@@ -224,8 +224,8 @@ def test_a_host_without_gpu_says_so_and_does_not_fail(capsys, host, monkeypatch)
     result = run(capsys, host, boot_loader="none")
     assert not result.get("failed") and result["gpus"] == []
     assert result["msg"].startswith("no NVIDIA GPU on this host")
-    assert result["gpu_operator"] == [{"value": None, "why": "no NVIDIA GPU on this host: nothing for the GPU "
-                                                              "operator to drive here"}]
+    note = "no NVIDIA GPU on this host: nothing for the GPU operator to drive here"
+    assert result["gpu_operator"] == [{"value": None, "why": note}]
     # no boot loader managed: a reboot would not bring the argument, so none is pending; it is said
     assert result["cmdline_missing"] == ["iommu=pt"]
     assert result["reboot_pending"] == ["nouveau is loaded; blacklisted from the next boot"]
