@@ -5,6 +5,8 @@
 
 * ``ainet.fabric.host``: the cluster model (handled by the action plugin) and the roots and persistence
   of the RDMA host modules (``sriov``, ``rdma_netns``, ``pcie_acs``, ``roce_qos``);
+* ``ainet.fabric.host.model``: the cluster model and the sysfs root (``nic_link_type``, which keeps no file);
+* ``ainet.fabric.host.roots``: the two roots (``gpu_host``, which takes no model);
 * ``ainet.fabric.host.interfaces``: the node's rail NICs (handled by the action plugin);
 * ``ainet.fabric.host.foreign_units``: what to do about another tool's unit that sets the same state.
 
@@ -17,8 +19,8 @@ from __future__ import annotations
 
 class ModuleDocFragment(object):
 
-    DOCUMENTATION = r"""
-options:
+    # The shared options, each written once; the fragments below are made of them.
+    _CLUSTER = r"""
   cluster:
     description:
       - The cluster model (C(fabric_cluster)). Handled by the action plugin of the same name, on the controller,
@@ -27,16 +29,22 @@ options:
         there with one line, before anything runs on the host.
       - Without O(cluster) the flat options are given directly (for example with C(ansible -m)).
     type: dict
+"""
+    _CONFIG_ROOT = r"""
   config_root:
     description:
       - Root directory under which the module reads and writes its files on the host (C(/etc), C(/var/lib),
         C(/boot)); for image builds and tests.
     type: path
     default: /
+"""
+    _SYSFS_ROOT = r"""
   sysfs_root:
-    description: Root directory under which C(/sys) is read and written (tests).
+    description: Root directory under which C(/sys), C(/proc) and C(/lib/modules) are read and written (tests).
     type: path
     default: /
+"""
+    _PERSIST = r"""
   persist:
     description:
       - Write and keep the one file that re-applies the state at every boot (the boot unit, or the module option
@@ -44,6 +52,15 @@ options:
     type: bool
     default: true
 """
+
+    # The RDMA host modules that keep a boot file: the model, both roots, persistence.
+    DOCUMENTATION = "\noptions:" + _CLUSTER + _CONFIG_ROOT + _SYSFS_ROOT + _PERSIST
+
+    # A host module with an action plugin that keeps no file: the model and the sysfs root.
+    MODEL = "\noptions:" + _CLUSTER + _SYSFS_ROOT
+
+    # A host module without a model that writes files: both roots.
+    ROOTS = "\noptions:" + _CONFIG_ROOT + _SYSFS_ROOT
 
     INTERFACES = r"""
 options:

@@ -28,6 +28,8 @@ description:
     GPU gets the same settings and says so; it does not fail.
   - Owns only the files above and the record C(/var/lib/ainet-fabric/gpu_host.json); an option turned off removes
     its file.
+extends_documentation_fragment:
+  - ainet.fabric.host.roots
 options:
   kernel_args:
     description: Kernel arguments every boot must have (key or key=value); an empty list adds none.
@@ -63,14 +65,6 @@ options:
     type: str
     choices: [fail, warn]
     default: fail
-  config_root:
-    description: Root directory under which the module reads and writes its files (C(/etc), C(/var/lib), C(/boot)).
-    type: path
-    default: /
-  sysfs_root:
-    description: Root directory under which C(/sys), C(/proc) and C(/lib/modules) are read (tests).
-    type: path
-    default: /
 attributes:
   check_mode:
     support: full
@@ -132,7 +126,7 @@ gpu_operator:
   type: list
   elements: dict
 commands:
-  description: The commands run (or, in check mode, that would run), in order, with the files written and removed.
+  description: The commands run (or, in check mode, that would run), in order.
   returned: always
   type: list
   elements: str

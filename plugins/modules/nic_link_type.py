@@ -25,14 +25,9 @@ description:
   - A port whose link type cannot be changed (not an NVIDIA/Mellanox NIC, a NIC with a fixed protocol, no
     C(mlxconfig)) and that runs another type than wanted fails the run before any change, naming it.
 extends_documentation_fragment:
+  - ainet.fabric.host.model
   - ainet.fabric.host.interfaces
 options:
-  cluster:
-    description:
-      - The cluster model (C(fabric_cluster)). Handled by the action plugin on the controller, which validates it
-        there and fills O(ports) from it; the host never receives it.
-      - Without O(cluster), O(ports) is given directly (for example with C(ansible -m)).
-    type: dict
   extra_ports:
     description:
       - With O(cluster), further ports the model does not describe (C(nic_link_type_ports)), each with C(nic) or
@@ -77,10 +72,6 @@ options:
     type: list
     elements: str
     default: []
-  sysfs_root:
-    description: Root directory under which C(/sys) is read (tests).
-    type: path
-    default: /
 attributes:
   check_mode:
     support: full

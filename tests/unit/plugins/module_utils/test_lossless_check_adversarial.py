@@ -13,22 +13,9 @@ import pytest
 from ansible_collections.ainet.fabric.plugins.module_utils.qos.lossless_check import lossless_check
 from ansible_collections.ainet.fabric.plugins.module_utils.qos.qos_parse import parse_qos
 
+from test_lossless_check import CUMULUS, HOST  # noqa: E402  # a host with the nvidia preset, a Cumulus port agreeing
+
 DATA = join(dirname(__file__), "data", "qos")
-DEFAULT_MAP = {d: d // 8 for d in range(64)}
-# A host NIC set up with the nvidia preset (as in test_lossless_check.HOST).
-HOST = {"trust": "dscp", "dscp_to_priority": {**DEFAULT_MAP, **{26: 3, 48: 6}}, "pfc": [3],
-        "priority_to_queue": {p: p for p in range(8)},
-        "ets": {0: {"mode": "ets", "weight": 50}, 3: {"mode": "ets", "weight": 50}, 6: {"mode": "strict"}},
-        "ecn_rp": [3], "ecn_np": [3], "cnp_dscp": 48, "cnp_priority": 6, "mtu": 9000, "buffer_lossless": [3],
-        "roce_tos": 106, "traffic_class": 106}
-# A Cumulus port with the RoCE defaults, which agrees with HOST (as in test_lossless_check.CUMULUS).
-CUMULUS = {"format": "nvue", "problems": [], "ports": {"swp8": {
-    "trust": "pcp,dscp", "dscp_to_priority": {**DEFAULT_MAP, **{26: 3, 48: 6}}, "pfc": [3],
-    "priority_to_queue": {p: p for p in range(8)},
-    "ecn": {0: {"enabled": True, "min_bytes": 150000, "max_bytes": 1500000, "probability": 100},
-            3: {"enabled": True, "min_bytes": 150000, "max_bytes": 1500000, "probability": 100}},
-    "ets": {0: {"mode": "ets", "weight": 50}, 3: {"mode": "ets", "weight": 50}, 6: {"mode": "strict"}},
-    "mtu": 9216, "pfc_watchdog": None, "buffer_lossless": [3]}}}
 
 
 def _codes(verdict):

@@ -12,6 +12,8 @@ import yaml
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))))
 MODULES = ("sriov", "rdma_netns", "pcie_acs", "roce_qos")
+# host modules that take part of the shared options: the fragment each must extend instead of writing them out
+PARTIAL = {"nic_link_type": "ainet.fabric.host.model", "gpu_host": "ainet.fabric.host.roots"}
 SHARED_RETURNS = ("commands", "reboot_pending", "unit")
 
 
@@ -30,8 +32,15 @@ def test_the_shared_options_come_from_the_fragment(name):
     assert os.path.exists(os.path.join(ROOT, "plugins", "action", name + ".py")), "the action plugin fills the options"
 
 
+@pytest.mark.parametrize("name", sorted(PARTIAL))
+def test_the_other_host_modules_take_the_shared_options_from_a_fragment_too(name):
+    doc = docs(name)["DOCUMENTATION"]
+    assert PARTIAL[name] in doc["extends_documentation_fragment"]
+    assert not set(doc["options"]) & {"cluster", "config_root", "sysfs_root", "persist", "foreign_units"}
+
+
 @pytest.mark.parametrize("key", SHARED_RETURNS)
 def test_the_shared_return_values_read_the_same_in_every_module(key):
-    texts = dict((name, docs(name)["RETURN"].get(key)) for name in MODULES)
+    texts = dict((name, docs(name)["RETURN"].get(key)) for name in MODULES + tuple(sorted(PARTIAL)))
     given = [text for text in texts.values() if text is not None]
     assert len(given) >= 2 and all(text == given[0] for text in given), texts
