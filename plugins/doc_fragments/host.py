@@ -19,8 +19,12 @@ from __future__ import annotations
 
 class ModuleDocFragment(object):
 
-    # The shared options, each written once; the fragments below are made of them.
-    _CLUSTER = r"""
+    # Literal texts (ansible-test reads them without running Python); an option's text is the same in each
+    # fragment that has it (tests/unit/plugins/modules/test_host_docs.py).
+
+    # The RDMA host modules that keep a boot file: the model, both roots, persistence.
+    DOCUMENTATION = r"""
+options:
   cluster:
     description:
       - The cluster model (C(fabric_cluster)). Handled by the action plugin of the same name, on the controller,
@@ -29,22 +33,16 @@ class ModuleDocFragment(object):
         there with one line, before anything runs on the host.
       - Without O(cluster) the flat options are given directly (for example with C(ansible -m)).
     type: dict
-"""
-    _CONFIG_ROOT = r"""
   config_root:
     description:
       - Root directory under which the module reads and writes its files on the host (C(/etc), C(/var/lib),
         C(/boot)); for image builds and tests.
     type: path
     default: /
-"""
-    _SYSFS_ROOT = r"""
   sysfs_root:
     description: Root directory under which C(/sys), C(/proc) and C(/lib/modules) are read and written (tests).
     type: path
     default: /
-"""
-    _PERSIST = r"""
   persist:
     description:
       - Write and keep the one file that re-applies the state at every boot (the boot unit, or the module option
@@ -53,14 +51,37 @@ class ModuleDocFragment(object):
     default: true
 """
 
-    # The RDMA host modules that keep a boot file: the model, both roots, persistence.
-    DOCUMENTATION = "\noptions:" + _CLUSTER + _CONFIG_ROOT + _SYSFS_ROOT + _PERSIST
+    # A host module with an action plugin that keeps no file (nic_link_type): the model and the sysfs root.
+    MODEL = r"""
+options:
+  cluster:
+    description:
+      - The cluster model (C(fabric_cluster)). Handled by the action plugin of the same name, on the controller,
+        which validates the model there and fills this module's flat options (see the description) with this
+        host's desired state derived from it; the host never receives the model. A bad model fails the task
+        there with one line, before anything runs on the host.
+      - Without O(cluster) the flat options are given directly (for example with C(ansible -m)).
+    type: dict
+  sysfs_root:
+    description: Root directory under which C(/sys), C(/proc) and C(/lib/modules) are read and written (tests).
+    type: path
+    default: /
+"""
 
-    # A host module with an action plugin that keeps no file: the model and the sysfs root.
-    MODEL = "\noptions:" + _CLUSTER + _SYSFS_ROOT
-
-    # A host module without a model that writes files: both roots.
-    ROOTS = "\noptions:" + _CONFIG_ROOT + _SYSFS_ROOT
+    # A host module without a model that writes files (gpu_host): both roots.
+    ROOTS = r"""
+options:
+  config_root:
+    description:
+      - Root directory under which the module reads and writes its files on the host (C(/etc), C(/var/lib),
+        C(/boot)); for image builds and tests.
+    type: path
+    default: /
+  sysfs_root:
+    description: Root directory under which C(/sys), C(/proc) and C(/lib/modules) are read and written (tests).
+    type: path
+    default: /
+"""
 
     INTERFACES = r"""
 options:

@@ -44,3 +44,14 @@ def test_the_shared_return_values_read_the_same_in_every_module(key):
     texts = dict((name, docs(name)["RETURN"].get(key)) for name in MODULES + tuple(sorted(PARTIAL)))
     given = [text for text in texts.values() if text is not None]
     assert len(given) >= 2 and all(text == given[0] for text in given), texts
+
+
+def test_an_option_reads_the_same_in_every_host_fragment():
+    from ansible_collections.ainet.fabric.plugins.doc_fragments.host import ModuleDocFragment
+    texts = {}
+    for name in ("DOCUMENTATION", "MODEL", "ROOTS"):
+        for option, doc in yaml.safe_load(getattr(ModuleDocFragment, name))["options"].items():
+            texts.setdefault(option, []).append(doc)
+    assert set(texts) == {"cluster", "config_root", "sysfs_root", "persist"}
+    for option, docs_of in texts.items():
+        assert all(doc == docs_of[0] for doc in docs_of), option
