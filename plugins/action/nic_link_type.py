@@ -24,7 +24,8 @@ class ActionModule(HostModuleAction):
 
     def desired(self, cluster, args, task_vars):
         state = nic_link_type.options(cluster, args["interfaces"], args["extra_ports"], args["pci"])
-        host = task_vars.get("ansible_host")
+        # the address (or name) the controller reaches this host on: the NIC holding it carries the session
+        host = task_vars.get("ansible_host") or task_vars.get("inventory_hostname")
         if host and "management_addresses" not in self._task.args:
             state["management_addresses"] = [str(host)]
         return state

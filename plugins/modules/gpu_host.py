@@ -198,21 +198,41 @@ class Host(object):
             return "grub"
         return "none"
 
-    def grub_sources(self):
-        """{path: tokens} of every GRUB defaults file but ours."""
-        sources = {}
-        paths = [lib.GRUB_DEFAULT]
+    def grub_files(self):
+        """The GRUB defaults files grub-mkconfig sources, in its order (absolute paths on this host, ours included
+        at its place whether it exists or not)."""
+        paths = [self.runner.conf("/" + lib.GRUB_DEFAULT)]
         directory = self.runner.conf("/" + lib.GRUB_DIR)
-        if os.path.isdir(directory):
-            paths += ["%s/%s" % (lib.GRUB_DIR, n) for n in sorted(os.listdir(directory)) if n.endswith(".cfg")]
-        for rel in paths:
-            if rel == lib.GRUB_DROPIN:
-                continue
-            text = read_text(self.runner.conf("/" + rel))
-            if text is not None:
-                tokens = [t for values in lib.grub_args(text).values() for t in values]
-                sources["/" + rel] = tokens
-        return sources
+        names = sorted(os.listdir(directory)) if os.path.isdir(directory) else []
+        ours = os.path.basename(lib.GRUB_DROPIN)
+        names = sorted(set([n for n in names if n.endswith(".cfg")] + [ours]))
+        return paths + [os.path.join(directory, n) for n in names]
+
+    def grub_eval(self, dropin):
+        """[(file, tokens)]: the kernel command line after each GRUB defaults file, as the shell sources them, with
+        ``dropin`` (the text this run would write, "" for none) in our file's place."""
+        files = [f for f in self.grub_files() if os.path.isfile(f) or f == self.runner.conf("/" + lib.GRUB_DROPIN)]
+        ours = self.runner.conf("/" + lib.GRUB_DROPIN)
+        rc, out, err = self.runner.run(["/bin/sh", "-c", lib.GRUB_EVAL, "sh", ours, dropin] + files, check=False)
+        if rc != 0:
+            raise lib.GpuHostError("gpu_host: reading the GRUB defaults as grub-mkconfig does (sourcing %s) failed "
+                                   "(rc %d): %s" % (", ".join(self.shown(f) for f in files), rc,
+                                                    one_line(err or out, 200)))
+        return [(self.shown(path), tokens) for path, tokens in lib.grub_steps(out)]
+
+    def shown(self, path):
+        """A path under config_root as the host sees it."""
+        return "/" + os.path.relpath(path, self.runner.conf("/"))
+
+    def grub_reads_drop_ins(self):
+        """Whether this GRUB's grub-mkconfig sources /etc/default/grub.d (Debian's patch; upstream, Fedora and SUSE
+        read /etc/default/grub only). True where the script cannot be found (update-grub alone)."""
+        for name in ("grub-mkconfig", "grub2-mkconfig"):
+            path = self.runner.bin(name)
+            if path:
+                text = read_text(path)
+                return text is None or "/etc/default/grub.d" in text or "default/grub.d" in text
+        return True
 
     def grub_update_argv(self):
         if self.runner.bin("update-grub"):
@@ -253,15 +273,6 @@ class Host(object):
         return {"release": release, "present": present, "package": package}
 
 
-def read_record(path):
-    try:
-        data = json.loads(read_text(path) or "{}")
-    except ValueError:
-        data = {}
-    args = data.get("kernel_args") if isinstance(data, dict) else None
-    return [str(a) for a in args] if isinstance(args, list) else []
-
-
 def run_module():
     module = AnsibleModule(
         argument_spec=dict(
@@ -284,21 +295,43 @@ def run_module():
         runner = Runner(module, params["sysfs_root"], root, error=lib.GpuHostError)
         host = Host(runner)
         args = lib.check_kernel_args(params["kernel_args"])
-        blacklist = [m for m in params["blacklist"] if m]
+        blacklist = lib.check_blacklist(params["blacklist"])
         if "nouveau" in blacklist:
             blacklist += [m for m in lib.NOVA if m not in blacklist and host.kernel_has(m)]
         loader = host.boot_loader(params["boot_loader"])
         result.update(kernel_args=args, blacklist=blacklist, boot_loader=loader, headers=host.headers())
+        cmdline = runner.read_sys("/proc/cmdline")
+
+        record_path = os.path.join(root, lib.RECORD)
+        record_before = read_text(record_path)
+        record = lib.read_grub_record(record_before)
+        dropin_path = os.path.join(root, lib.GRUB_DROPIN)
+        # what this role put on the command line before this run: the drop-in's arguments, or grubby's record
+        before = (lib.grub_dropin_args(read_text(dropin_path)) if loader == "grub" else list(record["kernel_args"]))
 
         # Conflicts first: nothing changes when another tool's boot configuration disagrees.
-        record_path = os.path.join(root, lib.RECORD)
-        recorded = read_record(record_path)
-        entries = host.grubby_entries() if loader == "grubby" else {}
+        entries, owned = {}, []
         if loader == "grub":
-            sources = host.grub_sources()
+            if args and not host.grub_reads_drop_ins():
+                raise lib.GpuHostError(
+                    "gpu_host: this host's grub-mkconfig does not read /etc/default/grub.d (only Debian's GRUB "
+                    "does), so a drop-in would never reach the kernel; fix: set gpu_host_boot_loader: none and add "
+                    "%s where this host's kernel command line is made" % " ".join(args))
+            theirs = lib.token_sources(host.grub_eval(""))
+            sources = {}
+            for token, path in theirs.items():
+                sources.setdefault(path, []).append(token)
+            if args:
+                lost = lib.dropped_after(host.grub_eval(lib.grub_dropin_text(args)), host.shown(dropin_path), args)
+                if lost:
+                    raise lib.GpuHostError(
+                        "gpu_host: %s is read after %s and sets the kernel command line anew, so %s would never reach "
+                        "the kernel; fix: make it append (GRUB_CMDLINE_LINUX=\"$GRUB_CMDLINE_LINUX ...\"), or add "
+                        "the arguments there" % (lost[0], "/" + lib.GRUB_DROPIN, " ".join(lost[1])))
         else:
-            own = set(recorded)
-            sources = dict(("BLS entry %s" % kernel, [t for t in tokens if t not in own])
+            entries = host.grubby_entries() if loader == "grubby" else {}
+            mine = set(record["kernel_args"])
+            sources = dict(("BLS entry %s" % kernel, [t for t in tokens if t not in mine])
                            for kernel, tokens in entries.items())
         found = lib.conflicts(args, sources)
         if found and params["foreign_files"] == "fail":
@@ -309,39 +342,50 @@ def run_module():
 
         wanted = lib.files(blacklist, args, loader, params["memlock"])
         writes, removals, diffs = file_changes(root, wanted, lib.owned, lib.scan_dirs())
-        add, drop = lib.grubby_changes(args, recorded, entries) if loader == "grubby" else ([], [])
-        record_text = json.dumps({"kernel_args": args}, indent=1) + "\n" if loader == "grubby" else None
-        record_changed = loader == "grubby" and read_text(record_path) != record_text
-        steps = []
+        add, drop = [], []
+        if loader == "grubby":
+            add, drop, owned = lib.grubby_changes(args, record["kernel_args"], entries)
+        steps = [list(argv) for argv in record["pending"]]  # a step that failed in an earlier run is run again
+
+        def step(argv):
+            if argv not in steps:
+                steps.append(argv)
+
         for path in sorted(writes):
-            result["commands"].append("write %s" % ("/" + os.path.relpath(path, root)))
+            result["commands"].append("write %s" % host.shown(path))
         for path in removals:
-            result["commands"].append("remove %s" % ("/" + os.path.relpath(path, root)))
+            result["commands"].append("remove %s" % host.shown(path))
         blacklist_path = os.path.join(root, lib.BLACKLIST_FILE)
         if (blacklist_path in writes or blacklist_path in removals) and params["initramfs"] == "auto":
             argv = host.initramfs_argv()
             if argv:
-                steps.append(argv)
-        grub_path = os.path.join(root, lib.GRUB_DROPIN)
-        if loader == "grub" and (grub_path in writes or grub_path in removals):
-            steps.append(host.grub_update_argv())
+                step(argv)
+        if loader == "grub" and (dropin_path in writes or dropin_path in removals):
+            step(host.grub_update_argv())
         if add:
-            steps.append(["grubby", "--update-kernel=ALL", "--args=%s" % " ".join(add)])
+            step(["grubby", "--update-kernel=ALL", "--args=%s" % " ".join(add)])
         if drop:
-            steps.append(["grubby", "--update-kernel=ALL", "--remove-args=%s" % " ".join(drop)])
+            step(["grubby", "--update-kernel=ALL", "--remove-args=%s" % " ".join(drop)])
         systemd_path = os.path.join(root, lib.SYSTEMD_FILE)
         if (systemd_path in writes or systemd_path in removals) and root == "/" and \
                 os.path.isdir("/run/systemd/system") and runner.bin("systemctl"):
-            steps.append(["systemctl", "daemon-reexec"])
+            step(["systemctl", "daemon-reexec"])
         result["commands"] += [" ".join(argv) for argv in steps]
-        result["changed"] = bool(result["commands"]) or record_changed
+        # Arguments this role took off that the running kernel still has: pending until a boot without them.
+        removed = [arg for arg in before + record["removed"] if arg not in args]
+        removed = [arg for i, arg in enumerate(removed) if arg not in removed[:i] and arg in (cmdline or "").split()]
+        final = {"kernel_args": owned, "removed": removed, "pending": []}
+        record_after = lib.record_text(final) if (record_before is not None or owned or removed or steps) else None
+        result["changed"] = bool(result["commands"]) or record_after != record_before and record_after is not None
         if module._diff:
             result["diff"] = diffs
 
-        problems = unwritable(list(writes) + removals + ([record_path] if record_changed else []))
-        if problems and not module.check_mode:
+        problems = unwritable(list(writes) + removals + ([record_path] if record_after else []))
+        if problems:  # in check mode too: the real run would fail here, before any change
             raise lib.GpuHostError("gpu_host: cannot write %s" % "; ".join(problems))
         if not module.check_mode:
+            if steps:  # remembered until they all succeed: a failed step is run again by the next run
+                write_atomic(record_path, lib.record_text(dict(final, pending=steps)), "0644")
             for path, (content, mode) in sorted(writes.items()):
                 write_atomic(path, content, mode)
             remove(removals)
@@ -350,10 +394,13 @@ def run_module():
                 if rc != 0:
                     raise lib.GpuHostError("gpu_host: %s failed (rc %d): %s"
                                            % (" ".join(argv), rc, " ".join((err or out).split())[-300:]))
-            if record_changed:
-                write_atomic(record_path, record_text, "0644")
+            if record_after is not None and (steps or record_after != record_before):
+                write_atomic(record_path, record_after, "0644")
+        for arg in removed:
+            result["reboot_pending"].append("kernel argument %s: taken off for the next boot, still in /proc/cmdline"
+                                            % arg)
 
-        result["cmdline_missing"] = lib.missing_in_cmdline(args, runner.read_sys("/proc/cmdline"))
+        result["cmdline_missing"] = lib.missing_in_cmdline(args, cmdline)
         for arg in result["cmdline_missing"]:
             if loader == "none":
                 # a reboot would not bring it: say so, and leave the reboot to what makes the command line

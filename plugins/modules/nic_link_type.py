@@ -181,15 +181,21 @@ class Ports(object):
     def reading(self, port):
         pci = self.pci(port)
         base = "/sys/bus/pci/devices/%s" % pci
+        # ConnectX-4 and later: a PCI function per port (dev_port 0); ConnectX-3 (mlx4): both ports on one
+        # function, the second netdev with dev_port 1 and RDMA port 2
+        dev_port = self.runner.read_sys("/sys/class/net/%s/dev_port" % port["nic"]) if port["nic"] else None
+        number = int(dev_port) + 1 if dev_port and dev_port.isdigit() and int(dev_port) > 0 else \
+            state_lib.port_number(pci)
+        rdma_port = number if number > 1 and state_lib.port_number(pci) == 1 else 1
         layer = None
         ib_dir = self.runner.sys(base + "/infiniband")
         if os.path.isdir(ib_dir):
             for dev in sorted(os.listdir(ib_dir)):
-                layer = self.runner.read_sys("%s/infiniband/%s/ports/1/link_layer" % (base, dev))
+                layer = self.runner.read_sys("%s/infiniband/%s/ports/%d/link_layer" % (base, dev, rdma_port))
                 if layer:
                     break
         arphrd = self.runner.read_sys("/sys/class/net/%s/type" % port["nic"]) if port["nic"] else None
-        reading = {"nic": port["nic"], "pci": pci, "vendor": self.runner.read_sys(base + "/vendor"),
+        reading = {"nic": port["nic"], "pci": pci, "port": number, "vendor": self.runner.read_sys(base + "/vendor"),
                    "link_layer": state_lib.link_layer(layer, arphrd), "firmware": None, "firmware_error": None}
         if reading["vendor"] == state_lib.MELLANOX and self.tool:
             reading["firmware"], reading["firmware_error"] = self.firmware(pci)
@@ -239,13 +245,19 @@ def run_module():
         runner = Runner(module, params["sysfs_root"], error=state_lib.LinkTypeError)
         host = Ports(runner)
         tool = os.path.basename(host.tool) if host.tool else "mlxconfig"
-        outcomes = [state_lib.port_actions(port, host.reading(port), host.tool or "mlxconfig") for port in ports]
+        readings = [host.reading(port) for port in ports]
+        state_lib.check_one_want_per_port(ports, readings)
+        outcomes = [state_lib.port_actions(port, reading, host.tool or "mlxconfig")
+                    for port, reading in zip(ports, readings)]
         due = [o for o in outcomes if o["action"] != "ok"]
         resets = []
         reset_tool = runner.bin("mlxfwreset") or runner.bin("mstfwreset")
         if params["reset"] and due:
-            _devices, management = mgmt_path.read_management(runner, params["management_addresses"])
+            _devices, management, problem = mgmt_path.read_management(runner, params["management_addresses"])
             result["management"] = ["%s: %s" % item for item in sorted(management.items())]
+            if problem:
+                raise state_lib.LinkTypeError("nic_link_type: a firmware reset is refused: %s. Fix: reboot the node "
+                                              "instead (fabric_reboot)" % problem)
             refusal = state_lib.reset_refusal([o["pci"] for o in due], management)
             if refusal:
                 raise state_lib.LinkTypeError(refusal)

@@ -30,8 +30,8 @@ Pure functions; the module (``ainet.fabric.gpu_host``) reads the host, writes th
 
 from __future__ import annotations
 
+import json
 import re
-import shlex
 
 from ansible_collections.ainet.fabric.plugins.module_utils.common.errors import FabricError
 
@@ -48,7 +48,6 @@ GRUB_DIR = "etc/default/grub.d"
 NOVA = ("nova_core", "nova_drm")
 BOOT_LOADERS = ("auto", "grub", "grubby", "none")
 ARG = re.compile(r"^[A-Za-z0-9_.-]+(=[^\s\"'$`\\]+)?$")
-GRUB_LINE = re.compile(r"^\s*(?:export\s+)?(GRUB_CMDLINE_LINUX(?:_DEFAULT)?)=(.*)$")
 # GPU operator facts (NVIDIA GPU operator docs, "GPUDirect RDMA"): DMA-BUF needs kernel 5.12+ with the open
 # kernel modules (CUDA 11.7+, Turing or newer); the legacy nvidia-peermem needs MLNX_OFED / DOCA-OFED on the host.
 DMABUF_KERNEL = (5, 12)
@@ -81,6 +80,94 @@ def arg_key(arg):
     return arg.split("=", 1)[0]
 
 
+MODULE_NAME = re.compile(r"^[A-Za-z0-9_-]+$")
+
+
+def check_blacklist(modules):
+    """The module names, checked (one line naming a bad one): a name, never a modprobe directive."""
+    out = []
+    for index, name in enumerate(modules or []):
+        text = str(name).strip()
+        if not MODULE_NAME.match(text):
+            raise GpuHostError("gpu_host: blacklist[%d] %r is not a kernel module name (letters, digits, '_', '-')"
+                               % (index, name))
+        if text not in out:
+            out.append(text)
+    return out
+
+
+# grub-mkconfig sources /etc/default/grub, then (Debian's grub, and every distribution that took the patch)
+# /etc/default/grub.d/*.cfg in order, as shell: the files are read the same way, and the command line after each
+# is printed (NUL-separated: file, GRUB_CMDLINE_LINUX, GRUB_CMDLINE_LINUX_DEFAULT). At our own file's place the
+# drop-in this run would write is evaluated instead ("" leaves it out).
+GRUB_EVAL = r"""ours=$1; shift; dropin=$1; shift
+for f in "$@"; do
+  if [ "$f" = "$ours" ]; then eval "$dropin"; else . "$f" || exit 3; fi
+  printf '%s\0%s\0%s\0' "$f" "$GRUB_CMDLINE_LINUX" "$GRUB_CMDLINE_LINUX_DEFAULT"
+done
+"""
+
+
+def grub_steps(output):
+    """``GRUB_EVAL``'s output -> [(file, [tokens of both variables])], in sourcing order."""
+    fields = output.split("\0")
+    steps = []
+    for index in range(0, len(fields) - 2, 3):
+        steps.append((fields[index], (fields[index + 1] + " " + fields[index + 2]).split()))
+    return steps
+
+
+def token_sources(steps):
+    """{token: the file whose sourcing put it on the final command line}."""
+    origin = {}
+    for path, tokens in steps:
+        present = set(tokens)
+        for token in list(origin):
+            if token not in present:
+                del origin[token]
+        for token in tokens:
+            origin.setdefault(token, path)
+    return origin
+
+
+def dropped_after(steps, ours, wanted):
+    """``(file, [arguments])``: the first file sourced after ``ours`` that takes wanted arguments off the command
+    line again (it assigns GRUB_CMDLINE_LINUX without ``$GRUB_CMDLINE_LINUX``), or None."""
+    seen_ours = False
+    for path, tokens in steps:
+        if path == ours:
+            seen_ours = True
+            continue
+        if seen_ours:
+            lost = [arg for arg in wanted if arg not in tokens]
+            if lost:
+                return path, lost
+    return None
+
+
+def read_grub_record(text):
+    """The record: ``{"kernel_args": [added by this role through grubby], "removed": [dropped, maybe still
+    running], "pending": [[argv] not yet run successfully]}``."""
+    try:
+        data = json.loads(text or "{}")
+    except ValueError:
+        data = {}
+    if not isinstance(data, dict):
+        data = {}
+    out = {}
+    for key in ("kernel_args", "removed"):
+        value = data.get(key)
+        out[key] = [str(v) for v in value] if isinstance(value, list) else []
+    pending = data.get("pending")
+    out["pending"] = [[str(a) for a in argv] for argv in pending if isinstance(argv, list)] \
+        if isinstance(pending, list) else []
+    return out
+
+
+def record_text(record):
+    return json.dumps(record, indent=1, sort_keys=True) + "\n"
+
+
 def blacklist_text(modules):
     lines = [header()]
     for module in modules:
@@ -92,6 +179,15 @@ def blacklist_text(modules):
 
 def grub_dropin_text(args):
     return header() + 'GRUB_CMDLINE_LINUX="$GRUB_CMDLINE_LINUX %s"\n' % " ".join(args)
+
+
+def grub_dropin_args(text):
+    """The arguments our own drop-in adds (its last ``GRUB_CMDLINE_LINUX`` line, as :func:`grub_dropin_text`
+    writes it); [] for none."""
+    for line in reversed((text or "").splitlines()):
+        if line.startswith('GRUB_CMDLINE_LINUX="$GRUB_CMDLINE_LINUX '):
+            return line.split(" ", 1)[1].rstrip('"').split()
+    return []
 
 
 def limits_text():
@@ -123,25 +219,6 @@ def scan_dirs():
     return sorted(set(rel.rsplit("/", 1)[0] for rel in OWNED))
 
 
-def grub_args(text):
-    """The arguments a GRUB defaults file adds: ``{variable: [tokens]}`` (``$GRUB_CMDLINE_LINUX`` references
-    dropped)."""
-    out = {}
-    for line in (text or "").splitlines():
-        match = GRUB_LINE.match(line)
-        if not match:
-            continue
-        try:
-            words = shlex.split(match.group(2), comments=True)
-        except ValueError:
-            continue
-        tokens = []
-        for word in words:
-            tokens.extend(t for t in word.split() if not t.startswith("$"))
-        out.setdefault(match.group(1), []).extend(tokens)
-    return out
-
-
 def conflicts(wanted, sources):
     """One line per other source that sets a wanted argument's key to another value. ``sources``: {where:
     [tokens]} (a GRUB file's arguments, a BLS entry's)."""
@@ -162,13 +239,15 @@ def missing_in_cmdline(wanted, cmdline):
 
 
 def grubby_changes(wanted, recorded, entries):
-    """``(add, remove)`` for grubby: ``add`` the wanted arguments some BLS entry lacks; ``remove`` those this role
-    added before (``recorded``) that the model no longer wants and an entry still has. ``entries``: {kernel:
-    [tokens]} from ``grubby --info=ALL``."""
+    """``(add, remove, owned)`` for grubby: ``add`` the wanted arguments some BLS entry lacks; ``remove`` those this
+    role added before (``recorded``) that the model no longer wants and an entry still has; ``owned``: the wanted
+    arguments this role added (before or now), the record's new ``kernel_args`` - an argument every entry had from
+    another tool is never recorded, so never removed. ``entries``: {kernel: [tokens]} from ``grubby --info=ALL``."""
     add = [arg for arg in wanted if any(arg not in tokens for tokens in entries.values())]
     stale = [arg for arg in recorded if arg not in wanted]
     remove = [arg for arg in stale if any(arg in tokens for tokens in entries.values())]
-    return add, remove
+    owned = [arg for arg in wanted if arg in recorded or arg in add]
+    return add, remove, owned
 
 
 def parse_grubby_info(text):

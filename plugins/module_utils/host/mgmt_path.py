@@ -19,6 +19,7 @@ from __future__ import annotations
 import ipaddress
 import os
 import re
+import socket
 
 BDF = re.compile(r"^[0-9a-f]{4}:[0-9a-f]{2}:[0-1][0-9a-f]\.[0-7]$")
 
@@ -99,26 +100,64 @@ def pci_functions(devices, sys_class_net):
     return out
 
 
-def session_addresses(environ, extra=None):
-    """This host's addresses the session came in on: ``SSH_CONNECTION``'s server address, and ``extra``
-    (the inventory's ``ansible_host`` when it is an address)."""
+def session_addresses(environ, extra=None, resolve=None):
+    """This host's addresses the session came in on: ``SSH_CONNECTION``'s server address (gone under sudo's
+    env_reset), and ``extra`` (the inventory's ``ansible_host``): an address, or a name ``resolve(name)`` turns into
+    addresses. Loopback addresses are left out (no NIC carries them)."""
     found = []
     fields = (environ.get("SSH_CONNECTION") or "").split()
     if len(fields) == 4:
         found.append(fields[2])
     for value in extra or []:
-        if value and _address(value) is not None:
+        if not value:
+            continue
+        if _address(value) is not None:
             found.append(str(value))
-    return found
+        elif resolve is not None:
+            found.extend(resolve(str(value)))
+    return [a for a in found if _address(a) is not None and not _address(a).is_loopback]
+
+
+def resolve_name(name):
+    """The addresses ``name`` resolves to on this host ([] when it does not)."""
+    try:
+        return sorted(set(info[4][0] for info in socket.getaddrinfo(name, None)))
+    except (OSError, UnicodeError):
+        return []
+
+
+def unresolved(devices, sys_class_net, lowers):
+    """The devices of the path whose NICs cannot be told: neither a PCI device nor anything below them in sysfs
+    (Open vSwitch's internal ports, tunnels): a reset cannot be proven to spare them."""
+    out = []
+    for dev in sorted(devices):
+        if dev == "lo" or os.path.exists(os.path.join(sys_class_net, dev, "device")) or lowers(dev):
+            continue
+        out.append(dev)
+    return out
 
 
 def read_management(runner, extra=None):
-    """``({netdev: why}, {pci function: why})`` of this host's management path, read through a
-    :class:`host.runner.Runner` (``ip -j``, sysfs under its ``sysfs_root``)."""
+    """``({netdev: why}, {pci function: why}, problem)`` of this host's management path, read through a
+    :class:`host.runner.Runner` (``ip -j``, sysfs under its ``sysfs_root``). The default routes of every routing
+    table count (a management VRF, policy routing). ``problem`` says why the path cannot be known for sure (the
+    session's address is unknown, a device on it cannot be traced to its NICs), else None."""
     routes = []
-    for argv in (["ip", "-j", "route", "show", "default"], ["ip", "-j", "-6", "route", "show", "default"]):
+    for argv in (["ip", "-j", "route", "show", "default", "table", "all"],
+                 ["ip", "-j", "-6", "route", "show", "default", "table", "all"]):
         routes.extend(runner.json(argv) or [])
     addrs = runner.json(["ip", "-j", "addr", "show"]) or []
     net = runner.sys("/sys/class/net")
-    devices = management_devices(routes, addrs, session_addresses(os.environ, extra), sysfs_lowers(net))
-    return devices, pci_functions(devices, net)
+    lowers = sysfs_lowers(net)
+    session = session_addresses(os.environ, extra, resolve_name)
+    devices = management_devices(routes, addrs, session, lowers)
+    problem = None
+    if not session:
+        problem = ("the address this session came in on is not known (no SSH_CONNECTION, and %s does not resolve "
+                   "to an address on this host)" % (", ".join(extra or []) or "no ansible_host was given"))
+    else:
+        hidden = unresolved(devices, net, lowers)
+        if hidden:
+            problem = ("the management path runs over %s, which cannot be traced to its NICs (not a PCI device, "
+                       "nothing below it in sysfs: Open vSwitch, a tunnel)" % ", ".join(hidden))
+    return devices, pci_functions(devices, net), problem

@@ -84,6 +84,20 @@ def check_ports(ports):
     return result
 
 
+def check_one_want_per_port(ports, readings):
+    """One line when one firmware port is wanted twice with different link types (by name and by PCI address)."""
+    seen = {}
+    for port, reading in zip(ports, readings):
+        key = (reading["pci"], reading.get("port") or port_number(reading["pci"]))
+        if key in seen and seen[key]["link_type"] != port["link_type"]:
+            other = seen[key]
+            raise LinkTypeError("nic_link_type: port %d of %s is wanted as %s (%s, %s) and as %s (%s, %s); fix: "
+                                "keep one of them" % (key[1], key[0], other["link_type"], other["nic"] or other["pci"],
+                                                      other["source"], port["link_type"], port["nic"] or port["pci"],
+                                                      port["source"]))
+        seen.setdefault(key, port)
+
+
 def port_number(pci):
     """The firmware's port number of a PCI function: .0 is port 1, .1 is port 2."""
     return int(pci.rsplit(".", 1)[1]) + 1
@@ -109,7 +123,7 @@ def port_actions(port, reading, tool="mlxconfig"):
     want = port["link_type"]
     pci = reading["pci"]
     name = port["nic"] or pci
-    number = port_number(pci)
+    number = reading.get("port") or port_number(pci)
     field = "link_type_p%d" % number
     config = "LINK_TYPE_P%d" % number
     firmware = reading.get("firmware")

@@ -46,14 +46,27 @@ sys.exit(int(os.environ.get("STANDIN_RC_" + name.replace("-", "_"), "0")))
 
 # -- pure -------------------------------------------------------------------------------------------------------
 
-def test_grub_defaults_files_are_read_as_grub_reads_them():
-    text = ('GRUB_DEFAULT=0\nGRUB_CMDLINE_LINUX_DEFAULT="quiet splash"\n'
-            'GRUB_CMDLINE_LINUX="$GRUB_CMDLINE_LINUX console=ttyS0,115200n8 iommu=off"  # serial\n'
-            '#GRUB_CMDLINE_LINUX="intel_iommu=on"\nexport GRUB_CMDLINE_LINUX_DEFAULT="$GRUB_CMDLINE_LINUX_DEFAULT nomodeset"\n')
-    assert lib.grub_args(text) == {"GRUB_CMDLINE_LINUX_DEFAULT": ["quiet", "splash", "nomodeset"],
-                                   "GRUB_CMDLINE_LINUX": ["console=ttyS0,115200n8", "iommu=off"]}
-    assert lib.conflicts(["iommu=pt", "intel_iommu=on"], {"/etc/default/grub": ["iommu=off", "quiet"]}) == [
+def test_grub_defaults_files_are_read_by_the_shell_as_grub_mkconfig_reads_them(tmp_path):
+    import subprocess
+    grub = tmp_path / "grub"
+    grub.write_text('GRUB_DEFAULT=0\nGRUB_CMDLINE_LINUX_DEFAULT="quiet splash"\n'
+                    'GRUB_CMDLINE_LINUX="$GRUB_CMDLINE_LINUX console=ttyS0,115200n8 \\\n  iommu=off"  # serial\n'
+                    '#GRUB_CMDLINE_LINUX="intel_iommu=on"\n'
+                    'export GRUB_CMDLINE_LINUX_DEFAULT="$GRUB_CMDLINE_LINUX_DEFAULT nomodeset"\n')
+    later = tmp_path / "90-serial.cfg"
+    later.write_text('GRUB_CMDLINE_LINUX="console=ttyS1"\n')
+    ours = str(tmp_path / "60-ainet-gpu-host.cfg")
+    out = subprocess.run(["sh", "-c", lib.GRUB_EVAL, "sh", ours, lib.grub_dropin_text(["iommu=pt"]), str(grub), ours,
+                          str(later)], capture_output=True, text=True, check=True).stdout
+    steps = lib.grub_steps(out)
+    assert steps[0] == (str(grub), ["console=ttyS0,115200n8", "iommu=off", "quiet", "splash", "nomodeset"])
+    assert lib.token_sources(steps[:1]) == dict.fromkeys(steps[0][1], str(grub))
+    assert lib.conflicts(["iommu=pt"], {"/etc/default/grub": steps[0][1]}) == [
         "/etc/default/grub sets iommu=off (wanted: iommu=pt)"]
+    assert "iommu=pt" in steps[1][1]
+    # 90-serial.cfg assigns the command line anew: our argument is gone after it
+    assert lib.dropped_after(steps, ours, ["iommu=pt"]) == (str(later), ["iommu=pt"])
+    assert lib.grub_dropin_args(lib.grub_dropin_text(["iommu=pt", "intel_iommu=on"])) == ["iommu=pt", "intel_iommu=on"]
 
 
 def test_grubby_info_and_changes_never_touch_other_tools_arguments():
@@ -62,10 +75,11 @@ def test_grubby_info_and_changes_never_touch_other_tools_arguments():
             'index=1\nkernel="/boot/vmlinuz-0-rescue"\nargs="ro crashkernel=1G-4G:192M iommu=pt"\n')
     entries = lib.parse_grubby_info(info)
     assert entries["/boot/vmlinuz-0-rescue"] == ["ro", "crashkernel=1G-4G:192M", "iommu=pt"]
-    assert lib.grubby_changes(["iommu=pt"], [], entries) == (["iommu=pt"], [])
+    assert lib.grubby_changes(["iommu=pt"], [], entries) == (["iommu=pt"], [], ["iommu=pt"])
     # dropped from the model: removed only because this role added it (recorded), never "quiet" or "rhgb"
-    assert lib.grubby_changes(["intel_iommu=on"], ["iommu=pt"], entries) == (["intel_iommu=on"], ["iommu=pt"])
-    assert lib.grubby_changes([], [], entries) == ([], [])
+    assert lib.grubby_changes(["intel_iommu=on"], ["iommu=pt"], entries) == (["intel_iommu=on"], ["iommu=pt"],
+                                                                             ["intel_iommu=on"])
+    assert lib.grubby_changes([], [], entries) == ([], [], [])
 
 
 @pytest.mark.parametrize("bad", ["iommu pt", 'x="y"', "a=$(reboot)", ""])
@@ -147,7 +161,7 @@ def files(tmp_path):
 
 def test_grub_host_converges_reports_pending_and_is_idempotent(capsys, host):
     check = run(capsys, host, check=True)
-    assert check["changed"] and tools(host) == [] and files(host) == {}
+    assert check["changed"] and tools(host) == [] and files(host) == {}, check
     assert check["commands"] == ["write /etc/default/grub.d/60-ainet-gpu-host.cfg",
                                  "write /etc/modprobe.d/ainet-gpu-host.conf",
                                  "write /etc/security/limits.d/90-ainet-memlock.conf",
@@ -200,7 +214,7 @@ def test_grubby_host_adds_removes_its_own_and_refuses_a_foreign_value(capsys, ho
     first = run(capsys, host)
     assert first["boot_loader"] == "grubby" and lib.GRUB_DROPIN not in files(host)
     assert tools(host)[-1] == "grubby --update-kernel=ALL --args=iommu=pt"
-    assert json.loads((host / "cfg" / lib.RECORD).read_text()) == {"kernel_args": ["iommu=pt"]}
+    assert json.loads((host / "cfg" / lib.RECORD).read_text())["kernel_args"] == ["iommu=pt"]
     assert not run(capsys, host)["changed"]
     # the model changes: iommu=pt (ours) goes, intel_iommu=on comes; the other tool's arguments stay
     changed = run(capsys, host, kernel_args=["intel_iommu=on"])

@@ -289,11 +289,11 @@ def test_set_ib_on_the_compute_port_then_pending_then_reset(capsys, host):
     assert not again["changed"] and again["ports"][0]["action"] == "pending" and again["reboot_pending"]
     assert len(log(host)) == 1
     # reset asked for: this NIC does not carry the management path (eno1 does): reset, read back, nothing pending
-    reset, _sent = task(capsys, host, reset=True)
+    reset, _sent = task(capsys, host, reset=True, management_addresses=["10.0.0.5"])
     assert reset["changed"] and log(host)[-1] == "mlxfwreset -d 0000:3b:00.0 -y reset"
     assert reset["reboot_pending"] == [] and reset["ports"][0]["current"] == "IB"
     assert reset["management"] == ["0000:5e:00.0: eno1: the default route via 10.0.0.1"]
-    final, _sent = task(capsys, host, reset=True)
+    final, _sent = task(capsys, host, reset=True, management_addresses=["10.0.0.5"])
     assert not final["changed"] and final["reboot_pending"] == [] and final["commands"] == []
 
 
@@ -328,3 +328,11 @@ def test_flat_options_directly_and_a_missing_nic(capsys, host):
 def test_the_model_never_reaches_the_module(capsys, host):
     result = run_module(capsys, "nic_link_type", {"cluster": TWO, "sysfs_root": str(host / "root")})
     assert result["failed"] and "handled on the controller by the action plugin" in result["msg"]
+
+
+def test_no_reset_when_the_session_address_is_unknown(capsys, host):
+    # no SSH_CONNECTION (sudo's env_reset drops it) and no address given: which NIC carries the session is unknown
+    result, _sent = task(capsys, host, reset=True)
+    assert result["failed"] and log(host) == []
+    assert result["msg"].startswith("nic_link_type: a firmware reset is refused: the address this session came in on "
+                                    "is not known")
