@@ -142,7 +142,6 @@ reboot_pending:
   elements: str
 """
 
-import json
 import os
 
 from ansible.module_utils.basic import AnsibleModule
