@@ -13,7 +13,8 @@ import yaml
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))))
 MODULES = ("sriov", "rdma_netns", "pcie_acs", "roce_qos")
 # host modules that take part of the shared options: the fragment each must extend instead of writing them out
-PARTIAL = {"nic_link_type": "ainet.fabric.host.model", "gpu_host": "ainet.fabric.host.roots"}
+PARTIAL = {"nic_link_type": "ainet.fabric.host.model", "gpu_host": "ainet.fabric.host.roots",
+           "doca_ofed": "ainet.fabric.host.roots"}
 SHARED_RETURNS = ("commands", "reboot_pending", "unit")
 
 

@@ -1,0 +1,190 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, ainet.fabric contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""DOCA-OFED on a host: where its packages come from, whether the driver that runs is the one installed for the
+running kernel, and whether a driver restart is safe.
+
+Pure functions; the role (``ainet.fabric.doca_ofed``) installs the packages with the distribution's package
+modules, and the module of the same name reads the host and restarts the driver only when asked.
+
+**Repository** (:func:`repository`): NVIDIA's flat repository per DOCA version, distribution and architecture,
+``https://linux.mellanox.com/public/repo/doca/<version>/<os>/<arch>/`` (``deb [signed-by=<key>] <url> ./`` on
+Debian and Ubuntu; ``baseurl=<url>`` on RHEL and Rocky); ``<os>`` is ``ubuntu22.04``, ``ubuntu24.04``,
+``debian12``, and on RHEL-family 9 ``rhel9`` from DOCA 3.2 on (``rhel9.<minor>`` before); ``<arch>`` is ``x86_64``
+or ``arm64-sbsa``. A local mirror of the same layout replaces the URL's base. Profiles: ``doca-ofed`` (MLNX_OFED's
+set), ``doca-roce``, ``doca-networking``, ``doca-all``, ``doca-host-basic`` (DOCA 3.2 and later), or a list of
+packages. (NVIDIA DOCA installation guide and profiles page; HPC Container Maker's doca_ofed building block.)
+
+**Verification** (:func:`verdict`): ``ofed_info -s`` names the installed driver (``OFED-internal-25.10-1.7.1``),
+``dkms status`` the modules built per kernel, ``/sys/module/mlx5_core/version`` (only the DOCA/MLNX_OFED build has
+it) and ``srcversion`` against ``modinfo``'s say whether the loaded module is the installed one. The classic
+breakage - a kernel update the DKMS modules were never built for - is named with its fix.
+
+**Restart** (:func:`restart_refusal`): ``/etc/init.d/openibd restart`` unloads every RDMA module and the NICs'
+netdevs go down; it is refused when a ConnectX function carries the management path (NVIDIA network-operator
+issue 2176) or when a storage user of the RDMA stack is loaded or mounted (NVMe-oF, NFS over RDMA, iSER, SRP).
+"""
+
+from __future__ import annotations
+
+import re
+
+from ansible_collections.ainet.fabric.plugins.module_utils.common.errors import FabricError
+
+REPO_BASE = "https://linux.mellanox.com/public/repo/doca"
+KEY_URL = REPO_BASE + "/GPG-KEY-Mellanox.pub"
+PROFILES = ("doca-ofed", "doca-roce", "doca-networking", "doca-all", "doca-host-basic")
+VERSION = re.compile(r"^\d+\.\d+\.\d+(-\d+)?$")
+# DOCA release -> the DOCA-OFED driver release it ships (Mellanox/doca-driver-build release manifests; [3P] where
+# only third-party material named the pair). The driver's YY.MM is compared; its build numbers are not.
+DRIVER_OF = {"2.9": "24.10", "2.10": "25.01", "3.0": "25.04", "3.1": "25.07", "3.2": "25.10", "3.3": "26.01",
+             "3.4": "26.04", "3.5": "26.07"}
+DKMS_MODULE = "mlnx-ofed-kernel"
+# Modules that use the RDMA stack for storage: unloading it under them loses the storage.
+STORAGE_MODULES = ("nvme_rdma", "nvmet_rdma", "rpcrdma", "xprtrdma", "svcrdma", "ib_iser", "ib_isert", "ib_srp",
+                   "ib_srpt")
+ARCHES = {"x86_64": "x86_64", "amd64": "x86_64", "aarch64": "arm64-sbsa", "arm64": "arm64-sbsa"}
+
+
+class DocaError(FabricError):
+    """A refusal: one line that names what is wrong and how to fix it."""
+
+
+def check_version(version, field="doca_ofed_version"):
+    text = str(version or "").strip()
+    if not VERSION.match(text):
+        raise DocaError("%s: %r is not a DOCA version (write it as 3.2.1; the repository has no 'latest' pin)"
+                        % (field, version))
+    return text
+
+
+def check_profile(profile, field="doca_ofed_profile"):
+    """The packages to install: a profile name's one package, or the list given."""
+    if isinstance(profile, str):
+        if profile not in PROFILES:
+            raise DocaError("%s: %r is not a DOCA profile; use one of %s, or a list of packages"
+                            % (field, profile, ", ".join(PROFILES)))
+        return [profile]
+    if isinstance(profile, list) and profile and all(isinstance(p, str) and re.match(r"^[a-z0-9][a-z0-9.+-]*$", p)
+                                                     for p in profile):
+        return list(profile)
+    raise DocaError("%s: %r is neither a DOCA profile nor a list of package names" % (field, profile))
+
+
+def os_directory(version, os_id, os_version):
+    """The repository's directory of a distribution, or DocaError naming the distribution."""
+    major_minor = tuple(int(p) for p in version.split("-")[0].split(".")[:2])
+    os_id = (os_id or "").lower()
+    release = str(os_version or "")
+    if os_id == "ubuntu" and release in ("22.04", "24.04"):
+        return "ubuntu" + release
+    if os_id == "debian" and release.split(".")[0] in ("12", "13"):
+        return "debian" + release.split(".")[0]
+    if os_id in ("rhel", "rocky", "almalinux", "centos", "redhat") and release.split(".")[0] in ("9", "10"):
+        major = release.split(".")[0]
+        if major_minor >= (3, 2) or "." not in release:
+            return "rhel" + major
+        return "rhel" + release
+    raise DocaError("doca_ofed: DOCA-OFED has no repository for %s %s (Ubuntu 22.04/24.04, Debian 12/13, RHEL and "
+                    "Rocky 9/10); use doca_ofed_source: packages with a local package directory"
+                    % (os_id or "an unknown distribution", release))
+
+
+def repository(version, os_id, os_version, arch, mirror=None):
+    """``{"family": "apt"|"dnf", "url": ..., "os": ...}`` of NVIDIA's (or a mirror's) repository for this host."""
+    directory = os_directory(version, os_id, os_version)
+    machine = ARCHES.get(str(arch or "").lower())
+    if machine is None:
+        raise DocaError("doca_ofed: no DOCA-OFED repository for the %r architecture (x86_64, aarch64)" % (arch,))
+    base = (mirror or REPO_BASE).rstrip("/")
+    family = "dnf" if directory.startswith("rhel") else "apt"
+    return {"family": family, "url": "%s/%s/%s/%s/" % (base, version, directory, machine), "os": directory}
+
+
+def driver_release(doca_version):
+    """The driver's ``YY.MM`` a DOCA version ships, or None when this table does not know it."""
+    return DRIVER_OF.get(".".join(doca_version.split(".")[:2]))
+
+
+_DKMS = re.compile(r"^(?P<module>[^,/:\s]+)(?:/|,\s*)(?P<version>[^,:\s]+)(?:,\s*(?P<kernel>[^,:\s]+))?"
+                   r"(?:,\s*(?P<arch>[^,:\s]+))?:\s*(?P<state>\S+)(?P<note>.*)$")
+
+
+def parse_dkms_status(text):
+    """``dkms status`` (2.x ``name, version, kernel, arch: state`` and 3.x ``name/version, kernel, arch: state``) ->
+    ``[{"module", "version", "kernel", "arch", "state", "note"}]``; unreadable lines are skipped."""
+    out = []
+    for raw in (text or "").splitlines():
+        match = _DKMS.match(raw.strip())
+        if match:
+            entry = match.groupdict()
+            entry["note"] = entry["note"].strip().strip("()").strip() or None
+            out.append(entry)
+    return out
+
+
+def driver_version(ofed_info_version):
+    """``25.10-1.7.1`` -> ``25.10``."""
+    return ofed_info_version.split("-", 1)[0] if ofed_info_version else None
+
+
+def verdict(ofed, dkms, release, loaded_version, loaded_srcversion, installed_srcversion, wanted_driver=None):
+    """``{"problems": [one line each, with the fix], "reboot": reason or None}`` of the installed and loaded driver.
+
+    ``ofed``: ``parse_ofed_info``'s ``ofed`` ({version, flavour}) or None; ``dkms``: :func:`parse_dkms_status`;
+    ``release``: ``uname -r``; ``loaded_*``: ``/sys/module/mlx5_core/{version,srcversion}`` (None when not loaded or
+    inbox); ``installed_srcversion``: ``modinfo -F srcversion mlx5_core`` of the running kernel."""
+    problems = []
+    reboot = None
+    if ofed is None:
+        return {"problems": ["DOCA-OFED is not installed (no ofed_info)"], "reboot": None}
+    if wanted_driver and driver_version(ofed["version"]) != wanted_driver:
+        problems.append("the installed driver is %s, the pinned DOCA version ships %s" % (ofed["version"],
+                                                                                          wanted_driver))
+    mine = [e for e in dkms if e["module"] == DKMS_MODULE]
+    if mine:
+        here = [e for e in mine if e["kernel"] == release and e["state"] == "installed"]
+        if not here:
+            others = sorted(set(e["kernel"] for e in mine if e["kernel"]))
+            problems.append("the running kernel %s has no %s modules built (dkms has them for %s); fix: install the "
+                            "kernel headers (linux-headers-%s or kernel-devel-%s) and run 'dkms autoinstall -k %s', "
+                            "then reboot or restart the driver"
+                            % (release, DKMS_MODULE, ", ".join(others) or "no kernel", release, release, release))
+    if loaded_version is None and loaded_srcversion is not None:
+        reboot = "the loaded mlx5_core is the kernel's own, not DOCA-OFED's: the installed driver loads at the next " \
+                 "boot (or driver restart)"
+    elif loaded_srcversion and installed_srcversion and loaded_srcversion != installed_srcversion:
+        reboot = "the loaded mlx5_core (srcversion %s) is not the installed one (%s): the new driver loads at the " \
+                 "next boot (or driver restart)" % (loaded_srcversion, installed_srcversion)
+    return {"problems": problems, "reboot": reboot}
+
+
+def storage_users(loaded_modules, mounts, nvme_transports):
+    """What uses the RDMA stack for storage: loaded storage modules, NFS mounts over RDMA, NVMe controllers over
+    RDMA. ``mounts``: ``/proc/mounts`` text; ``nvme_transports``: {controller: transport}."""
+    found = ["module %s is loaded" % name for name in STORAGE_MODULES if name in loaded_modules]
+    for line in (mounts or "").splitlines():
+        fields = line.split()
+        if len(fields) >= 4 and fields[2].startswith("nfs") and re.search(r"(^|,)proto=rdma(6)?(,|$)", fields[3]):
+            found.append("%s is mounted over NFS/RDMA from %s" % (fields[1], fields[0]))
+    for controller, transport in sorted(nvme_transports.items()):
+        if transport == "rdma":
+            found.append("NVMe controller %s runs over RDMA" % controller)
+    return found
+
+
+def restart_refusal(management, mellanox, storage, problem=None):
+    """One line when a driver restart must not run, else None. ``management``: {pci function: why} of the
+    management path; ``mellanox``: the ConnectX PCI functions (all go down in a restart); ``storage``: from
+    :func:`storage_users`; ``problem``: why the management path is not known for sure."""
+    if problem:
+        return "doca_ofed: a driver restart is refused: %s. Fix: reboot the node instead (fabric_reboot)" % problem
+    hit = sorted((pci, why) for pci, why in management.items() if pci in mellanox)
+    if hit:
+        return ("doca_ofed: a driver restart takes every ConnectX port down, and the management path runs over one "
+                "(%s); not restarted. Fix: reboot the node instead (fabric_reboot)"
+                % "; ".join("%s: %s" % item for item in hit))
+    if storage:
+        return ("doca_ofed: a driver restart would pull the RDMA stack from under storage (%s); not restarted. Fix: "
+                "stop those users, or reboot the node instead (fabric_reboot)" % "; ".join(storage))
+    return None

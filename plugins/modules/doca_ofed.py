@@ -1,0 +1,271 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, ainet.fabric contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+
+from __future__ import annotations
+
+DOCUMENTATION = r"""
+module: doca_ofed
+short_description: Plan, verify and (only when asked) restart NVIDIA DOCA-OFED on a host
+version_added: 0.2.0
+author: ainet.fabric contributors (@ainet)
+description:
+  - With O(state=plan), checks the pinned O(version) and O(profile) and names the repository for this host's
+    distribution and architecture (NVIDIA's flat repository per DOCA version, or O(mirror) with the same layout),
+    the packages and the driver release the version ships; changes nothing. A bad version, profile or a
+    distribution DOCA-OFED has no repository for fails with one line.
+  - With O(state=verify), reads what is installed and what runs - C(ofed_info -s), C(dkms status), the loaded
+    C(mlx5_core)'s C(version) and C(srcversion) against C(modinfo) - and fails with one line per problem and its fix
+    (the installed driver is not the pinned one; the running kernel has no DOCA-OFED modules built, the classic
+    breakage after a kernel update). A loaded driver older than the installed one is a pending reboot.
+  - With O(restart=true) and a loaded driver that is not the installed one, restarts it (C(/etc/init.d/openibd
+    restart)) and reads it back - but never when a ConnectX function carries the management path (a default route
+    of any table, the address this session came in on, a bond, VLAN or bridge above them, or a path that cannot be
+    traced) or a storage user of the RDMA stack is there (NVMe-oF, NFS over RDMA, iSER, SRP); that refuses the run
+    before any change, naming it.
+extends_documentation_fragment:
+  - ainet.fabric.host.roots
+options:
+  state:
+    description: V(plan) names the repository and packages; V(verify) reads the host (and restarts when asked).
+    type: str
+    choices: [plan, verify]
+    default: verify
+  version:
+    description: The pinned DOCA version (C(3.2.1)); required with O(state=plan). With O(state=verify) the installed
+      driver must be the release this version ships, and none installed is a problem; empty verifies what is there.
+    type: str
+    default: ""
+  profile:
+    description: A DOCA profile (C(doca-ofed), C(doca-roce), C(doca-networking), C(doca-all), C(doca-host-basic)) or
+      a list of package names.
+    type: raw
+    default: doca-ofed
+  mirror:
+    description: Base URL of a local mirror with NVIDIA's layout (C(<mirror>/<version>/<os>/<arch>/)); empty for
+      NVIDIA's repository.
+    type: str
+    default: ""
+  restart:
+    description: Restart the driver when the loaded one is not the installed one (refused on the management path and
+      under storage users); otherwise that is a pending reboot.
+    type: bool
+    default: false
+  management_addresses:
+    description: This host's addresses (or names) that Ansible reaches it on; the NIC that holds one carries the
+      management path.
+    type: list
+    elements: str
+    default: []
+attributes:
+  check_mode:
+    support: full
+    description: Reads everything; a restart is only reported.
+  diff_mode:
+    support: none
+requirements:
+  - C(ofed_info) and C(dkms) (DOCA-OFED) to verify; C(modinfo)
+"""
+
+EXAMPLES = r"""
+- name: Where DOCA 3.2.1's packages come from for this host
+  ainet.fabric.doca_ofed:
+    state: plan
+    version: 3.2.1
+    profile: doca-ofed
+
+- name: Verify the installed and running driver, restart it if the management path allows
+  ainet.fabric.doca_ofed:
+    version: 3.2.1
+    restart: true
+"""
+
+RETURN = r"""
+repository:
+  description: With O(state=plan), the repository (C(family) apt or dnf, C(url), C(os) directory).
+  returned: always
+  type: dict
+packages:
+  description: The packages to install.
+  returned: always
+  type: list
+  elements: str
+driver:
+  description: The driver release (C(YY.MM)) the pinned version ships (null when not known).
+  returned: always
+  type: str
+ofed:
+  description: The installed DOCA-OFED (C(ofed_info -s)) as C(version) and C(flavour); null when none.
+  returned: always
+  type: dict
+dkms:
+  description: C(dkms status) entries.
+  returned: always
+  type: list
+  elements: dict
+loaded:
+  description: The loaded mlx5_core's C(version) (only the DOCA-OFED build has one) and C(srcversion), and
+    C(installed_srcversion) from modinfo.
+  returned: always
+  type: dict
+storage:
+  description: Storage users of the RDMA stack.
+  returned: always
+  type: list
+  elements: str
+commands:
+  description: The commands run (or, in check mode, that would run), in order.
+  returned: always
+  type: list
+  elements: str
+reboot_pending:
+  description: Why a reboot is due before the node is as wanted (empty when none).
+  returned: always
+  type: list
+  elements: str
+"""
+
+import os
+
+from ansible.module_utils.basic import AnsibleModule
+
+from ansible_collections.ainet.fabric.plugins.module_utils.common.errors import FabricError
+from ansible_collections.ainet.fabric.plugins.module_utils.host import doca_ofed_state as lib
+from ansible_collections.ainet.fabric.plugins.module_utils.host import mgmt_path
+from ansible_collections.ainet.fabric.plugins.module_utils.host.host_files import read_text
+from ansible_collections.ainet.fabric.plugins.module_utils.host.runner import Runner
+from ansible_collections.ainet.fabric.plugins.module_utils.rdma.rdma_parse_host import parse_ofed_info
+
+MELLANOX = "0x15b3"
+
+
+def os_release(runner):
+    values = {}
+    for line in (read_text(runner.conf("/etc/os-release")) or "").splitlines():
+        if "=" in line:
+            key, value = line.split("=", 1)
+            values[key.strip()] = value.strip().strip('"')
+    return values
+
+
+class Driver(object):
+    """Reads the installed and loaded driver through a :class:`Runner`."""
+
+    def __init__(self, runner):
+        self.runner = runner
+        self.release = os.uname()[2]
+
+    def ofed(self):
+        if not self.runner.bin("ofed_info"):
+            return None
+        _rc, out, _err = self.runner.run(["ofed_info", "-s"], check=False)
+        return parse_ofed_info(out or "").get("ofed")
+
+    def dkms(self):
+        if not self.runner.bin("dkms"):
+            return []
+        _rc, out, _err = self.runner.run(["dkms", "status"], check=False)
+        return lib.parse_dkms_status(out)
+
+    def loaded(self):
+        installed = None
+        if self.runner.bin("modinfo"):
+            rc, out, _err = self.runner.run(["modinfo", "-F", "srcversion", "mlx5_core"], check=False)
+            installed = (out.strip() or None) if rc == 0 else None
+        return {"version": self.runner.read_sys("/sys/module/mlx5_core/version"),
+                "srcversion": self.runner.read_sys("/sys/module/mlx5_core/srcversion"),
+                "installed_srcversion": installed}
+
+    def modules(self):
+        return set(line.split()[0] for line in (self.runner.read_sys("/proc/modules") or "").splitlines()
+                   if line.split())
+
+    def nvme_transports(self):
+        base = self.runner.sys("/sys/class/nvme")
+        return dict((name, self.runner.read_sys("/sys/class/nvme/%s/transport" % name))
+                    for name in (sorted(os.listdir(base)) if os.path.isdir(base) else []))
+
+    def mellanox(self):
+        base = self.runner.sys("/sys/bus/pci/devices")
+        return set(name for name in (os.listdir(base) if os.path.isdir(base) else [])
+                   if self.runner.read_sys("/sys/bus/pci/devices/%s/vendor" % name) == MELLANOX)
+
+    def restart_argv(self):
+        script = self.runner.conf("/etc/init.d/openibd")
+        if os.path.exists(script):
+            return [script, "restart"]
+        raise lib.DocaError("doca_ofed: a driver restart is asked for but /etc/init.d/openibd (DOCA-OFED's driver "
+                            "loader) is not installed; reboot the node instead (fabric_reboot)")
+
+
+def run_module():
+    module = AnsibleModule(
+        argument_spec=dict(
+            state=dict(type="str", choices=["plan", "verify"], default="verify"),
+            version=dict(type="str", default=""),
+            profile=dict(type="raw", default="doca-ofed"),
+            mirror=dict(type="str", default=""),
+            restart=dict(type="bool", default=False),
+            management_addresses=dict(type="list", elements="str", default=[]),
+            config_root=dict(type="path", default="/"),
+            sysfs_root=dict(type="path", default="/"),
+        ),
+        supports_check_mode=True,
+    )
+    params = module.params
+    result = {"changed": False, "repository": {}, "packages": [], "driver": None, "ofed": None, "dkms": [],
+              "loaded": {}, "storage": [], "commands": [], "reboot_pending": []}
+    try:
+        runner = Runner(module, params["sysfs_root"], params["config_root"], error=lib.DocaError)
+        version = lib.check_version(params["version"]) if params["version"] or params["state"] == "plan" else None
+        result["packages"] = lib.check_profile(params["profile"])
+        result["driver"] = lib.driver_release(version) if version else None
+        if params["state"] == "plan":
+            release = os_release(runner)
+            result["repository"] = lib.repository(version, release.get("ID"), release.get("VERSION_ID"),
+                                                  os.uname()[4], params["mirror"] or None)
+            module.exit_json(**result)
+        driver = Driver(runner)
+        result["ofed"] = driver.ofed()
+        result["dkms"] = driver.dkms()
+        result["loaded"] = driver.loaded()
+        if result["ofed"] is None and not version:
+            result["msg"] = "DOCA-OFED is not installed and no version is pinned: nothing to verify"
+            module.exit_json(**result)
+        found = lib.verdict(result["ofed"], result["dkms"], driver.release, result["loaded"]["version"],
+                            result["loaded"]["srcversion"], result["loaded"]["installed_srcversion"],
+                            result["driver"])
+        if found["problems"]:
+            raise lib.DocaError("doca_ofed: " + "; ".join(found["problems"]))
+        if found["reboot"] and params["restart"]:
+            result["storage"] = lib.storage_users(driver.modules(), runner.read_sys("/proc/mounts"),
+                                                  driver.nvme_transports())
+            _devices, management, problem = mgmt_path.read_management(runner, params["management_addresses"])
+            refusal = lib.restart_refusal(management, driver.mellanox(), result["storage"], problem)
+            if refusal:
+                raise lib.DocaError(refusal)
+            argv = driver.restart_argv()
+            result["commands"].append(" ".join(argv))
+            result["changed"] = True
+            if not module.check_mode:
+                runner.run(argv)
+                result["loaded"] = driver.loaded()
+                again = lib.verdict(result["ofed"], result["dkms"], driver.release, result["loaded"]["version"],
+                                    result["loaded"]["srcversion"], result["loaded"]["installed_srcversion"],
+                                    result["driver"])
+                if again["reboot"]:
+                    raise lib.DocaError("doca_ofed: after the restart, %s" % again["reboot"])
+        elif found["reboot"]:
+            result["reboot_pending"].append("DOCA-OFED: %s" % found["reboot"])
+    except FabricError as exc:
+        module.fail_json(msg=str(exc), **result)
+    module.exit_json(**result)
+
+
+def main():
+    run_module()
+
+
+if __name__ == "__main__":
+    main()

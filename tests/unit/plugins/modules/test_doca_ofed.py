@@ -1,0 +1,236 @@
+# -*- coding: utf-8 -*-
+"""doca_ofed: the repository per distribution (pure), the parsers and the verdict on recorded ``dkms status`` and
+``ofed_info -s`` outputs (``data/doca/dkms_status``, ``data/rdma/ofed_info``, each with its ORIGIN.md), and the
+module in-process against a host tree with stand-ins for ``ofed_info``, ``dkms``, ``modinfo`` and ``openibd`` that
+print those outputs. What a real ConnectX and a real driver reload do is not proven here."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+
+import pytest
+from host_task import run_module
+
+from ansible_collections.ainet.fabric.plugins.module_utils.host import doca_ofed_state as lib
+from ansible_collections.ainet.fabric.plugins.module_utils.rdma.rdma_parse_host import parse_ofed_info
+
+DATA = os.path.join(os.path.dirname(__file__), "..", "module_utils", "data")
+RELEASE = os.uname()[2]
+
+
+def data(*parts):
+    with open(os.path.join(DATA, *parts)) as handle:
+        return handle.read()
+
+
+# -- pure -------------------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("os_id,os_version,arch,version,url", [
+    ("ubuntu", "24.04", "x86_64", "3.2.1", "https://linux.mellanox.com/public/repo/doca/3.2.1/ubuntu24.04/x86_64/"),
+    ("ubuntu", "22.04", "aarch64", "2.9.3", "https://linux.mellanox.com/public/repo/doca/2.9.3/ubuntu22.04/arm64-sbsa/"),
+    ("debian", "12", "x86_64", "3.2.1", "https://linux.mellanox.com/public/repo/doca/3.2.1/debian12/x86_64/"),
+    # RHEL-family directories are per minor release up to DOCA 3.1, per major release from 3.2 on
+    ("rocky", "9.6", "x86_64", "3.1.0", "https://linux.mellanox.com/public/repo/doca/3.1.0/rhel9.6/x86_64/"),
+    ("rhel", "9.6", "x86_64", "3.2.1", "https://linux.mellanox.com/public/repo/doca/3.2.1/rhel9/x86_64/"),
+])
+def test_repository_per_distribution(os_id, os_version, arch, version, url):
+    repo = lib.repository(version, os_id, os_version, arch)
+    assert repo["url"] == url and repo["family"] == ("dnf" if "rhel" in url else "apt")
+    mirror = lib.repository(version, os_id, os_version, arch, "http://mirror.internal/doca/")
+    assert mirror["url"] == url.replace("https://linux.mellanox.com/public/repo/doca", "http://mirror.internal/doca")
+
+
+@pytest.mark.parametrize("call,words", [
+    (lambda: lib.check_version("latest"), "doca_ofed_version: 'latest' is not a DOCA version"),
+    (lambda: lib.check_profile("doca-everything"), "doca_ofed_profile: 'doca-everything' is not a DOCA profile"),
+    (lambda: lib.check_profile(["mlnx-ofed-kernel-dkms", "rm -rf"]), "neither a DOCA profile nor a list"),
+    (lambda: lib.repository("3.2.1", "sles", "15.6", "x86_64"), "has no repository for sles 15.6"),
+    (lambda: lib.repository("3.2.1", "ubuntu", "20.04", "x86_64"), "has no repository for ubuntu 20.04"),
+    (lambda: lib.repository("3.2.1", "ubuntu", "24.04", "ppc64le"), "'ppc64le' architecture"),
+])
+def test_bad_input_is_one_line(call, words):
+    with pytest.raises(lib.DocaError) as info:
+        call()
+    assert words in str(info.value) and "\n" not in str(info.value)
+
+
+def test_dkms_status_both_layouts_and_notes():
+    new = lib.parse_dkms_status(data("doca", "dkms_status", "doca-25.10-dkms3.txt"))
+    assert new == [{"module": "mlnx-ofed-kernel", "version": "25.10.OFED.25.10.1.7.1.1", "kernel": "5.15.0-170-generic",
+                    "arch": "x86_64", "state": "installed", "note": None}]
+    two = lib.parse_dkms_status(data("doca", "dkms_status", "doca-24.01-with-nvidia-dkms3.txt"))
+    assert [e["module"] for e in two] == ["mlnx-ofed-kernel", "nvidia"]
+    old = lib.parse_dkms_status(data("doca", "dkms_status", "mlnx-ofed-4.9-dkms2-synthetic.txt"))
+    assert [(e["version"], e["kernel"], e["state"]) for e in old] == [("4.9", "5.4.0-91-generic", "installed"),
+                                                                      ("4.9", "5.4.0-92-generic", "built")]
+    warned = lib.parse_dkms_status(data("doca", "dkms_status", "doca-25.10-added-and-warning-synthetic.txt"))
+    assert warned[0]["kernel"] is None and warned[0]["state"] == "added"
+    assert warned[1]["note"] == "WARNING! Diff between built and installed module!"
+
+
+def test_verdict_names_the_kernel_without_modules_and_the_fix():
+    ofed = parse_ofed_info(data("rdma", "ofed_info", "doca-ofed-25.10.txt"))["ofed"]
+    dkms = lib.parse_dkms_status(data("doca", "dkms_status", "doca-25.10-dkms3.txt"))
+    ok = lib.verdict(ofed, dkms, "5.15.0-170-generic", "25.10-1.7.1", "AB12", "AB12", "25.10")
+    assert ok == {"problems": [], "reboot": None}
+    broken = lib.verdict(ofed, dkms, "5.15.0-171-generic", "25.10-1.7.1", "AB12", "AB12", "25.10")
+    assert broken["problems"] == [
+        "the running kernel 5.15.0-171-generic has no mlnx-ofed-kernel modules built (dkms has them for "
+        "5.15.0-170-generic); fix: install the kernel headers (linux-headers-5.15.0-171-generic or "
+        "kernel-devel-5.15.0-171-generic) and run 'dkms autoinstall -k 5.15.0-171-generic', then reboot or restart "
+        "the driver"]
+    # built but not installed for the running kernel (dkms 2.x, after a kernel update) is the same breakage
+    old = lib.parse_dkms_status(data("doca", "dkms_status", "mlnx-ofed-4.9-dkms2-synthetic.txt"))
+    assert lib.verdict({"version": "4.9-4.1.7.0", "flavour": "mlnx_ofed"}, old, "5.4.0-92-generic", None, None,
+                       None)["problems"]
+    wrong = lib.verdict(ofed, dkms, "5.15.0-170-generic", "25.10-1.7.1", "AB12", "AB12", "25.07")
+    assert wrong["problems"] == ["the installed driver is 25.10-1.7.1, the pinned DOCA version ships 25.07"]
+    inbox = lib.verdict(ofed, dkms, "5.15.0-170-generic", None, "CD34", "AB12", "25.10")
+    assert inbox["reboot"].startswith("the loaded mlx5_core is the kernel's own")
+    stale = lib.verdict(ofed, dkms, "5.15.0-170-generic", "25.07-0.9.7", "CD34", "AB12", "25.10")
+    assert "srcversion CD34" in stale["reboot"]
+    assert lib.verdict(None, [], RELEASE, None, None, None)["problems"] == ["DOCA-OFED is not installed (no ofed_info)"]
+
+
+def test_storage_users_and_the_restart_refusal():
+    mounts = ("/dev/nvme0n1p2 / ext4 rw,relatime 0 0\n"
+              "10.0.0.9:/export /mnt/data nfs4 rw,vers=4.2,proto=rdma,port=20049,addr=10.0.0.9 0 0\n"
+              "10.0.0.9:/home /home nfs4 rw,vers=4.2,proto=tcp 0 0\n")
+    users = lib.storage_users({"nvme_rdma", "mlx5_ib"}, mounts, {"nvme0": "pcie", "nvme1": "rdma"})
+    assert users == ["module nvme_rdma is loaded", "/mnt/data is mounted over NFS/RDMA from 10.0.0.9:/export",
+                     "NVMe controller nvme1 runs over RDMA"]
+    assert lib.restart_refusal({}, {"0000:3b:00.0"}, []) is None
+    assert "management path runs over one (0000:3b:00.0: ens6f0np0: the default route" in lib.restart_refusal(
+        {"0000:3b:00.0": "ens6f0np0: the default route via 10.0.0.1"}, {"0000:3b:00.0"}, [])
+    assert "pull the RDMA stack from under storage (module nvme_rdma is loaded)" in lib.restart_refusal(
+        {}, {"0000:3b:00.0"}, ["module nvme_rdma is loaded"])
+
+
+# -- the module -------------------------------------------------------------------------------------------------
+
+STANDIN = r'''
+import json, os, sys
+name = os.path.basename(sys.argv[0])
+state = json.load(open(os.environ["STANDIN_STATE"]))
+with open(os.environ["STANDIN_LOG"], "a") as h:
+    h.write(name + " " + " ".join(sys.argv[1:]) + "\n")
+if name == "ofed_info":
+    print(state["ofed_info"])
+elif name == "dkms":
+    sys.stdout.write(state["dkms"])
+elif name == "modinfo":
+    print(state["installed_srcversion"])
+elif name == "openibd":
+    # the driver loader: the installed module is now the loaded one
+    sysroot = os.environ["STANDIN_SYS"]
+    open(os.path.join(sysroot, "sys/module/mlx5_core/srcversion"), "w").write(state["installed_srcversion"] + "\n")
+    open(os.path.join(sysroot, "sys/module/mlx5_core/version"), "w").write("25.10-1.7.1\n")
+'''
+
+
+@pytest.fixture
+def host(tmp_path, monkeypatch):
+    """A node with DOCA-OFED 25.10 installed and built for the running kernel, the kernel's own mlx5_core still loaded
+    (installed, not yet rebooted), a ConnectX at 0000:3b:00.0 (ens6f0np0) and eno1 (Intel) with the default route."""
+    sysroot, cfg = tmp_path / "sys", tmp_path / "cfg"
+    os.makedirs(str(sysroot / "sys/module/mlx5_core"))
+    (sysroot / "sys/module/mlx5_core/srcversion").write_text("INBOX0001\n")
+    for pci, vendor, nic in (("0000:3b:00.0", "0x15b3", "ens6f0np0"), ("0000:5e:00.0", "0x8086", "eno1")):
+        dev = sysroot / "sys/bus/pci/devices" / pci
+        os.makedirs(str(dev))
+        (dev / "vendor").write_text(vendor + "\n")
+        os.makedirs(str(sysroot / "sys/class/net" / nic))
+        os.symlink(str(dev), str(sysroot / "sys/class/net" / nic / "device"))
+    os.makedirs(str(sysroot / "proc"))
+    (sysroot / "proc/modules").write_text("mlx5_ib 483328 0 - Live 0x0\nmlx5_core 2166784 1 mlx5_ib, Live 0x0\n")
+    (sysroot / "proc/mounts").write_text("/dev/sda2 / ext4 rw 0 0\n")
+    os.makedirs(str(cfg / "etc/init.d"))
+    (cfg / "etc/os-release").write_text('ID=ubuntu\nVERSION_ID="24.04"\n')
+    state = {"ofed_info": "OFED-internal-25.10-1.7.1:",
+             "dkms": "mlnx-ofed-kernel/25.10.OFED.25.10.1.7.1.1, %s, x86_64: installed\n" % RELEASE,
+             "installed_srcversion": "DOCA2510AB"}
+    (tmp_path / "state.json").write_text(json.dumps(state))
+    bin_dir = tmp_path / "bin"
+    os.makedirs(str(bin_dir))
+    for name in ("ofed_info", "dkms", "modinfo"):
+        (bin_dir / name).write_text("#!%s\n%s" % (sys.executable, STANDIN))
+        os.chmod(str(bin_dir / name), 0o755)
+    (cfg / "etc/init.d/openibd").write_text("#!%s\n%s" % (sys.executable, STANDIN))
+    os.chmod(str(cfg / "etc/init.d/openibd"), 0o755)
+    ip = bin_dir / "ip"
+    routes = json.dumps([{"dst": "default", "gateway": "10.0.0.1", "dev": "eno1"}])
+    ip.write_text("#!/bin/sh\ncase \"$*\" in *route*) echo '%s';; *) echo '[]';; esac\n" % routes)
+    os.chmod(str(ip), 0o755)
+    monkeypatch.setenv("PATH", str(bin_dir))
+    monkeypatch.setenv("STANDIN_STATE", str(tmp_path / "state.json"))
+    monkeypatch.setenv("STANDIN_LOG", str(tmp_path / "tools.log"))
+    monkeypatch.setenv("STANDIN_SYS", str(sysroot))
+    monkeypatch.delenv("SSH_CONNECTION", raising=False)
+    return tmp_path
+
+
+def run(capsys, tmp_path, check=False, **args):
+    params = dict(config_root=str(tmp_path / "cfg"), sysfs_root=str(tmp_path / "sys"))
+    params.update(args)
+    return run_module(capsys, "doca_ofed", params, check=check)
+
+
+def restarts(tmp_path):
+    path = tmp_path / "tools.log"
+    return [line for line in path.read_text().splitlines() if line.startswith("openibd")] if path.exists() else []
+
+
+def test_plan_names_the_repository_and_refuses_bad_input(capsys, host):
+    plan = run(capsys, host, state="plan", version="3.2.1", profile="doca-roce")
+    assert plan["repository"]["family"] == "apt" and plan["repository"]["os"] == "ubuntu24.04"
+    assert plan["packages"] == ["doca-roce"] and plan["driver"] == "25.10" and not plan["changed"]
+    bad = run(capsys, host, state="plan", version="3.2.1", profile="doca-everything")
+    assert bad["failed"] and bad["msg"].startswith("doca_ofed_profile: 'doca-everything' is not a DOCA profile")
+
+
+def test_installed_not_loaded_is_a_pending_reboot_and_a_restart_when_asked(capsys, host):
+    verify = run(capsys, host, version="3.2.1")
+    assert not verify["changed"] and verify["reboot_pending"] == [
+        "DOCA-OFED: the loaded mlx5_core is the kernel's own, not DOCA-OFED's: the installed driver loads at the next "
+        "boot (or driver restart)"]
+    check = run(capsys, host, check=True, version="3.2.1", restart=True, management_addresses=["10.0.0.5"])
+    assert check["changed"] and restarts(host) == []
+    done = run(capsys, host, version="3.2.1", restart=True, management_addresses=["10.0.0.5"])
+    assert done["changed"] and restarts(host) == ["openibd restart"] and done["reboot_pending"] == []
+    assert done["loaded"]["srcversion"] == "DOCA2510AB"
+    again = run(capsys, host, version="3.2.1", restart=True, management_addresses=["10.0.0.5"])
+    assert not again["changed"] and len(restarts(host)) == 1
+
+
+def test_restart_refused_on_the_management_path_and_under_storage(capsys, host):
+    (host / "bin" / "ip").write_text("#!/bin/sh\ncase \"$*\" in *route*) echo '%s';; *) echo '[]';; esac\n"
+                                     % json.dumps([{"dst": "default", "gateway": "10.0.0.1", "dev": "ens6f0np0"}]))
+    refused = run(capsys, host, version="3.2.1", restart=True, management_addresses=["10.0.0.5"])
+    assert refused["failed"] and restarts(host) == []
+    assert "the management path runs over one (0000:3b:00.0: ens6f0np0: the default route via 10.0.0.1)" in \
+        refused["msg"]
+    (host / "bin" / "ip").write_text("#!/bin/sh\necho '[]'\n")
+    (host / "sys/proc/modules").write_text("nvme_rdma 49152 2 - Live 0x0\nmlx5_core 2166784 1 - Live 0x0\n")
+    storage = run(capsys, host, version="3.2.1", restart=True, management_addresses=["10.0.0.5"])
+    assert storage["failed"] and "module nvme_rdma is loaded" in storage["msg"] and restarts(host) == []
+    unknown = run(capsys, host, version="3.2.1", restart=True)
+    assert unknown["failed"] and "the address this session came in on is not known" in unknown["msg"]
+
+
+def test_a_kernel_update_without_built_modules_fails_with_the_fix(capsys, host):
+    state = json.loads((host / "state.json").read_text())
+    state["dkms"] = "mlnx-ofed-kernel/25.10.OFED.25.10.1.7.1.1, 5.15.0-1-generic, x86_64: installed\n"
+    (host / "state.json").write_text(json.dumps(state))
+    result = run(capsys, host, version="3.2.1")
+    assert result["failed"] and ("the running kernel %s has no mlnx-ofed-kernel modules built" % RELEASE) in \
+        result["msg"] and "dkms autoinstall -k %s" % RELEASE in result["msg"]
+
+
+def test_nothing_installed_nothing_pinned_says_so(capsys, host):
+    os.remove(str(host / "bin" / "ofed_info"))
+    result = run(capsys, host)
+    assert not result.get("failed") and result["msg"].startswith("DOCA-OFED is not installed and no version is pinned")
+    pinned = run(capsys, host, version="3.2.1")
+    assert pinned["failed"] and "DOCA-OFED is not installed" in pinned["msg"]
