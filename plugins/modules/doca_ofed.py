@@ -64,6 +64,7 @@ attributes:
     description: Reads everything; a restart is only reported.
   diff_mode:
     support: none
+    description: Nothing is written by the module; the role's package tasks show their own changes.
 requirements:
   - C(ofed_info) and C(dkms) (DOCA-OFED) to verify; C(modinfo)
 """

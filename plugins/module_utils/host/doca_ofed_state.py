@@ -76,12 +76,12 @@ def os_directory(version, os_id, os_version):
     major_minor = tuple(int(p) for p in version.split("-")[0].split(".")[:2])
     os_id = (os_id or "").lower()
     release = str(os_version or "")
+    major = release.split(".", 1)[0]
     if os_id == "ubuntu" and release in ("22.04", "24.04"):
         return "ubuntu" + release
-    if os_id == "debian" and release.split(".")[0] in ("12", "13"):
-        return "debian" + release.split(".")[0]
-    if os_id in ("rhel", "rocky", "almalinux", "centos", "redhat") and release.split(".")[0] in ("9", "10"):
-        major = release.split(".")[0]
+    if os_id == "debian" and major in ("12", "13"):
+        return "debian" + major
+    if os_id in ("rhel", "rocky", "almalinux", "centos", "redhat") and major in ("9", "10"):
         if major_minor >= (3, 2) or "." not in release:
             return "rhel" + major
         return "rhel" + release
