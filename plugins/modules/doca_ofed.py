@@ -234,9 +234,11 @@ def run_module():
         if result["ofed"] is None and not version:
             result["msg"] = "DOCA-OFED is not installed and no version is pinned: nothing to verify"
             module.exit_json(**result)
-        found = lib.verdict(result["ofed"], result["dkms"], driver.release, result["loaded"]["version"],
-                            result["loaded"]["srcversion"], result["loaded"]["installed_srcversion"],
-                            result["driver"])
+        def judge(loaded):
+            return lib.verdict(result["ofed"], result["dkms"], driver.release, loaded["version"],
+                               loaded["srcversion"], loaded["installed_srcversion"], result["driver"])
+
+        found = judge(result["loaded"])
         if found["problems"]:
             raise lib.DocaError("doca_ofed: " + "; ".join(found["problems"]))
         if found["reboot"] and params["restart"]:
@@ -252,9 +254,7 @@ def run_module():
             if not module.check_mode:
                 runner.run(argv)
                 result["loaded"] = driver.loaded()
-                again = lib.verdict(result["ofed"], result["dkms"], driver.release, result["loaded"]["version"],
-                                    result["loaded"]["srcversion"], result["loaded"]["installed_srcversion"],
-                                    result["driver"])
+                again = judge(result["loaded"])
                 if again["reboot"]:
                     raise lib.DocaError("doca_ofed: after the restart, %s" % again["reboot"])
         elif found["reboot"]:
