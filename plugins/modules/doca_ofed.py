@@ -234,6 +234,7 @@ def run_module():
         if result["ofed"] is None and not version:
             result["msg"] = "DOCA-OFED is not installed and no version is pinned: nothing to verify"
             module.exit_json(**result)
+
         def judge(loaded):
             return lib.verdict(result["ofed"], result["dkms"], driver.release, loaded["version"],
                                loaded["srcversion"], loaded["installed_srcversion"], result["driver"])
