@@ -135,10 +135,8 @@ from ansible_collections.ainet.fabric.plugins.module_utils.common.errors import 
 from ansible_collections.ainet.fabric.plugins.module_utils.host import doca_ofed_state as lib
 from ansible_collections.ainet.fabric.plugins.module_utils.host import mgmt_path
 from ansible_collections.ainet.fabric.plugins.module_utils.host.host_files import read_text
-from ansible_collections.ainet.fabric.plugins.module_utils.host.runner import Runner
+from ansible_collections.ainet.fabric.plugins.module_utils.host.runner import VENDOR_MELLANOX, Runner
 from ansible_collections.ainet.fabric.plugins.module_utils.rdma.rdma_parse_host import parse_ofed_info
-
-MELLANOX = "0x15b3"
 
 
 def os_release(runner):
@@ -188,9 +186,7 @@ class Driver(object):
                     for name in (sorted(os.listdir(base)) if os.path.isdir(base) else []))
 
     def mellanox(self):
-        base = self.runner.sys("/sys/bus/pci/devices")
-        return set(name for name in (os.listdir(base) if os.path.isdir(base) else [])
-                   if self.runner.read_sys("/sys/bus/pci/devices/%s/vendor" % name) == MELLANOX)
+        return set(pci for pci, (vendor, _cls) in self.runner.pci_devices().items() if vendor == VENDOR_MELLANOX)
 
     def restart_argv(self):
         script = self.runner.conf("/etc/init.d/openibd")

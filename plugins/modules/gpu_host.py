@@ -151,10 +151,10 @@ from ansible_collections.ainet.fabric.plugins.module_utils.host import gpu_host_
 from ansible_collections.ainet.fabric.plugins.module_utils.host.host_files import (
     file_changes, read_text, remove, unwritable, write_atomic,
 )
-from ansible_collections.ainet.fabric.plugins.module_utils.host.runner import Runner, one_line
+from ansible_collections.ainet.fabric.plugins.module_utils.host.runner import (
+    VENDOR_MELLANOX, VENDOR_NVIDIA, Runner, one_line,
+)
 
-NVIDIA = "0x10de"
-MELLANOX = "0x15b3"
 GPU_CLASSES = ("0x0300", "0x0302")  # VGA-compatible and 3D controllers
 
 
@@ -164,15 +164,6 @@ class Host(object):
     def __init__(self, runner):
         self.runner = runner
         self.release = os.uname()[2]
-
-    def pci(self):
-        """{pci: (vendor, class)} of every PCI device."""
-        base = self.runner.sys("/sys/bus/pci/devices")
-        out = {}
-        for name in sorted(os.listdir(base)) if os.path.isdir(base) else []:
-            out[name] = (self.runner.read_sys("/sys/bus/pci/devices/%s/vendor" % name),
-                         self.runner.read_sys("/sys/bus/pci/devices/%s/class" % name) or "")
-        return out
 
     def kernel_has(self, module):
         """Whether the running kernel ships ``module``: a line of depmod's ``modules.dep`` (or ``modules.builtin``)
@@ -230,7 +221,7 @@ class Host(object):
             path = self.runner.bin(name)
             if path:
                 text = read_text(path)
-                return text is None or "/etc/default/grub.d" in text or "default/grub.d" in text
+                return text is None or "default/grub.d" in text
         return True
 
     def grub_update_argv(self):
@@ -412,10 +403,10 @@ def run_module():
             if host.loaded(name):
                 result["reboot_pending"].append("%s is loaded; blacklisted from the next boot" % name)
 
-        devices = host.pci()
+        devices = runner.pci_devices()
         result["gpus"] = [pci for pci, (vendor, cls) in devices.items()
-                          if vendor == NVIDIA and cls.startswith(GPU_CLASSES)]
-        rdma_nics = [pci for pci, (vendor, _cls) in devices.items() if vendor == MELLANOX]
+                          if vendor == VENDOR_NVIDIA and cls.startswith(GPU_CLASSES)]
+        rdma_nics = [pci for pci, (vendor, _cls) in devices.items() if vendor == VENDOR_MELLANOX]
         host_ofed = os.path.exists(runner.sys("/sys/bus/pci/drivers/mlx5_core/module/version"))
         result["gpu_operator"] = lib.operator_values(result["gpus"], rdma_nics, host_ofed, host.release,
                                                      host.loaded("nvidia_peermem"))

@@ -33,12 +33,13 @@ from __future__ import annotations
 import re
 
 from ansible_collections.ainet.fabric.plugins.module_utils.common.errors import FabricError
+from ansible_collections.ainet.fabric.plugins.module_utils.host.runner import VENDOR_MELLANOX
 
 LINK_TYPES = ("ETH", "IB")
 # mlxconfig's numeric values of LINK_TYPE_P<n> (MFT: IB(1), ETH(2), VPI(3))
 VALUE = {"IB": 1, "ETH": 2}
 NAMES = {"ETH": "Ethernet", "IB": "InfiniBand"}
-MELLANOX = "0x15b3"
+MELLANOX = VENDOR_MELLANOX
 BDF = re.compile(r"^[0-9a-f]{4}:[0-9a-f]{2}:[0-1][0-9a-f]\.[0-7]$")
 # sysfs link_layer of an RDMA port, and ARPHRD types of /sys/class/net/<nic>/type
 LINK_LAYERS = {"ethernet": "ETH", "infiniband": "IB"}

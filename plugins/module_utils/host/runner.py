@@ -18,6 +18,9 @@ import os
 from ansible_collections.ainet.fabric.plugins.module_utils.common.errors import FabricError
 
 ERROR_CHARS = 400
+# PCI vendor ids as sysfs writes them (/sys/bus/pci/devices/<addr>/vendor)
+VENDOR_MELLANOX = "0x15b3"
+VENDOR_NVIDIA = "0x10de"
 
 
 def one_line(text, limit=ERROR_CHARS):
@@ -80,6 +83,14 @@ class Runner(object):
                 return handle.read().strip()
         except OSError:
             return None
+
+    def pci_devices(self):
+        """``{pci address: (vendor, class)}`` of every PCI device in sysfs (``"0x15b3"``, ``"0x020000"``; "" where
+        unreadable)."""
+        base = self.sys("/sys/bus/pci/devices")
+        names = sorted(os.listdir(base)) if os.path.isdir(base) else []
+        return dict((name, (self.read_sys("/sys/bus/pci/devices/%s/vendor" % name) or "",
+                            self.read_sys("/sys/bus/pci/devices/%s/class" % name) or "")) for name in names)
 
     def write_sys(self, path, value):
         """Write ``value`` to a sysfs/procfs file; one error line naming the file on failure."""
