@@ -304,7 +304,7 @@ from ansible_collections.ainet.fabric.plugins.module_utils.host import iproute
 from ansible_collections.ainet.fabric.plugins.module_utils.host import netcfg_render
 from ansible_collections.ainet.fabric.plugins.module_utils.host import rail_reconcile
 from ansible_collections.ainet.fabric.plugins.module_utils.common.errors import FabricError
-from ansible_collections.ainet.fabric.plugins.module_utils.host.rail_intent import intent_from_state
+from ansible_collections.ainet.fabric.plugins.module_utils.host import rail_intent
 from ansible_collections.ainet.fabric.plugins.module_utils.host.runner import Runner, refuse_action_options
 
 RELOAD = {"networkd": ["networkctl", "reload"], "netplan": ["netplan", "generate"],
@@ -471,7 +471,7 @@ def converge(module):
     check = module.check_mode
     root = params["config_root"]
     renderer = pick_renderer(params["persist"], root)
-    intent = intent_from_state(params["cluster_name"], params["fabrics"], params["rails"], renderer)
+    intent = rail_intent.intent_from_state(params["cluster_name"], params["fabrics"], params["rails"], renderer)
     host = Host(module)
     ssh = os.environ.get("SSH_CONNECTION", "").split()
     connection_ip, peer_ip = (ssh[2], ssh[0]) if len(ssh) == 4 else (None, None)
@@ -515,11 +515,13 @@ def converge(module):
         return result
 
     applied = []
+    recorded = stored["fabrics"]
     try:
         if plan or record_changed:
             # Recorded before the change, so that a run cut short still knows what it created.
-            host_files.write_record(root, dict(stored["fabrics"], **{intent.name: rail_reconcile.merge_records(
-                stored["fabrics"].get(intent.name, {}), new_record)}))
+            recorded = dict(stored["fabrics"], **{intent.name: rail_reconcile.merge_records(
+                stored["fabrics"].get(intent.name, {}), new_record)})
+            host_files.write_record(root, recorded)
         attempt = 0
         while plan:
             apply_plan(host, plan, applied)
@@ -535,7 +537,8 @@ def converge(module):
         for path, (content, mode) in writes.items():
             host_files.write_atomic(path, content, mode)
         host_files.remove(removals)
-        host_files.write_record(root, {intent.name: new_record})
+        if recorded != {intent.name: new_record}:
+            host_files.write_record(root, {intent.name: new_record})
         if manage:
             result["service"] = service_actions(module, renderer, bool(writes or removals), False)
     except ApplyError as exc:
@@ -549,54 +552,14 @@ def converge(module):
     return result
 
 
-FABRIC_SPEC = dict(
-    name=dict(type="str", required=True),
-    field_prefix=dict(type="str", required=True),
-    family=dict(type="int", required=True, choices=[4, 6]),
-    supernet=dict(type="str", required=True),
-    rails=dict(type="int", required=True),
-    table_base=dict(type="int", required=True),
-    rule_priority=dict(type="int", required=True),
-    policy_routing=dict(type="bool", required=True),
-    aggregate_route=dict(type="bool", required=True),
-)
-RAIL_SPEC = dict(
-    fabric=dict(type="str", required=True),
-    rail=dict(type="int", required=True),
-    interface=dict(type="str", required=True),
-    address=dict(type="str", required=True),
-    ip=dict(type="str", required=True),
-    subnet=dict(type="str", required=True),
-    gateway=dict(type="str"),
-    mtu=dict(type="int", required=True),
-    table=dict(type="int"),
-    priority=dict(type="int"),
-    prefix=dict(type="int"),
-    pod_ranges=dict(type="list", elements="str"),
-    tor=dict(type="str"),
-    tor_port=dict(type="str"),
-)
 # Options only the action plugin (the controller side) takes: the model never travels to the host.
 ACTION_OPTIONS = ("cluster", "node_id", "interfaces")
 
 
 def main():
     module = AnsibleModule(
-        argument_spec=dict(
-            cluster=dict(type="dict"),
-            node_id=dict(type="raw"),
-            interfaces=dict(type="raw"),
-            cluster_name=dict(type="str"),
-            fabrics=dict(type="list", elements="dict", options=FABRIC_SPEC),
-            rails=dict(type="list", elements="dict", options=RAIL_SPEC),
-            persist=dict(type="str", default="auto", choices=["auto", "networkd", "netplan", "nm", "none"]),
-            config_root=dict(type="path", default="/"),
-            prune=dict(type="bool", default=False),
-            takeover=dict(type="bool", default=False),
-            protect_interfaces=dict(type="list", elements="str", default=[]),
-            manage_service=dict(type="bool", default=True),
-            lock_timeout=dict(type="int", default=120),
-        ),
+        argument_spec=dict(rail_intent.ARGUMENT_SPEC, cluster=dict(type="dict"), node_id=dict(type="raw"),
+                           interfaces=dict(type="raw")),
         supports_check_mode=True,
     )
     refuse_action_options(module, ACTION_OPTIONS, "ainet.fabric.rail_interfaces")

@@ -60,6 +60,10 @@ class HostModuleAction(ActionBase):
     TRANSFERS_FILES = False
     _requires_connection = True
     MODEL_SPEC = {"cluster": {"type": "dict", "required": True}}
+    # The module's own argument spec (its flat options), where its module_utils hold it: the arguments sent to the
+    # host (the derived state and the task's other options) are validated against it here first, so that a wrong
+    # value fails on the controller with one line and the task never reaches a host.
+    MODULE_SPEC = None
 
     def desired(self, cluster, args, task_vars):
         """The module options derived from the model for this host (a dict); raise FabricError to refuse."""
@@ -82,6 +86,12 @@ class HostModuleAction(ActionBase):
             return result
         module_args = dict(task_args)
         module_args.update(state)
+        if self.MODULE_SPEC is not None:
+            errors = ArgumentSpecValidator(self.MODULE_SPEC).validate(module_args).error_messages
+            if errors:
+                result.update(failed=True, changed=False, msg="%s: %s" % (
+                    self._task.action.rsplit(".", 1)[-1], "; ".join(errors)))
+                return result
         result.update(self._execute_module(module_args=module_args, task_vars=task_vars))
         return result
 

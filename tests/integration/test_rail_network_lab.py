@@ -506,6 +506,10 @@ def test_concurrent_runs_on_one_host_do_not_collide(lab_dir):
     ("not_a_nic", "fabric_rail_interfaces[3]: 'ens7f1np1' is a bridge device, not a NIC that can carry a rail"),
     ("mgmt_lower_device", "fabric_rail_interfaces[3]: 'ens7f1np1' is below eth0.5"),
     ("unwritable_root", "cannot write the persistent configuration, nothing was changed"),
+    # hosts.yml imports the role without its argument-spec task: the action refuses the role's options.
+    ("bad_role_option", "rail_interfaces: value of persist must be one of: auto, networkd, netplan, nm, none, "
+                        "got: bogus"),
+    ("bad_role_type", "rail_interfaces: argument 'lock_timeout' is of type str and we were unable to convert to int"),
 ])
 def test_bad_input_fails_before_any_change(case, expected, lab_dir):
     cluster = cluster_for("exclusive")
@@ -540,6 +544,10 @@ def test_bad_input_fails_before_any_change(case, expected, lab_dir):
         lab.ip("link", "set", "eth0.5", "up", ns=ns)
         lab.ip("addr", "add", "10.251.0.2/24", "dev", "eth0.5", ns=ns)
         lab.ip("route", "add", "default", "via", "10.251.0.1", "dev", "eth0.5", "metric", "500", ns=ns)
+    elif case == "bad_role_option":
+        extra["rail_network_persist"] = "bogus"
+    elif case == "bad_role_type":
+        extra["rail_network_lock_timeout"] = "soon"
     elif case == "unwritable_root":
         root = os.path.join(lab_dir, "root", "gpu01")
         os.makedirs(root)

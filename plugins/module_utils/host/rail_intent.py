@@ -56,9 +56,49 @@ DEFAULT_METRIC = {4: 0, 6: 1024}
 SCOPE_LINK = 253
 
 
-# The keys of one fabric in the flat desired state (desired.rail.fabric_state writes them).
-FABRIC_KEYS = ("name", "field_prefix", "family", "supernet", "rails", "table_base", "rule_priority",
-               "policy_routing", "aggregate_route")
+# The shape of the flat desired state: the module's argument spec (the module validates it on the host) and what
+# the action plugin validates on the controller before the task reaches a host (a role's arguments included: the
+# rail_network role passes its variables through these options). desired.rail.fabric_state writes FABRIC_SPEC's keys.
+FABRIC_SPEC = dict(
+    name=dict(type="str", required=True),
+    field_prefix=dict(type="str", required=True),
+    family=dict(type="int", required=True, choices=[4, 6]),
+    supernet=dict(type="str", required=True),
+    rails=dict(type="int", required=True),
+    table_base=dict(type="int", required=True),
+    rule_priority=dict(type="int", required=True),
+    policy_routing=dict(type="bool", required=True),
+    aggregate_route=dict(type="bool", required=True),
+)
+RAIL_SPEC = dict(
+    fabric=dict(type="str", required=True),
+    rail=dict(type="int", required=True),
+    interface=dict(type="str", required=True),
+    address=dict(type="str", required=True),
+    ip=dict(type="str", required=True),
+    subnet=dict(type="str", required=True),
+    gateway=dict(type="str"),
+    mtu=dict(type="int", required=True),
+    table=dict(type="int"),
+    priority=dict(type="int"),
+    prefix=dict(type="int"),
+    pod_ranges=dict(type="list", elements="str"),
+    tor=dict(type="str"),
+    tor_port=dict(type="str"),
+)
+ARGUMENT_SPEC = dict(
+    cluster_name=dict(type="str"),
+    fabrics=dict(type="list", elements="dict", options=FABRIC_SPEC),
+    rails=dict(type="list", elements="dict", options=RAIL_SPEC),
+    persist=dict(type="str", default="auto", choices=["auto"] + list(BACKENDS)),
+    config_root=dict(type="path", default="/"),
+    prune=dict(type="bool", default=False),
+    takeover=dict(type="bool", default=False),
+    protect_interfaces=dict(type="list", elements="str", default=[]),
+    manage_service=dict(type="bool", default=True),
+    lock_timeout=dict(type="int", default=120),
+)
+FABRIC_KEYS = tuple(FABRIC_SPEC)
 
 
 class FabricView(object):
