@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The Debian packages the test suite needs beyond Python: iproute2, tcpdump and ping for the
 # namespace lab, podman, runc, mmdebstrap and ssh for the container lab and molecule, shellcheck
-# for ansible-test sanity, Debian's chromium for the lossless report's headless screenshot
+# for ansible-test sanity, gnupg for the stand-in DOCA mirror (tests/lab/doca_standin.py), Debian's chromium for the lossless report's headless screenshot
 # (tests/integration/test_lossless_report_browser.py). Installs the missing ones when run as root
 # with apt-get; otherwise lists them and fails, unless AINET_SKIP_LAB=1 (then only shellcheck is
 # needed). Nothing is fetched when everything is already installed, so it runs offline then.
@@ -10,7 +10,7 @@ need=()
 pairs="make:make git:git ip:iproute2 shellcheck:shellcheck"
 if [ "${AINET_SKIP_LAB:-0}" != 1 ]; then
     pairs="$pairs tcpdump:tcpdump ping:iputils-ping ssh:openssh-client ssh-keygen:openssh-client"
-    pairs="$pairs podman:podman runc:runc mmdebstrap:mmdebstrap chromium:chromium"
+    pairs="$pairs podman:podman runc:runc mmdebstrap:mmdebstrap chromium:chromium gpg:gnupg dpkg-deb:dpkg"
 fi
 for pair in $pairs; do
     command -v "${pair%%:*}" >/dev/null || need+=("${pair#*:}")

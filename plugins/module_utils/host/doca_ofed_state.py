@@ -35,10 +35,16 @@ REPO_BASE = "https://linux.mellanox.com/public/repo/doca"
 KEY_URL = REPO_BASE + "/GPG-KEY-Mellanox.pub"
 PROFILES = ("doca-ofed", "doca-roce", "doca-networking", "doca-all", "doca-host-basic")
 VERSION = re.compile(r"^\d+\.\d+\.\d+(-\d+)?$")
-# DOCA release -> the DOCA-OFED driver release it ships (Mellanox/doca-driver-build release manifests; [3P] where
-# only third-party material named the pair). The driver's YY.MM is compared; its build numbers are not.
-DRIVER_OF = {"2.9": "24.10", "2.10": "25.01", "3.0": "25.04", "3.1": "25.07", "3.2": "25.10", "3.3": "26.01",
-             "3.4": "26.04", "3.5": "26.07"}
+# DOCA release -> the DOCA-OFED (MLNX_OFED) driver release it ships; the driver's YY.MM is compared, its build numbers
+# are not. Every pair is confirmed from NVIDIA's own material; none rests on third-party material ([3P]) alone:
+# - Mellanox/doca-driver-build release_manifests/*.yaml (doca_version -> driver_version): all pairs, 2.9 to 3.5.
+# - docs.nvidia.com/doca/archive/<ver>/ "DOCA Drivers Legal Notices and 3rd Party Licenses" (OFED Drivers): 2.9-3.0.
+# - Mellanox/network-operator-docs docs/advanced/doca-drivers.rst (2.10 before PR 289), vars.rst: 2.9-3.4 but 3.0.
+# - NVIDIA BlueField DPU OS 4.7.0 "Installing Repo Package on Host Side" (doca-host 2.7.0 package, 24.04): 2.7.
+# 3.5 is named by the doca-driver-build manifest only (its network-operator-26.7.x branch), in no NVIDIA doc yet.
+# 2.8 (24.07) is left out: only third-party material names that pair; an unknown version skips the driver check.
+DRIVER_OF = {"2.7": "24.04", "2.9": "24.10", "2.10": "25.01", "3.0": "25.04", "3.1": "25.07", "3.2": "25.10",
+             "3.3": "26.01", "3.4": "26.04", "3.5": "26.07"}
 DKMS_MODULE = "mlnx-ofed-kernel"
 # Modules that use the RDMA stack for storage: unloading it under them loses the storage.
 STORAGE_MODULES = ("nvme_rdma", "nvmet_rdma", "rpcrdma", "xprtrdma", "svcrdma", "ib_iser", "ib_isert", "ib_srp",

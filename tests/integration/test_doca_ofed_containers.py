@@ -1,0 +1,175 @@
+# -*- coding: utf-8 -*-
+"""doca_ofed's install path on a real Debian 12 with apt (a podman system container of the lab, needs root).
+
+NVIDIA's repository is out of reach, so the suite builds a stand-in mirror of the same layout and package names
+(tests/lab/doca_standin.py: ``<mirror>/<version>/debian12/x86_64/``, signed ``InRelease``, ``doca-ofed`` ->
+``mlnx-ofed-kernel-utils`` with an ``ofed_info`` that prints what the real one prints) and serves it over HTTP
+from the lab's management namespace (10.250.0.1: the node's only network; nothing leaves the lab).
+
+The verdict is the node's own apt and dpkg: check mode on a fresh node changes nothing there; the first run
+writes the key, the deb822 source and the pin and installs the profile; ``ofed_info -s`` answers with the
+driver the pinned DOCA version ships; the second run changes nothing; a version the mirror lacks is refused
+before any change; the air-gapped path (the repository and its key copied from the controller) installs too.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import time
+
+import pytest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+import test_rail_network_lab as t  # noqa: E402  pylint: disable=wrong-import-position
+from test_rail_network_lab import lab  # noqa: E402  pylint: disable=wrong-import-position
+
+sys.path.insert(0, os.path.join(os.path.dirname(HERE), "lab"))
+import doca_standin  # noqa: E402  pylint: disable=wrong-import-position,import-error
+
+pytestmark = [
+    pytest.mark.skipif(os.geteuid() != 0, reason="the container lab needs root"),
+    pytest.mark.skipif(not all(shutil.which(c) for c in ("podman", "runc", "mmdebstrap", "dpkg-deb", "gpg")),
+                       reason="the container lab needs podman, runc, mmdebstrap, dpkg-deb and gpg "
+                              "(tests/molecule.sh installs them)"),
+]
+ROOT = os.path.dirname(os.path.dirname(HERE))
+NODES = {"gpu01": 1}
+PORT = 18080
+MIRROR = "http://%s.1:%d" % (lab.MGMT_NET, PORT)
+PLAY = """- name: DOCA-OFED on the GPU nodes
+  hosts: gpu_nodes
+  gather_facts: false
+  become: true
+  roles:
+    - role: ainet.fabric.doca_ofed
+"""
+
+
+def run_play(lab_dir, inventory, *extra):
+    play = os.path.join(lab_dir, "doca.yml")
+    with open(play, "w") as handle:
+        handle.write(PLAY)
+    env = dict(os.environ, ANSIBLE_CONFIG=os.path.join(ROOT, "ansible.cfg"), ANSIBLE_NOCOLOR="1",
+               PATH=t.BIN + os.pathsep + os.environ.get("PATH", ""))
+    cmd = [os.path.join(t.BIN, "ansible-playbook"), "-i", inventory, play]
+    return subprocess.run(cmd + list(extra), cwd=ROOT, env=env, capture_output=True, text=True, timeout=900,
+                          check=False)
+
+
+def on_node(lab_dir, *argv, check=True):
+    return lab.podman(lab_dir, "exec", lab.node_ns("gpu01"), *argv, check=check)
+
+
+def recap_changed(result):
+    line = [x for x in result.stdout.splitlines() if x.startswith("gpu01")][-1]
+    return int(line.split("changed=")[1].split()[0])
+
+
+def node_state(lab_dir):
+    """What apt and dpkg on the node say: installed packages of ours, our files, the apt lists."""
+    return {
+        "packages": on_node(lab_dir, "dpkg-query", "-W", "-f", "${Package} ${Version} ${Status}\\n", check=False),
+        "files": on_node(lab_dir, "sh", "-c", "ls -l /etc/apt/sources.list.d /etc/apt/preferences.d "
+                         "/etc/apt/keyrings 2>&1; cat /etc/apt/sources.list.d/*.sources 2>/dev/null; true"),
+    }
+
+
+@pytest.fixture(name="mirror")
+def fixture_mirror(tmp_path):
+    """The stand-in mirror, served from the lab's management namespace while the test runs."""
+    root = str(tmp_path / "mirror")
+    doca_standin.build(root, version="3.2.1", driver="25.10-1.7.1")
+    yield root
+
+
+def serve(root):
+    server = subprocess.Popen(["ip", "netns", "exec", lab.mgmt_ns(), sys.executable, "-m", "http.server",
+                               "--bind", "%s.1" % lab.MGMT_NET, "--directory", root, str(PORT)],
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline:
+        probe = subprocess.run(["ip", "netns", "exec", lab.mgmt_ns(), sys.executable, "-c",
+                                "import urllib.request; urllib.request.urlopen('%s/GPG-KEY-Mellanox.pub')" % MIRROR],
+                               capture_output=True, check=False)
+        if probe.returncode == 0:
+            return server
+        time.sleep(0.3)
+    server.kill()
+    raise RuntimeError("the stand-in mirror did not answer at %s" % MIRROR)
+
+
+def test_doca_ofed_installs_pins_and_verifies_from_a_mirror(tmp_path, mirror):
+    lab_dir = str(tmp_path / "lab")
+    server = None
+    try:
+        inventory, _plan = lab.build(t.cluster_for("exclusive"), NODES, t.INTERFACES, lab_dir, kind="containers")
+        server = serve(mirror)
+        pinned = ["-e", "doca_ofed_version=3.2.1", "-e", "doca_ofed_mirror=" + MIRROR,
+                  "-e", "doca_ofed_key_url=%s/GPG-KEY-Mellanox.pub" % MIRROR]
+        fresh = node_state(lab_dir)
+        assert "doca-ofed" not in fresh["packages"]
+
+        checked = run_play(lab_dir, inventory, "--check", *pinned)
+        assert checked.returncode == 0, checked.stdout + checked.stderr
+        assert node_state(lab_dir) == fresh  # check mode wrote no file and installed nothing
+        assert "doca-ofed" in checked.stdout  # ... and said what it would install
+
+        first = run_play(lab_dir, inventory, *pinned)
+        assert first.returncode == 0, first.stdout + first.stderr
+        packages = on_node(lab_dir, "dpkg-query", "-W", "-f", "${Package} ${Version}\\n")
+        assert "doca-ofed 3.2.1-1" in packages and "mlnx-ofed-kernel-utils 25.10.1.7.1" in packages, packages
+        assert on_node(lab_dir, "ofed_info", "-s").strip() == "OFED-internal-25.10-1.7.1:"
+        source = on_node(lab_dir, "cat", "/etc/apt/sources.list.d/ainet-doca-ofed.sources")
+        assert "URIs: %s/3.2.1/debian12/x86_64/" % MIRROR in source
+        assert "Signed-By: /etc/apt/keyrings/ainet-doca-ofed.asc" in source
+        # The pin: the mirror's packages win over any other origin (priority 1001), seen by apt itself.
+        policy = on_node(lab_dir, "apt-cache", "policy", "doca-ofed")
+        assert "1001 %s/3.2.1/debian12/x86_64 ./ Packages" % MIRROR in policy, policy
+
+        second = run_play(lab_dir, inventory, *pinned)
+        assert second.returncode == 0 and recap_changed(second) == 0, second.stdout
+
+        # A version the mirror lacks: refused with one line before anything on the node changes.
+        before = node_state(lab_dir)
+        missing = run_play(lab_dir, inventory, "-e", "doca_ofed_version=3.3.0", *pinned[2:])
+        text = missing.stdout + missing.stderr
+        assert missing.returncode != 0
+        assert "doca_ofed_version: 3.3.0 is not in the repository for this host" in text, text
+        assert "Traceback" not in text
+        assert node_state(lab_dir) == before
+    finally:
+        if server:
+            server.kill()
+        lab.down()
+
+
+def test_doca_ofed_air_gapped_copy_from_the_controller(tmp_path, mirror):
+    """doca_ofed_source: packages: the repository directory and its key come from the controller; the node
+    reaches no server at all (nothing is served here)."""
+    lab_dir = str(tmp_path / "lab")
+    try:
+        inventory, _plan = lab.build(t.cluster_for("exclusive"), NODES, t.INTERFACES, lab_dir, kind="containers")
+        repo = os.path.join(mirror, "3.2.1", "debian12", "x86_64")
+        key = os.path.join(mirror, "GPG-KEY-Mellanox.pub")
+        common = ["-e", "doca_ofed_version=3.2.1", "-e", "doca_ofed_source=packages",
+                  "-e", "doca_ofed_packages_dir=" + repo]
+
+        no_key = run_play(lab_dir, inventory, *common)
+        assert no_key.returncode != 0
+        assert "doca_ofed_key_file: empty, and doca_ofed_source is packages" in no_key.stdout, no_key.stdout
+        assert "doca-ofed" not in node_state(lab_dir)["packages"]
+
+        first = run_play(lab_dir, inventory, *common, "-e", "doca_ofed_key_file=" + key)
+        assert first.returncode == 0, first.stdout + first.stderr
+        assert on_node(lab_dir, "ofed_info", "-s").strip() == "OFED-internal-25.10-1.7.1:"
+        source = on_node(lab_dir, "cat", "/etc/apt/sources.list.d/ainet-doca-ofed.sources")
+        assert "URIs: file:///var/lib/ainet-fabric/doca-ofed-repo" in source
+
+        second = run_play(lab_dir, inventory, *common, "-e", "doca_ofed_key_file=" + key)
+        assert second.returncode == 0 and recap_changed(second) == 0, second.stdout
+    finally:
+        lab.down()

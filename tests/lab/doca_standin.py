@@ -1,0 +1,135 @@
+"""A stand-in DOCA-OFED apt repository, built by the test suite, for the doca_ofed role's install path.
+
+NVIDIA's repository cannot be reached from the lab, and its packages need ConnectX hardware and kernel
+headers. This builds, with dpkg-deb and gpg alone, a mirror of the same layout and names
+(``<mirror>/<version>/debian12/x86_64/``: a flat apt repository, ``./`` suite, an ``InRelease`` signed by a
+throw-away key served as ``<mirror>/GPG-KEY-Mellanox.pub``) whose packages stand in for NVIDIA's:
+
+* ``doca-ofed`` - the profile's meta package, depending on the two below (as NVIDIA's does on the driver's
+  user-space and kernel packages);
+* ``mlnx-ofed-kernel-utils`` - ships ``/usr/bin/ofed_info``, which prints ``ofed_info -s`` the way the real one
+  does (``OFED-internal-25.10-1.7.1:``);
+* ``mlnx-tools`` - a file under ``/usr/share/doc`` only.
+
+No kernel module is built or loaded: what the stand-ins prove is the role's repository, key, pin, install,
+idempotence and version checks on a real Debian with apt, never the driver itself.
+
+Usage: python tests/lab/doca_standin.py DIR [--version 3.2.1] [--driver 25.10-1.7.1]
+"""
+
+from __future__ import annotations
+
+import argparse
+import gzip
+import hashlib
+import os
+import shutil
+import subprocess
+import tempfile
+import time
+
+OFED_INFO = """#!/bin/sh
+# Stand-in for DOCA-OFED's ofed_info (ainet.fabric test suite): the lines the real one prints.
+case "$1" in
+    -s) echo "OFED-internal-{driver}:" ;;
+    -n) echo "{driver}" ;;
+    *) printf 'OFED-internal-{driver} (stand-in):\\n\\nmlnx-ofed-kernel:\\nmlnx_ofed/mlnx-ofed-kernel-{driver}\\n' ;;
+esac
+"""
+
+
+def _control(name, version, depends=None, description="stand-in"):
+    lines = ["Package: %s" % name, "Version: %s" % version, "Architecture: all",
+             "Maintainer: ainet.fabric test suite <tests@ainet-fabric.invalid>",
+             "Section: net", "Priority: optional"]
+    if depends:
+        lines.append("Depends: %s" % ", ".join(depends))
+    lines.append("Description: %s (ainet.fabric test stand-in)" % description)
+    return "\n".join(lines) + "\n"
+
+
+def build_deb(work, out_dir, name, version, files, depends=None):
+    """One .deb from {path: (mode, text)}; returns its file name."""
+    tree = os.path.join(work, name)
+    os.makedirs(os.path.join(tree, "DEBIAN"))
+    with open(os.path.join(tree, "DEBIAN", "control"), "w", encoding="utf-8") as handle:
+        handle.write(_control(name, version, depends))
+    for path, (mode, text) in files.items():
+        target = os.path.join(tree, path.lstrip("/"))
+        os.makedirs(os.path.dirname(target), exist_ok=True)
+        with open(target, "w", encoding="utf-8") as handle:
+            handle.write(text)
+        os.chmod(target, mode)
+    deb = "%s_%s_all.deb" % (name, version)
+    subprocess.run(["dpkg-deb", "--root-owner-group", "-Zgzip", "--build", tree, os.path.join(out_dir, deb)],
+                   check=True, capture_output=True)
+    return deb
+
+
+def _packages_entry(repo, deb):
+    path = os.path.join(repo, deb)
+    control = subprocess.run(["dpkg-deb", "-f", path], check=True, capture_output=True, text=True).stdout.rstrip()
+    with open(path, "rb") as handle:
+        data = handle.read()
+    return "%s\nFilename: ./%s\nSize: %d\nSHA256: %s\n" % (control, deb, len(data), hashlib.sha256(data).hexdigest())
+
+
+def _release(repo, names):
+    lines = ["Origin: ainet.fabric stand-in", "Label: DOCA stand-in",
+             "Date: %s" % time.strftime("%a, %d %b %Y %H:%M:%S UTC", time.gmtime()), "SHA256:"]
+    for name in names:
+        with open(os.path.join(repo, name), "rb") as handle:
+            data = handle.read()
+        lines.append(" %s %d %s" % (hashlib.sha256(data).hexdigest(), len(data), name))
+    return "\n".join(lines) + "\n"
+
+
+def build(mirror, version="3.2.1", driver="25.10-1.7.1", os_dir="debian12", arch="x86_64"):
+    """Write the mirror under ``mirror``; returns {"url_path", "repo", "key"} (paths below the mirror)."""
+    repo = os.path.join(mirror, version, os_dir, arch)
+    os.makedirs(repo, exist_ok=True)
+    work = tempfile.mkdtemp(prefix="doca-standin-")
+    gnupg = os.path.join(work, "gnupg")
+    os.makedirs(gnupg, mode=0o700)
+    env = dict(os.environ, GNUPGHOME=gnupg)
+    try:
+        debs = [
+            build_deb(work, repo, "mlnx-ofed-kernel-utils", driver.replace("-", "."),
+                      {"/usr/bin/ofed_info": (0o755, OFED_INFO.format(driver=driver))}),
+            build_deb(work, repo, "mlnx-tools", driver.replace("-", "."),
+                      {"/usr/share/doc/mlnx-tools/README": (0o644, "stand-in\n")}),
+            build_deb(work, repo, "doca-ofed", "%s-1" % version, {},
+                      depends=["mlnx-ofed-kernel-utils (= %s)" % driver.replace("-", "."), "mlnx-tools"]),
+        ]
+        packages = "\n".join(_packages_entry(repo, deb) for deb in sorted(debs))
+        with open(os.path.join(repo, "Packages"), "w", encoding="utf-8") as handle:
+            handle.write(packages)
+        with gzip.open(os.path.join(repo, "Packages.gz"), "wt", encoding="utf-8") as handle:
+            handle.write(packages)
+        with open(os.path.join(repo, "Release"), "w", encoding="utf-8") as handle:
+            handle.write(_release(repo, ["Packages", "Packages.gz"]))
+        gpg = ["gpg", "--batch", "--quiet", "--pinentry-mode", "loopback", "--passphrase", ""]
+        subprocess.run(gpg + ["--quick-generate-key", "ainet.fabric DOCA stand-in <tests@ainet-fabric.invalid>",
+                              "ed25519", "sign", "1d"], env=env, check=True, capture_output=True)
+        subprocess.run(gpg + ["--yes", "--clearsign", "-o", os.path.join(repo, "InRelease"),
+                              os.path.join(repo, "Release")], env=env, check=True, capture_output=True)
+        key = subprocess.run(gpg + ["--armor", "--export"], env=env, check=True, capture_output=True).stdout
+        with open(os.path.join(mirror, "GPG-KEY-Mellanox.pub"), "wb") as handle:
+            handle.write(key)
+    finally:
+        subprocess.run(["gpgconf", "--kill", "all"], env=env, check=False, capture_output=True)
+        shutil.rmtree(work, ignore_errors=True)
+    return {"repo": os.path.relpath(repo, mirror), "key": "GPG-KEY-Mellanox.pub", "debs": debs}
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("mirror")
+    parser.add_argument("--version", default="3.2.1")
+    parser.add_argument("--driver", default="25.10-1.7.1")
+    args = parser.parse_args()
+    print(build(args.mirror, args.version, args.driver))
+
+
+if __name__ == "__main__":
+    main()
