@@ -13,8 +13,6 @@ a run removes any of them that it did not render, whichever backend wrote it.
 
 from __future__ import annotations
 
-import fnmatch
-
 from ansible_collections.ainet.fabric.plugins.module_utils.common import file_formats
 from ansible_collections.ainet.fabric.plugins.module_utils.host import iproute
 
@@ -44,9 +42,30 @@ SCAN_DIRS = sorted({p.rsplit("/", 1)[0] for p in OWNED_PATTERNS if "*" not in p.
 _NETWORKD_CONF = [("Network", [("ManageForeignRoutingPolicyRules", False), ("ManageForeignRoutes", False)])]
 
 
+def _glob_match(path, pieces):
+    """fnmatchcase for a pattern whose only wildcard is ``*`` (any characters), given as its ``*``-separated
+    pieces; without building a regular expression (about 0.5 ms each on a host module's first call)."""
+    first, last = pieces[0], pieces[-1]
+    if len(pieces) == 1:
+        return path == first
+    if not path.startswith(first) or not path.endswith(last) or len(path) < len(first) + len(last):
+        return False
+    pos, end = len(first), len(path) - len(last)
+    for piece in pieces[1:-1]:
+        pos = path.find(piece, pos, end)
+        if pos < 0:
+            return False
+        pos += len(piece)
+    return True
+
+
+_OWNED_PIECES = tuple(tuple(pattern.split("*")) for pattern in OWNED_PATTERNS)
+assert not any(c in "".join(OWNED_PATTERNS) for c in "?[")  # '*' is the only wildcard _glob_match knows
+
+
 def owned(path):
-    """True for a path (relative to the root) that this collection writes."""
-    return any(fnmatch.fnmatchcase(path, pattern) for pattern in OWNED_PATTERNS)
+    """True for a path (relative to the root) that this collection writes (:data:`OWNED_PATTERNS`)."""
+    return any(_glob_match(path, pieces) for pieces in _OWNED_PIECES)
 
 
 def _v6(addrs):

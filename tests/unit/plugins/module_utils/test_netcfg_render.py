@@ -82,3 +82,25 @@ def test_netplan_file_is_the_intent_as_yaml():
     assert routes == {(k.table, k.dst, v.gateway, v.dev) for k, v in intent.routes.items()}
     rules = {(r["priority"], r["from"], r["table"]) for n in eth for r in eth[n]["routing-policy"]}
     assert rules == {(dict(r)["priority"], dict(r)["src"], dict(r)["table"]) for r in intent.rules}
+
+
+def test_owned_matches_exactly_what_fnmatch_matches():
+    """owned() matches its patterns without regular expressions; fnmatch is the reference, on the patterns'
+    own expansions and on mutations of them (random but seeded)."""
+    import fnmatch
+    import random
+
+    rnd = random.Random(20)
+    alphabet = "ae*/.-60ainetrlsycw"
+    paths = []
+    for _ in range(5000):
+        pattern = rnd.choice(netcfg_render.OWNED_PATTERNS)
+        chars = list(pattern.replace("*", "".join(rnd.choice(alphabet) for _ in range(rnd.randint(0, 4)))))
+        for _ in range(rnd.randint(0, 2)):
+            if chars:
+                chars[rnd.randrange(len(chars))] = rnd.choice(alphabet)
+        paths.append("".join(chars))
+    owned = [p for p in paths if netcfg_render.owned(p)]
+    assert len(owned) > 1000 and len(paths) - len(owned) > 1000  # both sides exercised
+    for path in paths:
+        assert netcfg_render.owned(path) == any(fnmatch.fnmatchcase(path, p) for p in netcfg_render.OWNED_PATTERNS), path
