@@ -9,7 +9,9 @@ from the lab's management namespace (10.250.0.1: the node's only network; nothin
 The verdict is the node's own apt and dpkg: check mode on a fresh node changes nothing there; the first run
 writes the key, the deb822 source and the pin and installs the profile; ``ofed_info -s`` answers with the
 driver the pinned DOCA version ships; the second run changes nothing; a version the mirror lacks is refused
-before any change; the air-gapped path (the repository and its key copied from the controller) installs too.
+before any change; a new pinned version upgrades, and its DKMS driver package, which the node's real dkms
+registers without building (no headers for the running kernel), is found as the classic breakage and named with
+its fix; the air-gapped path (the repository and its key copied from the controller) installs too.
 """
 
 from __future__ import annotations
@@ -83,6 +85,7 @@ def fixture_mirror(tmp_path):
     """The stand-in mirror, served from the lab's management namespace while the test runs."""
     root = str(tmp_path / "mirror")
     doca_standin.build(root, version="3.2.1", driver="25.10-1.7.1")
+    doca_standin.build(root, version="3.2.2", driver="25.10-2.4.1", dkms=True)
     yield root
 
 
@@ -141,6 +144,21 @@ def test_doca_ofed_installs_pins_and_verifies_from_a_mirror(tmp_path, mirror):
         assert "doca_ofed_version: 3.3.0 is not in the repository for this host" in text, text
         assert "Traceback" not in text
         assert node_state(lab_dir) == before
+
+        # A new pinned version upgrades; its DKMS package leaves the running kernel without modules (the node has
+        # dkms but no headers for the kernel it runs): installed, then found and named with the fix.
+        upgraded = run_play(lab_dir, inventory, "-e", "doca_ofed_version=3.2.2", *pinned[2:])
+        text = upgraded.stdout + upgraded.stderr
+        packages = on_node(lab_dir, "dpkg-query", "-W", "-f", "${Package} ${Version}\\n")
+        assert "doca-ofed 3.2.2-1" in packages and "mlnx-ofed-kernel-dkms 25.10.2.4.1" in packages, packages
+        assert on_node(lab_dir, "ofed_info", "-s").strip() == "OFED-internal-25.10-2.4.1:"
+        dkms = on_node(lab_dir, "dkms", "status")
+        assert "mlnx-ofed-kernel/25.10.2.4.1" in dkms and "added" in dkms, dkms
+        release = on_node(lab_dir, "uname", "-r").strip()
+        assert upgraded.returncode != 0
+        assert ("the running kernel %s has no mlnx-ofed-kernel modules built (dkms has them for no kernel); fix: "
+                "install the kernel headers (linux-headers-%s" % (release, release)) in text, text
+        assert "Traceback" not in text
     finally:
         if server:
             server.kill()

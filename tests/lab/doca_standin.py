@@ -9,10 +9,14 @@ throw-away key served as ``<mirror>/GPG-KEY-Mellanox.pub``) whose packages stand
   user-space and kernel packages);
 * ``mlnx-ofed-kernel-utils`` - ships ``/usr/bin/ofed_info``, which prints ``ofed_info -s`` the way the real one
   does (``OFED-internal-25.10-1.7.1:``);
-* ``mlnx-tools`` - a file under ``/usr/share/doc`` only.
+* ``mlnx-tools`` - a file under ``/usr/share/doc`` only;
+* with ``dkms=True``, ``mlnx-ofed-kernel-dkms`` - the driver's sources for DKMS (a ``dkms.conf`` under
+  ``/usr/src/mlnx-ofed-kernel-<driver>/``) and the postinst every dh_dkms package runs (dkms's
+  ``common.postinst``): on a host without the running kernel's headers, dkms registers the module and skips the
+  build, exactly the state a kernel update without headers leaves ("added", no modules for the running kernel).
 
 No kernel module is built or loaded: what the stand-ins prove is the role's repository, key, pin, install,
-idempotence and version checks on a real Debian with apt, never the driver itself.
+upgrade, idempotence and version checks on a real Debian with apt and dkms, never the driver itself.
 
 Usage: python tests/lab/doca_standin.py DIR [--version 3.2.1] [--driver 25.10-1.7.1]
 """
@@ -48,12 +52,36 @@ def _control(name, version, depends=None, description="stand-in"):
     return "\n".join(lines) + "\n"
 
 
-def build_deb(work, out_dir, name, version, files, depends=None):
-    """One .deb from {path: (mode, text)}; returns its file name."""
+DKMS_CONF = """PACKAGE_NAME="mlnx-ofed-kernel"
+PACKAGE_VERSION="{version}"
+BUILT_MODULE_NAME[0]="mlx5_core"
+DEST_MODULE_LOCATION[0]="/updates/dkms"
+MAKE[0]="true"
+AUTOINSTALL="yes"
+"""
+# What dh_dkms writes into a DKMS package's postinst (the real package runs the same dkms script).
+DKMS_POSTINST = """#!/bin/sh
+set -e
+if [ "$1" = configure ] && [ -x /usr/lib/dkms/common.postinst ]; then
+    /usr/lib/dkms/common.postinst mlnx-ofed-kernel {version} /usr/share/mlnx-ofed-kernel-dkms "" "$2"
+fi
+"""
+DKMS_PRERM = """#!/bin/sh
+set -e
+dkms remove -m mlnx-ofed-kernel -v {version} --all >/dev/null 2>&1 || true
+"""
+
+
+def build_deb(work, out_dir, name, version, files, depends=None, scripts=None):
+    """One .deb from {path: (mode, text)} and maintainer scripts {name: text}; returns its file name."""
     tree = os.path.join(work, name)
     os.makedirs(os.path.join(tree, "DEBIAN"))
     with open(os.path.join(tree, "DEBIAN", "control"), "w", encoding="utf-8") as handle:
         handle.write(_control(name, version, depends))
+    for script, text in (scripts or {}).items():
+        with open(os.path.join(tree, "DEBIAN", script), "w", encoding="utf-8") as handle:
+            handle.write(text)
+        os.chmod(os.path.join(tree, "DEBIAN", script), 0o755)
     for path, (mode, text) in files.items():
         target = os.path.join(tree, path.lstrip("/"))
         os.makedirs(os.path.dirname(target), exist_ok=True)
@@ -84,23 +112,33 @@ def _release(repo, names):
     return "\n".join(lines) + "\n"
 
 
-def build(mirror, version="3.2.1", driver="25.10-1.7.1", os_dir="debian12", arch="x86_64"):
-    """Write the mirror under ``mirror``; returns {"url_path", "repo", "key"} (paths below the mirror)."""
+def build(mirror, version="3.2.1", driver="25.10-1.7.1", os_dir="debian12", arch="x86_64", dkms=False):
+    """Write one version's repository under ``mirror`` (the key: once, kept for later versions); returns
+    {"repo", "key", "debs"} (paths below the mirror)."""
     repo = os.path.join(mirror, version, os_dir, arch)
     os.makedirs(repo, exist_ok=True)
     work = tempfile.mkdtemp(prefix="doca-standin-")
-    gnupg = os.path.join(work, "gnupg")
-    os.makedirs(gnupg, mode=0o700)
+    gnupg = os.path.normpath(mirror) + ".gnupg"  # the throw-away signing key, beside the mirror (never served)
+    os.makedirs(gnupg, mode=0o700, exist_ok=True)
     env = dict(os.environ, GNUPGHOME=gnupg)
+    package_version = driver.replace("-", ".")
     try:
         debs = [
-            build_deb(work, repo, "mlnx-ofed-kernel-utils", driver.replace("-", "."),
+            build_deb(work, repo, "mlnx-ofed-kernel-utils", package_version,
                       {"/usr/bin/ofed_info": (0o755, OFED_INFO.format(driver=driver))}),
-            build_deb(work, repo, "mlnx-tools", driver.replace("-", "."),
+            build_deb(work, repo, "mlnx-tools", package_version,
                       {"/usr/share/doc/mlnx-tools/README": (0o644, "stand-in\n")}),
-            build_deb(work, repo, "doca-ofed", "%s-1" % version, {},
-                      depends=["mlnx-ofed-kernel-utils (= %s)" % driver.replace("-", "."), "mlnx-tools"]),
         ]
+        depends = ["mlnx-ofed-kernel-utils (= %s)" % package_version, "mlnx-tools"]
+        if dkms:
+            source = "/usr/src/mlnx-ofed-kernel-%s" % package_version
+            debs.append(build_deb(work, repo, "mlnx-ofed-kernel-dkms", package_version, {
+                source + "/dkms.conf": (0o644, DKMS_CONF.format(version=package_version)),
+                source + "/Makefile": (0o644, "all:\n\ttrue\n")}, depends=["dkms"],
+                scripts={"postinst": DKMS_POSTINST.format(version=package_version),
+                         "prerm": DKMS_PRERM.format(version=package_version)}))
+            depends.append("mlnx-ofed-kernel-dkms (= %s)" % package_version)
+        debs.append(build_deb(work, repo, "doca-ofed", "%s-1" % version, {}, depends=depends))
         packages = "\n".join(_packages_entry(repo, deb) for deb in sorted(debs))
         with open(os.path.join(repo, "Packages"), "w", encoding="utf-8") as handle:
             handle.write(packages)
@@ -109,8 +147,9 @@ def build(mirror, version="3.2.1", driver="25.10-1.7.1", os_dir="debian12", arch
         with open(os.path.join(repo, "Release"), "w", encoding="utf-8") as handle:
             handle.write(_release(repo, ["Packages", "Packages.gz"]))
         gpg = ["gpg", "--batch", "--quiet", "--pinentry-mode", "loopback", "--passphrase", ""]
-        subprocess.run(gpg + ["--quick-generate-key", "ainet.fabric DOCA stand-in <tests@ainet-fabric.invalid>",
-                              "ed25519", "sign", "1d"], env=env, check=True, capture_output=True)
+        if not os.path.exists(os.path.join(mirror, "GPG-KEY-Mellanox.pub")):
+            subprocess.run(gpg + ["--quick-generate-key", "ainet.fabric DOCA stand-in <tests@ainet-fabric.invalid>",
+                                  "ed25519", "sign", "1d"], env=env, check=True, capture_output=True)
         subprocess.run(gpg + ["--yes", "--clearsign", "-o", os.path.join(repo, "InRelease"),
                               os.path.join(repo, "Release")], env=env, check=True, capture_output=True)
         key = subprocess.run(gpg + ["--armor", "--export"], env=env, check=True, capture_output=True).stdout
@@ -127,8 +166,9 @@ def main():
     parser.add_argument("mirror")
     parser.add_argument("--version", default="3.2.1")
     parser.add_argument("--driver", default="25.10-1.7.1")
+    parser.add_argument("--dkms", action="store_true", help="add mlnx-ofed-kernel-dkms (needs dkms on the host)")
     args = parser.parse_args()
-    print(build(args.mirror, args.version, args.driver))
+    print(build(args.mirror, args.version, args.driver, dkms=args.dkms))
 
 
 if __name__ == "__main__":

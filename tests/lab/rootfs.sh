@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Build the Debian root filesystem the lab's GPU-node containers boot from
-# (systemd, sshd, python3, iproute2; python3-apt for ansible.builtin.apt; netplan.io, which the molecule scenario
+# (systemd, sshd, python3, iproute2; python3-apt for ansible.builtin.apt; dkms (without kernel headers: the
+# DOCA stand-in's modules stay unbuilt, tests/lab/doca_standin.py); netplan.io, which the molecule scenario
 # `shared` uses; sudo and the login user ops, uid 1000, that Ansible becomes root
 # from), once; later runs reuse it.
 #   usage: tests/lab/rootfs.sh [DIR]     (default build/lab/rootfs)
@@ -8,7 +9,7 @@
 set -euo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 DEST=${1:-$ROOT/build/lab/rootfs}
-PACKAGES=systemd-sysv,dbus,openssh-server,python3,python3-apt,iproute2,iputils-ping,procps,tcpdump,netbase,netplan.io,sudo
+PACKAGES=systemd-sysv,dbus,openssh-server,python3,python3-apt,dkms,iproute2,iputils-ping,procps,tcpdump,netbase,netplan.io,sudo
 # The rootfs is rebuilt when this script or the files it copies in change.
 HERE=$(dirname "${BASH_SOURCE[0]}")
 STAMP="$(cat "${BASH_SOURCE[0]}" "$HERE/files/ainet-lab-sysfs-ro.service" | sha256sum | cut -c1-16)"
