@@ -10,13 +10,19 @@ changed=0 on every host) and of a one-task ``ansible.builtin.ping`` play over th
 same hosts, inventory, ansible.cfg and forks. Reports min/median of each and the
 ratio of medians (target 1.2). The collection's plugins are byte-compiled first, as the first
 run on a controller leaves them; ``--profile`` adds one untimed re-converge with
-ansible.posix.profile_tasks and prints its per-task times. Last line: JSON summary.
+ansible.posix.profile_tasks and prints its per-task times. ``--module-cpu N`` keeps the AnsiballZ
+payloads of one host's rail_interfaces and ping (ANSIBLE_KEEP_REMOTE_FILES) and runs each N times
+in turn, one at a time, in that node's namespace: the CPU the host spends on our module beyond a
+no-op module, free of the play's contention. Last line: JSON summary.
 """
 
 import argparse
+import glob
 import json
 import os
 import re
+import resource
+import shutil
 import statistics
 import subprocess
 import sys
@@ -45,15 +51,17 @@ def parse_args():
     parser.add_argument("--rail-prefix", type=int, default=19)
     parser.add_argument("--profile", action="store_true", help="one extra re-converge with profile_tasks")
     parser.add_argument("--keep", action="store_true", help="keep the lab (and its directory) for inspection")
+    parser.add_argument("--module-cpu", type=int, default=0, metavar="N",
+                        help="also run one host's rail_interfaces and ping payloads N times each, sequentially")
     return parser.parse_args()
 
 
-def playbook(inventory, play, forks, env_extra=None):
+def playbook(inventory, play, forks, env_extra=None, extra_args=()):
     """Run ansible-playbook; returns (seconds, stdout + stderr, rc)."""
     env = dict(os.environ, ANSIBLE_CONFIG=os.path.join(ROOT, "ansible.cfg"), ANSIBLE_NOCOLOR="1",
                ANSIBLE_FORCE_COLOR="0", PATH=BIN + os.pathsep + os.environ.get("PATH", ""))
     env.update(env_extra or {})
-    cmd = [os.path.join(BIN, "ansible-playbook"), "-i", inventory, "-f", str(forks), play]
+    cmd = [os.path.join(BIN, "ansible-playbook"), "-i", inventory, "-f", str(forks), play] + list(extra_args)
     start = time.monotonic()
     result = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=1800, check=False)
     return time.monotonic() - start, result.stdout + result.stderr, result.returncode
@@ -85,6 +93,38 @@ def profile_lines(output):
     """profile_tasks' block at the end: one line per task, slowest first."""
     block = output[output.rfind("TASKS RECAP"):] if "TASKS RECAP" in output else output[output.rfind("PLAY RECAP"):]
     return [line.rstrip(" *") for line in block.splitlines()[1:] if line.strip() and not line.startswith("===")]
+
+
+def module_cpu(inventory, hosts_yml, host, lab, runs):
+    """Median CPU (ms, the node's python and its children) of one host's rail_interfaces and ping payloads."""
+    remote = tempfile.mkdtemp(prefix="bench-remote-")
+    keep = {"ANSIBLE_KEEP_REMOTE_FILES": "1", "ANSIBLE_REMOTE_TMP": remote}
+    try:
+        for play in (hosts_yml, None):
+            if play:
+                _s, output, rc = playbook(inventory, play, 1, keep, ["--limit", host])
+            else:
+                cmd = [os.path.join(BIN, "ansible"), "-i", inventory, host, "-m", "ansible.builtin.ping"]
+                done = subprocess.run(cmd, cwd=ROOT, env=dict(os.environ, ANSIBLE_CONFIG=os.path.join(
+                    ROOT, "ansible.cfg"), **keep), capture_output=True, text=True, timeout=300, check=False)
+                output, rc = done.stdout + done.stderr, done.returncode
+            if rc != 0:
+                raise SystemExit("module-cpu: the run to keep the payloads failed: %s" % output[-2000:])
+        payloads = {name: glob.glob(os.path.join(remote, "*", "AnsiballZ_%s.py" % name))[0]
+                    for name in ("rail_interfaces", "ping")}
+        times = {name: [] for name in payloads}
+        for _run in range(runs):
+            for name, path in payloads.items():
+                before = resource.getrusage(resource.RUSAGE_CHILDREN)
+                subprocess.run(["ip", "netns", "exec", lab.node_ns(host), "/usr/bin/python3", path],
+                               capture_output=True, check=True)
+                after = resource.getrusage(resource.RUSAGE_CHILDREN)
+                times[name].append((after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime) * 1000)
+        out = {name: round(statistics.median(values), 1) for name, values in times.items()}
+        out["extra"] = round(out["rail_interfaces"] - out["ping"], 1)
+        return out
+    finally:
+        shutil.rmtree(remote, ignore_errors=True)
 
 
 def bench(args, lab, lab_dir, result):
@@ -123,6 +163,12 @@ def bench(args, lab, lab_dir, result):
     result["ratio"] = round(statistics.median(reconverge) / statistics.median(ping), 2)
     print("re-converge min %.2f median %.2f s | ping min %.2f median %.2f s | ratio %.2fx (target 1.2x)"
           % (min(reconverge), statistics.median(reconverge), min(ping), statistics.median(ping), result["ratio"]))
+
+    if args.module_cpu:
+        result["module_cpu_ms"] = module_cpu(inventory, hosts_yml, sorted(nodes)[0], lab, args.module_cpu)
+        print("module CPU on %s, median of %d sequential runs: rail_interfaces %.0f ms, ping %.0f ms, extra %.0f ms"
+              % (sorted(nodes)[0], args.module_cpu, result["module_cpu_ms"]["rail_interfaces"],
+                 result["module_cpu_ms"]["ping"], result["module_cpu_ms"]["extra"]))
 
     if args.profile:
         seconds, output, rc = playbook(inventory, hosts_yml, args.forks, {

@@ -90,13 +90,14 @@ def test_owned_matches_exactly_what_fnmatch_matches():
     import fnmatch
     import random
 
+    assert not any(c in "".join(netcfg_render.OWNED_PATTERNS) for c in "?[")  # '*' is the only wildcard
     rnd = random.Random(20)
     alphabet = "ae*/.-60ainetrlsycw"
     paths = []
-    for _ in range(5000):
+    for _case in range(5000):
         pattern = rnd.choice(netcfg_render.OWNED_PATTERNS)
-        chars = list(pattern.replace("*", "".join(rnd.choice(alphabet) for _ in range(rnd.randint(0, 4)))))
-        for _ in range(rnd.randint(0, 2)):
+        chars = list(pattern.replace("*", "".join(rnd.choice(alphabet) for _char in range(rnd.randint(0, 4)))))
+        for _change in range(rnd.randint(0, 2)):
             if chars:
                 chars[rnd.randrange(len(chars))] = rnd.choice(alphabet)
         paths.append("".join(chars))

@@ -59,8 +59,10 @@ def test_every_role_variable_reaches_a_controller_side_check():
         assert option in ActionModule.MODEL_SPEC or option in rail_intent.ARGUMENT_SPEC, option
 
 
-@pytest.mark.parametrize("variable", sorted(v for v in _role_options() if v.startswith("rail_network_")
-                                             and v not in ONLY_AS_BOOL))
+ROLE_OPTIONS = sorted(v for v in _role_options() if v.startswith("rail_network_") and v not in ONLY_AS_BOOL)
+
+
+@pytest.mark.parametrize("variable", ROLE_OPTIONS)
 def test_role_and_module_declare_the_same_type_and_choices(variable):
     declared = _role_options()[variable]
     spec = rail_intent.ARGUMENT_SPEC[_task_args()[variable]]
