@@ -172,14 +172,30 @@ def test_doca_ofed_air_gapped_copy_from_the_controller(tmp_path, mirror):
     try:
         inventory, _plan = lab.build(t.cluster_for("exclusive"), NODES, t.INTERFACES, lab_dir, kind="containers")
         repo = os.path.join(mirror, "3.2.1", "debian12", "x86_64")
-        key = os.path.join(mirror, "GPG-KEY-Mellanox.pub")
         common = ["-e", "doca_ofed_version=3.2.1", "-e", "doca_ofed_source=packages",
                   "-e", "doca_ofed_packages_dir=" + repo]
 
-        no_key = run_play(lab_dir, inventory, *common)
-        assert no_key.returncode != 0
-        assert "doca_ofed_key_file: empty, and doca_ofed_source is packages" in no_key.stdout, no_key.stdout
-        assert "doca-ofed" not in node_state(lab_dir)["packages"]
+        # Refused on the controller, before anything reaches the node: no key, no directory (it would copy the
+        # controller's / to the node), the root directory, a directory without a repository index, a missing key.
+        fresh = node_state(lab_dir)
+        empty = str(tmp_path / "empty")
+        os.makedirs(empty)
+        key = os.path.join(mirror, "GPG-KEY-Mellanox.pub")
+        base = ["-e", "doca_ofed_version=3.2.1", "-e", "doca_ofed_source=packages"]
+        for extra, message in [
+                (["-e", "doca_ofed_packages_dir=" + repo], "doca_ofed_key_file: empty, and doca_ofed_source is packages"),
+                (["-e", "doca_ofed_key_file=" + key], "doca_ofed_packages_dir: empty, and doca_ofed_source is packages"),
+                (["-e", "doca_ofed_key_file=" + key, "-e", "doca_ofed_packages_dir=/"],
+                 "doca_ofed_packages_dir: / is the root directory"),
+                (["-e", "doca_ofed_key_file=" + key, "-e", "doca_ofed_packages_dir=" + empty],
+                 "doca_ofed_packages_dir: %s holds no repository index" % empty),
+                (["-e", "doca_ofed_key_file=" + key + ".missing", "-e", "doca_ofed_packages_dir=" + repo],
+                 "doca_ofed_key_file: %s.missing is not a file on the controller" % key)]:
+            refused = run_play(lab_dir, inventory, *(base + extra))
+            assert refused.returncode != 0 and message in refused.stdout, refused.stdout
+            assert "Traceback" not in refused.stdout + refused.stderr
+        assert node_state(lab_dir) == fresh
+        assert on_node(lab_dir, "ls", "/var/lib/ainet-fabric", check=False).strip() == ""
 
         first = run_play(lab_dir, inventory, *common, "-e", "doca_ofed_key_file=" + key)
         assert first.returncode == 0, first.stdout + first.stderr
