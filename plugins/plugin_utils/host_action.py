@@ -77,7 +77,9 @@ class HostModuleAction(ActionBase):
             result.update(self._execute_module(module_args=task_args, task_vars=task_vars))
             return result
         model_args = dict((name, task_args.pop(name)) for name in list(task_args) if name in self.MODEL_SPEC)
-        args = self._validate(model_args)
+        args, errors = self._validate(self.MODEL_SPEC, model_args)
+        if errors:
+            raise AnsibleActionFail("Validation of arguments failed: %s" % "; ".join(errors))
         try:
             cluster = load_model(args["cluster"])
             state = self.desired(cluster, args, task_vars or {})
@@ -87,7 +89,7 @@ class HostModuleAction(ActionBase):
         module_args = dict(task_args)
         module_args.update(state)
         if self.MODULE_SPEC is not None:
-            errors = ArgumentSpecValidator(self.MODULE_SPEC).validate(module_args).error_messages
+            _params, errors = self._validate(self.MODULE_SPEC, module_args)
             if errors:
                 result.update(failed=True, changed=False, msg="%s: %s" % (
                     self._task.action.rsplit(".", 1)[-1], "; ".join(errors)))
@@ -95,9 +97,9 @@ class HostModuleAction(ActionBase):
         result.update(self._execute_module(module_args=module_args, task_vars=task_vars))
         return result
 
-    def _validate(self, model_args):
-        """The controller-side options, validated against :attr:`MODEL_SPEC` (types, required, defaults)."""
-        validated = ArgumentSpecValidator(self.MODEL_SPEC).validate(model_args)
-        if validated.error_messages:
-            raise AnsibleActionFail("Validation of arguments failed: %s" % "; ".join(validated.error_messages))
-        return validated.validated_parameters
+    @staticmethod
+    def _validate(spec, args):
+        """``args`` checked against an argument spec (types, choices, required, defaults): (the validated
+        parameters, the error lines). Serves :attr:`MODEL_SPEC` and :attr:`MODULE_SPEC` alike."""
+        validated = ArgumentSpecValidator(spec).validate(args)
+        return validated.validated_parameters, validated.error_messages

@@ -95,19 +95,13 @@ def profile_lines(output):
     return [line.rstrip(" *") for line in block.splitlines()[1:] if line.strip() and not line.startswith("===")]
 
 
-def module_cpu(inventory, hosts_yml, host, lab, runs):
+def module_cpu(inventory, plays, host, lab, runs):
     """Median CPU (ms, the node's python and its children) of one host's rail_interfaces and ping payloads."""
     remote = tempfile.mkdtemp(prefix="bench-remote-")
     keep = {"ANSIBLE_KEEP_REMOTE_FILES": "1", "ANSIBLE_REMOTE_TMP": remote}
     try:
-        for play in (hosts_yml, None):
-            if play:
-                _s, output, rc = playbook(inventory, play, 1, keep, ["--limit", host])
-            else:
-                cmd = [os.path.join(BIN, "ansible"), "-i", inventory, host, "-m", "ansible.builtin.ping"]
-                done = subprocess.run(cmd, cwd=ROOT, env=dict(os.environ, ANSIBLE_CONFIG=os.path.join(
-                    ROOT, "ansible.cfg"), **keep), capture_output=True, text=True, timeout=300, check=False)
-                output, rc = done.stdout + done.stderr, done.returncode
+        for play in plays:  # the host job and the ping play, each limited to the host: their payloads are kept
+            _s, output, rc = playbook(inventory, play, 1, keep, ["--limit", host])
             if rc != 0:
                 raise SystemExit("module-cpu: the run to keep the payloads failed: %s" % output[-2000:])
         payloads = {name: glob.glob(os.path.join(remote, "*", "AnsiballZ_%s.py" % name))[0]
@@ -165,7 +159,8 @@ def bench(args, lab, lab_dir, result):
           % (min(reconverge), statistics.median(reconverge), min(ping), statistics.median(ping), result["ratio"]))
 
     if args.module_cpu:
-        result["module_cpu_ms"] = module_cpu(inventory, hosts_yml, sorted(nodes)[0], lab, args.module_cpu)
+        result["module_cpu_ms"] = module_cpu(inventory, (hosts_yml, ping_yml), sorted(nodes)[0], lab,
+                                               args.module_cpu)
         print("module CPU on %s, median of %d sequential runs: rail_interfaces %.0f ms, ping %.0f ms, extra %.0f ms"
               % (sorted(nodes)[0], args.module_cpu, result["module_cpu_ms"]["rail_interfaces"],
                  result["module_cpu_ms"]["ping"], result["module_cpu_ms"]["extra"]))
