@@ -159,8 +159,8 @@ def bench(args, lab, lab_dir, result):
           % (min(reconverge), statistics.median(reconverge), min(ping), statistics.median(ping), result["ratio"]))
 
     if args.module_cpu:
-        result["module_cpu_ms"] = module_cpu(inventory, (hosts_yml, ping_yml), sorted(nodes)[0], lab,
-                                               args.module_cpu)
+        first = sorted(nodes)[0]
+        result["module_cpu_ms"] = module_cpu(inventory, (hosts_yml, ping_yml), first, lab, args.module_cpu)
         print("module CPU on %s, median of %d sequential runs: rail_interfaces %.0f ms, ping %.0f ms, extra %.0f ms"
               % (sorted(nodes)[0], args.module_cpu, result["module_cpu_ms"]["rail_interfaces"],
                  result["module_cpu_ms"]["ping"], result["module_cpu_ms"]["extra"]))
