@@ -15,6 +15,11 @@ description:
     distribution and architecture (NVIDIA's flat repository per DOCA version, or O(mirror) with the same layout),
     the packages and the driver release the version ships; changes nothing. A bad version, profile or a
     distribution DOCA-OFED has no repository for fails with one line.
+  - With O(state=repository), also reads the repository's index from this host, before anything on it changes (apt's
+    C(Packages) file of the flat repository; dnf C(repoquery) with the repository given on the command line only),
+    and returns the packages it ships, those of them installed, which of those it would upgrade, and which it would
+    downgrade (refused with one line unless O(allow_downgrade)). A version the repository lacks (404) and a
+    repository this host cannot read are refused with one line each.
   - With O(state=verify), reads what is installed and what runs - C(ofed_info -s), C(dkms status), the loaded
     C(mlx5_core)'s C(version) and C(srcversion) against C(modinfo) - and fails with one line per problem and its fix
     (the installed driver is not the pinned one; the running kernel has no DOCA-OFED modules built, the classic
@@ -28,9 +33,10 @@ extends_documentation_fragment:
   - ainet.fabric.host.roots
 options:
   state:
-    description: V(plan) names the repository and packages; V(verify) reads the host (and restarts when asked).
+    description: V(plan) names the repository and packages; V(repository) also reads what the configured repository
+      ships and would change; V(verify) reads the host (and restarts when asked).
     type: str
-    choices: [plan, verify]
+    choices: [plan, repository, verify]
     default: verify
   version:
     description: The pinned DOCA version (C(3.2.1)); required with O(state=plan). With O(state=verify) the installed
@@ -47,6 +53,14 @@ options:
       NVIDIA's repository.
     type: str
     default: ""
+  mirror_option:
+    description: The name of the role option that set the repository's location, named in the refusals.
+    type: str
+    default: doca_ofed_mirror
+  allow_downgrade:
+    description: With O(state=repository), let the repository's packages replace newer installed ones.
+    type: bool
+    default: false
   restart:
     description: Restart the driver when the loaded one is not the installed one (refused on the management path and
       under storage users); otherwise that is a pending reboot.
@@ -84,8 +98,16 @@ EXAMPLES = r"""
 
 RETURN = r"""
 repository:
-  description: With O(state=plan), the repository (C(family) apt or dnf, C(url), C(os) directory).
+  description: With O(state=plan), the repository (C(family) apt or dnf, C(url), C(os) directory); with
+    O(state=repository) also C(available) (the package names it ships), C(installed) (those of them installed),
+    C(upgrade) (those it would upgrade), C(downgrade) (C(name installed -> repository's)), C(current), and on apt
+    C(apt_preferences), the preferences file that holds exactly those packages at the repository's version.
   returned: always
+  type: dict
+headers:
+  description: With O(state=plan) or O(state=repository), the running kernel's headers (C(release), C(present),
+    C(package)).
+  returned: when state is plan or repository
   type: dict
 packages:
   description: The packages to install.
@@ -127,25 +149,123 @@ reboot_pending:
   elements: str
 """
 
+import gzip
+import lzma
 import os
 
 from ansible.module_utils.basic import AnsibleModule
+from ansible.module_utils.urls import fetch_url
 
 from ansible_collections.ainet.fabric.plugins.module_utils.common.errors import FabricError
 from ansible_collections.ainet.fabric.plugins.module_utils.host import doca_ofed_state as lib
 from ansible_collections.ainet.fabric.plugins.module_utils.host import mgmt_path
-from ansible_collections.ainet.fabric.plugins.module_utils.host.host_files import read_text
-from ansible_collections.ainet.fabric.plugins.module_utils.host.runner import VENDOR_MELLANOX, Runner
+from ansible_collections.ainet.fabric.plugins.module_utils.host.runner import VENDOR_MELLANOX, Runner, one_line
 from ansible_collections.ainet.fabric.plugins.module_utils.rdma.rdma_parse_host import parse_ofed_info
 
 
-def os_release(runner):
-    values = {}
-    for line in (read_text(runner.conf("/etc/os-release")) or "").splitlines():
-        if "=" in line:
-            key, value = line.split("=", 1)
-            values[key.strip()] = value.strip().strip('"')
-    return values
+def _dpkg_compare(runner):
+    try:
+        import apt_pkg  # python3-apt, which ansible.builtin.apt needs on the host anyway
+        apt_pkg.init_system()
+        return apt_pkg.version_compare
+    except ImportError:
+        def compare(one, two):
+            if runner.run(["dpkg", "--compare-versions", one, "gt", two], check=False)[0] == 0:
+                return 1
+            return 0 if runner.run(["dpkg", "--compare-versions", one, "eq", two], check=False)[0] == 0 else -1
+        return compare
+
+
+def _rpm_compare(one, two):
+    def split(evr):
+        epoch, _sep, rest = evr.rpartition(":")
+        version, _sep, release = rest.partition("-")
+        return (epoch or "0", version, release)
+    try:
+        import rpm  # python3-rpm, the bindings dnf itself uses
+        return rpm.labelCompare(split(one), split(two))
+    except ImportError:
+        return lib.rpm_version_compare(split(one), split(two))
+
+
+class Repository(object):
+    """What the pinned repository ships and would change on this host, read from the repository itself before
+    anything on the host changes (the package manager's own sources and lists stay as they are)."""
+
+    INDEXES = ("Packages.gz", "Packages.xz", "Packages")
+
+    def __init__(self, module, runner, url, mirror_hint):
+        self.module = module
+        self.runner = runner
+        self.url = url
+        self.hint = mirror_hint
+
+    def _get(self, name):
+        """(status, bytes) of a file of the repository; status 200, 404, or another code / -1 with the bytes None."""
+        target = self.url + name
+        if target.startswith("file://"):
+            try:
+                with open(target[len("file://"):], "rb") as handle:
+                    return 200, handle.read()
+            except OSError:
+                return 404, None
+        response, info = fetch_url(self.module, target, timeout=60, decompress=False)
+        if info.get("status") == 200 and response is not None:
+            return 200, response.read()
+        return info.get("status", -1), info.get("msg", "")
+
+    def apt(self):
+        failures = []
+        for name in self.INDEXES:
+            status, body = self._get(name)
+            if status == 200:
+                if name.endswith(".gz"):
+                    body = gzip.decompress(body)
+                elif name.endswith(".xz"):
+                    body = lzma.decompress(body)
+                available = lib.parse_packages_index(body.decode("utf-8", "replace"))
+                break
+            failures.append((name, status, body))
+        else:
+            self.unreadable(failures)
+        _rc, out, _err = self.runner.run(["dpkg-query", "-W", "-f", "${Package} ${Version} ${db:Status-Abbrev}\n"])
+        installed = dict((f[0], f[1]) for f in (line.split() for line in out.splitlines())
+                         if len(f) >= 3 and f[2].startswith("ii"))
+        return available, installed, _dpkg_compare(self.runner)
+
+    def dnf(self):
+        # A repository given on the command line only (--repofrompath): nothing under /etc/yum.repos.d changes.
+        rc, out, err = self.runner.run(["dnf", "repoquery", "-q", "--repofrompath=ainet-doca-ofed-probe," + self.url,
+                                        "--repo=ainet-doca-ofed-probe", "--qf", "%{name} %{evr}\n"], check=False)
+        if rc != 0:
+            self.unreadable([("repodata", -1, one_line(err or out))])
+        available = lib.parse_repoquery(out)
+        _rc, out, _err = self.runner.run(["rpm", "-qa", "--qf", "%{NAME} %{EPOCHNUM}:%{VERSION}-%{RELEASE}\n"])
+        installed = {}
+        for line in out.splitlines():
+            fields = line.split()
+            if len(fields) == 2:
+                installed[fields[0]] = fields[1][2:] if fields[1].startswith("0:") else fields[1]
+        return available, installed, _rpm_compare
+
+    def unreadable(self, failures):
+        if all(status == 404 for _name, status, _msg in failures):
+            raise lib.DocaError("doca_ofed_version: %s is not in the repository for this host (%s: 404); fix: pin a "
+                                "released DOCA version, or set %s" % (self.version, self.url, self.hint))
+        name, status, msg = [f for f in failures if f[1] != 404][0]
+        raise lib.DocaError("%s: cannot read %s%s from this host (%s %s); fix: check the mirror, its credentials or "
+                            "the proxy" % (self.hint, self.url, name, status, one_line(str(msg or ""))))
+
+    def read(self, family, version):
+        self.version = version
+        available, installed, compare = self.apt() if family == "apt" else self.dnf()
+        if not available:
+            raise lib.DocaError("doca_ofed: the repository %s lists no packages; fix: check that it has this "
+                                "version's packages for this distribution and architecture" % self.url)
+        delta = lib.repository_delta(available, installed, compare)
+        delta["available"] = sorted(available)
+        delta["installed"] = sorted(set(available) & set(installed))
+        return delta
 
 
 class Driver(object):
@@ -199,10 +319,12 @@ class Driver(object):
 def run_module():
     module = AnsibleModule(
         argument_spec=dict(
-            state=dict(type="str", choices=["plan", "verify"], default="verify"),
+            state=dict(type="str", choices=["plan", "repository", "verify"], default="verify"),
             version=dict(type="str", default=""),
             profile=dict(type="raw", default="doca-ofed"),
             mirror=dict(type="str", default=""),
+            mirror_option=dict(type="str", default="doca_ofed_mirror"),
+            allow_downgrade=dict(type="bool", default=False),
             restart=dict(type="bool", default=False),
             management_addresses=dict(type="list", elements="str", default=[]),
             config_root=dict(type="path", default="/"),
@@ -215,13 +337,28 @@ def run_module():
               "loaded": {}, "storage": [], "commands": [], "reboot_pending": []}
     try:
         runner = Runner(module, params["sysfs_root"], params["config_root"], error=lib.DocaError)
-        version = lib.check_version(params["version"]) if params["version"] or params["state"] == "plan" else None
+        version = (lib.check_version(params["version"]) if params["version"] or params["state"] != "verify"
+                   else None)
         result["packages"] = lib.check_profile(params["profile"])
         result["driver"] = lib.driver_release(version) if version else None
-        if params["state"] == "plan":
-            release = os_release(runner)
+        if params["state"] in ("plan", "repository"):
+            release = runner.os_release()
             result["repository"] = lib.repository(version, release.get("ID"), release.get("VERSION_ID"),
                                                   os.uname()[4], params["mirror"] or None)
+            result["headers"] = runner.kernel_headers()
+        if params["state"] == "repository":
+            found = Repository(module, runner, result["repository"]["url"], params["mirror_option"]).read(
+                result["repository"]["family"], version)
+            result["repository"].update(found)
+            if result["repository"]["family"] == "apt":
+                result["repository"]["apt_preferences"] = lib.apt_pin(version, result["repository"]["url"],
+                                                                      found["available"])
+            if result["repository"]["downgrade"] and not params["allow_downgrade"]:
+                raise lib.DocaError(
+                    "doca_ofed_version: %s is older than what this host has (%s); a downgrade is refused. Fix: pin "
+                    "the installed DOCA version, or set doca_ofed_allow_downgrade" % (
+                        version, "; ".join(result["repository"]["downgrade"])))
+        if params["state"] != "verify":
             module.exit_json(**result)
         driver = Driver(runner)
         result["ofed"] = driver.ofed()

@@ -248,20 +248,7 @@ class Host(object):
         return None
 
     def headers(self):
-        release = self.release
-        present = os.path.isdir(self.runner.sys("/lib/modules/%s/build" % release))
-        text = read_text(self.runner.conf("/etc/os-release")) or ""
-        ids = set()
-        for line in text.splitlines():
-            if line.startswith(("ID=", "ID_LIKE=")):
-                ids.update(line.split("=", 1)[1].strip().strip('"').split())
-        package = None
-        if ids & {"debian", "ubuntu"}:
-            package = "linux-headers-%s" % release
-        elif ids & {"rhel", "fedora", "centos", "rocky", "almalinux"}:
-            package = "kernel-devel-%s" % release
-        return {"release": release, "present": present, "package": package}
-
+        return self.runner.kernel_headers()
 
 def run_module():
     module = AnsibleModule(

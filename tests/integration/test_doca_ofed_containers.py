@@ -84,7 +84,9 @@ def node_state(lab_dir):
 def fixture_mirror(tmp_path):
     """The stand-in mirror, served from the lab's management namespace while the test runs."""
     root = str(tmp_path / "mirror")
-    doca_standin.build(root, version="3.2.1", driver="25.10-1.7.1")
+    # The lab cannot reach Debian's archive: 3.2.1's repository also carries a stand-in of the running kernel's
+    # headers (the containers share this machine's kernel), which the role installs before the packages.
+    doca_standin.build(root, version="3.2.1", driver="25.10-1.7.1", headers=os.uname().release)
     doca_standin.build(root, version="3.2.2", driver="25.10-2.4.1", dkms=True)
     yield root
 
@@ -116,22 +118,32 @@ def test_doca_ofed_installs_pins_and_verifies_from_a_mirror(tmp_path, mirror):
         fresh = node_state(lab_dir)
         assert "doca-ofed" not in fresh["packages"]
 
+        release = on_node(lab_dir, "uname", "-r").strip()
         checked = run_play(lab_dir, inventory, "--check", *pinned)
         assert checked.returncode == 0, checked.stdout + checked.stderr
         assert node_state(lab_dir) == fresh  # check mode wrote no file and installed nothing
-        assert "doca-ofed" in checked.stdout  # ... and said what it would install
+        # ... and said what it would install, the kernel headers with it
+        assert "would install doca-ofed (DOCA 3.2.1)" in checked.stdout, checked.stdout
+        assert "and the kernel headers linux-headers-%s" % release in checked.stdout, checked.stdout
 
         first = run_play(lab_dir, inventory, *pinned)
         assert first.returncode == 0, first.stdout + first.stderr
         packages = on_node(lab_dir, "dpkg-query", "-W", "-f", "${Package} ${Version}\\n")
         assert "doca-ofed 3.2.1-1" in packages and "mlnx-ofed-kernel-utils 25.10.1.7.1" in packages, packages
+        assert "linux-headers-%s 1.0" % release in packages, packages
         assert on_node(lab_dir, "ofed_info", "-s").strip() == "OFED-internal-25.10-1.7.1:"
         source = on_node(lab_dir, "cat", "/etc/apt/sources.list.d/ainet-doca-ofed.sources")
         assert "URIs: %s/3.2.1/debian12/x86_64/" % MIRROR in source
         assert "Signed-By: /etc/apt/keyrings/ainet-doca-ofed.asc" in source
-        # The pin: the mirror's packages win over any other origin (priority 1001), seen by apt itself.
-        policy = on_node(lab_dir, "apt-cache", "policy", "doca-ofed")
-        assert "1001 %s/3.2.1/debian12/x86_64 ./ Packages" % MIRROR in policy, policy
+        # The pin holds exactly the repository's packages (priority 1001, seen by apt itself); a package of the
+        # distribution is left at its own priority.
+        pin = on_node(lab_dir, "cat", "/etc/apt/preferences.d/ainet-doca-ofed.pref")
+        assert ("Package: doca-ofed linux-headers-%s mlnx-ofed-kernel-utils mlnx-tools\nPin: origin \"%s.1\"\n"
+                "Pin-Priority: 1001\n" % (release, lab.MGMT_NET)) in pin, pin
+        policy = on_node(lab_dir, "apt-cache", "policy", "doca-ofed", "iproute2")
+        doca, iproute = policy.split("iproute2:")
+        assert "3.2.1-1 1001" in doca and "%s/3.2.1/debian12/x86_64 ./ Packages" % MIRROR in doca, policy
+        assert "1001" not in iproute, policy
 
         second = run_play(lab_dir, inventory, *pinned)
         assert second.returncode == 0 and recap_changed(second) == 0, second.stdout
@@ -145,20 +157,35 @@ def test_doca_ofed_installs_pins_and_verifies_from_a_mirror(tmp_path, mirror):
         assert "Traceback" not in text
         assert node_state(lab_dir) == before
 
-        # A new pinned version upgrades; its DKMS package leaves the running kernel without modules (the node has
-        # dkms but no headers for the kernel it runs): installed, then found and named with the fix.
-        upgraded = run_play(lab_dir, inventory, "-e", "doca_ofed_version=3.2.2", *pinned[2:])
+        # A new pinned version upgrades every package of the repository the node has, mlnx-tools too (doca-ofed
+        # names it without a version). The kernel's headers are gone meanwhile (3.2.2 does not carry them: a node
+        # after a kernel update), so the node's real dkms registers the new driver and skips its build while the
+        # old one's modules stay: found as the classic breakage and named with its fix.
+        on_node(lab_dir, "dpkg", "-r", "linux-headers-%s" % release)
+        upgraded = run_play(lab_dir, inventory, "-e", "doca_ofed_version=3.2.2", "-e", "doca_ofed_headers=false",
+                            *pinned[2:])
         text = upgraded.stdout + upgraded.stderr
         packages = on_node(lab_dir, "dpkg-query", "-W", "-f", "${Package} ${Version}\\n")
         assert "doca-ofed 3.2.2-1" in packages and "mlnx-ofed-kernel-dkms 25.10.2.4.1" in packages, packages
+        assert "mlnx-tools 25.10.2.4.1" in packages, packages
         assert on_node(lab_dir, "ofed_info", "-s").strip() == "OFED-internal-25.10-2.4.1:"
         dkms = on_node(lab_dir, "dkms", "status")
         assert "mlnx-ofed-kernel/25.10.2.4.1" in dkms and "added" in dkms, dkms
-        release = on_node(lab_dir, "uname", "-r").strip()
         assert upgraded.returncode != 0
         assert ("the running kernel %s has no mlnx-ofed-kernel modules built (dkms has them for no kernel); fix: "
                 "install the kernel headers (linux-headers-%s" % (release, release)) in text, text
         assert "Traceback" not in text
+
+        # Back to 3.2.1 would downgrade: refused with one line before anything on the node changes.
+        before = node_state(lab_dir)
+        back = run_play(lab_dir, inventory, *pinned)
+        text = back.stdout + back.stderr
+        assert back.returncode != 0
+        assert ("doca_ofed_version: 3.2.1 is older than what this host has (doca-ofed 3.2.2-1 -> 3.2.1-1; "
+                "mlnx-ofed-kernel-utils 25.10.2.4.1 -> 25.10.1.7.1; mlnx-tools 25.10.2.4.1 -> 25.10.1.7.1); a "
+                "downgrade is refused") in text, text
+        assert "Traceback" not in text
+        assert node_state(lab_dir) == before
     finally:
         if server:
             server.kill()

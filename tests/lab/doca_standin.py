@@ -112,9 +112,12 @@ def _release(repo, names):
     return "\n".join(lines) + "\n"
 
 
-def build(mirror, version="3.2.1", driver="25.10-1.7.1", os_dir="debian12", arch="x86_64", dkms=False):
+def build(mirror, version="3.2.1", driver="25.10-1.7.1", os_dir="debian12", arch="x86_64", dkms=False,
+          headers=None):
     """Write one version's repository under ``mirror`` (the key: once, kept for later versions); returns
-    {"repo", "key", "debs"} (paths below the mirror)."""
+    {"repo", "key", "debs"} (paths below the mirror). ``headers``: a kernel release whose stand-in
+    ``linux-headers-<release>`` (a ``/lib/modules/<release>/build`` directory, what dkms and the role look for) the
+    repository also carries, in place of the distribution's archive the lab cannot reach."""
     repo = os.path.join(mirror, version, os_dir, arch)
     os.makedirs(repo, exist_ok=True)
     work = tempfile.mkdtemp(prefix="doca-standin-")
@@ -130,6 +133,9 @@ def build(mirror, version="3.2.1", driver="25.10-1.7.1", os_dir="debian12", arch
                       {"/usr/share/doc/mlnx-tools/README": (0o644, "stand-in\n")}),
         ]
         depends = ["mlnx-ofed-kernel-utils (= %s)" % package_version, "mlnx-tools"]
+        if headers:
+            debs.append(build_deb(work, repo, "linux-headers-%s" % headers, "1.0",
+                                  {"/lib/modules/%s/build/Makefile" % headers: (0o644, "# stand-in\n")}))
         if dkms:
             source = "/usr/src/mlnx-ofed-kernel-%s" % package_version
             debs.append(build_deb(work, repo, "mlnx-ofed-kernel-dkms", package_version, {
@@ -167,8 +173,9 @@ def main():
     parser.add_argument("--version", default="3.2.1")
     parser.add_argument("--driver", default="25.10-1.7.1")
     parser.add_argument("--dkms", action="store_true", help="add mlnx-ofed-kernel-dkms (needs dkms on the host)")
+    parser.add_argument("--headers", metavar="RELEASE", help="add a stand-in linux-headers-RELEASE")
     args = parser.parse_args()
-    print(build(args.mirror, args.version, args.driver, dkms=args.dkms))
+    print(build(args.mirror, args.version, args.driver, dkms=args.dkms, headers=args.headers))
 
 
 if __name__ == "__main__":

@@ -134,6 +134,117 @@ def driver_version(ofed_info_version):
     return ofed_info_version.split("-", 1)[0] if ofed_info_version else None
 
 
+def _numbers(version):
+    """A driver version as its dotted numbers: ``25.10-1.7.1`` and DKMS's ``25.10.OFED.25.10.1.7.1.1`` (what follows
+    the last ``OFED.``) -> ``25.10.1.7.1`` and ``25.10.1.7.1.1``."""
+    return str(version or "").rsplit("OFED.", 1)[-1].replace("-", ".").strip(".")
+
+
+def same_driver(dkms_version, ofed_version):
+    """Whether a DKMS entry's version is the installed driver's: one is the other or extends it by a packaging
+    number (DKMS's ``25.10.OFED.25.10.1.7.1.1`` for ``ofed_info``'s ``25.10-1.7.1``; MLNX_OFED 4.9's ``4.9``)."""
+    one, two = _numbers(dkms_version), _numbers(ofed_version)
+    if not one or not two:
+        return False
+    return one == two or one.startswith(two + ".") or two.startswith(one + ".")
+
+
+def parse_packages_index(text):
+    """An apt ``Packages`` index (deb822 stanzas) -> ``{name: [versions]}``; stanzas without both fields are
+    skipped."""
+    found = {}
+    for stanza in re.split(r"\n\s*\n", text or ""):
+        fields = {}
+        for line in stanza.splitlines():
+            if line[:1] not in (" ", "\t") and ":" in line:
+                key, value = line.split(":", 1)
+                fields[key.strip().lower()] = value.strip()
+        if fields.get("package") and fields.get("version"):
+            found.setdefault(fields["package"], []).append(fields["version"])
+    return found
+
+
+def parse_repoquery(text):
+    """``dnf repoquery --qf '%{name} %{evr}'`` lines -> ``{name: [versions]}``."""
+    found = {}
+    for line in (text or "").splitlines():
+        fields = line.split()
+        if len(fields) == 2:
+            found.setdefault(fields[0], []).append(fields[1])
+    return found
+
+
+def repository_delta(available, installed, compare):
+    """What the pinned repository would change among the installed packages it ships.
+
+    ``available``: ``{name: [versions]}`` of the repository; ``installed``: ``{name: version}`` of the host;
+    ``compare(a, b)``: <0, 0, >0 like the package manager's version order. Returns ``{"upgrade": [names],
+    "downgrade": ["name installed -> repository's"], "current": [names]}``: a name is upgraded when the repository's
+    newest is newer than the installed one, a downgrade when it is older (the installed one came from a newer DOCA
+    or elsewhere)."""
+    delta = {"upgrade": [], "downgrade": [], "current": []}
+    for name in sorted(set(available) & set(installed)):
+        newest = available[name][0]
+        for version in available[name][1:]:
+            if compare(version, newest) > 0:
+                newest = version
+        order = compare(newest, installed[name])
+        if order > 0:
+            delta["upgrade"].append(name)
+        elif order < 0:
+            delta["downgrade"].append("%s %s -> %s" % (name, installed[name], newest))
+        else:
+            delta["current"].append(name)
+    return delta
+
+
+def _rpm_segments(text):
+    return re.findall(r"[0-9]+|[a-zA-Z]+|~|\^", text)
+
+
+def _rpm_compare_part(one, two):
+    """rpm's ``rpmvercmp`` of one version or release string (segments of digits and letters; ``~`` sorts before
+    anything, ``^`` after the end)."""
+    left, right = _rpm_segments(one), _rpm_segments(two)
+    while left or right:
+        a, b = (left.pop(0) if left else None), (right.pop(0) if right else None)
+        if a == b:
+            continue
+        for mark, order in (("~", -1), ("^", 1)):
+            if a == mark or b == mark:
+                return order if a == mark else -order
+        if a is None or b is None:
+            return -1 if a is None else 1
+        if a.isdigit() != b.isdigit():
+            return 1 if a.isdigit() else -1
+        if a.isdigit():
+            a, b = int(a), int(b)
+        if a != b:
+            return 1 if a > b else -1
+    return 0
+
+
+def rpm_version_compare(one, two):
+    """``(epoch, version, release)`` tuples compared as ``rpm.labelCompare`` does (for hosts whose Python has no rpm
+    bindings)."""
+    for a, b in zip(one, two):
+        order = _rpm_compare_part(a or "", b or "")
+        if order:
+            return order
+    return 0
+
+
+def apt_pin(version, url, names):
+    """The apt preferences file that holds exactly the repository's packages (``names``) at its version: priority
+    1001 for them from the repository's origin (its host; ``""`` is apt's origin of a ``file:`` repository), so
+    neither the distribution's archive nor unattended-upgrades replaces them, and no other package of that host (a
+    mirror that also serves the distribution) is touched."""
+    host = re.sub(r"^[a-z][a-z0-9+.-]*://", "", url or "", flags=re.I).split("/", 1)[0]
+    host = host.rsplit("@", 1)[-1].split(":", 1)[0] if not (url or "").lower().startswith("file:") else ""
+    return ("# Managed by ainet.fabric (doca_ofed): the packages of DOCA %s's repository win over every other origin.\n"
+            "Package: %s\nPin: origin \"%s\"\nPin-Priority: 1001\n" % (version, " ".join(sorted(names)), host))
+
+
 def verdict(ofed, dkms, release, loaded_version, loaded_srcversion, installed_srcversion, wanted_driver=None):
     """``{"problems": [one line each, with the fix], "reboot": reason or None}`` of the installed and loaded driver.
 
@@ -149,9 +260,17 @@ def verdict(ofed, dkms, release, loaded_version, loaded_srcversion, installed_sr
                                                                                           wanted_driver))
     mine = [e for e in dkms if e["module"] == DKMS_MODULE]
     if mine:
-        here = [e for e in mine if e["kernel"] == release and e["state"] == "installed"]
-        if not here:
-            others = sorted(set(e["kernel"] for e in mine if e["kernel"]))
+        # Only the installed driver's own entry counts: after an upgrade whose build was skipped, the old version's
+        # modules are still "installed" for this kernel while the new one is only "added".
+        current = [e for e in mine if same_driver(e["version"], ofed["version"])]
+        here = [e for e in current if e["kernel"] == release and e["state"] == "installed"]
+        if not current:
+            problems.append("dkms has %s %s, not the installed driver %s (its DKMS package was not upgraded with "
+                            "it); fix: install the pinned version's mlnx-ofed-kernel-dkms, then reboot or restart "
+                            "the driver" % (DKMS_MODULE, ", ".join(sorted(set(e["version"] for e in mine))),
+                                            ofed["version"]))
+        elif not here:
+            others = sorted(set(e["kernel"] for e in current if e["kernel"]))
             problems.append("the running kernel %s has no %s modules built (dkms has them for %s); fix: install the "
                             "kernel headers (linux-headers-%s or kernel-devel-%s) and run 'dkms autoinstall -k %s', "
                             "then reboot or restart the driver"

@@ -92,6 +92,35 @@ class Runner(object):
         return dict((name, (self.read_sys("/sys/bus/pci/devices/%s/vendor" % name) or "",
                             self.read_sys("/sys/bus/pci/devices/%s/class" % name) or "")) for name in names)
 
+    def os_release(self):
+        """``/etc/os-release`` as ``{KEY: value}`` (quotes stripped; empty when unreadable)."""
+        values = {}
+        try:
+            with open(self.conf("/etc/os-release")) as handle:
+                text = handle.read()
+        except OSError:
+            text = ""
+        for line in text.splitlines():
+            if "=" in line and not line.lstrip().startswith("#"):
+                key, value = line.split("=", 1)
+                values[key.strip()] = value.strip().strip('"').strip("'")
+        return values
+
+    def kernel_headers(self):
+        """The running kernel's headers: ``{"release", "present" (its /lib/modules/<release>/build exists),
+        "package"}`` - ``linux-headers-<release>`` on Debian and Ubuntu, ``kernel-devel-<release>`` on the RHEL
+        family, None elsewhere. DKMS and the GPU driver build against them."""
+        release = os.uname()[2]
+        values = self.os_release()
+        ids = set(("%s %s" % (values.get("ID", ""), values.get("ID_LIKE", ""))).split())
+        package = None
+        if ids & {"debian", "ubuntu"}:
+            package = "linux-headers-%s" % release
+        elif ids & {"rhel", "fedora", "centos", "rocky", "almalinux"}:
+            package = "kernel-devel-%s" % release
+        return {"release": release, "present": os.path.isdir(self.sys("/lib/modules/%s/build" % release)),
+                "package": package}
+
     def write_sys(self, path, value):
         """Write ``value`` to a sysfs/procfs file; one error line naming the file on failure."""
         try:

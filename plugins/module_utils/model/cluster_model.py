@@ -148,6 +148,7 @@ class Fabric(object):
         self.qos = None
         self.cni = "host"
         self.sriov = None
+        self.kubernetes = None
         self.max_node_id = 0
 
     @property
@@ -168,7 +169,7 @@ class Fabric(object):
         return "%s.%s" % (self.field_prefix, key)
 
     def to_dict(self):
-        return {
+        out = {
             "name": self.name,
             "rails": self.rails,
             "mtu": self.mtu,
@@ -192,6 +193,10 @@ class Fabric(object):
             "sriov": dict(self.sriov) if self.sriov else None,
             "max_node_id": self.max_node_id,
         }
+        # Only when given: a model without it keeps the digest its plan lock was written with.
+        if self.kubernetes is not None:
+            out["kubernetes"] = dict(self.kubernetes)
+        return out
 
 
 class Cluster(object):
@@ -522,6 +527,11 @@ def _load_fabric(cluster, name, raw, index):
     fabric.qos = qos_profile.profile(raw.get("qos"), here("qos"), kind)
     fabric.cni = rdma_host.resolve_cni(raw.get("cni"), here("cni"), kind)
     fabric.sriov = rdma_host.sriov_settings(raw.get("sriov"), here("sriov"), fabric.cni)
+    if raw.get("kubernetes") is not None:
+        if fabric.cni == "host":
+            raise _err(here("kubernetes"), raw["kubernetes"], "is set while the fabric's cni is host (no pod attaches "
+                       "to its rail NICs)", "remove kubernetes, or set the fabric's cni")
+        fabric.kubernetes = dict(raw["kubernetes"])
     if kind == "roce":
         headroom = fabric.qos["switch_mtu_headroom"] if fabric.qos else 0
         for i, tor in enumerate(fabric.tors):

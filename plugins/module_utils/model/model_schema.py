@@ -197,6 +197,27 @@ PCIE_ACS = {
                    default="gpu_nic", choices=("gpu_nic", "listed", "none")),
     "bridges": Key("list", "PCI addresses of the bridges (`0000:3a:00.0`) for `listed`", elements="pci"),
 }
+KUBERNETES = {
+    "ipam": Key("str", "how pods on the fabric get addresses: `spiderpool` (a SpiderIPPool per rail, or per node and "
+                "rail in `exclusive`, and a SpiderMultusConfig per rail), `whereabouts` or `host-local` (in a "
+                "NetworkAttachmentDefinition per rail; `shared` and `infiniband` only), `none` (the objects without "
+                "IPAM)", default="spiderpool", choices=("spiderpool", "whereabouts", "host-local", "none")),
+    "namespace": Key("str", "namespace of the namespaced objects (NetworkAttachmentDefinitions, SpiderMultusConfigs, "
+                     "the device plugins' ConfigMaps, SR-IOV operator policies)", default="kube-system",
+                     pattern=re.compile(r"^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?\Z"), noun="namespace",
+                     fix="use a DNS label: lower-case letters, digits and '-'"),
+    "resource_prefix": Key("str", "prefix of the device plugins' resources (`<prefix>/<fabric>_rail<r>`)",
+                           default="nvidia.com", pattern=re.compile(r"^[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?\Z"),
+                           noun="resource prefix", fix="use a DNS name such as nvidia.com or rdma"),
+    "pod_offset": Key("int", "index in each rail block of the first pod address (`shared`, `infiniband`)",
+                      default="the middle of the rail block", minimum=1),
+    "pod_count": Key("int", "pod addresses per rail from `pod_offset` (`shared`, `infiniband`)",
+                     default="to the end of the rail block", minimum=1),
+    "rdma_hca_max": Key("int", "pods that may share one rail NIC (the RDMA shared device plugin's `rdmaHcaMax`; "
+                        "`macvlan`, `ipvlan`, `ipoib`)", default="100", minimum=1, maximum=10000),
+    "sriov_operator": Key("bool", "render the SR-IOV network operator's SriovNetworkNodePolicy per rail instead of "
+                          "the SR-IOV device plugin's ConfigMap (`sriov`, `host-device`)", default="false"),
+}
 FABRIC = {
     "rails": Key("int", "number of rails (rail NICs per node); rail ids are 1..rails", required=True,
                  minimum=1, maximum=MAX_RAILS),
@@ -214,6 +235,8 @@ FABRIC = {
                "children); sets the RDMA netns mode (docs/rdma-host.md)", default="host",
                choices=("host", "sriov", "host-device", "macvlan", "ipvlan", "ipoib")),
     "sriov": Key("dict", "SR-IOV VFs on each rail PF (only with `cni: sriov`)", options=SRIOV),
+    "kubernetes": Key("dict", "the Kubernetes objects of the fabric's `cni` (playbooks/k8s.yml, docs/workloads.md)",
+                      default="spiderpool IPAM, namespace kube-system", options=KUBERNETES),
     "description": Key("str", "free text"),
 }
 CLUSTER = {

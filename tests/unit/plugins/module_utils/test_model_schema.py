@@ -66,8 +66,8 @@ def test_fabric_keys_are_checked_inside_each_fabric():
     assert str(err.value).splitlines() == [
         "fabric_cluster.fabrics.compute.addressing: None is missing. Fix: set addressing: how the fabric's addresses "
         "are planned",
-        "fabric_cluster.fabrics.storage.mtux: 1 is not a known key. Fix: use one of: addressing, cni, description, mtu, "
-        "qos, rails, routing, sriov, tors"]
+        "fabric_cluster.fabrics.storage.mtux: 1 is not a known key. Fix: use one of: addressing, cni, description, "
+        "kubernetes, mtu, qos, rails, routing, sriov, tors"]
 
 
 def test_normalize_returns_the_values_the_loaders_read():

@@ -48,6 +48,8 @@ BASE = {
             "ecn_max_bytes": 1500000, "ecn_probability": 100, "ets_weights": {0: 50, 3: 50}, "pfc_watchdog": True,
             "switch_mtu_headroom": 18, "share_priority": False},
     "cni": "sriov", "sriov": {"vfs": 4, "trust": False, "spoof_check": True, "link_state": "auto", "firmware_vfs": 8},
+    "kubernetes": {"ipam": "spiderpool", "namespace": "kube-system", "resource_prefix": "nvidia.com",
+                   "pod_offset": 128, "pod_count": 64, "rdma_hca_max": 100, "sriov_operator": False},
 }
 EXAMPLES = 60
 
@@ -244,6 +246,8 @@ def _loaded(cluster, path, norm):
         return fabric.qos[name], sorted(norm) if isinstance(norm, list) else norm
     if head == "sriov" and fabric.sriov is not None:
         return fabric.sriov[name], norm
+    if head == "kubernetes" and fabric.kubernetes is not None:
+        return fabric.kubernetes[name], norm
     if head == "routing" and name != "keep_off_rule":
         return getattr(fabric, name), norm
     if head in ("rails", "mtu", "cni"):
@@ -385,4 +389,4 @@ def test_the_loaders_relation_tables_cover_the_schemas_choices():
 def test_every_leaf_is_varied():
     fields = [_field(p) for p, _k in LEAVES]
     assert "fabric_cluster.qos.cnp_strict" in fields and "fabric_cluster.tors[0].nodes" in fields
-    assert len(fields) == len(set(fields)) == 54
+    assert len(fields) == len(set(fields)) == 61

@@ -234,3 +234,119 @@ def test_nothing_installed_nothing_pinned_says_so(capsys, host):
     assert not result.get("failed") and result["msg"].startswith("DOCA-OFED is not installed and no version is pinned")
     pinned = run(capsys, host, version="3.2.1")
     assert pinned["failed"] and "DOCA-OFED is not installed" in pinned["msg"]
+
+
+# -- the repository, read before any change ----------------------------------------------------------------------
+
+PACKAGES = """Package: doca-ofed
+Version: 3.2.2-1
+Architecture: amd64
+Depends: mlnx-ofed-kernel-utils (= 25.10.2.4.1), mlnx-tools
+Description: DOCA-OFED
+ a continuation line: Version: 9.9 is not a field
+
+Package: mlnx-tools
+Version: 25.10.2.4.1
+Architecture: amd64
+
+Package: mlnx-ofed-kernel-utils
+Version: 25.10.2.4.1
+Architecture: amd64
+
+Package: mlnx-ofed-kernel-utils
+Version: 25.10.2.3.9
+Architecture: amd64
+"""
+
+
+def test_packages_index_delta_and_pin():
+    index = lib.parse_packages_index(PACKAGES)
+    assert index == {"doca-ofed": ["3.2.2-1"], "mlnx-tools": ["25.10.2.4.1"],
+                     "mlnx-ofed-kernel-utils": ["25.10.2.4.1", "25.10.2.3.9"]}
+
+    def compare(one, two):  # numeric dotted versions are enough for these
+        def key(v):
+            return [int(p) for p in v.replace("-", ".").split(".")]
+        return (key(one) > key(two)) - (key(one) < key(two))
+
+    delta = lib.repository_delta(index, {"doca-ofed": "3.2.1-1", "mlnx-tools": "25.10.2.4.1",
+                                         "mlnx-ofed-kernel-utils": "25.10.3.0.0", "iproute2": "6.1.0"}, compare)
+    assert delta == {"upgrade": ["doca-ofed"], "current": ["mlnx-tools"],
+                     "downgrade": ["mlnx-ofed-kernel-utils 25.10.3.0.0 -> 25.10.2.4.1"]}
+    pin = lib.apt_pin("3.2.2", "https://user:secret@mirror.example:8443/doca/3.2.2/ubuntu24.04/x86_64/", index)
+    assert pin.splitlines()[1:] == ["Package: doca-ofed mlnx-ofed-kernel-utils mlnx-tools",
+                                    'Pin: origin "mirror.example"', "Pin-Priority: 1001"]
+    assert 'Pin: origin ""' in lib.apt_pin("3.2.2", "file:///var/lib/ainet-fabric/doca-ofed-repo/", index)
+    assert lib.parse_repoquery("doca-ofed 3.2.2-1.el9\n\nmlnx-tools 1:25.10-1\n") == {
+        "doca-ofed": ["3.2.2-1.el9"], "mlnx-tools": ["1:25.10-1"]}
+
+
+@pytest.mark.parametrize("one,two,order", [
+    (("0", "1.0", "1"), ("0", "1.0", "1"), 0), (("0", "1.10", "1"), ("0", "1.9", "1"), 1),
+    (("0", "1.0~rc1", "1"), ("0", "1.0", "1"), -1), (("0", "1.0^git1", "1"), ("0", "1.0", "1"), 1),
+    (("1", "0.1", "1"), ("0", "9.9", "1"), 1), (("0", "1.0a", "1"), ("0", "1.0", "1"), 1),
+    (("0", "1.0", "1.el9"), ("0", "1.0", "1.el9_2"), -1), (("0", "2a", "1"), ("0", "2.0", "1"), -1),
+])
+def test_rpm_version_order(one, two, order):
+    """rpmvercmp's documented cases (rpm's tests/rpmvercmp.at)."""
+    assert lib.rpm_version_compare(one, two) == order
+    assert lib.rpm_version_compare(two, one) == -order
+
+
+def test_only_the_installed_drivers_dkms_entry_counts():
+    ofed = {"version": "25.10-2.4.1", "flavour": "internal"}
+    old_installed_new_added = [
+        {"module": "mlnx-ofed-kernel", "version": "25.10.OFED.25.10.1.7.1.1", "kernel": RELEASE, "arch": "x86_64",
+         "state": "installed", "note": None},
+        {"module": "mlnx-ofed-kernel", "version": "25.10.OFED.25.10.2.4.1.1", "kernel": None, "arch": None,
+         "state": "added", "note": None}]
+    found = lib.verdict(ofed, old_installed_new_added, RELEASE, None, None, None)
+    assert found["problems"] and found["problems"][0].startswith("the running kernel %s has no mlnx-ofed-kernel "
+                                                                 "modules built (dkms has them for no kernel)" % RELEASE)
+    stale_dkms = lib.verdict(ofed, old_installed_new_added[:1], RELEASE, None, None, None)
+    assert stale_dkms["problems"] == [
+        "dkms has mlnx-ofed-kernel 25.10.OFED.25.10.1.7.1.1, not the installed driver 25.10-2.4.1 (its DKMS package "
+        "was not upgraded with it); fix: install the pinned version's mlnx-ofed-kernel-dkms, then reboot or restart "
+        "the driver"]
+    assert lib.same_driver("4.9", "4.9-4.1.7.0") and not lib.same_driver("25.10.OFED.25.10.1.7.1.1", "25.10-2.4.1")
+
+
+def repository_host(host, packages, installed):
+    """A mirror directory (file://) with ``packages`` as its index, and a dpkg-query that lists ``installed``."""
+    repo = host / "mirror" / "3.2.2" / "ubuntu24.04" / "x86_64"
+    os.makedirs(str(repo))
+    import gzip
+    with gzip.open(str(repo / "Packages.gz"), "wt") as handle:
+        handle.write(packages)
+    query = host / "bin" / "dpkg-query"
+    query.write_text("#!/bin/sh\n%s" % "".join("echo '%s %s ii '\n" % item for item in installed))
+    os.chmod(str(query), 0o755)
+    for tool in ("dpkg",):
+        os.symlink("/usr/bin/" + tool, str(host / "bin" / tool))
+    return "file://%s" % (host / "mirror")
+
+
+@pytest.mark.skipif(not os.path.exists("/usr/bin/dpkg"), reason="compares versions with this machine's dpkg")
+def test_repository_state_reads_the_index_and_refuses_a_downgrade(capsys, host):
+    mirror = repository_host(host, PACKAGES, [("doca-ofed", "3.2.1-1"), ("mlnx-tools", "25.10.1.7.1"),
+                                              ("bash", "5.2")])
+    read = run(capsys, host, state="repository", version="3.2.2", mirror=mirror)
+    assert not read.get("failed"), read.get("msg")
+    repo = read["repository"]
+    assert repo["available"] == ["doca-ofed", "mlnx-ofed-kernel-utils", "mlnx-tools"]
+    assert repo["installed"] == ["doca-ofed", "mlnx-tools"] and repo["upgrade"] == ["doca-ofed", "mlnx-tools"]
+    assert "Package: doca-ofed mlnx-ofed-kernel-utils mlnx-tools\nPin: origin \"\"" in repo["apt_preferences"]
+    assert read["headers"]["package"] == "linux-headers-%s" % RELEASE and not read["headers"]["present"]
+
+    (host / "bin" / "dpkg-query").write_text("#!/bin/sh\necho 'doca-ofed 3.2.3-1 ii '\n")
+    down = run(capsys, host, state="repository", version="3.2.2", mirror=mirror)
+    assert down["failed"] and down["msg"] == (
+        "doca_ofed_version: 3.2.2 is older than what this host has (doca-ofed 3.2.3-1 -> 3.2.2-1); a downgrade is "
+        "refused. Fix: pin the installed DOCA version, or set doca_ofed_allow_downgrade")
+    allowed = run(capsys, host, state="repository", version="3.2.2", mirror=mirror, allow_downgrade=True)
+    assert not allowed.get("failed") and allowed["repository"]["downgrade"] == ["doca-ofed 3.2.3-1 -> 3.2.2-1"]
+
+    missing = run(capsys, host, state="repository", version="3.3.0", mirror=mirror)
+    assert missing["failed"] and missing["msg"].startswith(
+        "doca_ofed_version: 3.3.0 is not in the repository for this host (%s/3.3.0/ubuntu24.04/x86_64/: 404)"
+        % mirror)
