@@ -15,7 +15,10 @@ PREFIX = "ansible_collections.ainet.fabric.plugins.module_utils"
 # A wing may import from wings of a lower layer and from its own wing, nothing else.
 # ``desired`` (the model -> one host's flat desired state, run on the controller by the host modules'
 # action plugins) sits beside ``tor``: both read the model and the plan, neither is read by a host.
-LAYERS = {"common": 0, "model": 1, "plan": 2, "rdma": 3, "qos": 3, "host": 4, "desired": 5, "tor": 5}
+# ``workload`` (Kubernetes objects, NCCL), ``cabling`` (LLDP against the plan) and ``fleet`` (the link tests'
+# schedule and verdict) read the plan (and the RDMA facts) beside them.
+LAYERS = {"common": 0, "model": 1, "plan": 2, "rdma": 3, "qos": 3, "host": 4, "desired": 5, "tor": 5, "workload": 5,
+          "cabling": 5, "fleet": 5}
 
 
 def modules():

@@ -1,0 +1,121 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, ainet.fabric contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Controller side of ``ainet.fabric.k8s_objects``: plan, render the fabrics' Kubernetes objects, check them
+against the plan (always) and against their CRDs (when a CRD directory is given), write one file per kind.
+
+The logic lives in ``module_utils/workload``; this plugin reads the arguments and writes files."""
+
+from __future__ import annotations
+
+import json
+import os
+
+import yaml
+from ansible.plugins.action import ActionBase
+
+from ansible_collections.ainet.fabric.plugins.module_utils.common.errors import FabricError
+from ansible_collections.ainet.fabric.plugins.module_utils.host.host_files import read_text, write_atomic
+from ansible_collections.ainet.fabric.plugins.module_utils.plan import plan_lock
+from ansible_collections.ainet.fabric.plugins.module_utils.plan.rail_plan import rail_plan
+from ansible_collections.ainet.fabric.plugins.module_utils.workload import k8s_objects, k8s_validate
+
+ARGUMENT_SPEC = dict(
+    cluster=dict(type="dict", required=True),
+    nodes=dict(type="dict", required=True),
+    dest=dict(type="path"),
+    crd_dir=dict(type="path"),
+    remove_stale=dict(type="bool", default=True),
+)
+HEADER = "# Managed by ainet.fabric (k8s_objects): %s of cluster %s, from the rail plan. Apply in file order.\n"
+
+
+class _Dumper(yaml.SafeDumper):
+    """Block style for multi-line strings (the device plugins' config.json)."""
+
+
+def _str(dumper, value):
+    style = "|" if "\n" in value else None
+    return dumper.represent_scalar("tag:yaml.org,2002:str", value, style=style)
+
+
+_Dumper.add_representer(str, _str)
+
+
+def dump(kind, cluster, objects):
+    # Plain types only: the model's strings reach here as Ansible's tagged subclasses, which PyYAML's safe
+    # dumper does not know.
+    objects = json.loads(json.dumps(objects))
+    return HEADER % (kind, cluster) + yaml.dump_all(objects, Dumper=_Dumper, sort_keys=False, explicit_start=True,
+                                                    default_flow_style=False, width=120)
+
+
+class ActionModule(ActionBase):
+    TRANSFERS_FILES = False
+    _requires_connection = False
+
+    def run(self, tmp=None, task_vars=None):
+        result = super().run(tmp, task_vars)
+        _unused, args = self.validate_argument_spec(argument_spec=ARGUMENT_SPEC)
+        try:
+            plan = rail_plan(args["cluster"], args["nodes"])
+            objects = k8s_objects.render(plan)
+        except FabricError as exc:
+            return dict(result, failed=True, msg=str(exc))
+        problems = k8s_objects.check_against_plan(plan, objects)
+        if problems:
+            return dict(result, failed=True, problems=problems,
+                        msg="k8s_objects: %d object(s) disagree with the plan: %s" % (len(problems), problems[0]))
+        notes = []
+        crd_dir = args["crd_dir"] or os.environ.get("AINET_K8S_CRD_DIR")
+        validated = False
+        if crd_dir:
+            try:
+                violations, unchecked = k8s_validate.validate(objects, k8s_validate.load_crds(crd_dir))
+            except k8s_validate.ValidatorUnavailable as exc:
+                notes.append("CRD schemas not checked: %s" % exc)
+            else:
+                if violations:
+                    return dict(result, failed=True, violations=violations,
+                                msg="k8s_objects: %d violation(s) of the CRD schemas in %s: %s"
+                                    % (len(violations), crd_dir, violations[0]))
+                validated = True
+                if unchecked:
+                    notes.append("no CRD in %s for %s: not checked" % (crd_dir, ", ".join(unchecked)))
+        else:
+            notes.append("CRD schemas not checked: no crd_dir (or AINET_K8S_CRD_DIR) given")
+        cluster = plan["cluster"]["name"]
+        files = dict((name, dump(items[0]["kind"], cluster, items))
+                     for name, items in k8s_objects.by_file(objects).items())
+        counts = {}
+        for obj in objects:
+            counts[obj["kind"]] = counts.get(obj["kind"], 0) + 1
+        changed, diffs, removed = [], [], []
+        dest = args["dest"]
+        if dest:
+            for name, text in sorted(files.items()):
+                path = os.path.join(dest, name)
+                before = read_text(path)
+                if before != text:
+                    changed.append(path)
+                    diffs.append(plan_lock.short_diff(before, text, path))
+            if args["remove_stale"] and os.path.isdir(dest):
+                # Files of a kind this run no longer renders (a CNI or IPAM switched), only ours.
+                for _kind, name in k8s_objects.FILES:
+                    path = os.path.join(dest, name)
+                    if name not in files and os.path.isfile(path) and \
+                            (read_text(path) or "").startswith(HEADER.split("%s", 1)[0]):
+                        removed.append(path)
+            if not self._task.check_mode:
+                try:
+                    for path in changed:
+                        write_atomic(path, files[os.path.basename(path)], "0644")
+                    for path in removed:
+                        os.remove(path)
+                except OSError as exc:
+                    return dict(result, failed=True, msg="k8s_objects: could not write %s: %s" % (dest, exc))
+        result.update(changed=bool(changed or removed), files=sorted(files), written=changed, removed=removed,
+                      counts=counts, validated=validated, notes=notes, dest=dest, objects=len(objects))
+        if self._task.diff and diffs:
+            result["diff"] = {"prepared": "".join(diffs)}
+        return result

@@ -1,0 +1,111 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, ainet.fabric contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+# The work is done by the action plugin of the same name, on the controller.
+
+from __future__ import annotations
+
+DOCUMENTATION = r"""
+module: k8s_objects
+short_description: Render the fabrics' Kubernetes network objects from the rail plan
+version_added: 0.3.0
+author: ainet.fabric contributors (@ainet)
+description:
+  - Runs on the controller. Computes the rail plan and renders, for every fabric whose C(cni) attaches pods, the
+    objects its pods need (docs/workloads.md) - the device plugins' ConfigMaps or SR-IOV operator policies,
+    Spiderpool C(SpiderIPPool)s (per rail, or per node and rail in C(exclusive) addressing) and
+    C(SpiderMultusConfig)s, or C(NetworkAttachmentDefinition)s with whereabouts or host-local IPAM.
+  - Checks every object against the plan (pools inside their rail's or node's subnet, holding no host address and
+    no gateway, not overlapping; gateways the ToR's addresses) and fails with the first problem when one disagrees.
+  - With O(crd_dir) (or the environment variable C(AINET_K8S_CRD_DIR)), validates every custom resource against the
+    C(openAPIV3Schema) of its CRD, strictly (unknown keys are violations); without it, or without the Python package
+    C(openapi-schema-validator), says in RV(notes) that the check was skipped.
+  - Writes one file per kind to O(dest), in apply order (C(10-configmaps.yaml), C(20-sriovnetworknodepolicies.yaml),
+    C(30-spiderippools.yaml), C(40-spidermultusconfigs.yaml), C(40-networkattachmentdefinitions.yaml)), only
+    the files whose content changed; removes its own files of kinds no longer rendered.
+options:
+  cluster:
+    description: The cluster model (C(fabric_cluster)).
+    type: dict
+    required: true
+  nodes:
+    description: Host name to C({node_id, rail_interfaces}), as built by the P(ainet.fabric.node_map#filter) filter.
+    type: dict
+    required: true
+  dest:
+    description: The directory of the files; without it nothing is written.
+    type: path
+  crd_dir:
+    description: A directory of CustomResourceDefinitions (YAML, searched recursively) to validate against.
+    type: path
+  remove_stale:
+    description: Remove this module's own files (by their header) of kinds no longer rendered.
+    type: bool
+    default: true
+attributes:
+  check_mode:
+    support: full
+    description: Renders and checks; writes nothing.
+  diff_mode:
+    support: full
+    description: The changed lines of every file.
+notes:
+  - The objects carry the labels C(ainet.fabric/cluster), C(ainet.fabric/fabric), C(ainet.fabric/rail) (and
+    C(ainet.fabric/node) on a node's pool).
+"""
+
+EXAMPLES = r"""
+- name: Render the Kubernetes objects of the fabrics
+  ainet.fabric.k8s_objects:
+    cluster: "{{ fabric_cluster }}"
+    nodes: "{{ groups['gpu_nodes'] | ainet.fabric.node_map(hostvars) }}"
+    dest: "{{ inventory_dir }}/.ainet-fabric/{{ fabric_cluster.name }}/k8s"
+    crd_dir: /srv/crds
+  run_once: true
+"""
+
+RETURN = r"""
+files:
+  description: The file names rendered, in apply order.
+  returned: success
+  type: list
+  elements: str
+written:
+  description: The files whose content changed (in check mode, that would be written).
+  returned: success
+  type: list
+  elements: str
+removed:
+  description: Own files of kinds no longer rendered, removed.
+  returned: success
+  type: list
+  elements: str
+counts:
+  description: Objects per kind.
+  returned: success
+  type: dict
+  sample: {ConfigMap: 1, SpiderIPPool: 8192, SpiderMultusConfig: 8}
+objects:
+  description: The number of objects.
+  returned: success
+  type: int
+validated:
+  description: Whether the custom resources were validated against their CRDs.
+  returned: success
+  type: bool
+notes:
+  description: What was not checked, and why.
+  returned: success
+  type: list
+  elements: str
+problems:
+  description: The objects' disagreements with the plan (the task fails).
+  returned: failure
+  type: list
+  elements: str
+violations:
+  description: The CRD schema violations (the task fails).
+  returned: failure
+  type: list
+  elements: str
+"""

@@ -1,0 +1,125 @@
+# -*- coding: utf-8 -*-
+"""playbooks/k8s.yml for real (ansible-playbook on the controller): the files, one per kind, read back as YAML and
+checked here against the plan with the standard library's ipaddress (not with the code under test), the CRD
+check when AINET_K8S_CRD_DIR (or ../shared/validators/k8s) is there, idempotence, check mode, a switched IPAM
+that removes its stale file, and bad input refused with one line."""
+
+from __future__ import annotations
+
+import ipaddress
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+import yaml
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+BIN = os.path.dirname(sys.executable)
+CRDS = os.environ.get("AINET_K8S_CRD_DIR") or os.path.join(os.path.dirname(ROOT), "shared", "validators", "k8s")
+NICS = ["ens6f0np0", "ens6f1np1", "ens7f0np0", "ens7f1np1"]
+CLUSTER = {"name": "kube", "rails": 4, "cni": "sriov", "sriov": {"vfs": 8},
+           "addressing": {"mode": "exclusive", "supernet": "172.17.0.0/16", "rail_prefix": 24, "node_prefix": 27},
+           "kubernetes": {"namespace": "rdma"}}
+
+
+def run_playbook(inventory, *extra):
+    env = dict(os.environ, ANSIBLE_CONFIG=os.path.join(ROOT, "ansible.cfg"), ANSIBLE_NOCOLOR="1",
+               PATH=BIN + os.pathsep + os.environ.get("PATH", ""))
+    cmd = [os.path.join(BIN, "ansible-playbook"), "-i", str(inventory), os.path.join(ROOT, "playbooks", "k8s.yml")]
+    return subprocess.run(cmd + list(extra), cwd=ROOT, env=env, capture_output=True, text=True, timeout=600,
+                          check=False)
+
+
+def write_inventory(tmp_path, cluster, nodes=4):
+    inv = tmp_path / "inv"
+    (inv / "group_vars").mkdir(parents=True, exist_ok=True)
+    (inv / "group_vars" / "all.yml").write_text(yaml.safe_dump({"fabric_cluster": cluster}))
+    group = {"hosts": dict(("gpu%02d" % n, {"fabric_node_id": n}) for n in range(1, nodes + 1)),
+             "vars": {"fabric_rail_interfaces": NICS}}
+    (inv / "hosts.yml").write_text(yaml.safe_dump({"all": {"children": {"gpu_nodes": group}}}))
+    return inv
+
+
+def load(path):
+    return [doc for doc in yaml.safe_load_all(path.read_text()) if doc]
+
+
+def test_exclusive_sriov_pools_follow_the_plan(tmp_path):
+    inv = write_inventory(tmp_path, CLUSTER)
+    dest = tmp_path / "k8s"
+    extra = ["-e", "k8s_objects_dest=%s" % dest]
+    if os.path.isdir(CRDS):
+        extra += ["-e", "k8s_objects_crd_dir=%s" % CRDS]
+    checked = run_playbook(inv, "--check", *extra)
+    assert checked.returncode == 0, checked.stdout + checked.stderr
+    assert not dest.exists()
+    first = run_playbook(inv, *extra)
+    assert first.returncode == 0, first.stdout + first.stderr
+    assert sorted(os.listdir(dest)) == ["10-configmaps.yaml", "30-spiderippools.yaml", "40-spidermultusconfigs.yaml"]
+    if os.path.isdir(CRDS):
+        assert "schema check: passed" in first.stdout, first.stdout
+    else:
+        assert "CRD schemas not checked" in first.stdout
+    pools = load(dest / "30-spiderippools.yaml")
+    assert len(pools) == 16
+    # The plan as the planner's documented layout gives it (rail r block 172.17.(r-1).0/24, node n subnet the n-th
+    # /27 of it, ToR .1, host .2), computed here independently of the code under test.
+    for pool in pools:
+        node = pool["metadata"]["labels"]["ainet.fabric/node"]
+        rail = int(pool["metadata"]["labels"]["ainet.fabric/rail"])
+        n = int(node[3:])
+        subnet = ipaddress.ip_network("172.17.%d.%d/27" % (rail - 1, (n - 1) * 32))
+        assert pool["spec"]["subnet"] == str(subnet)
+        assert pool["spec"]["gateway"] == str(subnet[1])
+        assert pool["spec"]["nodeAffinity"]["matchExpressions"] == [
+            {"key": "kubernetes.io/hostname", "operator": "In", "values": [node]}]
+        assert pool["spec"]["ips"] == ["%s-%s" % (subnet[3], subnet[30])]
+        assert pool["spec"]["routes"] == [{"dst": "172.17.%d.0/24" % (rail - 1), "gw": str(subnet[1])}]
+    configs = load(dest / "40-spidermultusconfigs.yaml")
+    rail3 = [c for c in configs if c["metadata"]["name"] == "kube-rail3"][0]
+    assert rail3["metadata"]["namespace"] == "rdma"
+    assert rail3["spec"]["sriov"]["resourceName"] == "nvidia.com/rail3"
+    assert rail3["spec"]["sriov"]["ippools"]["ipv4"] == ["kube-rail3-gpu%02d" % n for n in range(1, 5)]
+    device_plugin = json.loads(load(dest / "10-configmaps.yaml")[0]["data"]["config.json"])
+    assert [(r["resourceName"], r["selectors"]["pfNames"]) for r in device_plugin["resourceList"]] == [
+        ("rail%d" % r, [NICS[r - 1]]) for r in range(1, 5)]
+
+    again = run_playbook(inv, *extra)
+    assert again.returncode == 0 and "changed=0" in again.stdout, again.stdout
+
+    # Another CNI and IPAM: macvlan in shared addressing with whereabouts; the pools' file is removed.
+    shared = dict(CLUSTER, cni="macvlan", kubernetes={"ipam": "whereabouts", "pod_offset": 128, "pod_count": 100})
+    shared.pop("sriov")
+    shared["addressing"] = {"mode": "shared", "supernet": "172.17.0.0/16", "rail_prefix": 24}
+    inv = write_inventory(tmp_path, shared)
+    switched = run_playbook(inv, *extra)
+    assert switched.returncode == 0, switched.stdout + switched.stderr
+    assert sorted(os.listdir(dest)) == ["10-configmaps.yaml", "40-networkattachmentdefinitions.yaml"]
+    nads = load(dest / "40-networkattachmentdefinitions.yaml")
+    conf = json.loads(nads[1]["spec"]["config"])
+    assert conf["plugins"][0]["master"] == "ens6f1np1" and conf["plugins"][0]["type"] == "macvlan"
+    assert conf["plugins"][0]["ipam"] == {"type": "whereabouts", "range": "172.17.1.0/24",
+                                          "range_start": "172.17.1.128", "range_end": "172.17.1.227",
+                                          "gateway": "172.17.1.1"}
+
+
+@pytest.mark.parametrize("change,words", [
+    ({"addressing": {"mode": "p2p", "supernet": "172.17.0.0/16", "rail_prefix": 24}},
+     "fabric_cluster.kubernetes.ipam: 'spiderpool' cannot give pods addresses in p2p addressing"),
+    ({"kubernetes": {"ipam": "whereabouts"}}, "fabric_cluster.kubernetes.ipam: 'whereabouts' hands out one "
+                                              "cluster-wide range per network"),
+    ({"kubernetes": {"namespace": "RDMA"}}, "fabric_cluster.kubernetes.namespace: 'RDMA'"),
+    ({"cni": "host", "sriov": None}, "fabric_cluster.kubernetes: {'namespace': 'rdma'} is set while the fabric's cni "
+                                     "is host"),
+])
+def test_bad_input_is_one_line(tmp_path, change, words):
+    cluster = dict(CLUSTER, **change)
+    cluster = dict((k, v) for k, v in cluster.items() if v is not None)
+    inv = write_inventory(tmp_path, cluster)
+    result = run_playbook(inv, "-e", "k8s_objects_dest=%s" % (tmp_path / "k8s"))
+    assert result.returncode != 0
+    assert words in result.stdout, result.stdout
+    assert "Traceback" not in result.stdout + result.stderr
+    assert not (tmp_path / "k8s").exists()
