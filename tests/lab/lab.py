@@ -156,8 +156,10 @@ def nic(interfaces, entry):
     return interfaces[entry["rail"] - 1]
 
 
-def make_node(host, index, node, interfaces, modes):
-    """The node's namespace as a freshly booted machine sees it: NICs present, no rail configuration."""
+def make_node(host, index, node, interfaces, modes, crossed=None):
+    """The node's namespace as a freshly booted machine sees it: NICs present, no rail configuration.
+    ``crossed``: two rails ``(a, b)`` whose cables are swapped at the ToR end (rail a's NIC reaches rail b's ToR
+    and port, and the other way round), as a cabling mistake leaves them."""
     ns = node_ns(host)
     ip("netns", "add", ns)
     ip("link", "set", "lo", "up", ns=ns)
@@ -169,10 +171,14 @@ def make_node(host, index, node, interfaces, modes):
     ip("addr", "add", mgmt_ip(index) + "/24", "dev", "eth0", ns=ns)
     ip("link", "set", "eth0", "up", ns=ns)
     ip("route", "add", "default", "via", MGMT_NET + ".1", ns=ns)
+    far = dict((entry["rail"], (entry["tor"], entry["tor_port"])) for entry in node["rails"])
+    if crossed:
+        far[crossed[0]], far[crossed[1]] = far[crossed[1]], far[crossed[0]]
     for entry in node["rails"]:
-        tor_ns = prefix() + "-" + entry["tor"]
+        tor, port = far[entry["rail"]] if entry["fabric"] == node["rails"][0]["fabric"] else (entry["tor"],
+                                                                                             entry["tor_port"])
+        tor_ns = prefix() + "-" + tor
         ifname = nic(interfaces, entry)
-        port = entry["tor_port"]
         ip("link", "add", ifname, "address", mac(0, index, entry["rail"]), "netns", ns, "type", "veth",
            "peer", "name", port, "address", mac(1, index, entry["rail"]), "netns", tor_ns)
         ip("link", "set", port, "mtu", str(TOR_MTU), ns=tor_ns)
@@ -267,8 +273,29 @@ def ssh_args():
             "-o ControlMaster=auto -o ControlPersist=60s -o ProxyCommand=\"%s\"" % proxy)
 
 
-def up(plan, hosts, interfaces, lab_dir, kind="netns", rootfs=None):
-    """Create the lab for ``plan`` (from rail_plan).  ``hosts`` maps host -> management index."""
+def tor_lldpd(lab_dir, name, rootfs):
+    """lldpd in a ToR's namespace (a container of the lab's rootfs, host name = the ToR's name), announcing its
+    ports by name (port id subtype ifname, as Cumulus and SONiC switches do) every second."""
+    merged = host_rootfs(lab_dir, name, rootfs)
+    container = prefix() + "-" + name
+    podman(lab_dir, "run", "-d", "--name", container, "--hostname", name, "--runtime", "runc",
+           "--network", "ns:/run/netns/" + container, "--privileged", "--rootfs", merged,
+           "/bin/sh", "-c", "mkdir -p /run/lldpd && exec /usr/sbin/lldpd -d")
+    env = dict(os.environ, CONTAINERS_CONF=os.path.join(lab_dir, "containers.conf"))
+    deadline = time.monotonic() + 30
+    for setting in (["portidsubtype", "ifname"], ["tx-interval", "1"]):
+        while subprocess.run(["podman", "exec", container, "lldpcli", "configure", "lldp"] + setting, env=env,
+                             capture_output=True, check=False).returncode != 0:
+            if time.monotonic() > deadline:
+                raise RuntimeError("lldpd did not start in %s: %s" % (container, podman(
+                    lab_dir, "logs", container, check=False)))
+            time.sleep(0.5)
+
+
+def up(plan, hosts, interfaces, lab_dir, kind="netns", rootfs=None, lldp=False, crossed=None):
+    """Create the lab for ``plan`` (from rail_plan).  ``hosts`` maps host -> management index.
+    ``lldp`` (containers): lldpd in every ToR's namespace; ``crossed``: ``{host: (rail a, rail b)}`` cables
+    swapped at the ToR end."""
     down()
     shutil.rmtree(os.path.join(lab_dir, "hosts"), ignore_errors=True)  # fresh disks
     modes = {name: fabric["mode"] for name, fabric in plan["fabrics"].items()}
@@ -284,7 +311,7 @@ def up(plan, hosts, interfaces, lab_dir, kind="netns", rootfs=None):
     inventory_hosts = {}
     for host, index in sorted(hosts.items()):
         node = plan["nodes"][host]
-        make_node(host, index, node, interfaces, modes)
+        make_node(host, index, node, interfaces, modes, (crossed or {}).get(host))
         if kind == "containers":
             inventory_hosts[host] = container_host(host, index, node, lab_dir, rootfs)
         else:
@@ -292,6 +319,9 @@ def up(plan, hosts, interfaces, lab_dir, kind="netns", rootfs=None):
     if kind == "containers":
         for index in hosts.values():
             wait_ssh(index)
+        if lldp:
+            for name in sorted(plan["tors"]):
+                tor_lldpd(lab_dir, name, rootfs)
     settle(hosts)
     return inventory_hosts
 
@@ -361,7 +391,7 @@ def load_inventory(path):
     return cluster, {h: v["fabric_node_id"] for h, v in hosts.items()}, interfaces
 
 
-def build(cluster, node_ids, interfaces, lab_dir, kind="netns", rootfs=None):
+def build(cluster, node_ids, interfaces, lab_dir, kind="netns", rootfs=None, lldp=False, crossed=None):
     """Plan, create the lab, write its inventory; returns the inventory path and the plan."""
     sys.path.insert(0, os.path.join(ROOT, "build", ".collections"))
     from ansible_collections.ainet.fabric.plugins.module_utils.plan.rail_plan import rail_plan
@@ -374,7 +404,7 @@ def build(cluster, node_ids, interfaces, lab_dir, kind="netns", rootfs=None):
                              % ", ".join(missing))
         rootfs = rootfs or os.path.join(ROOT, "build", "lab", "rootfs")
         subprocess.run(["bash", os.path.join(HERE, "rootfs.sh"), rootfs], check=True)
-    inventory_hosts = up(plan, order, interfaces, lab_dir, kind, rootfs)
+    inventory_hosts = up(plan, order, interfaces, lab_dir, kind, rootfs, lldp=lldp, crossed=crossed)
     inventory = write_inventory(lab_dir, cluster, inventory_hosts, interfaces, kind)
     # The lab is planned here, as the plan job would: its published lock goes with the inventory.
     from ansible_collections.ainet.fabric.plugins.module_utils.plan import plan_lock

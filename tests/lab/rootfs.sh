@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Build the Debian root filesystem the lab's GPU-node containers boot from
 # (systemd, sshd, python3, iproute2; python3-apt for ansible.builtin.apt; dkms (without kernel headers: the
-# DOCA stand-in's modules stay unbuilt, tests/lab/doca_standin.py); netplan.io, which the molecule scenario
+# DOCA stand-in's modules stay unbuilt, tests/lab/doca_standin.py); lldpd, installed but disabled (its frames
+# would blur the rail tests' packet counters: the cabling test starts it, on the nodes through the role and in
+# the ToRs' namespaces through tests/lab/lab.py); netplan.io, which the molecule scenario
 # `shared` uses; sudo and the login user ops, uid 1000, that Ansible becomes root
 # from), once; later runs reuse it.
 #   usage: tests/lab/rootfs.sh [DIR]     (default build/lab/rootfs)
@@ -9,7 +11,7 @@
 set -euo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 DEST=${1:-$ROOT/build/lab/rootfs}
-PACKAGES=systemd-sysv,dbus,openssh-server,python3,python3-apt,dkms,iproute2,iputils-ping,procps,tcpdump,netbase,netplan.io,sudo
+PACKAGES=systemd-sysv,dbus,openssh-server,python3,python3-apt,dkms,iproute2,iputils-ping,procps,tcpdump,netbase,netplan.io,sudo,lldpd
 # The rootfs is rebuilt when this script or the files it copies in change.
 HERE=$(dirname "${BASH_SOURCE[0]}")
 STAMP="$(cat "${BASH_SOURCE[0]}" "$HERE/files/ainet-lab-sysfs-ro.service" | sha256sum | cut -c1-16)"
@@ -22,7 +24,7 @@ mkdir -p "$(dirname "$DEST")"
 # The hooks are run by mmdebstrap with the rootfs as $1: single quotes on purpose.
 # shellcheck disable=SC2016
 mmdebstrap --quiet --variant=minbase --include="$PACKAGES" \
-    --customize-hook='chroot "$1" systemctl mask getty@tty1.service console-getty.service systemd-logind.service apt-daily.timer apt-daily-upgrade.timer' \
+    --customize-hook='chroot "$1" systemctl mask getty@tty1.service console-getty.service systemd-logind.service apt-daily.timer apt-daily-upgrade.timer; chroot "$1" systemctl disable lldpd.service' \
     --customize-hook='echo "PermitRootLogin prohibit-password" > "$1/etc/ssh/sshd_config.d/ainet-lab.conf"' \
     --customize-hook='echo "UseDNS no" >> "$1/etc/ssh/sshd_config.d/ainet-lab.conf"' \
     --customize-hook="copy-in $HERE/files/ainet-lab-sysfs-ro.service /etc/systemd/system" \

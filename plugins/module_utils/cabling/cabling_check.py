@@ -150,7 +150,7 @@ def _finding(base, kind, seen, detail, problem, fix):
     return finding
 
 
-def _check_rail(host, entry, neighbours, findings, ok, mismatches):
+def _check_rail(host, entry, neighbours, findings, ok, mismatches, links=None):
     iface = entry.get("interface")
     expected = {"tor": entry["tor"], "port": entry.get("tor_port")}
     base = {"host": host, "fabric": entry.get("fabric"), "rail": entry["rail"], "interface": iface,
@@ -163,6 +163,15 @@ def _check_rail(host, entry, neighbours, findings, ok, mismatches):
             "%s rail %s (%s) has no interface name in the inventory, planned %s"
             % (host, entry["rail"], entry.get("fabric"), planned),
             "set fabric_rail_interfaces of %s so that rail %s names its NIC, then check again" % (host, entry["rail"])))
+        return
+    state = (links or {}).get(iface)
+    if state is not None and state.upper() not in ("UP", "UNKNOWN") and not (neighbours or {}).get(iface):
+        findings.append(_finding(
+            base, "missing", None, "link %s (planned %s)" % (state.lower(), planned),
+            "%s: the link is %s (operstate %s), so no LLDP frame arrives, planned %s" % (label, state.lower(), state,
+                                                                                       planned),
+            "bring %s %s up (ainet.fabric.rail_network does), then check its cable, optics and the switch port %s"
+            % (host, iface, planned)))
         return
     if neighbours is None or iface not in neighbours:
         why = "no LLDP data from %s" % host if neighbours is None else "no LLDP data for %s" % iface
@@ -255,8 +264,11 @@ def _report_mismatches(host, mismatches, findings):
                 "%s reaches %s, planned %s" % (label, where, planned), fix))
 
 
-def check_cabling(plan, neighbours_by_host, hosts=None):
+def check_cabling(plan, neighbours_by_host, hosts=None, links=None):
     """Findings of the LLDP neighbours against the rail plan (see the module docstring).
+
+    ``links``: ``{host: {interface: operstate}}`` (``ip -j link``'s ``operstate``, optional): a rail NIC without a
+    neighbour whose link is not up is reported as down, with that fix.
 
     Returns ``{"findings": [...], "ok": [...], "summary": {...}}``; ``summary`` has ``hosts``,
     ``rails``, ``ok``, ``findings``, ``by_kind`` ({kind: count}) and ``unverified_ports``.
@@ -277,7 +289,7 @@ def check_cabling(plan, neighbours_by_host, hosts=None):
         neighbours = _host_neighbours(neighbours_by_host.get(host), host)
         mismatches = []
         for entry in rails:
-            _check_rail(host, entry, neighbours, findings, ok, mismatches)
+            _check_rail(host, entry, neighbours, findings, ok, mismatches, (links or {}).get(host))
         _report_mismatches(host, mismatches, findings)
     findings.sort(key=_order)
     ok.sort(key=_order)

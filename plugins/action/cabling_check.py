@@ -1,0 +1,105 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, ainet.fabric contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Controller side of ``ainet.fabric.cabling_check``: the LLDP outputs the play's hosts gathered (their host
+variables), parsed and compared with the plan's ToR and port for every node and rail; the findings with their
+fixes, a Markdown report, and a failure when a cable is wrong.
+
+The logic lives in ``module_utils/cabling``; this plugin reads the hosts' outputs and writes the report."""
+
+from __future__ import annotations
+
+import json
+import os
+
+from ansible.plugins.action import ActionBase
+
+from ansible_collections.ainet.fabric.plugins.module_utils.cabling import cabling_check, lldp_parse
+from ansible_collections.ainet.fabric.plugins.module_utils.common.errors import FabricError
+from ansible_collections.ainet.fabric.plugins.module_utils.host.host_files import read_text, write_atomic
+from ansible_collections.ainet.fabric.plugins.module_utils.plan.rail_plan import rail_plan
+
+ARGUMENT_SPEC = dict(
+    cluster=dict(type="dict", required=True),
+    nodes=dict(type="dict", required=True),
+    hosts=dict(type="list", elements="str", required=True),
+    lldpcli_var=dict(type="str", default="__cabling_check_lldpcli"),
+    lldptool_var=dict(type="str", default="__cabling_check_lldptool"),
+    links_var=dict(type="str", default="__cabling_check_links"),
+    report=dict(type="path"),
+    fail_on_findings=dict(type="bool", default=True),
+)
+MAX_LINES = 20
+
+
+def host_neighbours(hostvars, lldpcli_var, lldptool_var):
+    """A host's neighbours from its registered LLDP outputs, or (None, why) when it has none."""
+    lldpcli = hostvars.get(lldpcli_var) or {}
+    if lldpcli.get("rc") == 0 and not lldpcli.get("skipped"):
+        return lldp_parse.parse_lldpcli_json(lldpcli.get("stdout") or ""), None
+    results = [r for r in ((hostvars.get(lldptool_var) or {}).get("results") or []) if not r.get("skipped")]
+    if results:
+        found = []
+        for result in results:
+            if result.get("rc") == 0:
+                found.extend(lldp_parse.parse_lldptool(result.get("stdout") or "", result.get("item")))
+        return found, None
+    why = (lldpcli.get("msg") or lldpcli.get("stderr") or "no LLDP output").strip().splitlines()
+    return None, (why[0] if why else "no LLDP output")
+
+
+def link_states(registered):
+    """``{interface: operstate}`` from a registered ``ip -j link show`` (empty when it did not run)."""
+    try:
+        links = json.loads((registered or {}).get("stdout") or "[]")
+    except ValueError:
+        return {}
+    return dict((link.get("ifname"), link.get("operstate")) for link in links if isinstance(link, dict))
+
+
+class ActionModule(ActionBase):
+    TRANSFERS_FILES = False
+    _requires_connection = False
+
+    def run(self, tmp=None, task_vars=None):
+        result = super().run(tmp, task_vars)
+        _unused, args = self.validate_argument_spec(argument_spec=ARGUMENT_SPEC)
+        hostvars = task_vars.get("hostvars", {})
+        try:
+            plan = rail_plan(args["cluster"], args["nodes"])
+            neighbours, unread = {}, {}
+            for host in args["hosts"]:
+                found, why = host_neighbours(hostvars.get(host, {}), args["lldpcli_var"], args["lldptool_var"])
+                if found is None:
+                    unread[host] = why
+                else:
+                    neighbours[host] = found
+            hosts = [h for h in args["hosts"] if h in plan["nodes"]]
+            verdict = cabling_check.check_cabling(plan, neighbours, hosts, dict(
+                (h, link_states(hostvars.get(h, {}).get(args["links_var"]))) for h in hosts))
+        except FabricError as exc:
+            return dict(result, failed=True, msg=str(exc))
+        report = cabling_check.findings_markdown(verdict)
+        changed = False
+        if args["report"]:
+            text = "# Cabling check: %s\n\n%s\n" % (plan["cluster"]["name"], report.rstrip("\n"))
+            if unread:
+                text += "\nHosts without LLDP data: %s\n" % "; ".join("%s (%s)" % i for i in sorted(unread.items()))
+            if read_text(args["report"]) != text:
+                changed = True
+                if not self._task.check_mode:
+                    try:
+                        os.makedirs(os.path.dirname(args["report"]) or ".", exist_ok=True)
+                        write_atomic(args["report"], text, "0644")
+                    except OSError as exc:
+                        return dict(result, failed=True, msg="cabling_check: could not write %s: %s"
+                                                             % (args["report"], exc))
+        findings = verdict["findings"]
+        result.update(changed=changed, findings=findings, ok=verdict["ok"], summary=verdict["summary"],
+                      unread=unread, report=args["report"])
+        if findings and args["fail_on_findings"]:
+            lines = [f["message"] for f in findings[:MAX_LINES]]
+            if len(findings) > MAX_LINES:
+                lines.append("... and %d more (%s)" % (len(findings) - MAX_LINES, args["report"] or "findings"))
+            result.update(failed=True, msg="cabling_check: %d finding(s):\n%s" % (len(findings), "\n".join(lines)))
+        return result

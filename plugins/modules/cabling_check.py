@@ -1,0 +1,100 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, ainet.fabric contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+# The work is done by the action plugin of the same name, on the controller.
+
+from __future__ import annotations
+
+DOCUMENTATION = r"""
+module: cabling_check
+short_description: Compare the rail NICs' LLDP neighbours with the plan's ToR and port
+version_added: 0.3.0
+author: ainet.fabric contributors (@ainet)
+description:
+  - Runs on the controller, once, after every host of O(hosts) registered its LLDP output (the role
+    P(ainet.fabric.cabling_check#role) does both). Parses C(lldpcli -f json0 show neighbors) (lldpd; C(json) and
+    C(json0) both) or, where lldpcli failed, C(lldptool -t -n -i <rail NIC>) per rail NIC (lldpad).
+  - Compares every node's rail NICs with the rail plan's ToR and port and reports each wrong cable with its fix in
+    words - two rails crossed (C(swapped)), a NIC on another ToR (C(wrong_tor)), on another port of its ToR
+    (C(wrong_port)), no neighbour (C(missing)), several neighbours (C(unexpected)), a rail without an interface name
+    in the inventory (C(unknown_interface)).
+  - Writes the findings as a Markdown table to O(report) and fails with one line per finding unless
+    O(fail_on_findings=false).
+options:
+  cluster:
+    description: The cluster model (C(fabric_cluster)).
+    type: dict
+    required: true
+  nodes:
+    description: Host name to C({node_id, rail_interfaces}), as built by the P(ainet.fabric.node_map#filter) filter.
+    type: dict
+    required: true
+  hosts:
+    description: The hosts to check (their host variables hold the registered outputs).
+    type: list
+    elements: str
+    required: true
+  lldpcli_var:
+    description: The host variable holding the registered C(lldpcli) command result.
+    type: str
+    default: __cabling_check_lldpcli
+  lldptool_var:
+    description: The host variable holding the registered C(lldptool) loop result (one item per rail NIC).
+    type: str
+    default: __cabling_check_lldptool
+  links_var:
+    description: The host variable holding the registered C(ip -j link show) result (a rail NIC without a neighbour
+      whose link is down is reported as down).
+    type: str
+    default: __cabling_check_links
+  report:
+    description: A Markdown file for the findings; without it nothing is written.
+    type: path
+  fail_on_findings:
+    description: Fail when a cable is wrong.
+    type: bool
+    default: true
+attributes:
+  check_mode:
+    support: full
+    description: Compares; does not write the report.
+  diff_mode:
+    support: none
+    description: The report is named in RV(report).
+"""
+
+EXAMPLES = r"""
+- name: Check the cabling against the plan
+  ainet.fabric.cabling_check:
+    cluster: "{{ fabric_cluster }}"
+    nodes: "{{ groups['gpu_nodes'] | ainet.fabric.node_map(hostvars) }}"
+    hosts: "{{ ansible_play_hosts }}"
+    report: /tmp/cabling.md
+  run_once: true
+"""
+
+RETURN = r"""
+findings:
+  description: One per wrong cable - C(host), C(fabric), C(rail), C(interface), C(kind), C(expected) and C(seen)
+    ({tor, port}), C(detail), C(fix), C(message).
+  returned: always
+  type: list
+  elements: dict
+ok:
+  description: The rails whose cable is where the plan has it.
+  returned: always
+  type: list
+  elements: dict
+summary:
+  description: Counts (hosts, rails, ok, findings, by_kind, unverified_ports).
+  returned: always
+  type: dict
+unread:
+  description: Hosts without any LLDP output, and why.
+  returned: always
+  type: dict
+report:
+  description: The report file.
+  returned: always
+  type: str
+"""
