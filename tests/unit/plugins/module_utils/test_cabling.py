@@ -403,3 +403,23 @@ def test_bad_input_raises_one_line(plan, neighbours, words):
     with pytest.raises(FabricError) as info:
         check_cabling(plan, neighbours)
     assert words in str(info.value) and "\n" not in str(info.value)
+
+
+def test_lab_recording_of_two_crossed_cables():
+    """lldpd 1.0.16 on the container lab's gpu02, rail 3 and rail 4 crossed (data/lldp/ORIGIN.md)."""
+    from ansible_collections.ainet.fabric.plugins.module_utils.plan.rail_plan import rail_plan
+    plan = rail_plan({"name": "t-exclusive-v4", "rails": 4, "addressing": {
+        "mode": "exclusive", "supernet": "172.17.0.0/16", "rail_prefix": 24, "node_prefix": 27}},
+        {"gpu01": {"node_id": 1, "rail_interfaces": ["ens6f0np0", "ens6f1np1", "ens7f0np0", "ens7f1np1"]},
+         "gpu02": {"node_id": 2, "rail_interfaces": ["ens6f0np0", "ens6f1np1", "ens7f0np0", "ens7f1np1"]}})
+    for name in ("lab-lldpd-1.0.16-json0-crossed.json", "lab-lldpd-1.0.16-json-crossed.json"):
+        with open(os.path.join(DATA, name)) as handle:
+            entries = parse_lldpcli_json(handle.read())
+        assert [(e["interface"], e["system_name"], neighbour_port(e)) for e in entries] == [
+            ("ens6f0np0", "t-exclusive-v4-rail1-tor", "swp2"), ("ens6f1np1", "t-exclusive-v4-rail2-tor", "swp2"),
+            ("ens7f0np0", "t-exclusive-v4-rail4-tor", "swp2"), ("ens7f1np1", "t-exclusive-v4-rail3-tor", "swp2")]
+        verdict = check_cabling(plan, {"gpu02": entries}, ["gpu02"])
+        assert [(f["kind"], f["rail"]) for f in verdict["findings"]] == [("swapped", 3)]
+        assert verdict["findings"][0]["message"].startswith(
+            "gpu02: ens7f0np0 (rail 3) and ens7f1np1 (rail 4) are crossed: ens7f0np0 reaches t-exclusive-v4-rail4-tor "
+            "swp2, planned t-exclusive-v4-rail3-tor swp2")
