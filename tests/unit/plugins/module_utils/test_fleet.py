@@ -80,3 +80,79 @@ def test_a_broken_link_is_told_from_a_failing_pair():
     lone = [r for r in lone if not (r["rail"] == 2 and "gpu03" in (r["a"], r["b"]))]
     suspects = ps.verdict(lone, plan4())["suspect"]
     assert sorted(f["host"] for f in suspects) == sorted([lone[0]["a"], lone[0]["b"]])
+
+
+# -- outputs ------------------------------------------------------------------------------------------------------
+
+import os  # noqa: E402  pylint: disable=wrong-import-position
+
+from ansible_collections.ainet.fabric.plugins.module_utils.fleet import link_results as lr  # noqa: E402
+
+DATA = os.path.join(os.path.dirname(__file__), "data", "fleet")
+
+
+def data(name):
+    with open(os.path.join(DATA, name)) as handle:
+        return handle.read()
+
+
+def test_ping_outputs_recorded_with_iputils():
+    ok = lr.parse_ping(data("ping-jumbo-ok.txt"))
+    assert (ok["transmitted"], ok["received"], ok["loss"], ok["rtt_avg_ms"], ok["errors"]) == (3, 3, 0.0, 0.062, [])
+    lost = lr.parse_ping(data("ping-jumbo-lost-peer-mtu-1500.txt"))
+    assert (lost["received"], lost["loss"]) == (0, 100.0)
+    assert lost["errors"] == ["ping: sendmsg: No buffer space available"] and lost["mtu_error"] is None
+    local = lr.parse_ping(data("ping-local-error-message-too-long.txt"))
+    assert local["mtu_error"] == 9000 and local["received"] == 0
+    assert lr.parse_ping(data("ping-no-route.txt"))["loss"] == 100.0
+    assert lr.parse_ping(data("ping6-jumbo-ok.txt"))["rtt_avg_ms"] == 0.085
+    assert lr.parse_ping("ping: connect: Network is unreachable\n")["errors"] == ["ping: connect: Network is unreachable"]
+
+
+def test_perftest_outputs_in_both_units_with_interleaved_warnings():
+    mb = lr.parse_perftest(data("ib_write_bw-rxe-vm-mb.txt"))
+    assert mb["kind"] == "bw" and mb["gbps"] == round(18.97 * 8 / 1000, 4) and mb["peak_gbps"] == round(20.05 * 8 / 1000, 4)
+    gbits = lr.parse_perftest(data("ib_write_bw-cx-gbits-cpufreq-D.txt"))
+    assert gbits["gbps"] == 98.02 and gbits["peak_gbps"] == 0.0 and gbits["errors"] == []
+    sweep = lr.parse_perftest(data("ib_write_bw-cx-gbits-sweep-trimmed.txt"))
+    assert len(sweep["rows"]) == 4 and sweep["gbps"] == 126.20
+    lat = lr.parse_perftest(data("ib_read_lat-roce-cpufreq.txt"))
+    assert lat["kind"] == "lat" and lat["usec"] == 4.82 and lat["gbps"] is None
+    send = lr.parse_perftest(data("ib_send_lat-ib-ud-sweep-trimmed.txt"))
+    assert [r["t_avg[usec]"] for r in send["rows"]] == [1.70, 1.90] and send["usec"] == 1.90
+    failed = lr.parse_perftest("Couldn't connect to 10.0.0.2:18515\nUnable to open file descriptor for socket "
+                               "connection Unable to init the socket connection\n")
+    assert not failed["rows"] and failed["errors"][0] == "Couldn't connect to 10.0.0.2:18515"
+
+
+def test_assignments_give_both_ends_the_pair_and_the_plan_addresses():
+    plan = plan4()
+    rounds = lr.assignments(plan, ["gpu01", "gpu02", "gpu03", "gpu04", "nothere"], 3)
+    assert len(rounds) == 3 and all(len(r) == 4 for r in rounds)
+    first = rounds[0]
+    server = [h for h, a in first.items() if a["role"] == "server"][0]
+    client = first[server]["peer"]
+    assert first[client]["peer"] == server and first[client]["role"] == "client"
+    rail2 = first[client]["rails"][1]
+    assert rail2["ip"] == plan["nodes"][client]["rails"][1]["ip"]
+    assert rail2["peer_ip"] == plan["nodes"][server]["rails"][1]["ip"]
+    assert (rail2["ping_size"], rail2["port"], rail2["interface"]) == (9000 - 28, 18517, "ens6f1np1")
+
+
+def test_results_of_tells_a_narrow_path_from_no_path():
+    rail1 = {"fabric": "default", "rail": 1, "ping_size": 8972}
+    rail2 = {"fabric": "default", "rail": 2, "ping_size": 8972}
+    registered = [{"round": 1, "peer": "gpu01",
+                   "icmp_small": [dict(item=rail1, rc=0, stdout=data("ping6-jumbo-ok.txt")),
+                                  dict(item=rail2, rc=1, stdout=data("ping-no-route.txt"))],
+                   "icmp": [dict(item=rail1, rc=1, stdout=data("ping-jumbo-lost-peer-mtu-1500.txt")),
+                            dict(item=rail2, rc=1, stdout=data("ping-no-route.txt"))],
+                   "rdma_bw": [dict(item=rail1, rc=0, stdout=data("ib_write_bw-cx-gbits-cpufreq-D.txt")),
+                               {"skipped": True, "item": rail2}]}]
+    results = lr.results_of("gpu02", registered)
+    assert [(r["test"], r["rail"], r["ok"]) for r in results] == [("icmp", 1, False), ("rdma_bw", 1, True),
+                                                                  ("icmp", 2, False)]
+    assert results[0]["error"] == ("icmp: 8972-byte DF pings lost (100% loss) while small ones pass: an MTU below the "
+                                   "fabric's on the path")
+    assert results[1]["gbps"] == 98.02 and (results[1]["a"], results[1]["b"]) == ("gpu01", "gpu02")
+    assert results[2]["error"] == "icmp: no ICMP reply (100% loss)"

@@ -1,0 +1,103 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, ainet.fabric contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Controller side of ``ainet.fabric.link_test``: the rounds of a fleet link test (which node tests which, on
+which rails, with which addresses), and afterwards the verdict from what every client registered.
+
+The logic lives in ``module_utils/fleet``; this plugin reads the hosts' registered outputs and writes the report."""
+
+from __future__ import annotations
+
+import os
+
+from ansible.plugins.action import ActionBase
+
+from ansible_collections.ainet.fabric.plugins.module_utils.common.errors import FabricError
+from ansible_collections.ainet.fabric.plugins.module_utils.fleet import link_results, pair_schedule
+from ansible_collections.ainet.fabric.plugins.module_utils.host.host_files import read_text, write_atomic
+from ansible_collections.ainet.fabric.plugins.module_utils.plan.rail_plan import rail_plan
+
+ARGUMENT_SPEC = dict(
+    mode=dict(type="str", choices=["schedule", "verdict"], required=True),
+    cluster=dict(type="dict", required=True),
+    nodes=dict(type="dict", required=True),
+    hosts=dict(type="list", elements="str", required=True),
+    rounds=dict(type="int", default=pair_schedule.DEFAULT_ROUNDS),
+    full_mesh=dict(type="bool", default=False),
+    fabric=dict(type="str"),
+    results_var=dict(type="str", default="__link_test_results"),
+    min_gbps=dict(type="float"),
+    max_usec=dict(type="float"),
+    report=dict(type="path"),
+    fail_on_broken=dict(type="bool", default=True),
+)
+
+
+def report_markdown(cluster, verdict, schedule_note, results=()):
+    lines = ["# Link test: %s" % cluster, "", schedule_note, "",
+             "%d tests, %d failed." % (verdict["tested"], verdict["failed"]), ""]
+    rows = [(kind, f) for kind in ("broken", "slow", "suspect") for f in verdict[kind]]
+    if not rows:
+        lines.append("Every tested link passed.")
+    else:
+        lines += ["| verdict | host | NIC | rail | ToR | port | why |", "|---|---|---|---|---|---|---|"]
+        for kind, f in rows:
+            lines.append("| %s | %s | %s | %s %s | %s | %s | %s |" % (
+                kind, f["host"], f["interface"], f["fabric"], f["rail"], f["tor"], f["tor_port"],
+                f["why"].replace("|", "\\|")))
+    measured = [r for r in results if r["test"].startswith("rdma") and r["ok"]]
+    if measured:
+        lines += ["", "RDMA measured (client <- server):", "", "| client | server | rail | test | Gb/s | usec |",
+                  "|---|---|---|---|---|---|"]
+        for r in sorted(measured, key=lambda r: (r["b"], r["fabric"], r["rail"], r["round"])):
+            lines.append("| %s | %s | %s %s | %s | %s | %s |" % (
+                r["b"], r["a"], r["fabric"], r["rail"], r["test"], "" if r["gbps"] is None else "%g" % r["gbps"],
+                "" if r["usec"] is None else "%g" % r["usec"]))
+    return "\n".join(lines) + "\n"
+
+
+class ActionModule(ActionBase):
+    TRANSFERS_FILES = False
+    _requires_connection = False
+
+    def run(self, tmp=None, task_vars=None):
+        result = super().run(tmp, task_vars)
+        _unused, args = self.validate_argument_spec(argument_spec=ARGUMENT_SPEC)
+        try:
+            plan = rail_plan(args["cluster"], args["nodes"])
+            if args["fabric"] and args["fabric"] not in plan["fabrics"]:
+                raise FabricError("link_test_fabric: %r is not a fabric of the cluster (%s)"
+                                  % (args["fabric"], ", ".join(plan["fabrics"])))
+            hosts = [h for h in args["hosts"] if h in plan["nodes"]]
+            if args["mode"] == "schedule":
+                rounds = link_results.assignments(plan, hosts, args["rounds"], args["full_mesh"], args["fabric"])
+                return dict(result, changed=False, rounds=rounds, hosts=len(hosts),
+                            pairs=sum(len(r) // 2 for r in rounds))
+            hostvars = task_vars.get("hostvars", {})
+            results = []
+            for host in hosts:
+                results.extend(link_results.results_of(host, hostvars.get(host, {}).get(args["results_var"])))
+            verdict = pair_schedule.verdict(results, plan, args["min_gbps"], args["max_usec"])
+        except FabricError as exc:
+            return dict(result, failed=True, msg=str(exc))
+        rounds = sorted(set(r["round"] for r in results))
+        note = "%d nodes, %d round(s)%s; every node meets a different peer in each round, on every rail." % (
+            len(hosts), len(rounds), " (full mesh)" if args["full_mesh"] else "")
+        changed = False
+        if args["report"]:
+            text = report_markdown(plan["cluster"]["name"], verdict, note, results)
+            if read_text(args["report"]) != text:
+                changed = True
+                if not self._task.check_mode:
+                    try:
+                        os.makedirs(os.path.dirname(args["report"]) or ".", exist_ok=True)
+                        write_atomic(args["report"], text, "0644")
+                    except OSError as exc:
+                        return dict(result, failed=True, msg="link_test: could not write %s: %s"
+                                                             % (args["report"], exc))
+        result.update(changed=changed, verdict=verdict, results=results, report=args["report"])
+        if verdict["broken"] and args["fail_on_broken"]:
+            lines = ["%s %s (%s rail %s, %s %s): %s" % (f["host"], f["interface"], f["fabric"], f["rail"], f["tor"],
+                                                         f["tor_port"], f["why"]) for f in verdict["broken"]]
+            result.update(failed=True, msg="link_test: %d broken link(s):\n%s" % (len(lines), "\n".join(lines)))
+        return result

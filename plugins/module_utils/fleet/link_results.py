@@ -1,0 +1,178 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, ainet.fabric contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The link tests' outputs, parsed: iputils ``ping`` and perftest (``ib_write_bw``, ``ib_read_bw``,
+``ib_write_lat``, ``ib_read_lat``, ``ib_send_lat``), and the assignments of a schedule's rounds.
+
+Parse tolerantly (perftest interleaves "Conflicting CPU frequency" warnings with its table, prints ``MB/sec`` or,
+with ``--report_gbits``, ``Gb/sec``; ping prints ``local error: message too long`` when the frame exceeds the
+sending NIC's MTU), report precisely: every result says what failed in one line.
+"""
+
+from __future__ import annotations
+
+import re
+
+from ansible_collections.ainet.fabric.plugins.module_utils.fleet.pair_schedule import rounds as schedule_rounds
+
+# TCP port of the perftest exchange of rail r: PERFTEST_PORT + r, so that every rail of a pair runs at once.
+PERFTEST_PORT = 18515
+_STATS = re.compile(r"(\d+) packets transmitted, (\d+) received(?:, \+(\d+) errors)?.*?([\d.]+)% packet loss")
+_RTT = re.compile(r"rtt min/avg/max/mdev = ([\d.]+)/([\d.]+)/([\d.]+)/([\d.]+) ms")
+_LOCAL_MTU = re.compile(r"local error: message too long, mtu=(\d+)")
+
+
+def parse_ping(text):
+    """iputils ``ping`` output -> ``{"transmitted", "received", "loss", "rtt_avg_ms", "errors", "mtu_error"}``
+    (``loss`` in percent; ``mtu_error``: the MTU ping's own NIC refused the frame with, else None). A text without
+    the statistics line (ping could not start) has ``transmitted`` None and its first line in ``errors``."""
+    text = text or ""
+    out = {"transmitted": None, "received": None, "loss": None, "rtt_avg_ms": None, "errors": [], "mtu_error": None}
+    stats = _STATS.search(text)
+    if stats:
+        out.update(transmitted=int(stats.group(1)), received=int(stats.group(2)), loss=float(stats.group(4)))
+    rtt = _RTT.search(text)
+    if rtt:
+        out["rtt_avg_ms"] = float(rtt.group(2))
+    mtu = _LOCAL_MTU.search(text)
+    if mtu:
+        out["mtu_error"] = int(mtu.group(1))
+    for line in text.splitlines():
+        line = line.strip()
+        if line.startswith("ping:") and line not in out["errors"]:
+            out["errors"].append(line)
+    if stats is None and not out["errors"] and text.strip():
+        out["errors"].append(text.strip().splitlines()[0])
+    return out
+
+
+def _number(text):
+    try:
+        return float(text)
+    except ValueError:
+        return None
+
+
+def parse_perftest(text):
+    """perftest output -> ``{"kind": "bw"|"lat"|None, "gbps", "peak_gbps", "usec", "rows", "errors"}``.
+
+    Bandwidth tests: the last row's ``BW average`` (and peak) in Gb/s, whether printed in ``Gb/sec`` or ``MB/sec``
+    (MB = 10^6 bytes, as perftest counts); latency tests: the last row's ``t_avg`` in microseconds. ``rows``: the
+    table's rows as dicts of its columns. Lines that are neither (warnings) are skipped; error lines are kept."""
+    text = text or ""
+    out = {"kind": None, "gbps": None, "peak_gbps": None, "usec": None, "rows": [], "errors": []}
+    header = None
+    for raw in text.replace("\\\n", " ").splitlines():
+        line = raw.strip()
+        if line.startswith("#bytes"):
+            header = re.findall(r"#bytes|#iterations|BW peak\[[^\]]+\]|BW average\[[^\]]+\]|MsgRate\[[^\]]+\]|"
+                                r"t_\w+\[usec\]|99(?:\.9)?% percentile\[usec\]", line)
+            out["kind"] = "bw" if any(h.startswith("BW") for h in header) else "lat"
+            continue
+        fields = line.split()
+        if header and fields and fields[0].isdigit() and len(fields) >= 3:
+            values = [_number(f) for f in fields]
+            if None in values:
+                continue
+            out["rows"].append(dict(zip(header, values)))
+            continue
+        if re.search(r"(?i)\b(error|failed|couldn't|unable|cannot)\b", line) and "CPU Frequency" not in line:
+            out["errors"].append(line)
+    if out["rows"]:
+        last = out["rows"][-1]
+        for key, value in last.items():
+            scale = 1.0 if "Gb/sec" in key else 8.0 / 1000.0 if "MB/sec" in key else None
+            if key.startswith("BW average") and scale is not None:
+                out["gbps"] = round(value * scale, 4)
+            elif key.startswith("BW peak") and scale is not None:
+                out["peak_gbps"] = round(value * scale, 4)
+            elif key == "t_avg[usec]":
+                out["usec"] = value
+    return out
+
+
+def assignments(plan, hosts, count, full_mesh=False, fabric=None):
+    """The schedule as each host runs it: ``[{host: {"peer", "role", "rails": [...]}}, ...]`` per round.
+
+    ``role``: ``server`` (the first of the pair) or ``client``; ``rails``: the pair's rails of ``fabric`` (every
+    fabric when None), each ``{"fabric", "rail", "interface", "ip", "peer_ip", "mtu", "ping_size", "port"}``:
+    ``ping_size`` fills the rail MTU with a DF ping (MTU less 28 bytes of IPv4 and ICMP headers, 48 for IPv6)."""
+    members = [h for h in hosts if h in plan["nodes"]]
+    out = []
+    for pairs in schedule_rounds(members, count, full_mesh):
+        this = {}
+        for server, client in pairs:
+            for me, peer, role in ((server, client, "server"), (client, server, "client")):
+                mine = dict(((e["fabric"], e["rail"]), e) for e in plan["nodes"][me]["rails"]
+                            if fabric is None or e["fabric"] == fabric)
+                theirs = dict(((e["fabric"], e["rail"]), e) for e in plan["nodes"][peer]["rails"])
+                rails = []
+                for key, entry in sorted(mine.items()):
+                    if key not in theirs:
+                        continue
+                    v6 = ":" in entry["ip"]
+                    rails.append({"fabric": entry["fabric"], "rail": entry["rail"], "interface": entry["interface"],
+                                  "ip": entry["ip"], "peer_ip": theirs[key]["ip"], "mtu": entry["mtu"],
+                                  "ping_size": entry["mtu"] - (48 if v6 else 28),
+                                  "port": PERFTEST_PORT + entry["rail"]})
+                this[me] = {"peer": peer, "role": role, "rails": rails}
+        out.append(this)
+    return out
+
+
+TESTS = ("icmp", "icmp_small", "rdma_bw", "rdma_lat")
+
+
+def _flatten(registered):
+    """The role's registered rounds -> ``{(round, peer, fabric, rail): {test: loop result}}``.
+
+    ``registered``: ``[{"round", "peer", "icmp": [...], "icmp_small": [...], "rdma_bw": [...], "rdma_lat": [...]}]``,
+    each list the ``results`` of a task looped over the pair's rails (``item`` the rail; skipped items left out)."""
+    grouped = {}
+    for entry in registered or []:
+        for test in TESTS:
+            for item in entry.get(test) or []:
+                rail = item.get("item") or {}
+                if item.get("skipped") or not rail:
+                    continue
+                key = (int(entry["round"]), entry["peer"], rail.get("fabric"), rail.get("rail"))
+                grouped.setdefault(key, {})[test] = dict(item, size=rail.get("ping_size"))
+    return grouped
+
+
+def results_of(host, registered):
+    """One client's registered rounds (see :func:`_flatten`) -> :func:`pair_schedule.verdict` results.
+
+    A rail's ICMP result fails when the DF ping that fills the MTU lost packets, and says whether small frames
+    passed (an MTU below the fabric's on the path) or not (no path at all); RDMA results fail without a result
+    table."""
+    out = []
+    for (number, peer, fabric, rail), tests in sorted(_flatten(registered).items()):
+        base = {"round": number, "fabric": fabric, "rail": rail, "a": peer, "b": host}
+        if "icmp" in tests:
+            item = tests["icmp"]
+            jumbo = parse_ping((item.get("stdout") or "") + "\n" + (item.get("stderr") or ""))
+            small = parse_ping(tests["icmp_small"].get("stdout") or "") if "icmp_small" in tests else None
+            ok = item.get("rc") == 0 and bool(jumbo["received"]) and jumbo["received"] == jumbo["transmitted"]
+            error = None
+            if not ok:
+                if jumbo["mtu_error"]:
+                    error = "the NIC's own MTU %d refuses a %s-byte DF ping" % (jumbo["mtu_error"], item.get("size"))
+                elif small is not None and small["received"]:
+                    error = "%s-byte DF pings lost (%s%% loss) while small ones pass: an MTU below the fabric's on " \
+                            "the path" % (item.get("size"), "%g" % jumbo["loss"] if jumbo["loss"] is not None else "?")
+                else:
+                    error = "no ICMP reply (%s)" % ("; ".join(jumbo["errors"][:1]) or "%s%% loss" % (
+                        "%g" % jumbo["loss"] if jumbo["loss"] is not None else "?"))
+            out.append(dict(base, test="icmp", ok=ok, gbps=None, usec=None, rtt_ms=jumbo["rtt_avg_ms"],
+                            error=("icmp: " + error) if error else None))
+        for test in ("rdma_bw", "rdma_lat"):
+            if test not in tests:
+                continue
+            item = tests[test]
+            parsed = parse_perftest((item.get("stdout") or "") + "\n" + (item.get("stderr") or ""))
+            ok = item.get("rc") == 0 and bool(parsed["rows"])
+            error = None if ok else ("; ".join(parsed["errors"][:2]) or "rc %s, no result table" % item.get("rc"))
+            out.append(dict(base, test=test, ok=ok, gbps=parsed["gbps"], usec=parsed["usec"], rtt_ms=None,
+                            error=("%s: %s" % (test, error)) if error else None))
+    return out

@@ -1,0 +1,115 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, ainet.fabric contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+# The work is done by the action plugin of the same name, on the controller.
+
+from __future__ import annotations
+
+DOCUMENTATION = r"""
+module: link_test
+short_description: Plan the rounds of a fleet link test, and judge its results
+version_added: 0.3.0
+author: ainet.fabric contributors (@ainet)
+description:
+  - Runs on the controller (the role P(ainet.fabric.link_test#role) runs the tests on the nodes in between).
+  - With O(mode=schedule), pairs the O(hosts) round by round with the round-robin method - every node in at most one
+    pair per round, O(rounds) rounds (each node meets that many different peers) or, with O(full_mesh), every pair
+    of nodes exactly once in N-1 rounds (N rounded up to even) - and returns per round and host the peer, the role
+    (C(server), C(client)) and the pair's rails with both addresses from the plan, the DF ping size that fills the
+    rail MTU and a perftest port per rail.
+  - With O(mode=verdict), parses what every client registered (C(ping) and C(ib_write_bw) outputs) and judges each
+    node's rail link - broken when it failed with two or more peers, slow when below O(min_gbps) with two or more,
+    suspect when one peer only failed and that peer's own link is not broken - naming the node, NIC, ToR and port.
+    Writes a Markdown O(report); fails when a link is broken unless O(fail_on_broken=false).
+options:
+  mode:
+    description: V(schedule) or V(verdict).
+    type: str
+    choices: [schedule, verdict]
+    required: true
+  cluster:
+    description: The cluster model (C(fabric_cluster)).
+    type: dict
+    required: true
+  nodes:
+    description: Host name to C({node_id, rail_interfaces}), as built by the P(ainet.fabric.node_map#filter) filter.
+    type: dict
+    required: true
+  hosts:
+    description: The nodes to test.
+    type: list
+    elements: str
+    required: true
+  rounds:
+    description: Rounds of pairs.
+    type: int
+    default: 3
+  full_mesh:
+    description: Every pair of nodes once.
+    type: bool
+    default: false
+  fabric:
+    description: The fabric to test (every fabric when not given).
+    type: str
+  results_var:
+    description: The host variable holding each client's registered rounds.
+    type: str
+    default: __link_test_results
+  min_gbps:
+    description: The average RDMA bandwidth below which a link is slow.
+    type: float
+  max_usec:
+    description: The average RDMA latency above which a link is slow.
+    type: float
+  report:
+    description: A Markdown file for the verdict.
+    type: path
+  fail_on_broken:
+    description: Fail when a link is broken.
+    type: bool
+    default: true
+attributes:
+  check_mode:
+    support: full
+    description: Plans and judges; does not write the report.
+  diff_mode:
+    support: none
+    description: The report is named in RV(report).
+"""
+
+EXAMPLES = r"""
+- name: Plan the rounds of pairs
+  ainet.fabric.link_test:
+    mode: schedule
+    cluster: "{{ fabric_cluster }}"
+    nodes: "{{ groups['gpu_nodes'] | ainet.fabric.node_map(hostvars) }}"
+    hosts: "{{ ansible_play_hosts }}"
+  run_once: true
+  register: schedule
+"""
+
+RETURN = r"""
+rounds:
+  description: With O(mode=schedule), per round, host to C({peer, role, rails}).
+  returned: when mode is schedule
+  type: list
+  elements: dict
+pairs:
+  description: With O(mode=schedule), the number of pairs in all rounds.
+  returned: when mode is schedule
+  type: int
+verdict:
+  description: With O(mode=verdict), C(broken), C(slow) and C(suspect) links (host, fabric, rail, interface, tor,
+    tor_port, peers, why), C(tested) and C(failed).
+  returned: when mode is verdict
+  type: dict
+results:
+  description: With O(mode=verdict), every parsed test result.
+  returned: when mode is verdict
+  type: list
+  elements: dict
+report:
+  description: The report file.
+  returned: when mode is verdict
+  type: str
+"""
