@@ -20,7 +20,7 @@ import pytest
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))))
 PREFIX = "ansible_collections.ainet.fabric.plugins.module_utils"
-CONTROLLER_WINGS = ("model", "plan", "desired", "workload", "fleet")
+CONTROLLER_WINGS = ("model", "plan", "desired", "workload", "fleet", "cabling")
 
 
 def _action_source(name):
@@ -86,7 +86,7 @@ def closure(module):
 def test_the_sets_are_what_the_collection_has():
     assert set(HOST_MODULES) == {"rail_interfaces", "sriov", "rdma_netns", "pcie_acs", "roce_qos",
                                  "nic_link_type"}
-    assert set(NAMES) - set(MODULES) == {"rail_plan", "tor_config", "lossless_report", "k8s_objects"}
+    assert set(NAMES) - set(MODULES) == {"rail_plan", "tor_config", "lossless_report", "k8s_objects", "cabling_check", "link_test"}
 
 
 @pytest.mark.parametrize("module", MODULES)
