@@ -82,7 +82,10 @@ def test_exclusive_sriov_pools_follow_the_plan(tmp_path):
     assert rail3["metadata"]["namespace"] == "rdma"
     assert rail3["spec"]["sriov"]["resourceName"] == "nvidia.com/rail3"
     assert rail3["spec"]["sriov"]["ippools"]["ipv4"] == ["kube-rail3-gpu%02d" % n for n in range(1, 5)]
-    device_plugin = json.loads(load(dest / "10-configmaps.yaml")[0]["data"]["config.json"])
+    maps = dict((m["metadata"]["name"], m) for m in load(dest / "10-configmaps.yaml"))
+    assert maps["kube-nccl-env"]["data"] == {"NCCL_CROSS_NIC": "0", "NCCL_SOCKET_IFNAME": "=eth0",
+                                             "NCCL_IB_TC": "106", "NCCL_IB_SL": "3"}
+    device_plugin = json.loads(maps["sriovdp-config"]["data"]["config.json"])
     assert [(r["resourceName"], r["selectors"]["pfNames"]) for r in device_plugin["resourceList"]] == [
         ("rail%d" % r, [NICS[r - 1]]) for r in range(1, 5)]
 

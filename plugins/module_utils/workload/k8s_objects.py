@@ -12,6 +12,8 @@ The fabric's ``cni`` (the model) decides which objects there are; its ``kubernet
   ``sriov_operator`` a ``SriovNetworkNodePolicy`` per rail (``sriov`` only); ``macvlan``, ``ipvlan``, ``ipoib``:
   the RDMA shared device plugin's ConfigMap (``rdma-devices``, a resource per rail selecting the rail NIC by
   ``ifNames``, ``rdmaHcaMax``).
+* **NCCL** - a ConfigMap ``<cluster>[-<fabric>]-nccl-env`` for pods' ``envFrom``: ``NCCL_IB_TC``/``NCCL_IB_SL`` from
+  the lossless profile, ``NCCL_CROSS_NIC=0``, ``NCCL_SOCKET_IFNAME==eth0``.
 * **IPAM** - ``spiderpool``: a ``SpiderIPPool`` per rail (``shared``, ``infiniband``: the pod range of the rail
   block) or per node and rail (``exclusive``: the node's subnet less the ToR's and the host's addresses, with a
   ``nodeAffinity`` on the node and a route to the rail block via the ToR), and a ``SpiderMultusConfig`` per rail
@@ -258,6 +260,7 @@ def render(plan):
                 meta["annotations"] = {"k8s.v1.cni.cncf.io/resourceName": full_resource}
                 objects.append({"apiVersion": "k8s.cni.cncf.io/v1", "kind": "NetworkAttachmentDefinition",
                                 "metadata": meta, "spec": {"config": conf}})
+        objects.append(_nccl_env(plan["cluster"]["name"], fname, fabric, namespace))
     for (cm_name, namespace), entries in sorted(configmaps.items()):
         if cm_name == "sriovdp-config":
             data = {"resourceList": entries}
@@ -269,6 +272,25 @@ def render(plan):
                         "data": {"config.json": json.dumps(data, indent=2, sort_keys=True) + "\n"}})
     objects.sort(key=lambda o: KIND_ORDER[o["kind"]])
     return objects
+
+
+def _nccl_env(cluster, fname, fabric, namespace):
+    """The pod env of NCCL on the fabric (``envFrom`` this ConfigMap): the lossless class the hosts and ToRs were
+    given, one rail per channel, the pod's cluster interface for NCCL's sockets. ``NCCL_IB_HCA`` is left to the
+    pod (it sees only its own devices in exclusive netns mode), the GID index to the node facts (the ``nccl``
+    role reports it)."""
+    qos = fabric.get("qos") or {}
+    data = {"NCCL_CROSS_NIC": "0", "NCCL_SOCKET_IFNAME": "=eth0"}
+    if fabric["addressing"]["mode"] != "infiniband":
+        if qos.get("roce_tos") is not None:
+            data["NCCL_IB_TC"] = str(qos["roce_tos"])
+        if qos.get("roce_priority") is not None:
+            data["NCCL_IB_SL"] = str(qos["roce_priority"])
+    name = dns_name(cluster, None if fname == "default" else fname, "nccl-env")
+    return {"apiVersion": "v1", "kind": "ConfigMap",
+            "metadata": {"name": name, "namespace": namespace,
+                         "labels": {LABEL + "cluster": dns_name(cluster), LABEL + "fabric": fname}},
+            "data": data}
 
 
 def _spider_pools(plan, fabric, rail_entry, k8s, field, cluster, name):

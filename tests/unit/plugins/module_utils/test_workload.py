@@ -90,8 +90,15 @@ def test_every_cni_and_ipam_agrees_with_the_plan(cni, mode, family, k8s):
             first, last = (ipaddress.ip_address(x) for x in text.split("-"))
             assert first in subnet and last in subnet and first <= last
             assert not any(first <= h <= last for h in hosts)
+    nccl_env = [o for o in objects if o["metadata"]["name"] == "prop-1-nccl-env"][0]["data"]
+    assert nccl_env["NCCL_CROSS_NIC"] == "0" and nccl_env["NCCL_SOCKET_IFNAME"] == "=eth0"
+    if mode == "infiniband":
+        assert "NCCL_IB_TC" not in nccl_env
+    else:  # the nvidia preset: DSCP 26 -> ToS 106, priority 3
+        assert (nccl_env["NCCL_IB_TC"], nccl_env["NCCL_IB_SL"]) == ("106", "3")
     if cni in ("macvlan", "ipvlan", "ipoib"):
-        config = json.loads([o for o in objects if o["kind"] == "ConfigMap"][0]["data"]["config.json"])
+        config = json.loads([o for o in objects if o["kind"] == "ConfigMap"
+                             and "config.json" in o["data"]][0]["data"]["config.json"])
         assert [c["selectors"]["ifNames"] for c in config["configList"]] == [[NICS[0]], [NICS[1]]]
 
 
@@ -179,7 +186,7 @@ def test_a_master_nic_needs_one_name_on_every_node():
     # SR-IOV selects PFs by name per rail: several names are fine
     objects = k8s_objects.render(rail_plan(cluster("sriov", "exclusive"), {
         "gpu01": {"node_id": 1, "rail_interfaces": NICS}, "gpu02": {"node_id": 2, "rail_interfaces": ["eth2", "eth3"]}}))
-    config = json.loads(objects[0]["data"]["config.json"])
+    config = json.loads([o for o in objects if o["metadata"]["name"] == "sriovdp-config"][0]["data"]["config.json"])
     assert config["resourceList"][0]["selectors"]["pfNames"] == ["ens6f0np0", "eth2"]
 
 
