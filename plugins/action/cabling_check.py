@@ -85,12 +85,17 @@ class ActionModule(ActionBase):
             text = "# Cabling check: %s\n\n%s\n" % (plan["cluster"]["name"], report.rstrip("\n"))
             if unread:
                 text += "\nHosts without LLDP data: %s\n" % "; ".join("%s (%s)" % i for i in sorted(unread.items()))
-            if read_text(args["report"]) != text:
+            status = json.dumps({"summary": verdict["summary"], "findings": verdict["findings"]}, indent=1,
+                                sort_keys=True) + "\n"
+            status_path = os.path.splitext(args["report"])[0] + ".json"
+            if read_text(args["report"]) != text or read_text(status_path) != status:
                 changed = True
                 if not self._task.check_mode:
                     try:
                         os.makedirs(os.path.dirname(args["report"]) or ".", exist_ok=True)
                         write_atomic(args["report"], text, "0644")
+                        # what the plan job's report shows as the cabling status
+                        write_atomic(status_path, status, "0644")
                     except OSError as exc:
                         return dict(result, failed=True, msg="cabling_check: could not write %s: %s"
                                                              % (args["report"], exc))

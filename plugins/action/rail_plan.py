@@ -10,15 +10,18 @@ never templates or copies the plan itself unless ``return_plan`` asks for it.
 
 from __future__ import annotations
 
+import json
 import os
 
 from ansible.plugins.action import ActionBase
 
+from ansible_collections.ainet.fabric.plugins.module_utils.cabling import cabling_check
 from ansible_collections.ainet.fabric.plugins.module_utils.plan import plan_lock
 from ansible_collections.ainet.fabric.plugins.module_utils.common.errors import FabricError, FabricModelError
 from ansible_collections.ainet.fabric.plugins.module_utils.host.host_files import write_atomic
 from ansible_collections.ainet.fabric.plugins.module_utils.plan.plan_report import render
 from ansible_collections.ainet.fabric.plugins.module_utils.plan.rail_plan import rail_plan
+from ansible_collections.ainet.fabric.plugins.module_utils.workload import k8s_objects
 
 REPORTS = (("plan.json", "json"), ("rails.csv", "csv"), ("rails.md", "markdown"), ("topology.mmd", "mermaid"))
 DIFFED_REPORTS = ("rails.csv",)
@@ -58,6 +61,15 @@ class ActionModule(ActionBase):
                 return self._check(result, args, plan)
             reports = {name: render(plan, fmt, args["diagram_max_nodes"]) for name, fmt in REPORTS} \
                 if args["output_dir"] else {}
+            if "rails.md" in reports:
+                # What the plan leads to beyond the hosts and ToRs: the pods' objects, and the last cabling check.
+                status = _read(os.path.join(args["output_dir"], "cabling.json"))
+                try:
+                    status = json.loads(status) if status else None
+                except ValueError:
+                    status = None
+                reports["rails.md"] += "\n" + k8s_objects.summary_markdown(plan) + "\n" + \
+                    cabling_check.status_markdown(status)
         except FabricError as exc:
             result.update(failed=True, msg=str(exc))
             return result

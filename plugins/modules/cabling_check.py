@@ -48,7 +48,8 @@ options:
     type: str
     default: __cabling_check_links
   report:
-    description: A Markdown file for the findings; without it nothing is written.
+    description: A Markdown file for the findings, and beside it the same name with C(.json) (summary and findings,
+      which the plan job's C(rails.md) shows as the cabling status); without it nothing is written.
     type: path
   fail_on_findings:
     description: Fail when a cable is wrong.

@@ -332,3 +332,17 @@ def findings_markdown(result):
         lines.append("| %s | %s | %s | %s | %s |" % (
             _cell(finding.get("host")), _cell(interface), _cell(rail), _cell(text), _cell(finding.get("fix"))))
     return "\n".join(lines) + "\n"
+
+
+def status_markdown(status):
+    """The plan report's section on the cabling: the last check's counts and findings (``status``: what
+    :func:`check_cabling` returned, as the cabling check saved it), or that none was made."""
+    lines = ["## Cabling", ""]
+    if not status:
+        return "\n".join(lines + ["Not checked yet (playbooks/cabling.yml).", ""])
+    summary = status.get("summary") or {}
+    lines.append("Last check: %s hosts, %s rails, %s as planned, %s finding(s)." % (
+        summary.get("hosts"), summary.get("rails"), summary.get("ok"), summary.get("findings")))
+    if status.get("findings"):
+        lines += ["", findings_markdown(status).rstrip("\n")]
+    return "\n".join(lines + [""])

@@ -469,3 +469,25 @@ def check_against_plan(plan, objects):
                     problems.append("fabric %s rail %d (cni %s) has no network object" % (fname, entry["rail"],
                                                                                        fabric["cni"]))
     return problems
+
+
+def summary_markdown(plan):
+    """The plan report's section on the Kubernetes objects: per fabric its CNI, IPAM and objects per kind, or why
+    its objects cannot be rendered."""
+    lines = ["## Kubernetes objects", ""]
+    pods = [(name, f) for name, f in plan["cluster"]["fabrics"].items() if f["cni"] in POD_CNIS]
+    if not pods:
+        return "\n".join(lines + ["No fabric attaches pods (every fabric's cni is host).", ""])
+    try:
+        objects = render(plan)
+    except FabricModelError as exc:
+        return "\n".join(lines + ["Not rendered: %s" % exc, ""])
+    lines += ["| fabric | cni | ipam | objects (playbooks/k8s.yml) |", "|---|---|---|---|"]
+    for name, fabric in pods:
+        counts = {}
+        for obj in objects:
+            if obj["metadata"].get("labels", {}).get(LABEL + "fabric") in (name, None):
+                counts[obj["kind"]] = counts.get(obj["kind"], 0) + 1
+        lines.append("| %s | %s | %s | %s |" % (name, fabric["cni"], settings(fabric)["ipam"], ", ".join(
+            "%d %s" % (counts[kind], kind) for kind, _file in FILES if kind in counts)))
+    return "\n".join(lines + [""])

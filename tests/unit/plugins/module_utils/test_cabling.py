@@ -423,3 +423,12 @@ def test_lab_recording_of_two_crossed_cables():
         assert verdict["findings"][0]["message"].startswith(
             "gpu02: ens7f0np0 (rail 3) and ens7f1np1 (rail 4) are crossed: ens7f0np0 reaches t-exclusive-v4-rail4-tor "
             "swp2, planned t-exclusive-v4-rail3-tor swp2")
+
+
+def test_the_plan_report_section_on_the_cabling():
+    from ansible_collections.ainet.fabric.plugins.module_utils.cabling.cabling_check import status_markdown
+    assert "Not checked yet" in status_markdown(None)
+    text = status_markdown({"summary": {"hosts": 2, "rails": 8, "ok": 6, "findings": 1}, "findings": [
+        {"host": "gpu02", "interface": "ens7f0np0", "rail": 3, "kind": "swapped", "detail": "crossed with rail 4",
+         "fix": "swap the two cables", "fabric": "default"}]})
+    assert "Last check: 2 hosts, 8 rails, 6 as planned, 1 finding(s)." in text and "gpu02" in text, text

@@ -236,3 +236,12 @@ def test_gpu_nic_affinity_from_recorded_topology():
     del rail_devices["mlx5_0"]
     assert nccl.gpu_nic_table(facts, rail_devices)[0] == {"gpu": "GPU0", "device": "mlx5_1", "netdev": "ens1np0",
                                                           "rail": 2, "relation": "NODE"}
+
+
+def test_the_plan_report_section_on_the_objects():
+    text = k8s_objects.summary_markdown(plan_of(cluster("sriov", "exclusive")))
+    assert "| default | sriov | spiderpool | 2 ConfigMap, 6 SpiderIPPool, 2 SpiderMultusConfig |" in text, text
+    assert "every fabric's cni is host" in k8s_objects.summary_markdown(plan_of(
+        {"name": "h", "rails": 2, "addressing": {"mode": "shared", "supernet": "172.17.0.0/16", "rail_prefix": 24}}))
+    assert "Not rendered: fabric_cluster.kubernetes.ipam: 'spiderpool' cannot give pods addresses in p2p" in \
+        k8s_objects.summary_markdown(plan_of(cluster("sriov", "p2p")))
