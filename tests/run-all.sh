@@ -22,6 +22,11 @@ if [ -z "${AINET_SONIC_YANG_DIR:-}" ] && [ -d "$ROOT/../shared/validators/sonic-
     export AINET_SONIC_YANG_DIR=$ROOT/../shared/validators/sonic-yang-models
 fi
 echo "SONiC YANG models: ${AINET_SONIC_YANG_DIR:-none (the YANG tests skip)}"
+# The Spiderpool and SR-IOV operator CRDs (Apache-2.0), for the Kubernetes objects' schema check.
+if [ -z "${AINET_K8S_CRD_DIR:-}" ] && [ -d "$ROOT/../shared/validators/k8s" ]; then
+    export AINET_K8S_CRD_DIR=$ROOT/../shared/validators/k8s
+fi
+echo "Kubernetes CRDs: ${AINET_K8S_CRD_DIR:-none (the CRD tests skip)}"
 "$BIN/python" -c "import libyang" 2>/dev/null && echo "Python libyang: installed" \
     || echo "Python libyang: missing (tests/yang-deps.sh could not build it; the YANG tests fail if models are given)"
 

@@ -81,6 +81,7 @@ def validate(objects, schemas):
     have no CRD among ``schemas`` (core kinds such as ConfigMap are never listed)."""
     validator_class = _validator()
     violations, unchecked = [], []
+    validators = {}
     for obj in objects:
         key = (obj.get("apiVersion"), obj.get("kind"))
         what = "%s %s" % (obj.get("kind"), (obj.get("metadata") or {}).get("name"))
@@ -96,7 +97,9 @@ def validate(objects, schemas):
             if key[1] not in unchecked:
                 unchecked.append(key[1])
             continue
-        for error in sorted(validator_class(schema).iter_errors(obj), key=lambda e: list(e.absolute_path)):
+        if key not in validators:
+            validators[key] = validator_class(schema)
+        for error in sorted(validators[key].iter_errors(obj), key=lambda e: [str(p) for p in e.absolute_path]):
             path = ".".join(str(p) for p in error.absolute_path) or "(object)"
             violations.append("%s: %s: %s" % (what, path, error.message))
     return violations, unchecked
