@@ -97,7 +97,8 @@ class ActionModule(ActionBase):
                                                              % (args["report"], exc))
         result.update(changed=changed, verdict=verdict, results=results, report=args["report"])
         if verdict["broken"] and args["fail_on_broken"]:
-            lines = ["%s %s (%s rail %s, %s %s): %s" % (f["host"], f["interface"], f["fabric"], f["rail"], f["tor"],
-                                                         f["tor_port"], f["why"]) for f in verdict["broken"]]
+            lines = ["%s %s (%s rail %s, %s %s): %s" % (
+                f["host"], f["interface"], f["fabric"], f["rail"], f["tor"], f["tor_port"], f["why"])
+                for f in verdict["broken"]]
             result.update(failed=True, msg="link_test: %d broken link(s):\n%s" % (len(lines), "\n".join(lines)))
         return result

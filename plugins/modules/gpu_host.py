@@ -250,6 +250,7 @@ class Host(object):
     def headers(self):
         return self.runner.kernel_headers()
 
+
 def run_module():
     module = AnsibleModule(
         argument_spec=dict(

@@ -126,3 +126,44 @@ def test_bad_input_is_one_line(tmp_path, change, words):
     assert words in result.stdout, result.stdout
     assert "Traceback" not in result.stdout + result.stderr
     assert not (tmp_path / "k8s").exists()
+
+
+KUBECTL = """#!/bin/sh
+# A stand-in for kubectl (no Kubernetes API here): logs its arguments; `diff` reports differences (exit 1) for the
+# files named in $KUBECTL_DIFFERS, as kubectl diff does, and nothing (exit 0) for the others.
+echo "$*" >> "$KUBECTL_LOG"
+case "$*" in
+  *" diff "*) for f in $KUBECTL_DIFFERS; do case "$*" in *"/$f") echo "+ changed"; exit 1;; esac; done; exit 0;;
+esac
+exit 0
+"""
+
+
+def test_apply_runs_kubectl_on_the_files_that_differ_in_order(tmp_path):
+    """The orchestration of the apply, with a kubectl stand-in that answers diff as kubectl does: only the files
+    kubectl diff finds different are applied, server-side, in file order; check mode applies nothing."""
+    inv = write_inventory(tmp_path, CLUSTER)
+    dest = tmp_path / "k8s"
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "kubectl").write_text(KUBECTL)
+    os.chmod(str(bin_dir / "kubectl"), 0o755)
+    log = tmp_path / "kubectl.log"
+    env = dict(os.environ, KUBECTL_LOG=str(log), KUBECTL_DIFFERS="10-configmaps.yaml 40-spidermultusconfigs.yaml",
+               PATH=str(bin_dir) + os.pathsep + BIN + os.pathsep + os.environ.get("PATH", ""),
+               ANSIBLE_CONFIG=os.path.join(ROOT, "ansible.cfg"), ANSIBLE_NOCOLOR="1")
+    cmd = [os.path.join(BIN, "ansible-playbook"), "-i", str(inv), os.path.join(ROOT, "playbooks", "k8s.yml"),
+           "-e", "k8s_objects_dest=%s" % dest, "-e", "k8s_objects_kubeconfig=/nonexistent/kubeconfig"]
+    first = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=600, check=False)
+    assert first.returncode == 0, first.stdout + first.stderr
+    calls = log.read_text().splitlines()
+    head = "--kubeconfig /nonexistent/kubeconfig"
+    assert [c.split()[2] + " " + c.split()[-1].rsplit("/", 1)[-1] for c in calls] == [
+        "diff 10-configmaps.yaml", "diff 30-spiderippools.yaml", "diff 40-spidermultusconfigs.yaml",
+        "apply 10-configmaps.yaml", "apply 40-spidermultusconfigs.yaml"], calls
+    assert all(c.startswith(head) and "--server-side --field-manager ainet-fabric" in c for c in calls), calls
+    log.write_text("")
+    checked = subprocess.run(cmd + ["--check"], cwd=ROOT, env=env, capture_output=True, text=True, timeout=600,
+                             check=False)
+    assert checked.returncode == 0, checked.stdout
+    assert not [c for c in log.read_text().splitlines() if " apply " in c]

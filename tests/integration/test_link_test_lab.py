@@ -16,11 +16,17 @@ import pytest
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import test_rail_network_lab as t  # noqa: E402  pylint: disable=wrong-import-position
-from test_rail_network_lab import lab, lab_dir  # noqa: E402,F401  pylint: disable=wrong-import-position
+from test_rail_network_lab import lab  # noqa: E402  pylint: disable=wrong-import-position
 
 pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="the lab needs root for network namespaces")
 ROOT = os.path.dirname(os.path.dirname(HERE))
 NODES = {"gpu01": 1, "gpu02": 2, "gpu03": 3, "gpu04": 4}
+
+
+@pytest.fixture(name="lab_dir")
+def fixture_lab_dir(tmp_path):
+    yield str(tmp_path / "lab")
+    lab.down()
 
 
 def links(inventory, *extra):
@@ -32,7 +38,7 @@ def links(inventory, *extra):
 
 
 @pytest.mark.parametrize("family", [4, 6])
-def test_broken_and_narrow_links_are_named(family, lab_dir):  # noqa: F811  pylint: disable=redefined-outer-name
+def test_broken_and_narrow_links_are_named(family, lab_dir):
     cluster = t.cluster_for("exclusive", family)
     inventory, plan = lab.build(cluster, NODES, t.INTERFACES, lab_dir)
     applied = t.playbook(inventory)

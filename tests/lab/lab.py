@@ -175,8 +175,8 @@ def make_node(host, index, node, interfaces, modes, crossed=None):
     if crossed:
         far[crossed[0]], far[crossed[1]] = far[crossed[1]], far[crossed[0]]
     for entry in node["rails"]:
-        tor, port = far[entry["rail"]] if entry["fabric"] == node["rails"][0]["fabric"] else (entry["tor"],
-                                                                                             entry["tor_port"])
+        same_fabric = entry["fabric"] == node["rails"][0]["fabric"]
+        tor, port = far[entry["rail"]] if same_fabric else (entry["tor"], entry["tor_port"])
         tor_ns = prefix() + "-" + tor
         ifname = nic(interfaces, entry)
         ip("link", "add", ifname, "address", mac(0, index, entry["rail"]), "netns", ns, "type", "veth",

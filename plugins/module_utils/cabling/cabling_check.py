@@ -168,8 +168,8 @@ def _check_rail(host, entry, neighbours, findings, ok, mismatches, links=None):
     if state is not None and state.upper() not in ("UP", "UNKNOWN") and not (neighbours or {}).get(iface):
         findings.append(_finding(
             base, "missing", None, "link %s (planned %s)" % (state.lower(), planned),
-            "%s: the link is %s (operstate %s), so no LLDP frame arrives, planned %s" % (label, state.lower(), state,
-                                                                                       planned),
+            "%s: the link is %s (operstate %s), so no LLDP frame arrives, planned %s"
+            % (label, state.lower(), state, planned),
             "bring %s %s up (ainet.fabric.rail_network does), then check its cable, optics and the switch port %s"
             % (host, iface, planned)))
         return

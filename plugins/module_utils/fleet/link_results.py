@@ -157,7 +157,7 @@ def results_of(host, registered):
             error = None
             if not ok:
                 if jumbo["mtu_error"]:
-                    error = "the NIC's own MTU %d refuses a %s-byte DF ping" % (jumbo["mtu_error"], item.get("size"))
+                    error = "the NIC's own MTU %s refuses a %s-byte DF ping" % (jumbo["mtu_error"], item.get("size"))
                 elif small is not None and small["received"]:
                     error = "%s-byte DF pings lost (%s%% loss) while small ones pass: an MTU below the fabric's on " \
                             "the path" % (item.get("size"), "%g" % jumbo["loss"] if jumbo["loss"] is not None else "?")

@@ -466,8 +466,8 @@ def check_against_plan(plan, objects):
         if fabric["cni"] in POD_CNIS:
             for entry in plan["rails"]:
                 if entry["fabric"] == fname and (fname, entry["rail"]) not in networks:
-                    problems.append("fabric %s rail %d (cni %s) has no network object" % (fname, entry["rail"],
-                                                                                       fabric["cni"]))
+                    problems.append("fabric %s rail %d (cni %s) has no network object"
+                                    % (fname, entry["rail"], fabric["cni"]))
     return problems
 
 

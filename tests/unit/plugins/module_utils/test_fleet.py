@@ -53,8 +53,8 @@ def test_the_default_rounds_give_every_node_count_different_peers(nodes, count):
 
 
 def plan4():
-    return rail_plan({"name": "t", "rails": 2, "addressing": {"mode": "exclusive", "supernet": "172.17.0.0/16",
-                                                               "rail_prefix": 24, "node_prefix": 27}},
+    addressing = {"mode": "exclusive", "supernet": "172.17.0.0/16", "rail_prefix": 24, "node_prefix": 27}
+    return rail_plan({"name": "t", "rails": 2, "addressing": addressing},
                      dict(("gpu%02d" % n, {"node_id": n, "rail_interfaces": ["ens6f0np0", "ens6f1np1"]})
                           for n in range(1, 5)))
 

@@ -23,7 +23,7 @@ from ansible_collections.ainet.fabric.plugins.module_utils.workload import k8s_o
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(HERE))))
 CRDS = os.environ.get("AINET_K8S_CRD_DIR") or os.path.join(os.path.dirname(ROOT), "shared", "validators", "k8s")
-NICS = ["ens6f0np0", "ens6f1np1"]
+NICS = ("ens6f0np0", "ens6f1np1")
 
 
 def data(*parts):
@@ -48,7 +48,7 @@ def cluster(cni="sriov", mode="exclusive", family=4, **k8s):
 
 
 def plan_of(model, nodes=3, nics=NICS):
-    return rail_plan(model, dict(("gpu%02d" % n, {"node_id": n, "rail_interfaces": nics}) for n in range(1, nodes + 1)))
+    return rail_plan(model, dict(("gpu%02d" % n, {"node_id": n, "rail_interfaces": list(nics)}) for n in range(1, nodes + 1)))
 
 
 CASES = [
@@ -177,7 +177,7 @@ def test_what_pods_cannot_have_is_refused_with_one_line(model, field, words):
 
 def test_a_master_nic_needs_one_name_on_every_node():
     model = cluster("macvlan", "shared")
-    plan = rail_plan(model, {"gpu01": {"node_id": 1, "rail_interfaces": NICS},
+    plan = rail_plan(model, {"gpu01": {"node_id": 1, "rail_interfaces": list(NICS)},
                              "gpu02": {"node_id": 2, "rail_interfaces": ["eth2", "eth3"]}})
     with pytest.raises(FabricModelError) as info:
         k8s_objects.render(plan)
@@ -185,7 +185,7 @@ def test_a_master_nic_needs_one_name_on_every_node():
     assert "the nodes have ens6f0np0 on gpu01; eth2 on gpu02" in str(info.value)
     # SR-IOV selects PFs by name per rail: several names are fine
     objects = k8s_objects.render(rail_plan(cluster("sriov", "exclusive"), {
-        "gpu01": {"node_id": 1, "rail_interfaces": NICS}, "gpu02": {"node_id": 2, "rail_interfaces": ["eth2", "eth3"]}}))
+        "gpu01": {"node_id": 1, "rail_interfaces": list(NICS)}, "gpu02": {"node_id": 2, "rail_interfaces": ["eth2", "eth3"]}}))
     config = json.loads([o for o in objects if o["metadata"]["name"] == "sriovdp-config"][0]["data"]["config.json"])
     assert config["resourceList"][0]["selectors"]["pfNames"] == ["ens6f0np0", "eth2"]
 

@@ -281,16 +281,16 @@ def test_packages_index_delta_and_pin():
         "doca-ofed": ["3.2.2-1.el9"], "mlnx-tools": ["1:25.10-1"]}
 
 
-@pytest.mark.parametrize("one,two,order", [
+@pytest.mark.parametrize("newer,older,order", [
     (("0", "1.0", "1"), ("0", "1.0", "1"), 0), (("0", "1.10", "1"), ("0", "1.9", "1"), 1),
     (("0", "1.0~rc1", "1"), ("0", "1.0", "1"), -1), (("0", "1.0^git1", "1"), ("0", "1.0", "1"), 1),
     (("1", "0.1", "1"), ("0", "9.9", "1"), 1), (("0", "1.0a", "1"), ("0", "1.0", "1"), 1),
     (("0", "1.0", "1.el9"), ("0", "1.0", "1.el9_2"), -1), (("0", "2a", "1"), ("0", "2.0", "1"), -1),
 ])
-def test_rpm_version_order(one, two, order):
-    """rpmvercmp's documented cases (rpm's tests/rpmvercmp.at)."""
-    assert lib.rpm_version_compare(one, two) == order
-    assert lib.rpm_version_compare(two, one) == -order
+def test_rpm_version_order(newer, older, order):
+    """rpmvercmp's documented cases (rpm's tests/rpmvercmp.at); ``order`` is newer's against older's."""
+    assert lib.rpm_version_compare(newer, older) == order
+    assert lib.rpm_version_compare(older, newer) == -order
 
 
 def test_only_the_installed_drivers_dkms_entry_counts():
