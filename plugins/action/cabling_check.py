@@ -16,8 +16,8 @@ from ansible.plugins.action import ActionBase
 
 from ansible_collections.ainet.fabric.plugins.module_utils.cabling import cabling_check, lldp_parse
 from ansible_collections.ainet.fabric.plugins.module_utils.common.errors import FabricError
-from ansible_collections.ainet.fabric.plugins.module_utils.host.host_files import read_text, write_atomic
 from ansible_collections.ainet.fabric.plugins.module_utils.plan.rail_plan import rail_plan
+from ansible_collections.ainet.fabric.plugins.plugin_utils.reports import write_reports
 
 ARGUMENT_SPEC = dict(
     cluster=dict(type="dict", required=True),
@@ -88,17 +88,9 @@ class ActionModule(ActionBase):
             status = json.dumps({"summary": verdict["summary"], "findings": verdict["findings"]}, indent=1,
                                 sort_keys=True) + "\n"
             status_path = os.path.splitext(args["report"])[0] + ".json"
-            if read_text(args["report"]) != text or read_text(status_path) != status:
-                changed = True
-                if not self._task.check_mode:
-                    try:
-                        os.makedirs(os.path.dirname(args["report"]) or ".", exist_ok=True)
-                        write_atomic(args["report"], text, "0644")
-                        # what the plan job's report shows as the cabling status
-                        write_atomic(status_path, status, "0644")
-                    except OSError as exc:
-                        return dict(result, failed=True, msg="cabling_check: could not write %s: %s"
-                                                             % (args["report"], exc))
+            # beside the report, what the plan job's rails.md shows as the cabling status
+            changed = write_reports({args["report"]: text, status_path: status}, self._task.check_mode,
+                                    "cabling_check")
         findings = verdict["findings"]
         result.update(changed=changed, findings=findings, ok=verdict["ok"], summary=verdict["summary"],
                       unread=unread, report=args["report"])

@@ -8,14 +8,12 @@ The logic lives in ``module_utils/fleet``; this plugin reads the hosts' register
 
 from __future__ import annotations
 
-import os
-
 from ansible.plugins.action import ActionBase
 
 from ansible_collections.ainet.fabric.plugins.module_utils.common.errors import FabricError
 from ansible_collections.ainet.fabric.plugins.module_utils.fleet import link_results, pair_schedule
-from ansible_collections.ainet.fabric.plugins.module_utils.host.host_files import read_text, write_atomic
 from ansible_collections.ainet.fabric.plugins.module_utils.plan.rail_plan import rail_plan
+from ansible_collections.ainet.fabric.plugins.plugin_utils.reports import write_reports
 
 ARGUMENT_SPEC = dict(
     mode=dict(type="str", choices=["schedule", "verdict"], required=True),
@@ -86,15 +84,7 @@ class ActionModule(ActionBase):
         changed = False
         if args["report"]:
             text = report_markdown(plan["cluster"]["name"], verdict, note, results)
-            if read_text(args["report"]) != text:
-                changed = True
-                if not self._task.check_mode:
-                    try:
-                        os.makedirs(os.path.dirname(args["report"]) or ".", exist_ok=True)
-                        write_atomic(args["report"], text, "0644")
-                    except OSError as exc:
-                        return dict(result, failed=True, msg="link_test: could not write %s: %s"
-                                                             % (args["report"], exc))
+            changed = write_reports({args["report"]: text}, self._task.check_mode, "link_test")
         result.update(changed=changed, verdict=verdict, results=results, report=args["report"])
         if verdict["broken"] and args["fail_on_broken"]:
             lines = ["%s %s (%s rail %s, %s %s): %s" % (

@@ -1,0 +1,27 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, ainet.fabric contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The report files the controller-side jobs write (cabling, link test): only when their content changed,
+never in check mode, one error line naming the file."""
+
+from __future__ import annotations
+
+import os
+
+from ansible.errors import AnsibleActionFail
+
+from ansible_collections.ainet.fabric.plugins.module_utils.host.host_files import read_text, write_atomic
+
+
+def write_reports(files, check_mode, who):
+    """Write ``{path: text}`` where the file's content differs; returns whether any differed (check mode:
+    would differ). Raises AnsibleActionFail naming ``who`` and the file when one cannot be written."""
+    changed = [path for path, text in files.items() if read_text(path) != text]
+    if changed and not check_mode:
+        for path in changed:
+            try:
+                os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
+                write_atomic(path, files[path], "0644")
+            except OSError as exc:
+                raise AnsibleActionFail("%s: could not write %s: %s" % (who, path, exc.strerror or exc)) from None
+    return bool(changed)
