@@ -207,7 +207,8 @@ def test_rdma_traffic_between_the_vms_with_the_reported_gid_index(host):
 
 def test_fleet_link_test_runs_icmp_and_rdma_with_the_facts_gid_index(host):
     """playbooks/links.yml (the installed collection's ainet.fabric.links) with RDMA: ICMP on both rails, and
-    ib_write_bw on rail 1, the rail with an RDMA device (soft-RoCE rxe0), with the GID index rdma_facts finds;
+    ib_write_bw and rping (rdma_cm) on rail 1, the rail with an RDMA device (soft-RoCE rxe0), ib_write_bw with the GID
+    index rdma_facts finds;
     rail 2 has no RDMA device and gets ICMP only. Judged from the report the play writes: every test passed and
     the bandwidth ib_write_bw printed is there."""
     if host.backend.get_hostname() != "vm1":
@@ -219,7 +220,7 @@ def test_fleet_link_test_runs_icmp_and_rdma_with_the_facts_gid_index(host):
     assert run.returncode == 0, run.stdout + run.stderr
     with open(report) as handle:
         text = handle.read()
-    assert "2 nodes, 1 round(s)" in text and "3 tests, 0 failed." in text and "Every tested link passed." in text, text
+    assert "2 nodes, 1 round(s)" in text and "4 tests, 0 failed." in text and "Every tested link passed." in text, text
     rows = [line.split("|") for line in text.splitlines() if line.startswith("| vm2 | vm1 | default 1 | rdma_bw |")]
     assert len(rows) == 1 and float(rows[0][5]) > 0, text
     with open(os.path.join(os.path.dirname(STATE), "traffic.log"), "a") as handle:  # for the run's report

@@ -120,7 +120,8 @@ def assignments(plan, hosts, count, full_mesh=False, fabric=None):
     return out
 
 
-TESTS = ("icmp", "icmp_small", "rdma_bw", "rdma_lat")
+TESTS = ("icmp", "icmp_small", "rdma_bw", "rdma_lat", "rdma_cm")
+_RPING_DATA = re.compile(r"^ping data: ", re.M)
 
 
 def _flatten(registered):
@@ -175,4 +176,20 @@ def results_of(host, registered):
             error = None if ok else ("; ".join(parsed["errors"][:2]) or "rc %s, no result table" % item.get("rc"))
             out.append(dict(base, test=test, ok=ok, gbps=parsed["gbps"], usec=parsed["usec"], rtt_ms=None,
                             error=("%s: %s" % (test, error)) if error else None))
+        if "rdma_cm" in tests:
+            item = tests["rdma_cm"]
+            text = (item.get("stdout") or "") + "\n" + (item.get("stderr") or "")
+            pings = len(_RPING_DATA.findall(text))
+            ok = item.get("rc") == 0 and pings > 0
+            error = None if ok else "rdma_cm: rping %s" % (one_error(text) or "rc %s, no ping data" % item.get("rc"))
+            out.append(dict(base, test="rdma_cm", ok=ok, gbps=None, usec=None, rtt_ms=None, error=error))
     return out
+
+
+def one_error(text):
+    """The first line of ``text`` that says what failed (rping: ``rdma_resolve_addr: ...``, ``cma event
+    RDMA_CM_EVENT_REJECTED``, ``connect error``), or None."""
+    for line in (text or "").splitlines():
+        if re.search(r"(?i)(error|fail|reject|unreachable|timed? ?out|refused|cma event)", line):
+            return line.strip()
+    return None

@@ -156,3 +156,13 @@ def test_results_of_tells_a_narrow_path_from_no_path():
                                    "fabric's on the path")
     assert results[1]["gbps"] == 98.02 and (results[1]["a"], results[1]["b"]) == ("gpu01", "gpu02")
     assert results[2]["error"] == "icmp: no ICMP reply (100% loss)"
+
+
+def test_rping_results_from_the_vm_recording():
+    rail1 = {"fabric": "default", "rail": 1, "ping_size": 1472}
+    ok = lr.results_of("vm2", [{"round": 1, "peer": "vm1", "rdma_cm": [
+        dict(item=rail1, rc=0, stdout=data("rping-rxe-vm-client.txt"), stderr="")]}])
+    assert [(r["test"], r["ok"], r["error"]) for r in ok] == [("rdma_cm", True, None)]
+    rejected = lr.results_of("vm2", [{"round": 1, "peer": "vm1", "rdma_cm": [
+        dict(item=rail1, rc=255, stdout="", stderr="cma event RDMA_CM_EVENT_REJECTED, error 8\nconnect error -1\n")]}])
+    assert rejected[0]["error"] == "rdma_cm: rping cma event RDMA_CM_EVENT_REJECTED, error 8"
