@@ -17,7 +17,7 @@ from ansible.plugins.action import ActionBase
 from ansible_collections.ainet.fabric.plugins.module_utils.cabling import cabling_check, lldp_parse
 from ansible_collections.ainet.fabric.plugins.module_utils.common.errors import FabricError
 from ansible_collections.ainet.fabric.plugins.module_utils.plan.rail_plan import rail_plan
-from ansible_collections.ainet.fabric.plugins.plugin_utils.reports import write_reports
+from ansible_collections.ainet.fabric.plugins.plugin_utils.reports import link_states, write_reports
 
 ARGUMENT_SPEC = dict(
     cluster=dict(type="dict", required=True),
@@ -46,15 +46,6 @@ def host_neighbours(hostvars, lldpcli_var, lldptool_var):
         return found, None
     why = (lldpcli.get("msg") or lldpcli.get("stderr") or "no LLDP output").strip().splitlines()
     return None, (why[0] if why else "no LLDP output")
-
-
-def link_states(registered):
-    """``{interface: operstate}`` from a registered ``ip -j link show`` (empty when it did not run)."""
-    try:
-        links = json.loads((registered or {}).get("stdout") or "[]")
-    except ValueError:
-        return {}
-    return dict((link.get("ifname"), link.get("operstate")) for link in links if isinstance(link, dict))
 
 
 class ActionModule(ActionBase):

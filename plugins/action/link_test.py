@@ -13,7 +13,7 @@ from ansible.plugins.action import ActionBase
 from ansible_collections.ainet.fabric.plugins.module_utils.common.errors import FabricError
 from ansible_collections.ainet.fabric.plugins.module_utils.fleet import link_results, pair_schedule
 from ansible_collections.ainet.fabric.plugins.module_utils.plan.rail_plan import rail_plan
-from ansible_collections.ainet.fabric.plugins.plugin_utils.reports import write_reports
+from ansible_collections.ainet.fabric.plugins.plugin_utils.reports import link_states, write_reports
 
 ARGUMENT_SPEC = dict(
     mode=dict(type="str", choices=["schedule", "verdict"], required=True),
@@ -24,6 +24,7 @@ ARGUMENT_SPEC = dict(
     full_mesh=dict(type="bool", default=False),
     fabric=dict(type="str"),
     results_var=dict(type="str", default="__link_test_results"),
+    links_var=dict(type="str", default="__link_test_links"),
     min_gbps=dict(type="float"),
     max_usec=dict(type="float"),
     report=dict(type="path"),
@@ -76,6 +77,10 @@ class ActionModule(ActionBase):
             for host in hosts:
                 results.extend(link_results.results_of(host, hostvars.get(host, {}).get(args["results_var"])))
             verdict = pair_schedule.verdict(results, plan, args["min_gbps"], args["max_usec"])
+            for finding in verdict["broken"]:
+                state = link_states(hostvars.get(finding["host"], {}).get(args["links_var"])).get(finding["interface"])
+                if state is not None and state.upper() not in ("UP", "UNKNOWN"):
+                    finding["why"] = "its link is %s (operstate %s); %s" % (state.lower(), state, finding["why"])
         except FabricError as exc:
             return dict(result, failed=True, msg=str(exc))
         rounds = sorted(set(r["round"] for r in results))

@@ -55,6 +55,11 @@ options:
     description: The host variable holding each client's registered rounds.
     type: str
     default: __link_test_results
+  links_var:
+    description: The host variable holding each node's registered C(ip -j link show) (a broken link whose NIC is
+      down says so).
+    type: str
+    default: __link_test_links
   min_gbps:
     description: The average RDMA bandwidth below which a link is slow.
     type: float

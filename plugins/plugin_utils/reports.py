@@ -1,11 +1,13 @@
 # -*- coding: utf-8 -*-
 # Copyright: (c) 2026, ainet.fabric contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
-"""The report files the controller-side jobs write (cabling, link test): only when their content changed,
-never in check mode, one error line naming the file."""
+"""What the controller-side jobs that read the nodes share (cabling check, link test): the report files they
+write (only when their content changed, never in check mode, one error line naming the file), and the nodes'
+registered link states."""
 
 from __future__ import annotations
 
+import json
 import os
 
 from ansible.errors import AnsibleActionFail
@@ -25,3 +27,12 @@ def write_reports(files, check_mode, who):
             except OSError as exc:
                 raise AnsibleActionFail("%s: could not write %s: %s" % (who, path, exc.strerror or exc)) from None
     return bool(changed)
+
+
+def link_states(registered):
+    """``{interface: operstate}`` from a registered ``ip -j link show`` (empty when it did not run)."""
+    try:
+        links = json.loads((registered or {}).get("stdout") or "[]")
+    except ValueError:
+        return {}
+    return dict((link.get("ifname"), link.get("operstate")) for link in links if isinstance(link, dict))

@@ -36,7 +36,7 @@ BIN = os.path.dirname(sys.executable)
 PLAYBOOKS = sorted(os.path.splitext(name)[0] for name in os.listdir(os.path.join(ROOT, "playbooks"))
                    if name.endswith(".yml"))
 # The jobs that need no host: they run for real and write their files.
-CONTROLLER_JOBS = ("plan", "tors")
+CONTROLLER_JOBS = ("plan", "tors", "k8s")
 # Where the docs (README "Where the jobs write", the roles' READMEs) put the files.
 OUT = ".ainet-fabric"
 PLAN_FILES = ("plan.json", "rails.csv", "rails.md", "topology.mmd")
@@ -211,6 +211,10 @@ def test_controller_jobs_write_beside_the_inventory(installed, work, job):
         assert "-> %s; lock %s" % (out, os.path.join(inv, LOCK)) in result.stdout
         allowed = {"inv", os.path.join("inv", OUT), os.path.join("inv", OUT, "lab"), os.path.join("inv", LOCK)}
         allowed |= {os.path.join("inv", OUT, "lab", name) for name in PLAN_FILES}
+    elif job == "k8s":
+        # the lab's fabric attaches no pods (cni host): no object, no file
+        assert "0 objects () in %s/k8s" % out in result.stdout, result.stdout[-3000:]
+        allowed = set()
     else:
         tors = sorted(os.listdir(os.path.join(out, "tors")))
         assert tors == ["lab-tor1.yaml", "lab-tor2.yaml", "lab-tor3.json", "lab-tor4.json"]
@@ -304,14 +308,15 @@ def _pins(path):
 def test_optional_python_packages_are_declared_with_the_pins_the_code_names():
     """requirements.txt names each optional package with the pin the feature's own message names."""
     from ansible_collections.ainet.fabric.plugins.module_utils.tor import nos_cumulus, nos_eos, nos_sonic
-    wanted = {nos_eos.PYAVD, nos_cumulus.NVUESCHEMA, nos_sonic.LIBYANG.split()[0]}
+    from ansible_collections.ainet.fabric.plugins.module_utils.workload import k8s_validate
+    wanted = {nos_eos.PYAVD, nos_cumulus.NVUESCHEMA, nos_sonic.LIBYANG.split()[0], k8s_validate.OPENAPI_SCHEMA_VALIDATOR}
     with open(os.path.join(ROOT, "requirements.txt")) as handle:
         text = handle.read()
     # optional: every one commented out, each with the pip line that installs it
     assert not [line for line in text.splitlines() if line.strip() and not line.lstrip().startswith("#")]
     assert set(re.findall(r"pip install '([^']+)'", text)) == wanted
     assert nos_sonic.LIBYANG.split()[0] in _pins("requirements-yang.txt")
-    assert {nos_eos.PYAVD, nos_cumulus.NVUESCHEMA} <= _pins("requirements-dev.txt")
+    assert {nos_eos.PYAVD, nos_cumulus.NVUESCHEMA, k8s_validate.OPENAPI_SCHEMA_VALIDATOR} <= _pins("requirements-dev.txt")
 
 
 def _bindep(text):
@@ -329,6 +334,7 @@ def test_execution_environment_context_carries_every_feature(tmp_path):
     """ansible-builder's context: the optional features' Python and system packages, the collection
     in the system-wide path, runnable as AWX's job user or an arbitrary uid."""
     from ansible_collections.ainet.fabric.plugins.module_utils.tor import nos_cumulus, nos_eos, nos_sonic
+    from ansible_collections.ainet.fabric.plugins.module_utils.workload import k8s_validate
     env = {k: v for k, v in os.environ.items() if not k.startswith("ANSIBLE_")}
     env["PATH"] = BIN + os.pathsep + os.environ.get("PATH", "")
     context = tmp_path / "ee"
@@ -338,7 +344,8 @@ def test_execution_environment_context_carries_every_feature(tmp_path):
         version = yaml.safe_load(handle)["version"]
     assert (context / "_build" / "collection" / ("ainet-fabric-%s.tar.gz" % version)).exists()
     pins = set((context / "_build" / "requirements.txt").read_text().split())
-    assert pins == {nos_eos.PYAVD, nos_cumulus.NVUESCHEMA, nos_sonic.LIBYANG.split()[0]}
+    assert pins == {nos_eos.PYAVD, nos_cumulus.NVUESCHEMA, nos_sonic.LIBYANG.split()[0],
+                    k8s_validate.OPENAPI_SCHEMA_VALIDATOR}
     system = _bindep((context / "_build" / "bindep.txt").read_text())
     with open(os.path.join(ROOT, "bindep.txt")) as handle:
         declared = _bindep(handle.read())

@@ -60,8 +60,9 @@ def test_broken_and_narrow_links_are_named(family, lab_dir):
     out = broken.stdout + broken.stderr
     assert broken.returncode != 0, out
     assert "link_test: 2 broken link(s):" in out, out
-    assert ("gpu03 ens6f1np1 (default rail 2, %s %s): failed with 3 peers: gpu01: icmp: no ICMP reply"
-            % (down["tor"], down["tor_port"])) in out, out
+    # the ToR port is down, so the node's NIC has no carrier: said first
+    assert ("gpu03 ens6f1np1 (default rail 2, %s %s): its link is down (operstate DOWN); failed with 3 peers: gpu01: "
+            "icmp: no ICMP reply" % (down["tor"], down["tor_port"])) in out, out
     size = 9000 - (48 if family == 6 else 28)
     assert ("gpu04 ens6f0np0 (default rail 1, %s %s): failed with 3 peers: gpu01: icmp: %d-byte DF pings lost "
             "(100%% loss) while small ones pass: an MTU below the fabric's on the path"

@@ -22,6 +22,8 @@ import os
 from ansible_collections.ainet.fabric.plugins.module_utils.common.errors import FabricError
 
 PACKAGE = "openapi-schema-validator"
+# The pin the message names (requirements.txt, requirements-dev.txt and the execution environment carry the same).
+OPENAPI_SCHEMA_VALIDATOR = PACKAGE + "==0.9.0"
 
 
 class ValidatorUnavailable(FabricError):
@@ -71,8 +73,8 @@ def _validator():
     try:
         from openapi_schema_validator import OAS30Validator
     except ImportError:
-        raise ValidatorUnavailable("the Python package %s is not installed on the controller (pip install "
-                                   "'openapi-schema-validator==0.9.0')" % PACKAGE) from None
+        raise ValidatorUnavailable("the Python package %s is not installed on the controller (pip install '%s')"
+                                   % (PACKAGE, OPENAPI_SCHEMA_VALIDATOR)) from None
     return OAS30Validator
 
 
