@@ -62,7 +62,8 @@ class ActionModule(ActionBase):
             reports = {name: render(plan, fmt, args["diagram_max_nodes"]) for name, fmt in REPORTS} \
                 if args["output_dir"] else {}
             if "rails.md" in reports:
-                # What the plan leads to beyond the hosts and ToRs: the pods' objects, and the last cabling check.
+                # What the plan leads to beyond the hosts and ToRs: the pods' objects, and the last cabling check
+                # (its findings also drawn in the diagram, dotted).
                 status = _read(os.path.join(args["output_dir"], "cabling.json"))
                 try:
                     status = json.loads(status) if status else None
@@ -70,6 +71,9 @@ class ActionModule(ActionBase):
                     status = None
                 reports["rails.md"] += "\n" + k8s_objects.summary_markdown(plan) + "\n" + \
                     cabling_check.status_markdown(status)
+                marks = cabling_check.finding_marks(status)
+                if marks:
+                    reports["topology.mmd"] = render(plan, "mermaid", args["diagram_max_nodes"], marks)
         except FabricError as exc:
             result.update(failed=True, msg=str(exc))
             return result

@@ -39,7 +39,8 @@ def run(inventory, *extra):
 def test_crossed_cables_are_found_with_their_fix(tmp_path):
     lab_dir = str(tmp_path / "lab")
     cluster = t.cluster_for("exclusive")
-    report = tmp_path / "cabling.md"
+    plan_dir = tmp_path / "plan"  # the plan job's files, where the cabling check also writes by default
+    report = plan_dir / "cabling.md"
     try:
         inventory, plan = lab.build(cluster, NODES, t.INTERFACES, lab_dir, kind="containers", lldp=True,
                                     crossed={"gpu02": (3, 4)})
@@ -75,6 +76,19 @@ def test_crossed_cables_are_found_with_their_fix(tmp_path):
         seen = lab.podman(lab_dir, "exec", lab.node_ns("gpu02"), "lldpcli", "show", "neighbors", "ports",
                           "ens7f0np0")
         assert tor4 in seen and "swp2" in seen, seen
+
+        # The plan job's report shows the last check: the counts, the finding, the crossed link drawn dotted.
+        env = dict(os.environ, ANSIBLE_CONFIG=os.path.join(ROOT, "ansible.cfg"), ANSIBLE_NOCOLOR="1",
+                   PATH=t.BIN + os.pathsep + os.environ.get("PATH", ""))
+        planned = subprocess.run([os.path.join(t.BIN, "ansible-playbook"), "-i", inventory,
+                                  os.path.join(ROOT, "playbooks", "plan.yml"), "-e", "rail_plan_output_dir=%s" % plan_dir],
+                                 cwd=ROOT, env=env, capture_output=True, text=True, timeout=300, check=False)
+        assert planned.returncode == 0, planned.stdout + planned.stderr
+        rails = (plan_dir / "rails.md").read_text()
+        assert "Last check: 2 hosts, 8 rails, 6 as planned, 1 finding(s)." in rails, rails
+        diagram = (plan_dir / "topology.mmd").read_text()
+        assert diagram.count(" .- ") == 1 and "ens7f0np0 default r3" in [
+            line for line in diagram.splitlines() if " .- " in line][0], diagram
 
         # Reported only: the same finding, the play passes.
         relaxed = run(inventory, "-e", "cabling_check_fail=false", "-e", "cabling_check_report=%s" % report)

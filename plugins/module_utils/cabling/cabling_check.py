@@ -346,3 +346,9 @@ def status_markdown(status):
     if status.get("findings"):
         lines += ["", findings_markdown(status).rstrip("\n")]
     return "\n".join(lines + [""])
+
+
+def finding_marks(status):
+    """``{(host, fabric, rail): "cable <kind>"}`` of the findings a saved check holds (for the plan's diagram)."""
+    return dict(((f.get("host"), f.get("fabric"), f.get("rail")), "cable %s" % f.get("kind", "?").replace("_", " "))
+                for f in (status or {}).get("findings") or [])

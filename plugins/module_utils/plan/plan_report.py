@@ -88,8 +88,12 @@ def _mermaid_id(prefix, text):
     return prefix + re.sub(r"[^A-Za-z0-9_]", "_", str(text))
 
 
-def to_mermaid(plan, max_nodes=64):
-    """A flowchart of nodes, rails and ToRs.  Large clusters are summarised."""
+def to_mermaid(plan, max_nodes=64, marks=None):
+    """A flowchart of nodes, rails and ToRs.  Large clusters are summarised.
+
+    ``marks``: ``{(host, fabric, rail): text}`` - links drawn dotted and labelled with the text (a cabling
+    finding), the plan's ToR still at their end."""
+    marks = marks or {}
     lines = ["flowchart LR"]
     nodes = sorted(plan["nodes"].items(), key=lambda item: item[1]["node_id"])
     shown = nodes[:max_nodes]
@@ -103,8 +107,11 @@ def to_mermaid(plan, max_nodes=64):
             label = "%s r%d %s" % (entry["fabric"], entry["rail"], entry["address"])
             if entry.get("interface"):
                 label = "%s %s" % (entry["interface"], label)
+            mark = marks.get((host, entry["fabric"], entry["rail"]))
+            if mark:
+                label = "%s: %s" % (label, mark.replace('"', "'"))
             edge = (_mermaid_id("node_", host), label, _mermaid_id("tor_", entry["tor"]))
-            lines.append('  %s -- "%s" --- %s' % edge)
+            lines.append(('  %s -. "%s" .- %s' if mark else '  %s -- "%s" --- %s') % edge)
     if len(nodes) > len(shown):
         lines.append('  more["... %d more nodes"]' % (len(nodes) - len(shown)))
     lines.append("")
@@ -118,12 +125,12 @@ def to_json(plan):
 FORMATS = {"csv": to_csv, "markdown": to_markdown, "mermaid": to_mermaid, "json": to_json}
 
 
-def render(plan, fmt, max_nodes=64):
+def render(plan, fmt, max_nodes=64, marks=None):
     if fmt not in FORMATS:
         raise FabricModelError("format", fmt, "is not a report format", "use one of: %s" % ", ".join(FORMATS))
     if not isinstance(plan, dict) or "nodes" not in plan or "summary" not in plan:
         raise FabricModelError("plan", type(plan).__name__, "is not a rail plan",
                                "pass the result of ainet.fabric.rail_plan")
     if fmt == "mermaid":
-        return to_mermaid(plan, max_nodes)
+        return to_mermaid(plan, max_nodes, marks)
     return FORMATS[fmt](plan)

@@ -432,3 +432,18 @@ def test_the_plan_report_section_on_the_cabling():
         {"host": "gpu02", "interface": "ens7f0np0", "rail": 3, "kind": "swapped", "detail": "crossed with rail 4",
          "fix": "swap the two cables", "fabric": "default"}]})
     assert "Last check: 2 hosts, 8 rails, 6 as planned, 1 finding(s)." in text and "gpu02" in text, text
+
+
+def test_findings_are_drawn_dotted_in_the_plan_diagram():
+    from ansible_collections.ainet.fabric.plugins.module_utils.cabling.cabling_check import finding_marks
+    from ansible_collections.ainet.fabric.plugins.module_utils.plan.plan_report import render
+    from ansible_collections.ainet.fabric.plugins.module_utils.plan.rail_plan import rail_plan
+    plan = rail_plan({"name": "d", "rails": 2, "addressing": {"mode": "shared", "supernet": "172.17.0.0/16",
+                                                              "rail_prefix": 24}},
+                     {"gpu01": {"node_id": 1, "rail_interfaces": ["ens6f0np0", "ens6f1np1"]}})
+    marks = finding_marks({"findings": [{"host": "gpu01", "fabric": "default", "rail": 2, "kind": "wrong_port"}]})
+    assert marks == {("gpu01", "default", 2): "cable wrong port"}
+    lines = render(plan, "mermaid", 64, marks).splitlines()
+    assert '  node_gpu01 -. "ens6f1np1 default r2 172.17.1.2/24: cable wrong port" .- tor_d_rail2_tor' in lines, lines
+    assert '  node_gpu01 -- "ens6f0np0 default r1 172.17.0.2/24" --- tor_d_rail1_tor' in lines, lines
+    assert render(plan, "mermaid") == render(plan, "mermaid", 64, {})
