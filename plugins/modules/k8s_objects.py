@@ -14,15 +14,18 @@ description:
   - Runs on the controller. Computes the rail plan and renders, for every fabric whose C(cni) attaches pods, the
     objects its pods need (docs/workloads.md) - the device plugins' ConfigMaps or SR-IOV operator policies,
     Spiderpool C(SpiderIPPool)s (per rail, or per node and rail in C(exclusive) addressing) and
-    C(SpiderMultusConfig)s, or C(NetworkAttachmentDefinition)s with whereabouts or host-local IPAM.
+    C(SpiderMultusConfig)s, the NVIDIA network operator's nv-ipam C(CIDRPool)s (each node's subnet a static
+    allocation) with C(SriovNetwork)s, or C(NetworkAttachmentDefinition)s with whereabouts, host-local or nv-ipam
+    IPAM.
   - Checks every object against the plan (pools inside their rail's or node's subnet, holding no host address and
     no gateway, not overlapping; gateways the ToR's addresses) and fails with the first problem when one disagrees.
   - With O(crd_dir) (or the environment variable C(AINET_K8S_CRD_DIR)), validates every custom resource against the
     C(openAPIV3Schema) of its CRD, strictly (unknown keys are violations); without it, or without the Python package
     C(openapi-schema-validator), says in RV(notes) that the check was skipped.
   - Writes one file per kind to O(dest), in apply order (C(10-configmaps.yaml), C(20-sriovnetworknodepolicies.yaml),
-    C(30-spiderippools.yaml), C(40-spidermultusconfigs.yaml), C(40-networkattachmentdefinitions.yaml)), only
-    the files whose content changed; removes its own files of kinds no longer rendered.
+    C(30-spiderippools.yaml), C(30-cidrpools.yaml), C(40-spidermultusconfigs.yaml), C(40-sriovnetworks.yaml),
+    C(40-networkattachmentdefinitions.yaml)), only the files whose content changed; removes its own files of kinds
+    no longer rendered.
 options:
   cluster:
     description: The cluster model (C(fabric_cluster)).

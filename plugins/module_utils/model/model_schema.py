@@ -199,9 +199,11 @@ PCIE_ACS = {
 }
 KUBERNETES = {
     "ipam": Key("str", "how pods on the fabric get addresses: `spiderpool` (a SpiderIPPool per rail, or per node and "
-                "rail in `exclusive`, and a SpiderMultusConfig per rail), `whereabouts` or `host-local` (in a "
-                "NetworkAttachmentDefinition per rail; `shared` and `infiniband` only), `none` (the objects without "
-                "IPAM)", default="spiderpool", choices=("spiderpool", "whereabouts", "host-local", "none")),
+                "rail in `exclusive`, and a SpiderMultusConfig per rail), `nv-ipam` (NVIDIA network operator: a "
+                "CIDRPool per rail with each node's subnet as a static allocation, `exclusive` only), `whereabouts` or "
+                "`host-local` (in a NetworkAttachmentDefinition per rail; `shared` and `infiniband` only), `none` (the "
+                "objects without IPAM)", default="spiderpool",
+                choices=("spiderpool", "nv-ipam", "whereabouts", "host-local", "none")),
     "namespace": Key("str", "namespace of the namespaced objects (NetworkAttachmentDefinitions, SpiderMultusConfigs, "
                      "the device plugins' ConfigMaps, SR-IOV operator policies)", default="kube-system",
                      pattern=re.compile(r"^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?\Z"), noun="namespace",

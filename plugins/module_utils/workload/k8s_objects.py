@@ -14,7 +14,9 @@ The fabric's ``cni`` (the model) decides which objects there are; its ``kubernet
   ``ifNames``, ``rdmaHcaMax``).
 * **NCCL** - a ConfigMap ``<cluster>[-<fabric>]-nccl-env`` for pods' ``envFrom``: ``NCCL_IB_TC``/``NCCL_IB_SL`` from
   the lossless profile, ``NCCL_CROSS_NIC=0``, ``NCCL_SOCKET_IFNAME==eth0``.
-* **IPAM** - ``spiderpool``: a ``SpiderIPPool`` per rail (``shared``, ``infiniband``: the pod range of the rail
+* **IPAM** - ``nv-ipam`` (``exclusive``): a ``CIDRPool`` per rail with every node's subnet as a static allocation
+  and the ToR as its gateway, and a ``SriovNetwork`` (with ``sriov_operator``) or a NetworkAttachmentDefinition
+  naming it; ``spiderpool``: a ``SpiderIPPool`` per rail (``shared``, ``infiniband``: the pod range of the rail
   block) or per node and rail (``exclusive``: the node's subnet less the ToR's and the host's addresses, with a
   ``nodeAffinity`` on the node and a route to the rail block via the ToR), and a ``SpiderMultusConfig`` per rail
   (Spiderpool writes the NetworkAttachmentDefinition from it); ``whereabouts``, ``host-local``, ``none``: a
@@ -49,7 +51,9 @@ FILES = (
     ("ConfigMap", "10-configmaps.yaml"),
     ("SriovNetworkNodePolicy", "20-sriovnetworknodepolicies.yaml"),
     ("SpiderIPPool", "30-spiderippools.yaml"),
+    ("CIDRPool", "30-cidrpools.yaml"),
     ("SpiderMultusConfig", "40-spidermultusconfigs.yaml"),
+    ("SriovNetwork", "40-sriovnetworks.yaml"),
     ("NetworkAttachmentDefinition", "40-networkattachmentdefinitions.yaml"),
 )
 KIND_ORDER = dict((kind, index) for index, (kind, _name) in enumerate(FILES))
@@ -207,6 +211,10 @@ def render(plan):
             raise FabricModelError(field + ".ipam", ipam, "cannot give pods addresses in p2p addressing (each node "
                                    "and rail has a /31 or /127: no address is left)",
                                    "use exclusive addressing, or ipam none")
+        if ipam == "nv-ipam" and mode != "exclusive":
+            raise FabricModelError(field + ".ipam", ipam, "gives each node a prefix of the rail block, which only "
+                                   "exclusive addressing plans (the fabric's mode is %s)" % mode,
+                                   "use ipam spiderpool or whereabouts, or exclusive addressing")
         if mode == "exclusive" and ipam in ("whereabouts", "host-local"):
             raise FabricModelError(field + ".ipam", ipam, "hands out one cluster-wide range per network, while in "
                                    "exclusive addressing every node has its own subnet per rail",
@@ -244,7 +252,23 @@ def render(plan):
                 if cni in ("macvlan", "ipvlan", "ipoib", "host-device") else None
             # -- addresses
             pools = []
-            if ipam == "spiderpool":
+            if ipam == "nv-ipam":
+                objects.append(_cidr_pool(plan, fabric, rail_entry, name, namespace, cluster))
+                ipam_conf = {"type": "nv-ipam", "poolName": name, "poolType": "cidrpool"}
+                if cni == "sriov" and k8s["sriov_operator"]:
+                    meta = _meta(name, namespace, cluster, fname, rail)
+                    objects.append({"apiVersion": "sriovnetwork.openshift.io/v1", "kind": "SriovNetwork",
+                                    "metadata": meta,
+                                    "spec": {"resourceName": resource, "networkNamespace": namespace,
+                                             "ipam": json.dumps(ipam_conf, sort_keys=True),
+                                             "metaPlugins": json.dumps({"type": "rdma"}, sort_keys=True)}})
+                else:
+                    meta = _meta(name, namespace, cluster, fname, rail)
+                    meta["annotations"] = {"k8s.v1.cni.cncf.io/resourceName": full_resource}
+                    objects.append({"apiVersion": "k8s.cni.cncf.io/v1", "kind": "NetworkAttachmentDefinition",
+                                    "metadata": meta,
+                                    "spec": {"config": _cni_config(cni, name, master, fabric["mtu"], ipam_conf)}})
+            elif ipam == "spiderpool":
                 pools = _spider_pools(plan, fabric, rail_entry, k8s, field, cluster, name)
                 objects.extend(pools)
                 objects.append(_multus_config(cni, name, namespace, cluster, fname, rail, master, fabric["mtu"],
@@ -324,6 +348,30 @@ def _spider_pools(plan, fabric, rail_entry, k8s, field, cluster, name):
     return pools
 
 
+def _cidr_pool(plan, fabric, rail_entry, name, namespace, cluster):
+    """The NVIDIA network operator's nv-ipam ``CIDRPool`` of a rail (``exclusive``): the rail block, each node's
+    subnet as its static allocation with the ToR as gateway, the ToR's and the host's indexes excluded in every
+    node's prefix, a route to the rail block."""
+    fname, rail = fabric["name"], rail_entry["rail"]
+    addressing = fabric["addressing"]
+    allocations = []
+    for host in sorted(plan["nodes"], key=lambda h: plan["nodes"][h]["node_id"]):
+        for entry in plan["nodes"][host]["rails"]:
+            if entry["fabric"] == fname and entry["rail"] == rail:
+                allocations.append({"nodeName": host, "prefix": entry["subnet"], "gateway": entry["gateway"]})
+    size = 1 << ((128 if fabric["family"] == 6 else 32) - addressing["node_prefix"])
+    last = size - (1 if fabric["family"] == 6 else 2)
+    gateway_index = addressing["gateway_offset"] % (last + 1) if addressing["gateway_offset"] < 0 else \
+        addressing["gateway_offset"]
+    host_index = addressing["host_offset"]
+    return {"apiVersion": "nv-ipam.nvidia.com/v1alpha1", "kind": "CIDRPool",
+            "metadata": _meta(name, namespace, cluster, fname, rail),
+            "spec": {"cidr": rail_entry["block"], "perNodeNetworkPrefix": addressing["node_prefix"],
+                     "gatewayIndex": gateway_index,
+                     "perNodeExclusions": [{"startIndex": host_index, "endIndex": host_index}],
+                     "staticAllocations": allocations, "routes": [{"dst": rail_entry["block"]}]}}
+
+
 def _multus_config(cni, name, namespace, cluster, fabric, rail, master, mtu, resource, pools, version):
     ippools = {"ipv%d" % version: pools}
     spec = {}
@@ -383,6 +431,40 @@ def _plan_entry(plan, host, fabric, rail):
     return None
 
 
+def _check_cidr_pool(plan, obj, what, fabric, rail, rail_entry, seen):
+    """A CIDRPool against the plan: the rail block, every planned node of the rail with its own subnet and ToR
+    gateway, no other node, the host's index excluded in each node's prefix (its ranges join the overlap check)."""
+    problems = []
+    spec = obj["spec"]
+    if spec.get("cidr") != rail_entry["block"]:
+        problems.append("%s: cidr %s, the plan's rail block is %s" % (what, spec.get("cidr"), rail_entry["block"]))
+    excluded = set()
+    for item in spec.get("perNodeExclusions") or []:
+        excluded.update(range(int(item.get("startIndex", 0)), int(item.get("endIndex", -1)) + 1))
+    given = dict((a.get("nodeName"), a) for a in spec.get("staticAllocations") or [])
+    for host in sorted(plan["nodes"]):
+        entry = _plan_entry(plan, host, fabric, rail)
+        if entry is None:
+            continue
+        allocation = given.pop(host, None)
+        if allocation is None:
+            problems.append("%s: %s has no static allocation (the plan gives it %s)" % (what, host, entry["subnet"]))
+            continue
+        if allocation.get("prefix") != entry["subnet"] or allocation.get("gateway") != entry["gateway"]:
+            problems.append("%s: %s gets %s via %s, the plan has %s via %s" % (
+                what, host, allocation.get("prefix"), allocation.get("gateway"), entry["subnet"], entry["gateway"]))
+            continue
+        net = ipaddress.ip_network(entry["subnet"])
+        index = int(ipaddress.ip_address(entry["ip"])) - int(net.network_address)
+        if index not in excluded:
+            problems.append("%s: %s's address %s (index %d of its prefix) is not excluded" % (
+                what, host, entry["ip"], index))
+        seen.setdefault((fabric, rail), []).append((net[0], net[-1], "%s (%s)" % (what, host)))
+    for host in sorted(given):
+        problems.append("%s: %s is not a node of rail %d in the plan" % (what, host, rail))
+    return problems
+
+
 def check_against_plan(plan, objects):
     """Problems (one line each) of rendered objects against the plan, read back from the objects themselves: every
     pool (a SpiderIPPool's ``ips``, an IPAM range of a NetworkAttachmentDefinition) inside its rail's subnet
@@ -410,8 +492,11 @@ def check_against_plan(plan, objects):
         if rail_entry is None:
             problems.append("%s: fabric %s rail %s is not in the plan" % (what, fabric, rail))
             continue
-        if kind in ("SpiderMultusConfig", "NetworkAttachmentDefinition", "SriovNetworkNodePolicy"):
+        if kind in ("SpiderMultusConfig", "NetworkAttachmentDefinition", "SriovNetworkNodePolicy", "SriovNetwork"):
             networks.add((fabric, rail))
+        if kind == "CIDRPool":
+            problems.extend(_check_cidr_pool(plan, obj, what, fabric, rail, rail_entry, seen))
+            continue
         ranges, subnet, gateway, node = [], None, None, labels.get(LABEL + "node")
         if kind == "SpiderIPPool":
             spec = obj["spec"]

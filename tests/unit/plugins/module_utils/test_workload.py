@@ -63,6 +63,8 @@ CASES = [
     ("ipoib", "infiniband", 4, {}),
     ("ipoib", "infiniband", 4, {"ipam": "whereabouts", "pod_offset": 200, "pod_count": 20}),
     ("sriov", "p2p", 4, {"ipam": "none"}),
+    ("sriov", "exclusive", 4, {"ipam": "nv-ipam", "sriov_operator": True, "namespace": "nvidia-network-operator"}),
+    ("macvlan", "exclusive", 6, {"ipam": "nv-ipam"}),
 ]
 
 
@@ -109,7 +111,8 @@ def test_every_object_passes_its_crd(cni, mode, family, k8s):
     pytest.importorskip("openapi_schema_validator")
     schemas = k8s_validate.load_crds(CRDS)
     objects = k8s_objects.render(plan_of(cluster(cni, mode, family, **k8s)))
-    assert k8s_validate.validate(objects, schemas) == ([], [])
+    violations, unchecked = k8s_validate.validate(objects, schemas)
+    assert violations == [] and unchecked == (["CIDRPool"] if k8s.get("ipam") == "nv-ipam" else [])
 
 
 @pytest.mark.skipif(not os.path.isdir(CRDS), reason="no CRDs: set AINET_K8S_CRD_DIR (../shared/validators/k8s in CI)")
@@ -160,6 +163,31 @@ def test_the_plan_check_finds_objects_broken_on_purpose():
     assert any("overlaps" in p for p in k8s_objects.check_against_plan(shared, overlap + [extra]))
 
 
+def test_a_cidr_pool_is_the_plan_node_by_node():
+    plan = plan_of(cluster("sriov", "exclusive", ipam="nv-ipam"))
+    objects = k8s_objects.render(plan)
+    pool = [o for o in objects if o["kind"] == "CIDRPool"][0]
+    # the plan's layout, computed here: rail 1 block 172.17.0.0/24, node n the n-th /27, ToR .1, host .2
+    assert pool["spec"]["cidr"] == "172.17.0.0/24" and pool["spec"]["perNodeNetworkPrefix"] == 27
+    assert pool["spec"]["staticAllocations"] == [
+        {"nodeName": "gpu%02d" % n, "prefix": "172.17.0.%d/27" % ((n - 1) * 32),
+         "gateway": "172.17.0.%d" % ((n - 1) * 32 + 1)} for n in (1, 2, 3)]
+    assert pool["spec"]["gatewayIndex"] == 1 and pool["spec"]["perNodeExclusions"] == [{"startIndex": 2,
+                                                                                      "endIndex": 2}]
+    nad = json.loads([o for o in objects if o["kind"] == "NetworkAttachmentDefinition"][0]["spec"]["config"])
+    assert nad["plugins"][0]["ipam"] == {"type": "nv-ipam", "poolName": "prop-1-rail1", "poolType": "cidrpool"}
+    broken = copy.deepcopy(objects)
+    bpool = [o for o in broken if o["kind"] == "CIDRPool"][0]
+    bpool["spec"]["staticAllocations"][1]["gateway"] = "172.17.0.62"
+    bpool["spec"]["perNodeExclusions"] = []
+    del bpool["spec"]["staticAllocations"][2]
+    problems = k8s_objects.check_against_plan(plan, broken)
+    assert "CIDRPool prop-1-rail1: gpu02 gets 172.17.0.32/27 via 172.17.0.62, the plan has 172.17.0.32/27 via " \
+        "172.17.0.33" in problems
+    assert "CIDRPool prop-1-rail1: gpu03 has no static allocation (the plan gives it 172.17.0.64/27)" in problems
+    assert "CIDRPool prop-1-rail1: gpu01's address 172.17.0.2 (index 2 of its prefix) is not excluded" in problems
+
+
 @pytest.mark.parametrize("model,field,words", [
     (cluster("sriov", "p2p"), "fabric_cluster.kubernetes.ipam", "cannot give pods addresses in p2p"),
     (cluster("macvlan", "exclusive", ipam="host-local"), "fabric_cluster.kubernetes.ipam", "hands out one cluster-wide"),
@@ -168,6 +196,8 @@ def test_the_plan_check_finds_objects_broken_on_purpose():
     (cluster("macvlan", "shared", pod_offset=1, pod_count=10), "fabric_cluster.kubernetes.pod_offset",
      "puts the rail gateway (offset 1) among the pods"),
     (cluster("macvlan", "shared", sriov_operator=True), "fabric_cluster.kubernetes.sriov_operator", "is for cni sriov"),
+    (cluster("macvlan", "shared", ipam="nv-ipam"), "fabric_cluster.kubernetes.ipam",
+     "gives each node a prefix of the rail block, which only exclusive addressing plans"),
 ])
 def test_what_pods_cannot_have_is_refused_with_one_line(model, field, words):
     with pytest.raises(FabricModelError) as info:
