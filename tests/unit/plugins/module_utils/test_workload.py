@@ -172,8 +172,8 @@ def test_a_cidr_pool_is_the_plan_node_by_node():
     assert pool["spec"]["staticAllocations"] == [
         {"nodeName": "gpu%02d" % n, "prefix": "172.17.0.%d/27" % ((n - 1) * 32),
          "gateway": "172.17.0.%d" % ((n - 1) * 32 + 1)} for n in (1, 2, 3)]
-    assert pool["spec"]["gatewayIndex"] == 1 and pool["spec"]["perNodeExclusions"] == [{"startIndex": 2,
-                                                                                      "endIndex": 2}]
+    assert pool["spec"]["gatewayIndex"] == 1
+    assert pool["spec"]["perNodeExclusions"] == [{"startIndex": 2, "endIndex": 2}]
     nad = json.loads([o for o in objects if o["kind"] == "NetworkAttachmentDefinition"][0]["spec"]["config"])
     assert nad["plugins"][0]["ipam"] == {"type": "nv-ipam", "poolName": "prop-1-rail1", "poolType": "cidrpool"}
     broken = copy.deepcopy(objects)
