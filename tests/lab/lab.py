@@ -158,8 +158,8 @@ def nic(interfaces, entry):
 
 def make_node(host, index, node, interfaces, modes, crossed=None):
     """The node's namespace as a freshly booted machine sees it: NICs present, no rail configuration.
-    ``crossed``: two rails ``(a, b)`` whose cables are swapped at the ToR end (rail a's NIC reaches rail b's ToR
-    and port, and the other way round), as a cabling mistake leaves them."""
+    ``crossed``: two rails ``(a, b)`` of the node's first fabric whose cables are swapped at the ToR end (rail a's
+    NIC reaches rail b's ToR and port, and the other way round), as a cabling mistake leaves them."""
     ns = node_ns(host)
     ip("netns", "add", ns)
     ip("link", "set", "lo", "up", ns=ns)
@@ -171,12 +171,13 @@ def make_node(host, index, node, interfaces, modes, crossed=None):
     ip("addr", "add", mgmt_ip(index) + "/24", "dev", "eth0", ns=ns)
     ip("link", "set", "eth0", "up", ns=ns)
     ip("route", "add", "default", "via", MGMT_NET + ".1", ns=ns)
-    far = dict((entry["rail"], (entry["tor"], entry["tor_port"])) for entry in node["rails"])
-    if crossed:
-        far[crossed[0]], far[crossed[1]] = far[crossed[1]], far[crossed[0]]
+    far = dict(((entry["fabric"], entry["rail"]), (entry["tor"], entry["tor_port"])) for entry in node["rails"])
+    if crossed:  # two rails of the node's first fabric
+        first = node["rails"][0]["fabric"]
+        one, two = (first, crossed[0]), (first, crossed[1])
+        far[one], far[two] = far[two], far[one]
     for entry in node["rails"]:
-        same_fabric = entry["fabric"] == node["rails"][0]["fabric"]
-        tor, port = far[entry["rail"]] if same_fabric else (entry["tor"], entry["tor_port"])
+        tor, port = far[(entry["fabric"], entry["rail"])]
         tor_ns = prefix() + "-" + tor
         ifname = nic(interfaces, entry)
         ip("link", "add", ifname, "address", mac(0, index, entry["rail"]), "netns", ns, "type", "veth",
