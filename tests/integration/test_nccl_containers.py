@@ -57,6 +57,11 @@ def test_nccl_conf_is_owned_and_refuses_a_foreign_file(tmp_path):
         assert "NCCL_IB_HCA" not in text and "NCCL_CROSS_NIC=0\n" in text, text
         again = run(inventory, "-e", "nccl_require_all_rails=false")
         assert again.returncode == 0 and t.changed_counts(again.stdout)["gpu01"] == 0, again.stdout
+        # A management network without a default route: the interface holding the address Ansible came in on.
+        lab.ip("route", "del", "default", ns=lab.node_ns("gpu01"))
+        routeless = run(inventory, "-e", "nccl_require_all_rails=false")
+        assert routeless.returncode == 0 and t.changed_counts(routeless.stdout)["gpu01"] == 0, routeless.stdout
+        assert conf() == text
 
         lab.podman(lab_dir, "exec", lab.node_ns("gpu01"), "sh", "-c", "echo NCCL_DEBUG=INFO > /etc/nccl.conf")
         foreign = run(inventory, "-e", "nccl_require_all_rails=false")
