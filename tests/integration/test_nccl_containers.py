@@ -3,7 +3,7 @@
 so every rail is named as a problem (the run fails by default, before writing anything); allowed, the file holds
 the management interface of the node's own default route and the lossless profile's class, owned by its marker;
 a second run changes nothing; another tool's file is refused before any change, and replaced only on request.
-The RDMA device and GID index themselves are proven on the VM tier (soft-RoCE, molecule/rdma_vm)."""
+The RDMA device and GID index selection is tested on recorded real outputs (test_workload.py)."""
 
 from __future__ import annotations
 

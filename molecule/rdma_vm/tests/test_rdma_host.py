@@ -227,48 +227,6 @@ def test_fleet_link_test_runs_icmp_and_rdma_with_the_facts_gid_index(host):
         handle.write("links.yml: ib_write_bw vm2 <- vm1 rail 1: %s Gb/s\n" % rows[0][5].strip())
 
 
-def test_nccl_conf_names_the_rdma_device_and_gid_index_rdma_facts_finds(host):
-    """playbooks/nccl.yml: rail 1's soft-RoCE device and the RoCE v2 GID index of its address (read here from sysfs),
-    the management interface (the VMs have no default route: the one holding the address Ansible came in on), the file
-    owned by its marker; a foreign file first is
-    refused before any change. Rail 2 has no RDMA device on the VMs: allowed here, and named."""
-    if host.backend.get_hostname() != "vm1":
-        return
-    host.run("rm -f /etc/nccl.conf; echo 'NCCL_DEBUG=INFO' > /etc/nccl.conf")
-
-    def play(*extra):
-        return subprocess.run(["ansible-playbook", "-i", INVENTORY, "ainet.fabric.nccl", "--limit", "vm1",
-                               "-e", "nccl_require_all_rails=false"] + list(extra), capture_output=True, text=True,
-                              check=False, timeout=600)
-
-    foreign = play()
-    assert foreign.returncode != 0 and "/etc/nccl.conf on vm1 was not written by this role" in foreign.stdout, \
-        foreign.stdout
-    assert host.file("/etc/nccl.conf").content_string == "NCCL_DEBUG=INFO\n"
-    host.run("rm -f /etc/nccl.conf")
-    done = play()
-    assert done.returncode == 0, done.stdout + done.stderr
-    conf = host.file("/etc/nccl.conf").content_string
-    mine = planned(host)[0]
-    gid = None
-    for index in range(16):
-        path = "/sys/class/infiniband/rxe0/ports/1/gids/%d" % index
-        types = "/sys/class/infiniband/rxe0/ports/1/gid_attrs/types/%d" % index
-        value = host.run("cat %s" % path).stdout.strip()
-        if value.endswith(":".join("%02x%02x" % tuple(int(o) for o in mine["ip"].split(".")[i:i + 2])
-                                   for i in (0, 2))) and "v2" in host.run("cat %s" % types).stdout:
-            gid = index
-            break
-    # the VMs have no default route: the management interface is the one holding the address Ansible came in on
-    reached = model(host)["ansible_host"]
-    mgmt = [link["ifname"] for link in json.loads(host.check_output("ip -j addr show"))
-            for addr in link.get("addr_info", []) if addr.get("local") == reached]
-    assert "NCCL_IB_HCA==rxe0:1\n" in conf and "NCCL_IB_GID_INDEX=%d\n" % gid in conf, conf
-    assert mgmt and "NCCL_SOCKET_IFNAME==%s\n" % mgmt[0] in conf, conf
-    again = play()
-    assert again.returncode == 0 and "changed=0" in again.stdout, again.stdout
-
-
 def refused(host, module, args):
     """Run ``module`` for real (not check mode) with the ``ansible`` CLI and return its failure message; the test
     fails if the module succeeds (the exit status says so: testinfra's result files lose the ``failed`` key)."""
