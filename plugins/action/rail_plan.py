@@ -59,21 +59,19 @@ class ActionModule(ActionBase):
             plan = rail_plan(args["cluster"], args["nodes"])
             if args["mode"] == "check":
                 return self._check(result, args, plan)
-            reports = {name: render(plan, fmt, args["diagram_max_nodes"]) for name, fmt in REPORTS} \
-                if args["output_dir"] else {}
-            if "rails.md" in reports:
-                # What the plan leads to beyond the hosts and ToRs: the pods' objects, and the last cabling check
-                # (its findings also drawn in the diagram, dotted).
+            reports = {}
+            if args["output_dir"]:
+                # What the plan leads to beyond the hosts and ToRs: the pods' objects in rails.md, and the last
+                # cabling check in rails.md and, its findings drawn dotted, in the diagram.
                 status = _read(os.path.join(args["output_dir"], "cabling.json"))
                 try:
                     status = json.loads(status) if status else None
                 except ValueError:
                     status = None
+                marks = cabling_check.finding_marks(status)
+                reports = {name: render(plan, fmt, args["diagram_max_nodes"], marks) for name, fmt in REPORTS}
                 reports["rails.md"] += "\n" + k8s_objects.summary_markdown(plan) + "\n" + \
                     cabling_check.status_markdown(status)
-                marks = cabling_check.finding_marks(status)
-                if marks:
-                    reports["topology.mmd"] = render(plan, "mermaid", args["diagram_max_nodes"], marks)
         except FabricError as exc:
             result.update(failed=True, msg=str(exc))
             return result

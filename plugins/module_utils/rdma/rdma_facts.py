@@ -87,6 +87,7 @@ GID (:func:`new_gid`)
 
 from __future__ import annotations
 
+import ipaddress
 import re
 
 ACS_BITS = ("SrcValid", "TransBlk", "ReqRedir", "CmpltRedir", "UpstreamFwd", "EgressCtrl", "DirectTrans")
@@ -282,16 +283,26 @@ def merge(*facts):
     return out
 
 
-def roce_v2_gid_index(facts, device_or_netdev, ipv4):
-    """The index of the RoCE v2 GID of ``ipv4`` on the RDMA device (or netdev) ``device_or_netdev``;
-    None when there is none. Given a netdev, only GIDs of that netdev count (a bond and a VXLAN on it
-    can carry the same address under different indexes). With several ports, the lowest port wins,
-    then the lowest index."""
+def _gid_holds(gid, address):
+    """Whether a GID entry is ``address``: its IPv4 (an IPv4-mapped GID), or for an IPv6 address the GID itself."""
+    if ":" not in address:
+        return gid.get("ipv4") == address
+    try:
+        return ipaddress.ip_address(gid.get("gid") or "") == ipaddress.ip_address(address)
+    except ValueError:
+        return False
+
+
+def roce_v2_gid_index(facts, device_or_netdev, address):
+    """The index of the RoCE v2 GID of ``address`` (IPv4, or IPv6: the GID is the address) on the RDMA
+    device (or netdev) ``device_or_netdev``; None when there is none. Given a netdev, only GIDs of that
+    netdev count (a bond and a VXLAN on it can carry the same address under different indexes). With
+    several ports, the lowest port wins, then the lowest index."""
     found = []
     for name, dev in sorted((facts or {}).get("devices", {}).items()):
         by_device = name == device_or_netdev
         for gid in dev.get("gids") or []:
-            if gid.get("type") != "RoCE v2" or gid.get("ipv4") != ipv4:
+            if gid.get("type") != "RoCE v2" or not _gid_holds(gid, address):
                 continue
             if by_device or gid.get("netdev") == device_or_netdev:
                 found.append((gid.get("port") or 0, gid.get("index")))

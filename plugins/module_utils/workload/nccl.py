@@ -21,32 +21,12 @@
 
 from __future__ import annotations
 
-import ipaddress
-
 from ansible_collections.ainet.fabric.plugins.module_utils.common.errors import FabricError
+from ansible_collections.ainet.fabric.plugins.module_utils.rdma.rdma_facts import device_of_netdev, roce_v2_gid_index
 
 # nvidia-smi topo -m relations, nearest first (NV# links are GPU-GPU only).
 NEARNESS = ("X", "PIX", "PXB", "PHB", "NODE", "SYS")
 MARKER = "# Managed by ainet.fabric (nccl): NCCL settings of this node's rail NICs."
-
-
-def _gid_index(facts, device, netdev, address):
-    """The RoCE v2 GID index of ``address`` (IPv4 or IPv6) on ``netdev`` of ``device``; None when none."""
-    want = ipaddress.ip_address(address)
-    found = []
-    for gid in ((facts.get("devices") or {}).get(device) or {}).get("gids") or []:
-        if gid.get("type") != "RoCE v2" or gid.get("netdev") not in (None, netdev):
-            continue
-        if want.version == 4:
-            match = gid.get("ipv4") == address
-        else:
-            try:
-                match = ipaddress.ip_address(gid.get("gid") or "") == want
-            except ValueError:
-                match = False
-        if match:
-            found.append((gid.get("port") or 0, gid.get("index")))
-    return min(found)[1] if found else None
 
 
 def _port_of(dev, netdev):
@@ -99,11 +79,7 @@ def nccl_settings(plan, host, facts, socket_ifname, fabric=None, cross_nic=0):
     infiniband = model["addressing"]["mode"] == "infiniband"
     for entry in rails:
         netdev = entry["interface"]
-        device = None
-        for name, dev in sorted((facts.get("devices") or {}).items()):
-            if netdev and netdev in (dev.get("netdevs") or []):
-                device = name
-                break
+        device = device_of_netdev(facts, netdev) if netdev else None
         if device is None:
             problems.append("rail %d (%s): no RDMA device has this netdev" % (entry["rail"], netdev))
             continue
@@ -112,7 +88,7 @@ def nccl_settings(plan, host, facts, socket_ifname, fabric=None, cross_nic=0):
         hcas.append("%s:%d" % (device, port or 1))
         rail_devices[device] = (netdev, entry["rail"])
         if not infiniband:
-            index = _gid_index(facts, device, netdev, entry["ip"])
+            index = roce_v2_gid_index(facts, netdev, entry["ip"])
             if index is None:
                 problems.append("rail %d (%s, %s): no RoCE v2 GID holds %s" % (entry["rail"], netdev, device,
                                                                                entry["ip"]))

@@ -354,3 +354,11 @@ def test_merge_link_gids_ibstat_and_system():
     assert roce_v2_gid_index(facts, "eth05", "10.110.0.33") == 3
     again = merge(facts, gid_facts)
     assert len(again["devices"]["mlx5_0"]["gids"]) == 4
+
+
+def test_roce_v2_gid_index_of_an_ipv6_address():
+    """The GID of an IPv6 rail address is the address itself (mooncake-1617 recording, AMD ionic)."""
+    facts = parse("show_gids", "mooncake-1617-ionic-ipv6-spaces.txt")
+    assert roce_v2_gid_index(facts, "enp121s0", "fd93:16d3:59b6:10e:690:81ff:fe39:1c8") == 1
+    assert roce_v2_gid_index(facts, "enp105s0", "fd93:16d3:59b6:10e:690:81ff:fe39:1c8") is None
+    assert roce_v2_gid_index(facts, "enp121s0", "not-an-address:") is None
