@@ -44,6 +44,9 @@ PACKAGES=(
     # for debugging rails, zstd for the initramfs, haveged-free entropy comes
     # from virtio-rng (vms.sh)
     e2fsprogs procps netbase tcpdump zstd less
+    # GRUB's tools (update-grub, grub-mkconfig, grub-probe): the VMs boot through GRUB,
+    # reading this disk's /boot/grub/grub.cfg (vms.sh), as a Debian GPU node does
+    grub2-common
 )
 
 now() { date +%s.%N; }
@@ -139,6 +142,34 @@ PasswordAuthentication no
 UseDNS no
 HostKey /etc/ssh/ssh_host_ed25519_key
 EOF
+# GRUB. The VMs boot a per-VM GRUB image (vms.sh) that sets $ainet_vm_args (console, hostname, management
+# address) and reads /boot/grub/grub.cfg from this disk: first the entry below, then what update-grub in the
+# guest writes from /etc/default/grub and /etc/default/grub.d/. The single quotes keep $ainet_vm_args for
+# GRUB to expand at boot.
+cat > "$GUEST/grub-default" <<'EOF'
+# /etc/default/grub of the ainet VM tier (tests/vm/image.sh)
+GRUB_DEFAULT=0
+GRUB_TIMEOUT=0
+GRUB_DISTRIBUTOR=Debian
+GRUB_CMDLINE_LINUX_DEFAULT='$ainet_vm_args'
+GRUB_CMDLINE_LINUX=""
+GRUB_TERMINAL=serial
+GRUB_SERIAL_COMMAND="serial --unit=0 --speed=115200"
+GRUB_DISABLE_RECOVERY=true
+GRUB_DISABLE_OS_PROBER=true
+EOF
+cat > "$GUEST/grub.cfg" <<'EOF'
+# The first boot's entry, written by tests/vm/image.sh; update-grub in the guest replaces this file.
+serial --unit=0 --speed=115200
+terminal_input serial
+terminal_output serial
+set timeout=0
+menuentry 'Debian GNU/Linux (image)' {
+	search --no-floppy --label ainet-root --set=root
+	linux /boot/vmlinuz-@KVER@ root=/dev/vda rw $ainet_vm_args
+	initrd /boot/initrd.img-@KVER@
+}
+EOF
 cat > "$GUEST/fstab" <<'EOF'
 /dev/vda  /  ext4  defaults,errors=remount-ro  0  1
 EOF
@@ -154,6 +185,10 @@ mmdebstrap --quiet --variant=minbase --components=main --include="$INCLUDE" \
     --customize-hook="copy-in $GUEST/ainet-vm-net.service $GUEST/ainet-ssh-hostkey.service /etc/systemd/system" \
     --customize-hook="copy-in $GUEST/sshd-ainet.conf /etc/ssh/sshd_config.d" \
     --customize-hook="copy-in $GUEST/fstab /etc" \
+    --customize-hook="copy-in $GUEST/grub-default /etc/default" \
+    --customize-hook='mv "$1/etc/default/grub-default" "$1/etc/default/grub"; mkdir -p "$1/etc/default/grub.d" "$1/boot/grub"' \
+    --customize-hook="copy-in $GUEST/grub.cfg /boot/grub" \
+    --customize-hook='v=$(cd "$1/boot" && ls vmlinuz-* | sort -V | tail -n1); sed -i "s/@KVER@/${v#vmlinuz-}/g" "$1/boot/grub/grub.cfg"' \
     --customize-hook='chmod 0755 "$1/usr/local/sbin/ainet-vm-net"; mv "$1/etc/ssh/sshd_config.d/sshd-ainet.conf" "$1/etc/ssh/sshd_config.d/ainet.conf"' \
     --customize-hook='chroot "$1" systemctl enable systemd-networkd.service ainet-vm-net.service ainet-ssh-hostkey.service' \
     --customize-hook='chroot "$1" systemctl mask getty@tty1.service apt-daily.timer apt-daily-upgrade.timer e2scrub_all.timer e2scrub_reap.service fstrim.timer systemd-networkd-wait-online.service' \

@@ -109,6 +109,12 @@ ensure_qemu() {
             || die "installed $(qemu-system-x86_64 --version | head -n1) but it lists no igb device"
         log "qemu installed in $(since "$t") s"
     fi
+    if ! command -v grub-mkrescue >/dev/null || ! command -v xorriso >/dev/null \
+            || [ ! -d /usr/lib/grub/i386-pc ]; then
+        log "installing grub-pc-bin and xorriso (the VMs' GRUB boot image; the host's own boot is not touched)"
+        apt-get update -q
+        DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends grub-pc-bin xorriso
+    fi
     log "$(qemu-system-x86_64 --version | head -n1) (igb: yes)"
 }
 
@@ -139,6 +145,30 @@ tap_up() {
     nsx ip link set "$1" master "$2" up
 }
 
+# The VM's boot: SeaBIOS starts GRUB from a small per-VM ISO whose grub.cfg sets $ainet_vm_args (this VM's
+# console, hostname and management address, which differ per VM on one shared base image) and then reads
+# /boot/grub/grub.cfg from the VM's own disk. That file is the guest's: image.sh writes the first boot's
+# entry, update-grub in the guest (gpu_host's GRUB drop-in) rewrites it, and every boot takes the kernel,
+# initramfs and arguments from it, as a node that boots from its disk does.
+boot_image() {
+    local vm=$1 append=$2 tree=$DIR/$1.boot.d
+    rm -rf "$tree"
+    mkdir -p "$tree/boot/grub"
+    {
+        echo "# $vm of the VM tier (tests/vm/vms.sh): the disk's own grub.cfg, with this VM's arguments"
+        echo "serial --unit=0 --speed=115200"
+        echo "terminal_input serial"
+        echo "terminal_output serial"
+        echo "set ainet_vm_args=\"$append\""
+        echo "export ainet_vm_args"
+        echo "search --no-floppy --label ainet-root --set=root"
+        echo "configfile (\$root)/boot/grub/grub.cfg"
+    } > "$tree/boot/grub/grub.cfg"
+    grub-mkrescue -o "$DIR/$vm.boot.iso" "$tree" > "$DIR/$vm.boot.log" 2>&1 \
+        || die "$vm: grub-mkrescue failed; see $DIR/$vm.boot.log"
+    rm -rf "$tree"
+}
+
 start_vm() {
     local vm=$1 ip stamp overlay
     ip=$(vm_ip "$vm")
@@ -152,19 +182,20 @@ start_vm() {
         qemu-img create -q -f qcow2 -F raw -b "$VMDIR/base.raw" "$overlay"
         echo "$stamp" > "$DIR/$vm.base-stamp"
     fi
-    local append="root=/dev/vda rw console=ttyS0,115200 systemd.hostname=$vm ainet.mgmt=$ip/24 panic=10"
+    local append="console=ttyS0,115200 systemd.hostname=$vm ainet.mgmt=$ip/24 panic=10"
     local iommu=()
     if [ "$IOMMU" = 1 ]; then
         iommu=(-device "intel-iommu,intremap=off")
         append="$append intel_iommu=on"
     fi
+    boot_image "$vm" "$append"
     # shellcheck disable=SC2054
     local args=(
         -name "$PREFIX-$vm" -machine q35 -accel tcg -m "$MEM" -smp 1
         -nodefaults -no-user-config -display none -vga none
         "${iommu[@]}"
-        -kernel "$VMDIR/vmlinuz" -initrd "$VMDIR/initrd.img"
-        -append "$append"
+        -drive "file=$DIR/$vm.boot.iso,if=none,id=boot,media=cdrom,readonly=on"
+        -device "ide-cd,drive=boot,bus=ide.0,bootindex=0"
         -drive "file=$overlay,if=virtio,format=qcow2,cache=unsafe,discard=unmap"
         -object rng-random,id=rng0,filename=/dev/urandom -device virtio-rng-pci,rng=rng0
         -netdev "tap,id=mgmt,ifname=$vm-m,script=no,downscript=no"

@@ -16,6 +16,7 @@ import time
 
 import testinfra
 import testinfra.utils.ansible_runner
+import yaml
 
 INVENTORY = os.environ["MOLECULE_INVENTORY_FILE"]
 testinfra_hosts = testinfra.utils.ansible_runner.AnsibleRunner(INVENTORY).get_hosts("gpu_nodes")
@@ -115,6 +116,42 @@ def test_gpu_host_blacklist_and_memlock_hold_across_the_boot(host):
     assert host.check_output("systemctl show --property=DefaultLimitMEMLOCK") == "DefaultLimitMEMLOCK=infinity"
     assert host.check_output("systemd-run --wait --pipe --quiet sh -c 'ulimit -l'") == "unlimited"
     assert host.file("/etc/security/limits.d/90-ainet-memlock.conf").contains("^\\* hard memlock unlimited$")
+
+
+def role_default(role, name):
+    """A role's default, read from its defaults file (the inventory here leaves it as it is)."""
+    path = os.path.join(os.environ["MOLECULE_PROJECT_DIRECTORY"], "roles", role, "defaults", "main.yml")
+    with open(path) as handle:
+        return yaml.safe_load(handle)[name]
+
+
+def test_gpu_host_kernel_arguments_reach_the_kernel_through_grub(host):
+    wanted = role_default("gpu_host", "gpu_host_kernel_args")
+    assert wanted, "gpu_host_kernel_args' default is empty: nothing for this check to see"
+    # qemu starts no kernel of its own: SeaBIOS starts GRUB, which reads the VM's own /boot/grub/grub.cfg
+    name = host.backend.get_hostname()
+    qemu = os.path.join(os.environ["MOLECULE_PROJECT_DIRECTORY"], "build", "vm",
+                        os.environ.get("AINET_LAB_PREFIX", "ainetvm"), "%s.cmdline" % name)
+    with open(qemu) as handle:
+        argv = handle.read()
+    assert "-kernel" not in argv and "-append" not in argv and ".boot.iso" in argv, argv
+    # the role's GRUB drop-in, and grub-mkconfig's output from it (update-grub in the guest, not the image's file)
+    assert host.file("/etc/default/grub.d/60-ainet-gpu-host.cfg").contains(" ".join(wanted))
+    cfg = host.file("/boot/grub/grub.cfg").content_string
+    assert "### BEGIN /etc/grub.d/10_linux ###" in cfg, "update-grub never rewrote the image's grub.cfg"
+    entries = [line.split() for line in cfg.splitlines() if line.strip().startswith("linux\t")
+               or line.strip().startswith("linux ")]
+    assert entries and all(set(wanted) <= set(words) for words in entries), entries
+    # the kernel running now was booted by GRUB from that file, after it was written, with the arguments
+    cmdline = host.file("/proc/cmdline").content_string.split()
+    assert any(word.startswith("BOOT_IMAGE=/boot/vmlinuz-") for word in cmdline), cmdline
+    assert set(wanted) <= set(cmdline), cmdline
+    assert booted_after(host, "/boot/grub/grub.cfg")
+    # and the role, reading /proc/cmdline, has nothing pending for them
+    args = dict((key, role_default("gpu_host", "gpu_host_" + key))
+                for key in ("kernel_args", "blacklist", "memlock", "boot_loader", "initramfs", "foreign_files"))
+    result = host.ansible("ainet.fabric.gpu_host", json.dumps(args), check=True)
+    assert result["cmdline_missing"] == [] and result["reboot_pending"] == [] and not result["changed"], result
 
 
 def test_other_tools_objects_are_left_alone(host):
