@@ -20,6 +20,10 @@ description:
     and returns the packages it ships, those of them installed, which of those it would upgrade, and which it would
     downgrade (refused with one line unless O(allow_downgrade)). A version the repository lacks (404) and a
     repository this host cannot read are refused with one line each.
+  - With O(state=key), reads the repository's signing key as fetched or copied to O(key_source) on the host and
+    writes it to O(key_path) as the ASCII-armored file apt's C(Signed-By) and rpm read (binary key material is
+    armored; armored material is kept byte for byte). Content that is not an OpenPGP public key, and with
+    O(key_fingerprint) a key without that fingerprint, is refused with one line before anything is written.
   - With O(state=verify), reads what is installed and what runs - C(ofed_info -s), C(dkms status), the loaded
     C(mlx5_core)'s C(version) and C(srcversion) against C(modinfo) - and fails with one line per problem and its fix
     (the installed driver is not the pinned one; the running kernel has no DOCA-OFED modules built, the classic
@@ -34,9 +38,10 @@ extends_documentation_fragment:
 options:
   state:
     description: V(plan) names the repository and packages; V(repository) also reads what the configured repository
-      ships and would change; V(verify) reads the host (and restarts when asked).
+      ships and would change; V(key) writes the repository's signing key; V(verify) reads the host (and restarts
+      when asked).
     type: str
-    choices: [plan, repository, verify]
+    choices: [plan, repository, key, verify]
     default: verify
   version:
     description: The pinned DOCA version (C(3.2.1)); required with O(state=plan). With O(state=verify) the installed
@@ -57,6 +62,26 @@ options:
     description: The name of the role option that set the repository's location, named in the refusals.
     type: str
     default: doca_ofed_mirror
+  key_source:
+    description: With O(state=key), the signing key as fetched or copied to the host (armored or binary).
+    type: path
+  key_path:
+    description: With O(state=key), where the armored key is written (the file the repository's configuration
+      names).
+    type: path
+  key_origin:
+    description: With O(state=key), where the key came from (its URL or controller path), named in the refusals.
+    type: str
+    default: ""
+  key_option:
+    description: With O(state=key), the name of the role option that gave the key, named in the refusals.
+    type: str
+    default: doca_ofed_key_url
+  key_fingerprint:
+    description: With O(state=key), the fingerprint (40 hex digits, spaces ignored) the key must carry; empty
+      checks none.
+    type: str
+    default: ""
   allow_downgrade:
     description: With O(state=repository), let the repository's packages replace newer installed ones.
     type: bool
@@ -90,6 +115,14 @@ EXAMPLES = r"""
     version: 3.2.1
     profile: doca-ofed
 
+- name: Write the repository's signing key, fetched to a staging file, as the armored file apt reads
+  ainet.fabric.doca_ofed:
+    state: key
+    key_source: /var/lib/ainet-fabric/doca-ofed-key.download
+    key_path: /etc/apt/keyrings/ainet-doca-ofed.asc
+    key_origin: https://linux.mellanox.com/public/repo/doca/GPG-KEY-Mellanox.pub
+    key_fingerprint: 70454E6BF5D9C2D3B78709E8DC726C5E41B9CC50
+
 - name: Verify the installed and running driver, restart it if the management path allows
   ainet.fabric.doca_ofed:
     version: 3.2.1
@@ -101,8 +134,14 @@ repository:
   description: With O(state=plan), the repository (C(family) apt or dnf, C(url), C(os) directory); with
     O(state=repository) also C(available) (the package names it ships), C(installed) (those of them installed),
     C(upgrade) (those it would upgrade), C(downgrade) (C(name installed -> repository's)), C(current), and on apt
-    C(apt_preferences), the preferences file that holds exactly those packages at the repository's version.
+    C(apt_preferences), the preferences file that holds exactly those packages at the repository's version, on dnf
+    C(versionlock), the lines of dnf's versionlock list that hold them there (C(name-epoch:version-release.*)).
   returned: always
+  type: dict
+key:
+  description: With O(state=key), C(path), C(fingerprints) (the primary keys' v4 fingerprints) and C(armored) (whether
+    the key came ASCII-armored; binary key material was armored here).
+  returned: when state is key
   type: dict
 headers:
   description: With O(state=plan) or O(state=repository), the running kernel's headers (C(release), C(present),
@@ -265,6 +304,8 @@ class Repository(object):
         delta = lib.repository_delta(available, installed, compare)
         delta["available"] = sorted(available)
         delta["installed"] = sorted(set(available) & set(installed))
+        if family == "dnf":
+            delta["versionlock"] = lib.dnf_versionlock(lib.newest_versions(available, compare))
         return delta
 
 
@@ -316,10 +357,50 @@ class Driver(object):
                             "loader) is not installed; reboot the node instead (fabric_reboot)")
 
 
+def write_key(module):
+    """State ``key``: the repository's signing key, armored, at ``key_path``; exits the module."""
+    params = module.params
+    origin = params["key_origin"] or params["key_source"]
+    result = {"changed": False, "key": {"path": params["key_path"]}}
+    try:
+        try:
+            with open(params["key_source"], "rb") as handle:
+                data = handle.read()
+        except (IOError, OSError) as exc:
+            raise lib.DocaError("%s: %s could not be read on this host from %s (%s)" % (
+                params["key_option"], origin, params["key_source"], exc.strerror or exc))
+        text, prints, armored = lib.signing_key(data, params["key_option"], origin, params["key_fingerprint"])
+        result["key"].update(fingerprints=prints, armored=armored)
+        try:
+            with open(params["key_path"], "rb") as handle:
+                before = handle.read().decode("utf-8", "replace")
+        except (IOError, OSError):
+            before = None
+        if before != text:
+            result["changed"] = True
+            if module._diff:
+                result["diff"] = {"before": before or "", "after": text, "before_header": params["key_path"],
+                                  "after_header": params["key_path"]}
+            if not module.check_mode:
+                staged = params["key_path"] + ".ainet-new"
+                with open(staged, "w") as handle:
+                    handle.write(text)
+                os.chmod(staged, 0o644)
+                module.atomic_move(staged, params["key_path"])
+    except FabricError as exc:
+        module.fail_json(msg=str(exc), **result)
+    module.exit_json(**result)
+
+
 def run_module():
     module = AnsibleModule(
         argument_spec=dict(
-            state=dict(type="str", choices=["plan", "repository", "verify"], default="verify"),
+            state=dict(type="str", choices=["plan", "repository", "key", "verify"], default="verify"),
+            key_source=dict(type="path"),
+            key_path=dict(type="path"),
+            key_origin=dict(type="str", default=""),
+            key_option=dict(type="str", default="doca_ofed_key_url"),
+            key_fingerprint=dict(type="str", default=""),
             version=dict(type="str", default=""),
             profile=dict(type="raw", default="doca-ofed"),
             mirror=dict(type="str", default=""),
@@ -330,9 +411,12 @@ def run_module():
             config_root=dict(type="path", default="/"),
             sysfs_root=dict(type="path", default="/"),
         ),
+        required_if=[("state", "key", ("key_source", "key_path"))],
         supports_check_mode=True,
     )
     params = module.params
+    if params["state"] == "key":
+        write_key(module)
     result = {"changed": False, "repository": {}, "packages": [], "driver": None, "ofed": None, "dkms": [],
               "loaded": {}, "storage": [], "commands": [], "reboot_pending": []}
     try:

@@ -224,13 +224,44 @@ def test_doca_ofed_air_gapped_copy_from_the_controller(tmp_path, mirror):
         assert node_state(lab_dir) == fresh
         assert on_node(lab_dir, "ls", "/var/lib/ainet-fabric", check=False).strip() == ""
 
-        first = run_play(lab_dir, inventory, *common, "-e", "doca_ofed_key_file=" + key)
+        # A key file that is no key (a proxy's error page saved by hand), and the right key with another pinned
+        # fingerprint: refused on the node before the package manager is configured.
+        page = str(tmp_path / "key.html")
+        with open(page, "w") as handle:
+            handle.write("<!DOCTYPE html>\n<html><body>502 Bad Gateway</body></html>\n")
+        binary = os.path.join(mirror, "GPG-KEY-Mellanox.gpg")
+        shown = subprocess.run(["gpg", "--show-keys", "--with-colons", binary], check=True, capture_output=True,
+                               text=True).stdout
+        fingerprint = [line.split(":")[9] for line in shown.splitlines() if line.startswith("fpr:")][0]
+        for extra, message in [
+                (["-e", "doca_ofed_key_file=" + page],
+                 "doca_ofed_key_file: %s is not an OpenPGP public key (neither ASCII-armored nor binary); it begins "
+                 "with '<!DOCTYPE html> <html><body>502 Bad Gateway<'" % page),
+                (["-e", "doca_ofed_key_file=" + binary, "-e", "doca_ofed_key_fingerprint=" + "0" * 40],
+                 "doca_ofed_key_file: %s holds the key(s) %s, not the pinned fingerprint %s" % (
+                     binary, fingerprint, "0" * 40))]:
+            refused = run_play(lab_dir, inventory, *(common + extra))
+            assert refused.returncode != 0 and message in refused.stdout + refused.stderr, refused.stdout
+            assert "Traceback" not in refused.stdout + refused.stderr
+            assert node_state(lab_dir) == fresh
+
+        # The key in binary form (gpg --export without --armor), pinned by its fingerprint (written with spaces,
+        # as gpg prints it): armored on the node, where apt reads it when it checks the repository's InRelease.
+        spaced = " ".join(fingerprint[i:i + 4] for i in range(0, 40, 4))
+        keyed = ["-e", "doca_ofed_key_file=" + binary, "-e", "doca_ofed_key_fingerprint='%s'" % spaced]
+        first = run_play(lab_dir, inventory, *(common + keyed))
         assert first.returncode == 0, first.stdout + first.stderr
         assert on_node(lab_dir, "ofed_info", "-s").strip() == "OFED-internal-25.10-1.7.1:"
         source = on_node(lab_dir, "cat", "/etc/apt/sources.list.d/ainet-doca-ofed.sources")
         assert "URIs: file:///var/lib/ainet-fabric/doca-ofed-repo" in source
+        armored = on_node(lab_dir, "cat", "/etc/apt/keyrings/ainet-doca-ofed.asc")
+        assert armored.startswith("-----BEGIN PGP PUBLIC KEY BLOCK-----\n")
+        dearmored = subprocess.run(["gpg", "--dearmor"], input=armored.encode(), check=True,
+                                   capture_output=True).stdout
+        with open(binary, "rb") as handle:
+            assert dearmored == handle.read()
 
-        second = run_play(lab_dir, inventory, *common, "-e", "doca_ofed_key_file=" + key)
+        second = run_play(lab_dir, inventory, *(common + keyed))
         assert second.returncode == 0 and recap_changed(second) == 0, second.stdout
     finally:
         lab.down()

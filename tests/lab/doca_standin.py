@@ -3,7 +3,7 @@
 NVIDIA's repository cannot be reached from the lab, and its packages need ConnectX hardware and kernel
 headers. This builds, with dpkg-deb and gpg alone, a mirror of the same layout and names
 (``<mirror>/<version>/debian12/x86_64/``: a flat apt repository, ``./`` suite, an ``InRelease`` signed by a
-throw-away key served as ``<mirror>/GPG-KEY-Mellanox.pub``) whose packages stand in for NVIDIA's:
+throw-away key served as ``<mirror>/GPG-KEY-Mellanox.pub``, armored, and ``GPG-KEY-Mellanox.gpg``, binary) whose packages stand in for NVIDIA's:
 
 * ``doca-ofed`` - the profile's meta package, depending on the two below (as NVIDIA's does on the driver's
   user-space and kernel packages);
@@ -161,6 +161,10 @@ def build(mirror, version="3.2.1", driver="25.10-1.7.1", os_dir="debian12", arch
         key = subprocess.run(gpg + ["--armor", "--export"], env=env, check=True, capture_output=True).stdout
         with open(os.path.join(mirror, "GPG-KEY-Mellanox.pub"), "wb") as handle:
             handle.write(key)
+        # the same key in OpenPGP's binary form (gpg --export without --armor), as some mirrors keep it
+        binary = subprocess.run(gpg + ["--export"], env=env, check=True, capture_output=True).stdout
+        with open(os.path.join(mirror, "GPG-KEY-Mellanox.gpg"), "wb") as handle:
+            handle.write(binary)
     finally:
         subprocess.run(["gpgconf", "--kill", "all"], env=env, check=False, capture_output=True)
         shutil.rmtree(work, ignore_errors=True)

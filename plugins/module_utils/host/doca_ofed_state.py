@@ -20,6 +20,12 @@ packages. (NVIDIA DOCA installation guide and profiles page; HPC Container Maker
 it) and ``srcversion`` against ``modinfo``'s say whether the loaded module is the installed one. The classic
 breakage - a kernel update the DKMS modules were never built for - is named with its fix.
 
+**Signing key** (:func:`signing_key`): apt reads a ``Signed-By`` file ending in ``.asc`` as an ASCII-armored key
+and ignores it otherwise (``unsupported filetype``), and rpm imports armored keys; a key served or kept in binary
+(``gpg --export`` without ``--armor``) is armored here (RFC 4880 section 6: base64 lines and the CRC-24 checksum),
+anything that is not an OpenPGP public key (an HTML error page behind a proxy) is refused, and the keys'
+fingerprints can be checked against a pinned one.
+
 **Restart** (:func:`restart_refusal`): ``/etc/init.d/openibd restart`` unloads every RDMA module and the NICs'
 netdevs go down; it is refused when a ConnectX function carries the management path (NVIDIA network-operator
 issue 2176) or when a storage user of the RDMA stack is loaded or mounted (NVMe-oF, NFS over RDMA, iSER, SRP).
@@ -27,7 +33,11 @@ issue 2176) or when a storage user of the RDMA stack is loaded or mounted (NVMe-
 
 from __future__ import annotations
 
+import base64
+import binascii
+import hashlib
 import re
+import struct
 
 from ansible_collections.ainet.fabric.plugins.module_utils.common.errors import FabricError
 
@@ -174,6 +184,25 @@ def parse_repoquery(text):
     return found
 
 
+def newest_versions(available, compare):
+    """``{name: the newest of its versions}`` of ``{name: [versions]}``, in the package manager's order ``compare``."""
+    newest_of = {}
+    for name, versions in available.items():
+        newest = versions[0]
+        for version in versions[1:]:
+            if compare(version, newest) > 0:
+                newest = version
+        newest_of[name] = newest
+    return newest_of
+
+
+def dnf_versionlock(newest_of):
+    """The lines of dnf's versionlock list that hold every package of the repository at its version
+    (``name-epoch:version-release.*``, the form ``dnf versionlock add`` writes: any architecture, epoch 0 written
+    out). ``newest_of``: ``{name: "[epoch:]version-release"}``."""
+    return ["%s-%s.*" % (name, evr if ":" in evr else "0:" + evr) for name, evr in sorted(newest_of.items())]
+
+
 def repository_delta(available, installed, compare):
     """What the pinned repository would change among the installed packages it ships.
 
@@ -183,11 +212,9 @@ def repository_delta(available, installed, compare):
     newest is newer than the installed one, a downgrade when it is older (the installed one came from a newer DOCA
     or elsewhere)."""
     delta = {"upgrade": [], "downgrade": [], "current": []}
-    for name in sorted(set(available) & set(installed)):
-        newest = available[name][0]
-        for version in available[name][1:]:
-            if compare(version, newest) > 0:
-                newest = version
+    newest_of = newest_versions(dict((name, available[name]) for name in set(available) & set(installed)), compare)
+    for name in sorted(newest_of):
+        newest = newest_of[name]
         order = compare(newest, installed[name])
         if order > 0:
             delta["upgrade"].append(name)
@@ -243,6 +270,150 @@ def apt_pin(version, url, names):
     host = host.rsplit("@", 1)[-1].split(":", 1)[0] if not (url or "").lower().startswith("file:") else ""
     return ("# Managed by ainet.fabric (doca_ofed): the packages of DOCA %s's repository win over every other origin.\n"
             "Package: %s\nPin: origin \"%s\"\nPin-Priority: 1001\n" % (version, " ".join(sorted(names)), host))
+
+
+ARMOR_BEGIN = "-----BEGIN PGP PUBLIC KEY BLOCK-----"
+ARMOR_END = "-----END PGP PUBLIC KEY BLOCK-----"
+PUBLIC_KEY_TAG = 6
+
+
+def _crc24(data):
+    """RFC 4880 section 6.1's CRC-24 of the armor's checksum line."""
+    crc = 0xB704CE
+    for byte in bytearray(data):
+        crc ^= byte << 16
+        for _bit in range(8):
+            crc <<= 1
+            if crc & 0x1000000:
+                crc ^= 0x1864CFB
+    return crc & 0xFFFFFF
+
+
+def _packets(data):
+    """``[(tag, body)]`` of an OpenPGP packet sequence (RFC 4880 section 4.2, old and new packet formats); stops at
+    the first header it cannot read (the caller judges what was found)."""
+    data = bytearray(data)
+    found, at = [], 0
+    while at < len(data):
+        first = data[at]
+        if not first & 0x80:
+            break
+        if first & 0x40:  # new format: the tag in 6 bits, then a one-, two- or five-octet length
+            tag = first & 0x3F
+            if at + 1 >= len(data):
+                break
+            octet = data[at + 1]
+            if octet < 192:
+                length, head = octet, 2
+            elif octet < 224 and at + 2 < len(data):
+                length, head = ((octet - 192) << 8) + data[at + 2] + 192, 3
+            elif octet == 255 and at + 5 < len(data):
+                length, head = struct.unpack(">I", bytes(data[at + 2:at + 6]))[0], 6
+            else:  # a partial body length: never used for key material
+                break
+        else:  # old format: the tag in 4 bits, the length type in the last 2
+            tag, kind = (first >> 2) & 0x0F, first & 0x03
+            if kind == 3:
+                break
+            size = (1, 2, 4)[kind]
+            if at + size >= len(data):
+                break
+            length = int(binascii.hexlify(bytes(data[at + 1:at + 1 + size])), 16)
+            head = 1 + size
+        body = bytes(data[at + head:at + head + length])
+        if len(body) != length:
+            break
+        found.append((tag, body))
+        at += head + length
+    return found
+
+
+def key_fingerprints(data):
+    """The v4 fingerprints (40 upper-case hex digits: SHA-1 over 0x99, the two-octet length and the public key
+    packet) of the primary keys in binary key material; other key versions are listed as ``v<N>``."""
+    prints = []
+    for tag, body in _packets(data):
+        if tag == PUBLIC_KEY_TAG and body:
+            version = bytearray(body[:1])[0]
+            if version == 4:
+                prints.append(hashlib.sha1(b"\x99" + struct.pack(">H", len(body)) + body).hexdigest().upper())
+            else:
+                prints.append("v%d" % version)
+    return prints
+
+
+def _dearmor(text):
+    """The binary content and the checksum check of the first public key block in ``text``, or None."""
+    lines = text.replace("\r\n", "\n").split("\n")
+    try:
+        start = [line.strip() for line in lines].index(ARMOR_BEGIN)
+    except ValueError:
+        return None
+    body, checksum, headers = [], None, True
+    for line in lines[start + 1:]:
+        line = line.strip()
+        if line == ARMOR_END:
+            break
+        if headers:  # armor headers (Version:, Comment:) until the blank line
+            if not line:
+                headers = False
+            elif ":" not in line:  # no header block at all: this line is data
+                headers = False
+                body.append(line)
+            continue
+        if line.startswith("=") and len(line) == 5:
+            checksum = line[1:]
+        elif line:
+            body.append(line)
+    else:
+        return None
+    try:
+        data = base64.b64decode("".join(body).encode("ascii"))
+        crc = struct.unpack(">I", b"\x00" + base64.b64decode(checksum.encode("ascii")))[0] if checksum else None
+    except (binascii.Error, ValueError, TypeError, struct.error):
+        return None
+    return data, (crc is None or crc == _crc24(data))
+
+
+def armor(data):
+    """Binary key material as an ASCII-armored public key block."""
+    body = base64.b64encode(bytes(data)).decode("ascii")
+    crc = base64.b64encode(struct.pack(">I", _crc24(data))[1:]).decode("ascii")
+    lines = "\n".join(body[i:i + 64] for i in range(0, len(body), 64))
+    return "%s\n\n%s\n=%s\n%s\n" % (ARMOR_BEGIN, lines, crc, ARMOR_END)
+
+
+def signing_key(data, field, origin, fingerprint=""):
+    """``(text, fingerprints, was_armored)``: the repository's signing key as the ``.asc`` file apt and rpm read.
+
+    ``data``: the key as fetched or copied (bytes). Armored key material is kept byte for byte (so a key written
+    before stays unchanged); binary key material is armored. Refused with one line naming ``field`` and ``origin``:
+    content that is not an OpenPGP public key, an armored key whose checksum does not match, and, with
+    ``fingerprint`` (hex digits; spaces ignored), a key without that primary key fingerprint."""
+    data = bytes(data or b"")
+    text = data.decode("utf-8", "replace")
+    if ARMOR_BEGIN in text:
+        found = _dearmor(text)
+        if found is None or not found[1]:
+            raise DocaError("%s: %s is an ASCII-armored key block that does not decode (%s). Fix: fetch the key "
+                            "again" % (field, origin, "its CRC-24 checksum does not match" if found else
+                                       "no end line or bad base64"))
+        binary, result = found[0], text if text.endswith("\n") else text + "\n"
+        was_armored = True
+    else:
+        binary, result, was_armored = data, None, False
+    packets = _packets(binary)
+    if not packets or packets[0][0] != PUBLIC_KEY_TAG:
+        start = ("it begins with %r" % " ".join(text[:40].split())) if text.strip() else "it is empty"
+        raise DocaError("%s: %s is not an OpenPGP public key (neither ASCII-armored nor binary); %s. Fix: point it "
+                        "at the repository's signing key" % (field, origin, start))
+    prints = key_fingerprints(binary)
+    wanted = re.sub(r"\s+", "", fingerprint or "").upper()
+    if wanted and wanted not in prints:
+        raise DocaError("%s: %s holds the key(s) %s, not the pinned fingerprint %s (doca_ofed_key_fingerprint). Fix: "
+                        "check where the key comes from, or pin the repository's new key" % (
+                            field, origin, ", ".join(prints) or "none", wanted))
+    return (result if was_armored else armor(binary)), prints, was_armored
 
 
 def verdict(ofed, dkms, release, loaded_version, loaded_srcversion, installed_srcversion, wanted_driver=None):

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
+import subprocess
 import sys
 
 import pytest
@@ -350,3 +352,142 @@ def test_repository_state_reads_the_index_and_refuses_a_downgrade(capsys, host):
     assert missing["failed"] and missing["msg"].startswith(
         "doca_ofed_version: 3.3.0 is not in the repository for this host (%s/3.3.0/ubuntu24.04/x86_64/: 404)"
         % mirror)
+
+
+# -- the repository's signing key -------------------------------------------------------------------------------
+
+DEBIAN_KEY = os.path.join(DATA, "doca", "keys", "debian-archive-bookworm-stable.gpg")
+DEBIAN_FINGERPRINT = "4D64FEC119C2029067D6E791F8D2585B8783D481"  # Debian's published bookworm release key
+needs_gpg = pytest.mark.skipif(not shutil.which("gpg"), reason="gpg (the judge of the armored keys) is not installed")
+
+
+def gpg(tmp_path, *args, data=None):
+    home = tmp_path / "gnupg"
+    home.mkdir(mode=0o700, exist_ok=True)
+    return subprocess.run(["gpg", "--homedir", str(home), "--batch", "--quiet", "--pinentry-mode", "loopback",
+                           "--passphrase", ""] + list(args), input=data, capture_output=True, check=True).stdout
+
+
+def test_a_real_binary_key_is_armored_and_its_fingerprint_is_debians():
+    with open(DEBIAN_KEY, "rb") as handle:
+        binary = handle.read()
+    text, prints, armored = lib.signing_key(binary, "doca_ofed_key_url", "https://mirror/key.gpg")
+    assert prints == [DEBIAN_FINGERPRINT] and armored is False
+    assert text.startswith("-----BEGIN PGP PUBLIC KEY BLOCK-----\n\n") and text.endswith(
+        "\n-----END PGP PUBLIC KEY BLOCK-----\n")
+    # armored material is kept byte for byte: a second pass changes nothing
+    again, prints_again, armored_again = lib.signing_key(text.encode(), "f", "o")
+    assert (again, prints_again, armored_again) == (text, [DEBIAN_FINGERPRINT], True)
+    # the pinned fingerprint, as gpg prints it (groups of four, any case)
+    spaced = " ".join(DEBIAN_FINGERPRINT[i:i + 4] for i in range(0, 40, 4)).lower()
+    assert lib.signing_key(binary, "f", "o", spaced)[1] == [DEBIAN_FINGERPRINT]
+
+
+@needs_gpg
+def test_gpg_reads_the_armored_key_back_byte_for_byte(tmp_path):
+    with open(DEBIAN_KEY, "rb") as handle:
+        binary = handle.read()
+    text = lib.signing_key(binary, "f", "o")[0]
+    assert gpg(tmp_path, "--dearmor", data=text.encode()) == binary
+
+
+@needs_gpg
+def test_fingerprints_of_two_keys_with_subkeys_are_gpgs(tmp_path):
+    for uid, algo in (("one <one@ainet-fabric.invalid>", "rsa2048"), ("two <two@ainet-fabric.invalid>", "ed25519")):
+        gpg(tmp_path, "--quick-generate-key", uid, algo, "sign", "1d")
+        fingerprint = [line.split(b":")[9] for line in gpg(tmp_path, "--with-colons", "--list-keys", uid).splitlines()
+                       if line.startswith(b"fpr:")][0].decode()
+        gpg(tmp_path, "--quick-add-key", fingerprint, "cv25519" if algo == "ed25519" else "rsa2048", "encr", "1d")
+    listed = gpg(tmp_path, "--with-colons", "--list-keys").decode().splitlines()
+    primaries = [listed[i + 1].split(":")[9] for i, line in enumerate(listed) if line.startswith("pub:")]
+    binary = gpg(tmp_path, "--export")
+    assert lib.key_fingerprints(binary) == primaries and len(primaries) == 2
+    armored = gpg(tmp_path, "--armor", "--export")
+    text, prints, was_armored = lib.signing_key(armored, "f", "o")
+    assert text == armored.decode() and prints == primaries and was_armored
+    assert gpg(tmp_path, "--dearmor", data=lib.signing_key(binary, "f", "o")[0].encode()) == binary
+
+
+def test_what_is_not_a_key_is_refused_in_one_line():
+    with open(DEBIAN_KEY, "rb") as handle:
+        binary = handle.read()
+    text = lib.signing_key(binary, "f", "o")[0]
+    lines = text.splitlines()
+    checksum = [i for i, line in enumerate(lines) if line.startswith("=")][0]
+    wrong = "=" + ("AAAA" if lines[checksum] != "=AAAA" else "BBBB")
+    for data, words in [
+            (b"", "doca_ofed_key_url: https://k is not an OpenPGP public key (neither ASCII-armored nor binary); "
+                  "it is empty"),
+            (b"<!DOCTYPE html>\n<html><body>Forbidden</body></html>\n", "it begins with '<!DOCTYPE html> <html>"),
+            (b"\x00\x01garbage", "is not an OpenPGP public key"),
+            ("\n".join(lines[:checksum] + [wrong] + lines[checksum + 1:]).encode(),
+             "doca_ofed_key_url: https://k is an ASCII-armored key block that does not decode (its CRC-24 checksum "
+             "does not match)"),
+            ("\n".join(lines[:-1]).encode(), "does not decode (no end line or bad base64)"),
+            # a signature block is not a public key
+            (b"\x88\x04\x00\x00\x00\x00", "is not an OpenPGP public key")]:
+        with pytest.raises(lib.DocaError) as err:
+            lib.signing_key(data, "doca_ofed_key_url", "https://k")
+        assert words in str(err.value) and "\n" not in str(err.value), str(err.value)
+    with pytest.raises(lib.DocaError) as err:
+        lib.signing_key(binary, "doca_ofed_key_file", "/keys/doca.pub", "70454E6BF5D9C2D3B78709E8DC726C5E41B9CC50")
+    assert str(err.value).startswith("doca_ofed_key_file: /keys/doca.pub holds the key(s) %s, not the pinned "
+                                     "fingerprint 70454E6BF5D9C2D3B78709E8DC726C5E41B9CC50" % DEBIAN_FINGERPRINT)
+
+
+def test_key_state_writes_the_armored_key_once_and_honours_check_mode(capsys, tmp_path):
+    source, dest = tmp_path / "key.download", tmp_path / "keyrings" / "doca.asc"
+    dest.parent.mkdir()
+    with open(DEBIAN_KEY, "rb") as handle:
+        source.write_bytes(handle.read())
+    args = dict(state="key", key_source=str(source), key_path=str(dest), key_origin="https://mirror/key.gpg")
+    checked = run_module(capsys, "doca_ofed", args, check=True)
+    assert checked["changed"] and not dest.exists()
+    first = run_module(capsys, "doca_ofed", args)
+    assert first["changed"] and first["key"] == {"path": str(dest), "fingerprints": [DEBIAN_FINGERPRINT],
+                                                 "armored": False}
+    assert dest.read_text().startswith("-----BEGIN PGP PUBLIC KEY BLOCK-----") and oct(dest.stat().st_mode)[-3:] == "644"
+    assert not run_module(capsys, "doca_ofed", args)["changed"]
+    # an error page where the key was: refused, the key written before is left as it is
+    before = dest.read_bytes()
+    source.write_bytes(b"<html>502</html>")
+    failed = run_module(capsys, "doca_ofed", dict(args, key_option="doca_ofed_key_url"))
+    assert failed["failed"] and failed["msg"].startswith("doca_ofed_key_url: https://mirror/key.gpg is not an OpenPGP")
+    assert dest.read_bytes() == before
+    missing = run_module(capsys, "doca_ofed", dict(args, key_source=str(tmp_path / "nothing")))
+    assert missing["failed"] and "could not be read on this host" in missing["msg"]
+
+
+# -- dnf: the repository read with repoquery, and the versionlock lines --------------------------------------------
+
+REPOQUERY = """doca-ofed 3.2.2-1.el9
+mlnx-ofa_kernel 25.10-OFED.25.10.1.7.1.1.rhel9u6
+mlnx-ofa_kernel 25.10-OFED.25.10.1.2.0.1.rhel9u6
+mlnx-tools 1:25.10-0.2510017
+"""
+
+
+def test_versionlock_lines_hold_the_newest_of_each_package_in_dnfs_form():
+    newest = lib.newest_versions(lib.parse_repoquery(REPOQUERY), lambda one, two: lib.rpm_version_compare(
+        *[(e.rpartition(":")[0] or "0",) + tuple(e.rpartition(":")[2].split("-", 1)) for e in (one, two)]))
+    assert lib.dnf_versionlock(newest) == [
+        "doca-ofed-0:3.2.2-1.el9.*", "mlnx-ofa_kernel-0:25.10-OFED.25.10.1.7.1.1.rhel9u6.*",
+        "mlnx-tools-1:25.10-0.2510017.*"]
+
+
+def test_repository_state_on_dnf_returns_the_versionlock_and_no_apt_pin(capsys, host):
+    (host / "cfg/etc/os-release").write_text('ID="rocky"\nVERSION_ID="9.6"\n')
+    for name, text in (("dnf", "#!/bin/sh\necho \"$*\" >> %s\nprintf '%s'\n" % (host / "dnf.log", REPOQUERY.replace("\n", "\\n"))),
+                       ("rpm", "#!/bin/sh\necho 'mlnx-tools 1:25.10-0.2510017'\necho 'bash 0:5.1.8-9.el9'\n")):
+        (host / "bin" / name).write_text(text)
+        os.chmod(str(host / "bin" / name), 0o755)
+    read = run(capsys, host, state="repository", version="3.2.2", mirror="https://mirror.example/doca")
+    assert not read.get("failed"), read.get("msg")
+    repo = read["repository"]
+    assert repo["family"] == "dnf" and "apt_preferences" not in repo
+    assert repo["versionlock"] == ["doca-ofed-0:3.2.2-1.el9.*", "mlnx-ofa_kernel-0:25.10-OFED.25.10.1.7.1.1.rhel9u6.*",
+                                   "mlnx-tools-1:25.10-0.2510017.*"]
+    assert repo["installed"] == ["mlnx-tools"] and repo["current"] == ["mlnx-tools"]
+    # the repository is given on the command line only: nothing under /etc/yum.repos.d is read or written
+    assert "--repofrompath=ainet-doca-ofed-probe,https://mirror.example/doca/3.2.2/rhel9/x86_64/" in (
+        host / "dnf.log").read_text()
