@@ -8,8 +8,8 @@
 # Output under build/vm/ (never committed, /build/ is git-ignored):
 #   base.raw        ext4 root filesystem image (sparse; VMs boot per-VM qcow2
 #                   overlays on top of it, see vms.sh, so it stays clean)
-#   vmlinuz         guest kernel       (from the rootfs's /boot)
-#   initrd.img      guest initramfs    (from the rootfs's /boot)
+#   vmlinuz         guest kernel       (a copy from the rootfs's /boot, for reference:
+#   initrd.img      guest initramfs     the VMs boot their disk's own through GRUB, vms.sh)
 #   id_ed25519      root's SSH key for the VMs (+ .pub), generated here
 #   image.stamp     content hash the image was built from
 #   image.info      versions inside the image (kernel, rdma-core, iproute2, ...)

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Reboot VMs of the VM tier from inside (`systemctl reboot` over SSH) and time until
-# root login by SSH works again with a new boot id. qemu restarts the guest with the
-# same -kernel/-append and the same qcow2 overlay, so the disk state persists; this
-# script checks that with a marker file written before the reboot.
+# root login by SSH works again with a new boot id. qemu restarts the guest on the same
+# qcow2 overlay, so the disk state persists (this script checks that with a marker file
+# written before the reboot), and GRUB boots what the disk's /boot/grub/grub.cfg says.
 #
 #   usage: tests/vm/reboot.sh [--prefix P] VM...      (e.g. vm1, or vm1 vm2)
 #
