@@ -47,6 +47,8 @@ PACKAGES=(
     # GRUB's tools (update-grub, grub-mkconfig, grub-probe): the VMs boot through GRUB,
     # reading this disk's /boot/grub/grub.cfg (vms.sh), as a Debian GPU node does
     grub2-common
+    # python3-apt: ansible.builtin.apt (doca_ofed installs from a repository copied from the controller)
+    python3-apt
 )
 
 now() { date +%s.%N; }

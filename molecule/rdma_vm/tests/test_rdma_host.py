@@ -154,6 +154,33 @@ def test_gpu_host_kernel_arguments_reach_the_kernel_through_grub(host):
     assert result["cmdline_missing"] == [] and result["reboot_pending"] == [] and not result["changed"], result
 
 
+def test_doca_ofed_from_the_controllers_copy_is_installed_pinned_and_verified(host):
+    """The air-gapped install (doca_ofed_source: packages) of the suite's stand-in repository: NVIDIA's layout and
+    package names, not NVIDIA's packages (no driver is built or loaded: tests/lab/doca_standin.py)."""
+    variables = model(host)
+    repo, key = variables["doca_ofed_packages_dir"], variables["doca_ofed_key_file"]
+    with open(os.path.join(repo, "Packages")) as handle:
+        shipped = sorted(re.findall(r"^Package: (\S+)$", handle.read(), re.M))
+    assert host.check_output("ofed_info -s") == "OFED-internal-25.10-1.7.1:"
+    for name in shipped:
+        assert host.package(name).is_installed, name
+    # the pin holds exactly the repository's packages, and apt gives them priority 1001 from the copied repository
+    pin = host.file("/etc/apt/preferences.d/ainet-doca-ofed.pref").content_string
+    assert "Package: %s\nPin: origin \"\"\nPin-Priority: 1001\n" % " ".join(shipped) in pin
+    policy = host.check_output("apt-cache policy doca-ofed")
+    assert re.search(r"^\s+1001 file:/var/lib/ainet-fabric/doca-ofed-repo \./ Packages$", policy, re.M), policy
+    # the key was handed over in binary form: armored on the node, the same key (gpg on the controller judges)
+    armored = host.file("/etc/apt/keyrings/ainet-doca-ofed.asc").content_string
+    assert armored.startswith("-----BEGIN PGP PUBLIC KEY BLOCK-----\n")
+    with open(key, "rb") as handle:
+        assert subprocess.run(["gpg", "--dearmor"], input=armored.encode(), capture_output=True,
+                              check=True).stdout == handle.read()
+    # and the role's own verification, read on the node now: the pinned release, nothing pending
+    result = host.ansible("ainet.fabric.doca_ofed", json.dumps({"state": "verify", "version": "3.2.1"}), check=True)
+    assert not result.get("failed") and result["ofed"]["version"] == "25.10-1.7.1", result
+    assert result["reboot_pending"] == [], result
+
+
 def test_other_tools_objects_are_left_alone(host):
     if host.backend.get_hostname() == "vm1":
         conf = host.file("/etc/modprobe.d/other-tool.conf")
