@@ -236,7 +236,7 @@ def test_doca_ofed_air_gapped_copy_from_the_controller(tmp_path, mirror):
         for extra, message in [
                 (["-e", "doca_ofed_key_file=" + page],
                  "doca_ofed_key_file: %s is not an OpenPGP public key (neither ASCII-armored nor binary); it begins "
-                 "with '<!DOCTYPE html> <html><body>502 Bad Gateway<'" % page),
+                 "with '<!DOCTYPE html> <html><body>502 Bad Gate'. Fix" % page),
                 (["-e", "doca_ofed_key_file=" + binary, "-e", "doca_ofed_key_fingerprint=" + "0" * 40],
                  "doca_ofed_key_file: %s holds the key(s) %s, not the pinned fingerprint %s" % (
                      binary, fingerprint, "0" * 40))]:
