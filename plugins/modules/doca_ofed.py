@@ -20,10 +20,11 @@ description:
     and returns the packages it ships, those of them installed, which of those it would upgrade, and which it would
     downgrade (refused with one line unless O(allow_downgrade)). A version the repository lacks (404) and a
     repository this host cannot read are refused with one line each.
-  - With O(state=key), reads the repository's signing key as fetched or copied to O(key_source) on the host and
-    writes it to O(key_path) as the ASCII-armored file apt's C(Signed-By) and rpm read (binary key material is
-    armored; armored material is kept byte for byte). Content that is not an OpenPGP public key, and with
-    O(key_fingerprint) a key without that fingerprint, is refused with one line before anything is written.
+  - With O(state=key), reads the repository's signing key from O(key_url) or as copied to O(key_source) on the host
+    and writes it to O(key_path) as the one canonical ASCII-armored block apt's C(Signed-By) and rpm read (binary
+    key material is armored; armor with CRLF, headers or several blocks is rewritten). Content that is not an
+    OpenPGP public key, key material cut short or with something appended, and with O(key_fingerprint) any key
+    but that one, are refused with one line before anything is written.
   - With O(state=verify), reads what is installed and what runs - C(ofed_info -s), C(dkms status), the loaded
     C(mlx5_core)'s C(version) and C(srcversion) against C(modinfo) - and fails with one line per problem and its fix
     (the installed driver is not the pinned one; the running kernel has no DOCA-OFED modules built, the classic
@@ -63,8 +64,12 @@ options:
     type: str
     default: doca_ofed_mirror
   key_source:
-    description: With O(state=key), the signing key as fetched or copied to the host (armored or binary).
+    description: With O(state=key), the signing key as copied to the host (armored or binary).
     type: path
+  key_url:
+    description: With O(state=key), the URL the signing key is fetched from on this host (read into memory, in check
+      mode too, and judged before anything is written). Exclusive with O(key_source).
+    type: str
   key_path:
     description: With O(state=key), where the armored key is written (the file the repository's configuration
       names).
@@ -115,12 +120,11 @@ EXAMPLES = r"""
     version: 3.2.1
     profile: doca-ofed
 
-- name: Write the repository's signing key, fetched to a staging file, as the armored file apt reads
+- name: Fetch the repository's signing key on the host and write it as the armored file apt reads
   ainet.fabric.doca_ofed:
     state: key
-    key_source: /var/lib/ainet-fabric/doca-ofed-key.download
+    key_url: https://linux.mellanox.com/public/repo/doca/GPG-KEY-Mellanox.pub
     key_path: /etc/apt/keyrings/ainet-doca-ofed.asc
-    key_origin: https://linux.mellanox.com/public/repo/doca/GPG-KEY-Mellanox.pub
     key_fingerprint: 70454E6BF5D9C2D3B78709E8DC726C5E41B9CC50
 
 - name: Verify the installed and running driver, restart it if the management path allows
@@ -227,6 +231,21 @@ def _rpm_compare(one, two):
         return lib.rpm_version_compare(split(one), split(two))
 
 
+def fetch(module, url):
+    """``(status, bytes)`` of a URL read from this host (``file://`` too); on failure the status is the HTTP code, 404
+    for a missing file, or -1, and the bytes are the reason."""
+    if url.startswith("file://"):
+        try:
+            with open(url[len("file://"):], "rb") as handle:
+                return 200, handle.read()
+        except OSError:
+            return 404, None
+    response, info = fetch_url(module, url, timeout=60, decompress=False, force=True)
+    if info.get("status") == 200 and response is not None:
+        return 200, response.read()
+    return info.get("status", -1), info.get("msg", "")
+
+
 class Repository(object):
     """What the pinned repository ships and would change on this host, read from the repository itself before
     anything on the host changes (the package manager's own sources and lists stay as they are)."""
@@ -240,18 +259,7 @@ class Repository(object):
         self.hint = mirror_hint
 
     def _get(self, name):
-        """(status, bytes) of a file of the repository; status 200, 404, or another code / -1 with the bytes None."""
-        target = self.url + name
-        if target.startswith("file://"):
-            try:
-                with open(target[len("file://"):], "rb") as handle:
-                    return 200, handle.read()
-            except OSError:
-                return 404, None
-        response, info = fetch_url(self.module, target, timeout=60, decompress=False)
-        if info.get("status") == 200 and response is not None:
-            return 200, response.read()
-        return info.get("status", -1), info.get("msg", "")
+        return fetch(self.module, self.url + name)
 
     def apt(self):
         failures = []
@@ -305,7 +313,7 @@ class Repository(object):
         delta["available"] = sorted(available)
         delta["installed"] = sorted(set(available) & set(installed))
         if family == "dnf":
-            delta["versionlock"] = lib.dnf_versionlock(lib.newest_versions(available, compare))
+            delta["versionlock"] = lib.dnf_versionlock(available)
         return delta
 
 
@@ -360,15 +368,22 @@ class Driver(object):
 def write_key(module):
     """State ``key``: the repository's signing key, armored, at ``key_path``; exits the module."""
     params = module.params
-    origin = params["key_origin"] or params["key_source"]
+    origin = params["key_origin"] or params["key_url"] or params["key_source"]
     result = {"changed": False, "key": {"path": params["key_path"]}}
     try:
-        try:
-            with open(params["key_source"], "rb") as handle:
-                data = handle.read()
-        except (IOError, OSError) as exc:
-            raise lib.DocaError("%s: %s could not be read on this host from %s (%s)" % (
-                params["key_option"], origin, params["key_source"], exc.strerror or exc))
+        if params["key_url"]:  # read into memory, in check mode too: nothing is written before it is judged
+            status, data = fetch(module, params["key_url"])
+            if status != 200:
+                raise lib.DocaError("%s: %s could not be fetched from this host (%s %s); fix: check the URL, the "
+                                    "proxy, or give the key as doca_ofed_key_file" % (
+                                        params["key_option"], origin, status, one_line(str(data or ""))))
+        else:
+            try:
+                with open(params["key_source"], "rb") as handle:
+                    data = handle.read()
+            except (IOError, OSError) as exc:
+                raise lib.DocaError("%s: %s could not be read on this host from %s (%s)" % (
+                    params["key_option"], origin, params["key_source"], exc.strerror or exc))
         text, prints, armored = lib.signing_key(data, params["key_option"], origin, params["key_fingerprint"])
         result["key"].update(fingerprints=prints, armored=armored)
         try:
@@ -383,8 +398,8 @@ def write_key(module):
                                   "after_header": params["key_path"]}
             if not module.check_mode:
                 staged = params["key_path"] + ".ainet-new"
-                with open(staged, "w") as handle:
-                    handle.write(text)
+                with open(staged, "wb") as handle:
+                    handle.write(text.encode("ascii"))
                 os.chmod(staged, 0o644)
                 module.atomic_move(staged, params["key_path"])
     except FabricError as exc:
@@ -397,6 +412,7 @@ def run_module():
         argument_spec=dict(
             state=dict(type="str", choices=["plan", "repository", "key", "verify"], default="verify"),
             key_source=dict(type="path"),
+            key_url=dict(type="str"),
             key_path=dict(type="path"),
             key_origin=dict(type="str", default=""),
             key_option=dict(type="str", default="doca_ofed_key_url"),
@@ -411,7 +427,8 @@ def run_module():
             config_root=dict(type="path", default="/"),
             sysfs_root=dict(type="path", default="/"),
         ),
-        required_if=[("state", "key", ("key_source", "key_path"))],
+        required_if=[("state", "key", ("key_path",)), ("state", "key", ("key_source", "key_url"), True)],
+        mutually_exclusive=[("key_source", "key_url")],
         supports_check_mode=True,
     )
     params = module.params

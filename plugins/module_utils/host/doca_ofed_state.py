@@ -36,6 +36,7 @@ from __future__ import annotations
 import base64
 import binascii
 import hashlib
+import itertools
 import re
 import struct
 
@@ -196,11 +197,13 @@ def newest_versions(available, compare):
     return newest_of
 
 
-def dnf_versionlock(newest_of):
-    """The lines of dnf's versionlock list that hold every package of the repository at its version
+def dnf_versionlock(available):
+    """The lines of dnf's versionlock list that hold every package of the repository at the builds it ships
     (``name-epoch:version-release.*``, the form ``dnf versionlock add`` writes: any architecture, epoch 0 written
-    out). ``newest_of``: ``{name: "[epoch:]version-release"}``."""
-    return ["%s-%s.*" % (name, evr if ":" in evr else "0:" + evr) for name, evr in sorted(newest_of.items())]
+    out; a name with several builds, such as a kmod per RHEL minor, gets a line each). ``available``: ``{name:
+    ["[epoch:]version-release", ...]}``."""
+    return sorted(set("%s-%s.*" % (name, evr if ":" in evr else "0:" + evr)
+                      for name, versions in available.items() for evr in versions))
 
 
 def repository_delta(available, installed, compare):
@@ -274,7 +277,7 @@ def apt_pin(version, url, names):
 
 ARMOR_BEGIN = "-----BEGIN PGP PUBLIC KEY BLOCK-----"
 ARMOR_END = "-----END PGP PUBLIC KEY BLOCK-----"
-PUBLIC_KEY_TAG = 6
+SIGNATURE_TAG, PUBLIC_KEY_TAG, USER_ID_TAG = 2, 6, 13
 
 
 def _crc24(data):
@@ -290,130 +293,149 @@ def _crc24(data):
 
 
 def _packets(data):
-    """``[(tag, body)]`` of an OpenPGP packet sequence (RFC 4880 section 4.2, old and new packet formats); stops at
-    the first header it cannot read (the caller judges what was found)."""
+    """``([(tag, body)], complete)`` of an OpenPGP packet sequence (RFC 9580 section 4.2, the OpenPGP and legacy
+    packet formats); ``complete`` is False when a header could not be read or a body is cut short (a truncated
+    download, something appended)."""
     data = bytearray(data)
     found, at = [], 0
     while at < len(data):
         first = data[at]
         if not first & 0x80:
-            break
-        if first & 0x40:  # new format: the tag in 6 bits, then a one-, two- or five-octet length
+            return found, False
+        if first & 0x40:  # OpenPGP format: the tag in 6 bits, then a one-, two- or five-octet length
             tag = first & 0x3F
-            if at + 1 >= len(data):
-                break
-            octet = data[at + 1]
+            octet = data[at + 1] if at + 1 < len(data) else None
+            if octet is None:
+                return found, False
             if octet < 192:
                 length, head = octet, 2
             elif octet < 224 and at + 2 < len(data):
                 length, head = ((octet - 192) << 8) + data[at + 2] + 192, 3
             elif octet == 255 and at + 5 < len(data):
                 length, head = struct.unpack(">I", bytes(data[at + 2:at + 6]))[0], 6
-            else:  # a partial body length: never used for key material
-                break
-        else:  # old format: the tag in 4 bits, the length type in the last 2
+            else:  # a partial body length: never used in key material
+                return found, False
+        else:  # legacy format: the tag in 4 bits, the length type in the last 2
             tag, kind = (first >> 2) & 0x0F, first & 0x03
             if kind == 3:
-                break
+                return found, False
             size = (1, 2, 4)[kind]
             if at + size >= len(data):
-                break
+                return found, False
             length = int(binascii.hexlify(bytes(data[at + 1:at + 1 + size])), 16)
             head = 1 + size
         body = bytes(data[at + head:at + head + length])
         if len(body) != length:
-            break
+            return found, False
         found.append((tag, body))
         at += head + length
-    return found
+    return found, True
+
+
+def _fingerprint(body):
+    """A primary key packet's fingerprint (upper-case hex): v4 SHA-1 over 0x99 and a two-octet length, v6 (RFC
+    9580) SHA-256 over 0x9B and a four-octet length, v5 (LibrePGP) SHA-256 over 0x9A and a four-octet length."""
+    version = bytearray(body[:1])[0]
+    if version == 4:
+        return hashlib.sha1(b"\x99" + struct.pack(">H", len(body)) + body).hexdigest().upper()
+    prefix = b"\x9b" if version == 6 else b"\x9a"
+    return hashlib.sha256(prefix + struct.pack(">I", len(body)) + body).hexdigest().upper()
 
 
 def key_fingerprints(data):
-    """The v4 fingerprints (40 upper-case hex digits: SHA-1 over 0x99, the two-octet length and the public key
-    packet) of the primary keys in binary key material; other key versions are listed as ``v<N>``."""
-    prints = []
-    for tag, body in _packets(data):
-        if tag == PUBLIC_KEY_TAG and body:
-            version = bytearray(body[:1])[0]
-            if version == 4:
-                prints.append(hashlib.sha1(b"\x99" + struct.pack(">H", len(body)) + body).hexdigest().upper())
-            else:
-                prints.append("v%d" % version)
-    return prints
+    """The fingerprints of the primary keys in binary key material, in order."""
+    return [_fingerprint(body) for tag, body in _packets(data)[0] if tag == PUBLIC_KEY_TAG and body]
 
 
 def _dearmor(text):
-    """The binary content and the checksum check of the first public key block in ``text``, or None."""
-    lines = text.replace("\r\n", "\n").split("\n")
-    try:
-        start = [line.strip() for line in lines].index(ARMOR_BEGIN)
-    except ValueError:
-        return None
-    body, checksum, headers = [], None, True
-    for line in lines[start + 1:]:
-        line = line.strip()
-        if line == ARMOR_END:
-            break
-        if headers:  # armor headers (Version:, Comment:) until the blank line
-            if not line:
-                headers = False
-            elif ":" not in line:  # no header block at all: this line is data
-                headers = False
-                body.append(line)
-            continue
-        if line.startswith("=") and len(line) == 5:
-            checksum = line[1:]
-        elif line:
-            body.append(line)
-    else:
-        return None
-    try:
-        data = base64.b64decode("".join(body).encode("ascii"))
-        crc = struct.unpack(">I", b"\x00" + base64.b64decode(checksum.encode("ascii")))[0] if checksum else None
-    except (binascii.Error, ValueError, TypeError, struct.error):
-        return None
-    return data, (crc is None or crc == _crc24(data))
+    """The binary content of every public key block in ``text`` (concatenated), or ``(None, why)``."""
+    lines = [line.strip() for line in text.lstrip("\ufeff").splitlines()]
+    data, at = b"", 0
+    while ARMOR_BEGIN in lines[at:]:
+        start = lines.index(ARMOR_BEGIN, at)
+        if ARMOR_END not in lines[start:]:
+            return None, "a key block without its end line"
+        end = lines.index(ARMOR_END, start)
+        block = lines[start + 1:end]
+        if any(":" in line for line in block):  # armor headers (Version:, Comment:) end at the first blank line
+            block = block[block.index("") + 1:] if "" in block else []
+        checksum = [line[1:] for line in block if line.startswith("=") and len(line) == 5]
+        body = "".join(line for line in block if line and not (line.startswith("=") and len(line) == 5))
+        try:
+            part = base64.b64decode(body.encode("ascii"), validate=True)
+            crc = struct.unpack(">I", b"\x00" + base64.b64decode(checksum[0].encode("ascii")))[0] if checksum else None
+        except (binascii.Error, ValueError, UnicodeEncodeError, struct.error):
+            return None, "bad base64"
+        if crc is not None and crc != _crc24(part):
+            return None, "its CRC-24 checksum does not match"
+        data += part
+        at = end + 1
+    return data, None
 
 
 def armor(data):
-    """Binary key material as an ASCII-armored public key block."""
+    """Binary key material as one ASCII-armored public key block (RFC 9580 section 6: 64-column base64 lines and
+    the CRC-24 checksum), the form ``gpg --armor --export`` writes."""
     body = base64.b64encode(bytes(data)).decode("ascii")
     crc = base64.b64encode(struct.pack(">I", _crc24(data))[1:]).decode("ascii")
     lines = "\n".join(body[i:i + 64] for i in range(0, len(body), 64))
     return "%s\n\n%s\n=%s\n%s\n" % (ARMOR_BEGIN, lines, crc, ARMOR_END)
 
 
+def _key_problem(packets, complete):
+    """Why binary key material is not a usable public key (or keyring), or None."""
+    if not packets or packets[0][0] != PUBLIC_KEY_TAG:
+        return "not a key"
+    if not complete:
+        return "it is cut short or has something else appended (a truncated download?)"
+    for index, (tag, body) in enumerate(packets):
+        if tag != PUBLIC_KEY_TAG:
+            continue
+        if len(body) < 6 or bytearray(body[:1])[0] not in (4, 5, 6):
+            return "a public key packet of an unknown version or no key material"
+        following = [t for t, _b in itertools.takewhile(lambda p: p[0] != PUBLIC_KEY_TAG, packets[index + 1:])]
+        if USER_ID_TAG not in following or SIGNATURE_TAG not in following:
+            return "a key without a user ID and its self-signature"
+    return None
+
+
 def signing_key(data, field, origin, fingerprint=""):
     """``(text, fingerprints, was_armored)``: the repository's signing key as the ``.asc`` file apt and rpm read.
 
-    ``data``: the key as fetched or copied (bytes). Armored key material is kept byte for byte (so a key written
-    before stays unchanged); binary key material is armored. Refused with one line naming ``field`` and ``origin``:
-    content that is not an OpenPGP public key, an armored key whose checksum does not match, and, with
-    ``fingerprint`` (hex digits; spaces ignored), a key without that primary key fingerprint."""
+    ``data``: the key as fetched or copied (bytes), ASCII-armored (every key block in it) or binary. The result is
+    always the one canonical armored block of all its key material (the form ``gpg --armor --export`` writes, which
+    apt's own de-armoring reads: no CRLF, the blank line after the header line). Refused with one line naming
+    ``field`` and ``origin``: content that is not an OpenPGP public key, armor that does not decode or whose
+    checksum does not match, key material cut short or with something appended, and, with ``fingerprint`` (hex
+    digits; spaces and a ``0x`` ignored), any primary key other than that one (apt would trust every key in the
+    file)."""
     data = bytes(data or b"")
     text = data.decode("utf-8", "replace")
-    if ARMOR_BEGIN in text:
-        found = _dearmor(text)
-        if found is None or not found[1]:
-            raise DocaError("%s: %s is an ASCII-armored key block that does not decode (%s). Fix: fetch the key "
-                            "again" % (field, origin, "its CRC-24 checksum does not match" if found else
-                                       "no end line or bad base64"))
-        binary, result = found[0], text if text.endswith("\n") else text + "\n"
-        was_armored = True
+    was_armored = ARMOR_BEGIN in text
+    if was_armored:
+        binary, why = _dearmor(text)
+        if binary is None:
+            raise DocaError("%s: %s is an ASCII-armored key that does not decode (%s). Fix: fetch the key again"
+                            % (field, origin, why))
     else:
-        binary, result, was_armored = data, None, False
-    packets = _packets(binary)
-    if not packets or packets[0][0] != PUBLIC_KEY_TAG:
-        start = ("it begins with %r" % " ".join(text[:40].split())) if text.strip() else "it is empty"
+        binary = data
+    packets, complete = _packets(binary)
+    problem = _key_problem(packets, complete)
+    if problem == "not a key":
+        start = ("it begins with %r" % " ".join(text[:40].split())) if data.strip() else "it is empty"
         raise DocaError("%s: %s is not an OpenPGP public key (neither ASCII-armored nor binary); %s. Fix: point it "
                         "at the repository's signing key" % (field, origin, start))
+    if problem:
+        raise DocaError("%s: %s is not a usable OpenPGP public key: %s. Fix: fetch the key again, or point it at "
+                        "the repository's signing key" % (field, origin, problem))
     prints = key_fingerprints(binary)
     wanted = re.sub(r"\s+", "", fingerprint or "").upper()
-    if wanted and wanted not in prints:
-        raise DocaError("%s: %s holds the key(s) %s, not the pinned fingerprint %s (doca_ofed_key_fingerprint). Fix: "
-                        "check where the key comes from, or pin the repository's new key" % (
-                            field, origin, ", ".join(prints) or "none", wanted))
-    return (result if was_armored else armor(binary)), prints, was_armored
+    wanted = wanted[2:] if wanted.startswith("0X") else wanted
+    if wanted and prints != [wanted]:
+        raise DocaError("%s: %s holds the key(s) %s, not only the pinned fingerprint %s (doca_ofed_key_fingerprint): "
+                        "apt and rpm would trust every key in it. Fix: check where the key comes from, or pin the "
+                        "repository's new key" % (field, origin, ", ".join(prints), wanted))
+    return armor(binary), prints, was_armored
 
 
 def verdict(ofed, dkms, release, loaded_version, loaded_srcversion, installed_srcversion, wanted_driver=None):

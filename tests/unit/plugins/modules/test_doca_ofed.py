@@ -406,6 +406,15 @@ def test_fingerprints_of_two_keys_with_subkeys_are_gpgs(tmp_path):
     text, prints, was_armored = lib.signing_key(armored, "f", "o")
     assert text == armored.decode() and prints == primaries and was_armored
     assert gpg(tmp_path, "--dearmor", data=lib.signing_key(binary, "f", "o")[0].encode()) == binary
+    # two armored blocks in one file: both keys are read (apt would trust both), so pinning one refuses the file
+    apart = b"".join(gpg(tmp_path, "--armor", "--export", fingerprint) for fingerprint in primaries)
+    text, prints, _armored = lib.signing_key(apart, "f", "o")
+    assert prints == primaries and gpg(tmp_path, "--dearmor", data=text.encode()) == binary
+    for data in (apart, binary):
+        with pytest.raises(lib.DocaError) as err:
+            lib.signing_key(data, "doca_ofed_key_url", "u", primaries[0])
+        assert "holds the key(s) %s, not only the pinned fingerprint %s" % (", ".join(primaries), primaries[0]) in str(
+            err.value)
 
 
 def test_what_is_not_a_key_is_refused_in_one_line():
@@ -421,9 +430,14 @@ def test_what_is_not_a_key_is_refused_in_one_line():
             (b"<!DOCTYPE html>\n<html><body>Forbidden</body></html>\n", "it begins with '<!DOCTYPE html> <html>"),
             (b"\x00\x01garbage", "is not an OpenPGP public key"),
             ("\n".join(lines[:checksum] + [wrong] + lines[checksum + 1:]).encode(),
-             "doca_ofed_key_url: https://k is an ASCII-armored key block that does not decode (its CRC-24 checksum "
-             "does not match)"),
-            ("\n".join(lines[:-1]).encode(), "does not decode (no end line or bad base64)"),
+             "doca_ofed_key_url: https://k is an ASCII-armored key that does not decode (its CRC-24 checksum does "
+             "not match)"),
+            ("\n".join(lines[:-1]).encode(), "does not decode (a key block without its end line)"),
+            # a cut-off download, a page appended to the key, a bare public key header
+            (binary[:200], "doca_ofed_key_url: https://k is not a usable OpenPGP public key: it is cut short or has "
+                           "something else appended (a truncated download?)"),
+            (binary + b"<html>502</html>", "is cut short or has something else appended"),
+            (b"\xc6\x00", "a public key packet of an unknown version or no key material"),
             # a signature block is not a public key
             (b"\x88\x04\x00\x00\x00\x00", "is not an OpenPGP public key")]:
         with pytest.raises(lib.DocaError) as err:
@@ -431,8 +445,24 @@ def test_what_is_not_a_key_is_refused_in_one_line():
         assert words in str(err.value) and "\n" not in str(err.value), str(err.value)
     with pytest.raises(lib.DocaError) as err:
         lib.signing_key(binary, "doca_ofed_key_file", "/keys/doca.pub", "70454E6BF5D9C2D3B78709E8DC726C5E41B9CC50")
-    assert str(err.value).startswith("doca_ofed_key_file: /keys/doca.pub holds the key(s) %s, not the pinned "
+    assert str(err.value).startswith("doca_ofed_key_file: /keys/doca.pub holds the key(s) %s, not only the pinned "
                                      "fingerprint 70454E6BF5D9C2D3B78709E8DC726C5E41B9CC50" % DEBIAN_FINGERPRINT)
+    assert lib.signing_key(binary, "f", "o", "0x" + DEBIAN_FINGERPRINT.lower())[1] == [DEBIAN_FINGERPRINT]
+
+
+def test_armor_that_apt_cannot_read_is_written_in_the_canonical_form():
+    """apt's own de-armoring (apt-key's awk) needs LF line ends and the blank line after the header line: what is
+    fetched with CRLF, headers or without that line is written as the one canonical block."""
+    with open(DEBIAN_KEY, "rb") as handle:
+        binary = handle.read()
+    canonical = lib.signing_key(binary, "f", "o")[0]
+    lines = canonical.splitlines()
+    for variant in ("\r\n".join(lines) + "\r\n",
+                    "\n".join(lines[:1] + ["Version: GnuPG v1", "Comment: NVIDIA", ""] + lines[2:]) + "\n",
+                    "\n".join(lines[:1] + lines[2:]) + "\n",
+                    "\n".join(lines[:1] + ["  "] + lines[2:]) + "\n",
+                    "\ufeff" + canonical):
+        assert lib.signing_key(variant.encode("utf-8"), "f", "o") == (canonical, [DEBIAN_FINGERPRINT], True)
 
 
 def test_key_state_writes_the_armored_key_once_and_honours_check_mode(capsys, tmp_path):
@@ -458,6 +488,24 @@ def test_key_state_writes_the_armored_key_once_and_honours_check_mode(capsys, tm
     assert missing["failed"] and "could not be read on this host" in missing["msg"]
 
 
+def test_key_state_fetches_the_url_itself_and_judges_it_in_check_mode(capsys, tmp_path):
+    """doca_ofed_key_url: the module reads the key into memory, in check mode too, so a wrong key is refused and an
+    unchanged one reported unchanged there (get_url's check mode could do neither)."""
+    served, dest = tmp_path / "GPG-KEY-Mellanox.pub", tmp_path / "doca.asc"
+    with open(DEBIAN_KEY, "rb") as handle:
+        served.write_bytes(handle.read())
+    args = dict(state="key", key_url="file://%s" % served, key_path=str(dest))
+    assert run_module(capsys, "doca_ofed", args, check=True)["changed"] and not dest.exists()
+    assert run_module(capsys, "doca_ofed", args)["changed"]
+    assert not run_module(capsys, "doca_ofed", args, check=True)["changed"]
+    pinned = run_module(capsys, "doca_ofed", dict(args, key_fingerprint="70454E6BF5D9C2D3B78709E8DC726C5E41B9CC50"),
+                        check=True)
+    assert pinned["failed"] and pinned["msg"].startswith("doca_ofed_key_url: file://%s holds the key(s)" % served)
+    gone = run_module(capsys, "doca_ofed", dict(args, key_url="file://%s.missing" % served))
+    assert gone["failed"] and gone["msg"].startswith("doca_ofed_key_url: file://%s.missing could not be fetched from "
+                                                     "this host (404" % served)
+
+
 # -- dnf: the repository read with repoquery, and the versionlock lines --------------------------------------------
 
 REPOQUERY = """doca-ofed 3.2.2-1.el9
@@ -467,12 +515,13 @@ mlnx-tools 1:25.10-0.2510017
 """
 
 
-def test_versionlock_lines_hold_the_newest_of_each_package_in_dnfs_form():
+def test_versionlock_lines_hold_every_build_of_the_repository_in_dnfs_form():
+    assert lib.dnf_versionlock(lib.parse_repoquery(REPOQUERY)) == [
+        "doca-ofed-0:3.2.2-1.el9.*", "mlnx-ofa_kernel-0:25.10-OFED.25.10.1.2.0.1.rhel9u6.*",
+        "mlnx-ofa_kernel-0:25.10-OFED.25.10.1.7.1.1.rhel9u6.*", "mlnx-tools-1:25.10-0.2510017.*"]
     newest = lib.newest_versions(lib.parse_repoquery(REPOQUERY), lambda one, two: lib.rpm_version_compare(
         *[(e.rpartition(":")[0] or "0",) + tuple(e.rpartition(":")[2].split("-", 1)) for e in (one, two)]))
-    assert lib.dnf_versionlock(newest) == [
-        "doca-ofed-0:3.2.2-1.el9.*", "mlnx-ofa_kernel-0:25.10-OFED.25.10.1.7.1.1.rhel9u6.*",
-        "mlnx-tools-1:25.10-0.2510017.*"]
+    assert newest["mlnx-ofa_kernel"] == "25.10-OFED.25.10.1.7.1.1.rhel9u6"
 
 
 def test_repository_state_on_dnf_returns_the_versionlock_and_no_apt_pin(capsys, host):
@@ -485,8 +534,7 @@ def test_repository_state_on_dnf_returns_the_versionlock_and_no_apt_pin(capsys, 
     assert not read.get("failed"), read.get("msg")
     repo = read["repository"]
     assert repo["family"] == "dnf" and "apt_preferences" not in repo
-    assert repo["versionlock"] == ["doca-ofed-0:3.2.2-1.el9.*", "mlnx-ofa_kernel-0:25.10-OFED.25.10.1.7.1.1.rhel9u6.*",
-                                   "mlnx-tools-1:25.10-0.2510017.*"]
+    assert repo["versionlock"] == lib.dnf_versionlock(lib.parse_repoquery(REPOQUERY)) and len(repo["versionlock"]) == 4
     assert repo["installed"] == ["mlnx-tools"] and repo["current"] == ["mlnx-tools"]
     # the repository is given on the command line only: nothing under /etc/yum.repos.d is read or written
     assert "--repofrompath=ainet-doca-ofed-probe,https://mirror.example/doca/3.2.2/rhel9/x86_64/" in (
