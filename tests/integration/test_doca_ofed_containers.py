@@ -238,7 +238,7 @@ def test_doca_ofed_air_gapped_copy_from_the_controller(tmp_path, mirror):
                  "doca_ofed_key_file: %s is not an OpenPGP public key (neither ASCII-armored nor binary); it begins "
                  "with '<!DOCTYPE html> <html><body>502 Bad Gate'. Fix" % page),
                 (["-e", "doca_ofed_key_file=" + binary, "-e", "doca_ofed_key_fingerprint=" + "0" * 40],
-                 "doca_ofed_key_file: %s holds the key(s) %s, not the pinned fingerprint %s" % (
+                 "doca_ofed_key_file: %s holds the key(s) %s, not only the pinned fingerprint %s" % (
                      binary, fingerprint, "0" * 40))]:
             refused = run_play(lab_dir, inventory, *(common + extra))
             assert refused.returncode != 0 and message in refused.stdout + refused.stderr, refused.stdout
