@@ -412,11 +412,12 @@ def run_module():
         argument_spec=dict(
             state=dict(type="str", choices=["plan", "repository", "key", "verify"], default="verify"),
             key_source=dict(type="path"),
-            key_url=dict(type="str"),
+            # public: a key's URL, its name and fingerprint are no secrets
+            key_url=dict(type="str", no_log=False),
             key_path=dict(type="path"),
-            key_origin=dict(type="str", default=""),
-            key_option=dict(type="str", default="doca_ofed_key_url"),
-            key_fingerprint=dict(type="str", default=""),
+            key_origin=dict(type="str", default="", no_log=False),
+            key_option=dict(type="str", default="doca_ofed_key_url", no_log=False),
+            key_fingerprint=dict(type="str", default="", no_log=False),
             version=dict(type="str", default=""),
             profile=dict(type="raw", default="doca-ofed"),
             mirror=dict(type="str", default=""),
