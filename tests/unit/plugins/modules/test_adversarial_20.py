@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import sys
 
 import pytest
@@ -94,6 +95,9 @@ def test_a_grub_that_does_not_read_grub_d_gets_no_drop_in(capsys, host):
     of it reaches grub.cfg, and the run reports success with iommu=pt "set for the next boot"."""
     bin_dir = host / "bin"
     os.rename(str(bin_dir / "update-grub"), str(bin_dir / "grub2-mkconfig"))
+    # an upstream grub-mkconfig too (the same stand-in, no grub.d in it): the module looks for grub-mkconfig first,
+    # and a machine running these tests may have Debian's in /usr/sbin, which does read grub.d
+    shutil.copy(str(bin_dir / "grub2-mkconfig"), str(bin_dir / "grub-mkconfig"))
     os.remove(str(bin_dir / "grubby"))
     os.makedirs(str(host / "cfg/boot/grub2"))
     (host / "cfg/boot/grub2/grub.cfg").write_text("")
