@@ -291,6 +291,33 @@ def test_fleet_link_test_runs_icmp_and_rdma_with_the_facts_gid_index(host):
         handle.write("links.yml: ib_write_bw vm2 <- vm1 rail 1: %s Gb/s\n" % rows[0][5].strip())
 
 
+# What the roles set on a node, read with the system's tools: VFs, links, ACS, the netns mode, the units and files
+# of the roles, the boot loader's configuration, the DOCA repository, pin, key and packages.
+NODE_STATE = ("cat /sys/class/net/*/device/sriov_numvfs; ip -j -d link show; ip -br addr show; ip -j rule show; "
+              "lspci -vvv; rdma system show; cat /etc/systemd/system/ainet-*.service /var/lib/ainet-fabric/sriov.json "
+              "/etc/modprobe.d/*.conf /etc/default/grub.d/*.cfg /boot/grub/grub.cfg /etc/apt/sources.list.d/* "
+              "/etc/apt/preferences.d/* /etc/apt/keyrings/* /etc/security/limits.d/*; "
+              "ls -l --time-style=+%s /etc/systemd/system /etc/modprobe.d /boot /var/lib/ainet-fabric; "
+              "dpkg-query -W -f '${Package} ${Version} ${Status}\\n'")
+
+
+def test_check_mode_on_the_converged_nodes_changes_nothing_and_reports_nothing(host):
+    """The converge itself (the plan, then site.yml with reboots allowed) in --check on the converged VMs: no task
+    reports a change, and nothing on either node differs after it."""
+    if host.backend.get_hostname() != "vm1":
+        return
+    nodes = [host, host.get_host("ansible://vm2", ansible_inventory=INVENTORY)]
+    before = [node.check_output(NODE_STATE) for node in nodes]
+    converge = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "converge.yml")
+    run = subprocess.run(["ansible-playbook", "-i", INVENTORY, "--check", "--diff", converge], capture_output=True,
+                         text=True, check=False, timeout=900)
+    assert run.returncode == 0, run.stdout[-4000:] + run.stderr[-2000:]
+    recap = dict((line.split()[0], line) for line in run.stdout.splitlines() if re.match(r"^vm[12]\s+:", line))
+    assert sorted(recap) == ["vm1", "vm2"] and all("changed=0" in line for line in recap.values()), (
+        recap, run.stdout[-4000:])
+    assert [node.check_output(NODE_STATE) for node in nodes] == before
+
+
 def refused(host, module, args):
     """Run ``module`` for real (not check mode) with the ``ansible`` CLI and return its failure message; the test
     fails if the module succeeds (the exit status says so: testinfra's result files lose the ``failed`` key)."""
@@ -305,9 +332,7 @@ def test_bad_input_is_refused_on_the_real_node_before_any_change(host):
         return
     variables = model(host)
     cluster, interfaces = variables["fabric_cluster"], variables["fabric_rail_interfaces"]
-    state = ("cat /sys/class/net/*/device/sriov_numvfs; ip -j -d link show; lspci -vvv; rdma system show; "
-             "cat /etc/systemd/system/ainet-*.service /var/lib/ainet-fabric/sriov.json /etc/modprobe.d/*.conf")
-    before = host.check_output(state)
+    before = host.check_output(NODE_STATE)
     # a VF count above the PF's total (igb: sriov_totalvfs 7)
     msg = refused(host, "ainet.fabric.sriov", {"cluster": dict(cluster, sriov={"vfs": 8}), "interfaces": interfaces})
     assert "sriov.vfs 8 is above the 7 VFs rail NIC enp1s0" in msg and "\n" not in msg
@@ -325,4 +350,4 @@ def test_bad_input_is_refused_on_the_real_node_before_any_change(host):
                                                   "bridges": ["0000:00:1f.0"]})
     assert "0000:00:1f.0" in msg and "not a PCI bridge" in msg
     # nothing changed: VF counts and settings, ACS, the netns mode, the units, the record, the options
-    assert host.check_output(state) == before
+    assert host.check_output(NODE_STATE) == before
