@@ -164,11 +164,14 @@ def test_doca_ofed_from_the_controllers_copy_is_installed_pinned_and_verified(ho
     assert host.check_output("ofed_info -s") == "OFED-internal-25.10-1.7.1:"
     for name in shipped:
         assert host.package(name).is_installed, name
-    # the pin holds exactly the repository's packages, and apt gives them priority 1001 from the copied repository
+    # the pin holds exactly the repository's packages, and apt gives the installed version priority 1001 (apt 2.6
+    # prints a version's pin on its version line), from the repository copied to the node
     pin = host.file("/etc/apt/preferences.d/ainet-doca-ofed.pref").content_string
     assert "Package: %s\nPin: origin \"\"\nPin-Priority: 1001\n" % " ".join(shipped) in pin
     policy = host.check_output("apt-cache policy doca-ofed")
-    assert re.search(r"^\s+1001 file:/var/lib/ainet-fabric/doca-ofed-repo \./ Packages$", policy, re.M), policy
+    assert re.search(r"^\s*\*\*\* 3\.2\.1-1 1001$", policy, re.M), policy
+    assert re.search(r"^\s+\d+ file:/var/lib/ainet-fabric/doca-ofed-repo/3\.2\.1/debian12/x86_64 \./ Packages$", policy,
+                     re.M), policy
     # the key was handed over in binary form: armored on the node, the same key (gpg on the controller judges)
     armored = host.file("/etc/apt/keyrings/ainet-doca-ofed.asc").content_string
     assert armored.startswith("-----BEGIN PGP PUBLIC KEY BLOCK-----\n")
