@@ -342,9 +342,13 @@ def _fingerprint(body):
     return hashlib.sha256(prefix + struct.pack(">I", len(body)) + body).hexdigest().upper()
 
 
+def _primary_fingerprints(packets):
+    return [_fingerprint(body) for tag, body in packets if tag == PUBLIC_KEY_TAG and body]
+
+
 def key_fingerprints(data):
     """The fingerprints of the primary keys in binary key material, in order."""
-    return [_fingerprint(body) for tag, body in _packets(data)[0] if tag == PUBLIC_KEY_TAG and body]
+    return _primary_fingerprints(_packets(data)[0])
 
 
 def _dearmor(text):
@@ -428,7 +432,7 @@ def signing_key(data, field, origin, fingerprint=""):
     if problem:
         raise DocaError("%s: %s is not a usable OpenPGP public key: %s. Fix: fetch the key again, or point it at "
                         "the repository's signing key" % (field, origin, problem))
-    prints = key_fingerprints(binary)
+    prints = _primary_fingerprints(packets)
     wanted = re.sub(r"\s+", "", fingerprint or "").upper()
     wanted = wanted[2:] if wanted.startswith("0X") else wanted
     if wanted and prints != [wanted]:
