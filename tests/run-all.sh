@@ -11,10 +11,12 @@ ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$ROOT"
 BIN=$ROOT/.venv/bin
 export PATH=$BIN:$PATH ANSIBLE_CONFIG=$ROOT/ansible.cfg ANSIBLE_NOCOLOR=1 PY_COLORS=0
-step() { printf '\n=== %s ===\n' "$*"; }
+# shellcheck source=tests/stages.sh
+. "$ROOT/tests/stages.sh"
+trap stage_table EXIT
 
-step "system packages"
-bash tests/system-deps.sh
+stage "system packages" bash tests/system-deps.sh
+stage "setup (.venv, pip, libyang)" make -s --no-print-directory setup
 
 # The SONiC YANG models (sonic-buildimage's yang-models, Apache-2.0) sit beside the checkout in
 # ../shared/validators where CI has them; the YANG tests skip, naming the variable, elsewhere.
@@ -30,20 +32,17 @@ echo "Kubernetes CRDs: ${AINET_K8S_CRD_DIR:-none (the CRD tests skip)}"
 "$BIN/python" -c "import libyang" 2>/dev/null && echo "Python libyang: installed" \
     || echo "Python libyang: missing (tests/yang-deps.sh could not build it; the YANG tests fail if models are given)"
 
-step "pytest: unit and integration"
-"$BIN/python" -m pytest -q -p no:cacheprovider tests/unit tests/integration
+# The 20 slowest tests are listed at the end of pytest's output.
+stage "pytest: unit and integration" "$BIN/python" -m pytest -q -p no:cacheprovider --durations=20 \
+    tests/unit tests/integration
 
-step "ansible-lint --profile production"
-ansible-lint --profile production --nocolor
+stage "ansible-lint --profile production" ansible-lint --profile production --nocolor
 
-step "antsibull-changelog lint"
-antsibull-changelog lint
+stage "antsibull-changelog lint" antsibull-changelog lint
 
-step "collection build and install"
-bash tests/build-install.sh
+stage "collection build and install" bash tests/build-install.sh
 
-step "ansible-test sanity"
-bash tests/sanity/run.sh
+stage "ansible-test sanity" bash tests/sanity/run.sh
 
 if ls molecule/*/molecule.yml >/dev/null 2>&1; then
     if [ "${AINET_SKIP_LAB:-0}" = 1 ]; then
@@ -51,8 +50,8 @@ if ls molecule/*/molecule.yml >/dev/null 2>&1; then
     elif [ "$(id -u)" != 0 ]; then
         echo "molecule: skipped (the lab needs root for network namespaces)"
     else
-        step "molecule scenarios on the lab"
-        bash tests/molecule.sh
+        printf '\n=== molecule scenarios on the lab ===\n'
+        bash tests/molecule.sh   # a row per scenario in the stage table
     fi
 fi
 if [ "$(id -u)" != 0 ] && [ "${AINET_SKIP_LAB:-0}" != 1 ]; then
@@ -60,4 +59,4 @@ if [ "$(id -u)" != 0 ] && [ "${AINET_SKIP_LAB:-0}" != 1 ]; then
     echo "run as root, or set AINET_SKIP_LAB=1 to accept a run without them" >&2
     exit 1
 fi
-step "all tests passed"
+printf '\n=== all tests passed ===\n'
