@@ -9,5 +9,8 @@ LINK = os.path.join(LINK_PARENT, "fabric")
 
 if not os.path.islink(LINK):
     os.makedirs(LINK_PARENT, exist_ok=True)
-    os.symlink(ROOT, LINK)
+    try:
+        os.symlink(ROOT, LINK)
+    except FileExistsError:  # another pytest worker made it first
+        pass
 sys.path.insert(0, os.path.join(ROOT, "build", ".collections"))

@@ -13,7 +13,7 @@ BIN=$ROOT/.venv/bin
 export PATH=$BIN:$PATH ANSIBLE_CONFIG=$ROOT/ansible.cfg ANSIBLE_NOCOLOR=1 PY_COLORS=0
 # shellcheck source=tests/stages.sh
 . "$ROOT/tests/stages.sh"
-trap stage_table EXIT
+trap stage_table EXIT  # replaced below, once the VM tier can be running
 
 stage "system packages" bash tests/system-deps.sh
 stage "setup (.venv, pip, libyang)" make -s --no-print-directory setup
@@ -32,9 +32,53 @@ echo "Kubernetes CRDs: ${AINET_K8S_CRD_DIR:-none (the CRD tests skip)}"
 "$BIN/python" -c "import libyang" 2>/dev/null && echo "Python libyang: installed" \
     || echo "Python libyang: missing (tests/yang-deps.sh could not build it; the YANG tests fail if models are given)"
 
-# The 20 slowest tests are listed at the end of pytest's output.
+# The VM tier (molecule/rdma_vm: two qemu TCG VMs, about half an hour) runs in the background, alongside the
+# stages below: its guests spend much of their time waiting on the controller and the other stages leave
+# CPU free, so the whole run is shorter than one after the other. Its output goes to its own log, printed
+# when it ends; a failed stage stops it (and its VMs). AINET_VM_TIER=serial runs it after the container
+# scenarios instead; AINET_VM_TIER=skip leaves it out (said in the output).
+VM_TIER=${AINET_VM_TIER:-background}
+case "$VM_TIER" in background|serial|skip) ;; *) echo "AINET_VM_TIER=$VM_TIER: use background, serial or skip" >&2; exit 2 ;; esac
+LAB=1
+if [ "${AINET_SKIP_LAB:-0}" = 1 ] || [ "$(id -u)" != 0 ] || ! ls molecule/*/molecule.yml >/dev/null 2>&1; then
+    LAB=0
+fi
+VM_PID="" VM_START="" VM_LOG=$ROOT/build/test-logs/rdma_vm.log VM_PREFIX=v$$
+vm_tier_stop() {  # a stage failed: stop the VM tier and its VMs, show where it was
+    [ -n "$VM_PID" ] || return 0
+    kill -TERM -- "-$VM_PID" 2>/dev/null || kill -TERM "$VM_PID" 2>/dev/null || true
+    sleep 2
+    bash tests/vm/vms.sh down --prefix "$VM_PREFIX" >/dev/null 2>&1 || true
+    echo "--- the VM tier was stopped; the end of its log ($VM_LOG):"
+    tail -n 60 "$VM_LOG" 2>/dev/null || true
+}
+vm_tier_wait() {  # the VM tier's result: its log, its rows in the table
+    local rc=0
+    echo "waiting for the VM tier (started $(( $(date +%s) - VM_START )) s ago) ..."
+    wait "$VM_PID" || rc=$?
+    VM_PID=
+    cat "$VM_LOG"
+    sed 's/\t\([^\t]*\)$/\t\1 (in the background)/' "$VM_LOG.stages" >> "$AINET_STAGE_LOG" 2>/dev/null || true
+    return "$rc"
+}
+trap 'rc=$?; [ "$rc" = 0 ] || vm_tier_stop; stage_table' EXIT
+if [ "$LAB" = 1 ] && [ "$VM_TIER" = background ]; then
+    mkdir -p "$(dirname "$VM_LOG")"
+    : > "$VM_LOG.stages"
+    printf '\n=== molecule rdma_vm (the VM tier) started in the background: %s ===\n' "$VM_LOG"
+    VM_START=$(date +%s)
+    # a process group of its own (set -m), so that a failed stage can stop all of it
+    set -m
+    AINET_STAGE_LOG=$VM_LOG.stages AINET_LAB_PREFIX=$VM_PREFIX bash tests/molecule.sh rdma_vm > "$VM_LOG" 2>&1 &
+    VM_PID=$!
+    set +m
+fi
+
+# Two workers (pytest-xdist), one test file per worker at a time (--dist loadfile: a file's module-scoped labs
+# and fixtures are built once); every lab, namespace and container of a worker carries a prefix of its own
+# (tests/lab/labname.py). AINET_PYTEST_WORKERS=0 runs in one process. The 20 slowest tests end the output.
 stage "pytest: unit and integration" "$BIN/python" -m pytest -q -p no:cacheprovider --durations=20 \
-    tests/unit tests/integration
+    -n "${AINET_PYTEST_WORKERS:-2}" --dist loadfile tests/unit tests/integration
 
 stage "ansible-lint --profile production" ansible-lint --profile production --nocolor
 
@@ -50,8 +94,19 @@ if ls molecule/*/molecule.yml >/dev/null 2>&1; then
     elif [ "$(id -u)" != 0 ]; then
         echo "molecule: skipped (the lab needs root for network namespaces)"
     else
-        printf '\n=== molecule scenarios on the lab ===\n'
-        bash tests/molecule.sh   # a row per scenario in the stage table
+        printf '\n=== molecule scenarios on the container lab ===\n'
+        # a row per scenario in the stage table
+        scenarios=()
+        for file in molecule/*/molecule.yml; do
+            name=$(basename "$(dirname "$file")")
+            [ "$name" = rdma_vm ] || scenarios+=("$name")
+        done
+        bash tests/molecule.sh "${scenarios[@]}"
+        case "$VM_TIER" in
+            background) stage "molecule rdma_vm (the VM tier): its end" vm_tier_wait ;;
+            serial) bash tests/molecule.sh rdma_vm ;;
+            skip) echo "molecule rdma_vm (the VM tier): skipped (AINET_VM_TIER=skip)" ;;
+        esac
     fi
 fi
 if [ "$(id -u)" != 0 ] && [ "${AINET_SKIP_LAB:-0}" != 1 ]; then

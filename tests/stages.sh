@@ -1,3 +1,4 @@
+#!/usr/bin/env bash
 # Sourced by tests/run-all.sh: each stage of the suite is timed, and the table of stages is printed
 # when the run ends (passed or not), so every CI log says where the time went.
 #   stage NAME CMD...   runs CMD as the stage NAME; its row is written to $AINET_STAGE_LOG

@@ -269,9 +269,13 @@ def container_host(host, index, node, lab_dir, rootfs):
 
 
 def ssh_args():
+    """SSH to the lab's nodes: through the lab's relay, with a connection cache of the lab's own. Every lab has
+    the same management addresses and user: a shared ControlPath (ssh's default hashes host, port and user)
+    would hand one lab's connection to another lab running at the same time (pytest's workers)."""
     proxy = "/usr/bin/python3 %s --prefix %s %%h %%p" % (os.path.join(HERE, "netns_proxy.py"), prefix())
     return ("-o StrictHostKeyChecking=no -o UserKnownHostsFile=/dev/null -o LogLevel=ERROR "
-            "-o ControlMaster=auto -o ControlPersist=60s -o ProxyCommand=\"%s\"" % proxy)
+            "-o ControlMaster=auto -o ControlPersist=60s -o ControlPath=/tmp/ainet-ssh-%s-%%C "
+            "-o ProxyCommand=\"%s\"" % (prefix(), proxy))
 
 
 def tor_lldpd(lab_dir, name, rootfs):

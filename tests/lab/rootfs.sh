@@ -15,12 +15,25 @@ PACKAGES=systemd-sysv,dbus,openssh-server,python3,python3-apt,dkms,iproute2,iput
 # The rootfs is rebuilt when this script or the files it copies in change.
 HERE=$(dirname "${BASH_SOURCE[0]}")
 STAMP="$(cat "${BASH_SOURCE[0]}" "$HERE/files/ainet-lab-sysfs-ro.service" | sha256sum | cut -c1-16)"
+# One build at a time: the suite's pytest workers and molecule may all ask for it at once.
+mkdir -p "$(dirname "$DEST")"
+exec 9> "$DEST.lock"
+flock 9
 if [ -f "$DEST/.ainet-rootfs" ] && [ "$(cat "$DEST/.ainet-rootfs")" = "$STAMP" ]; then
     echo "rootfs: up to date at $DEST"
     exit 0
 fi
 rm -rf "$DEST" "$DEST.tmp"
 mkdir -p "$(dirname "$DEST")"
+# A rootfs built before on this machine, kept by its content hash (CI's fresh clone copies it, seconds instead
+# of minutes).
+CACHE=${AINET_TEST_CACHE:-/var/cache/ainet-fabric-tests}/lab-rootfs
+if [ -f "$CACHE/$STAMP/.ainet-rootfs" ]; then
+    cp -a "$CACHE/$STAMP" "$DEST.tmp"
+    mv "$DEST.tmp" "$DEST"
+    echo "rootfs: copied ($STAMP) from the cache $CACHE to $DEST"
+    exit 0
+fi
 # The hooks are run by mmdebstrap with the rootfs as $1: single quotes on purpose.
 # shellcheck disable=SC2016
 mmdebstrap --quiet --variant=minbase --include="$PACKAGES" \
@@ -36,3 +49,16 @@ mmdebstrap --quiet --variant=minbase --include="$PACKAGES" \
 echo "$STAMP" > "$DEST.tmp/.ainet-rootfs"
 mv "$DEST.tmp" "$DEST"
 echo "rootfs: built at $DEST ($(du -sh "$DEST" | cut -f1))"
+# Into the cache (only this build's), the marker file last so a half copy is never taken.
+if mkdir -p "$CACHE" 2>/dev/null; then
+    find "$CACHE" -mindepth 1 -maxdepth 1 ! -name "$STAMP" -exec rm -rf {} +
+    rm -rf "${CACHE:?}/${STAMP:?}"
+    if cp -a "$DEST" "$CACHE/$STAMP.tmp" && rm -f "$CACHE/$STAMP.tmp/.ainet-rootfs" && mv "$CACHE/$STAMP.tmp" "$CACHE/$STAMP" \
+            && echo "$STAMP" > "$CACHE/$STAMP/.ainet-rootfs"; then
+        chmod go-rwx "$CACHE"
+        echo "rootfs: kept in the cache $CACHE/$STAMP"
+    else
+        rm -rf "${CACHE:?}/${STAMP:?}.tmp" "${CACHE:?}/${STAMP:?}"
+        echo "rootfs: could not keep it in the cache $CACHE (the next clone builds it again)" >&2
+    fi
+fi

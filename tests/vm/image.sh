@@ -56,6 +56,14 @@ took() { awk -v a="$1" -v b="$(now)" 'BEGIN { printf "%.1f s", b - a }'; }
 T_ALL=$(now)
 
 mkdir -p "$OUT"
+# A built image is also kept in a cache of this machine's, by its content hash, so a rerun from another
+# checkout of the same content (CI's fresh clone) copies it instead of building it again. The SSH key is part of
+# the hash, so the cache keeps the key too (a throw-away key for VMs that live in a namespace of their own).
+CACHE=${AINET_TEST_CACHE:-/var/cache/ainet-fabric-tests}/vm
+if [ ! -f "$OUT/id_ed25519" ] && [ -f "$CACHE/id_ed25519" ] && [ -f "$CACHE/id_ed25519.pub" ]; then
+    cp "$CACHE/id_ed25519" "$CACHE/id_ed25519.pub" "$OUT/"
+    echo "image: SSH key from the cache $CACHE"
+fi
 # The key first: its public half goes into the image, so it is part of the hash.
 if [ ! -f "$OUT/id_ed25519" ]; then
     ssh-keygen -q -t ed25519 -N '' -C "ainet-vm-tier" -f "$OUT/id_ed25519"
@@ -72,6 +80,16 @@ fi
 if [ -n "$(pgrep -f "file=$OUT/.*\.qcow2" || true)" ]; then
     echo "image: VMs are running on the old image; run tests/vm/vms.sh down first" >&2
     exit 1
+fi
+FILES=(base.raw vmlinuz initrd.img image.info)
+if [ "$FORCE" = 0 ] && [ -f "$CACHE/$STAMP/complete" ]; then
+    T=$(now)
+    for file in "${FILES[@]}"; do
+        cp --sparse=always "$CACHE/$STAMP/$file" "$OUT/$file.tmp" && mv "$OUT/$file.tmp" "$OUT/$file"
+    done
+    echo "$STAMP" > "$OUT/image.stamp"
+    echo "image: copied ($STAMP) from the cache $CACHE in $(took "$T")"
+    exit 0
 fi
 
 WORK=$OUT/rootfs.tmp
@@ -172,6 +190,19 @@ menuentry 'Debian GNU/Linux (image)' {
 	initrd /boot/initrd.img-@KVER@
 }
 EOF
+# The initramfs of the VMs' own rebuilds (gpu_host's blacklist, rdma_netns's ib_core option): what the root
+# disk needs (MODULES=dep) plus the modules listed, not every driver (MODULES=most, Debian's default). A rebuild
+# under TCG then takes a fraction of the time; ib_core is listed, so the initramfs carries it as MODULES=most's
+# does and rdma_netns rebuilds it. The image's first initramfs (made in the chroot, where dep cannot find the
+# root disk) keeps MODULES=most: the conf is copied in after it was made.
+cat > "$GUEST/ainet-vm-tier.conf" <<'EOF'
+# ainet VM tier (tests/vm/image.sh): the root disk's modules and /etc/initramfs-tools/modules only
+MODULES=dep
+EOF
+cat > "$GUEST/initramfs-modules" <<'EOF'
+# ainet VM tier (tests/vm/image.sh): in the initramfs as with MODULES=most
+ib_core
+EOF
 cat > "$GUEST/fstab" <<'EOF'
 /dev/vda  /  ext4  defaults,errors=remount-ro  0  1
 EOF
@@ -198,6 +229,8 @@ mmdebstrap --quiet --variant=minbase --components=main --include="$INCLUDE" \
     --customize-hook='rm -f "$1/etc/hostname"; : > "$1/etc/machine-id"; rm -f "$1/var/lib/dbus/machine-id"' \
     --customize-hook='printf "127.0.0.1\tlocalhost\n::1\tlocalhost ip6-localhost ip6-loopback\n" > "$1/etc/hosts"' \
     --customize-hook="mkdir -p -m 0700 \"\$1/root/.ssh\"; install -m 0600 $OUT/id_ed25519.pub \"\$1/root/.ssh/authorized_keys\"" \
+    --customize-hook="copy-in $GUEST/ainet-vm-tier.conf /etc/initramfs-tools/conf.d" \
+    --customize-hook="cat $GUEST/initramfs-modules >> \"\$1/etc/initramfs-tools/modules\"" \
     --customize-hook='mkdir -p "$1/etc/ainet"; chroot "$1" dpkg-query -W -f "\${Package} \${Version}\n" linux-image-amd64 "linux-image-*-amd64" rdma-core ibverbs-providers iproute2 perftest infiniband-diags pciutils ethtool systemd openssh-server python3 > "$1/etc/ainet/image-packages"' \
     bookworm "$WORK" "$MIRROR"
 echo "image: step rootfs (mmdebstrap) took $(took "$T") ($(du -sh "$WORK" | cut -f1))"
@@ -228,4 +261,23 @@ echo "image: step mke2fs -d took $(took "$T") ($SIZE sparse, $(du -h "$OUT/base.
 rm -rf "$WORK" "$GUEST"
 echo "$STAMP" > "$OUT/image.stamp"
 echo "image: built $OUT/base.raw ($STAMP) in $(took "$T_ALL")"
+# Into the cache (only this build's: an older image is dropped), the key with it.
+if mkdir -p "$CACHE" 2>/dev/null; then
+    find "$CACHE" -mindepth 1 -maxdepth 1 -type d ! -name "$STAMP" -exec rm -rf {} +
+    rm -rf "${CACHE:?}/${STAMP:?}"
+    mkdir -p "$CACHE/$STAMP"
+    stored=1
+    cp "$OUT/id_ed25519" "$OUT/id_ed25519.pub" "$CACHE/" || stored=0
+    for file in "${FILES[@]}"; do
+        cp --sparse=always "$OUT/$file" "$CACHE/$STAMP/$file" || stored=0
+    done
+    if [ "$stored" = 1 ]; then
+        touch "$CACHE/$STAMP/complete"
+        chmod -R go-rwx "$CACHE"
+        echo "image: kept in the cache $CACHE/$STAMP"
+    else
+        rm -rf "${CACHE:?}/${STAMP:?}"
+        echo "image: could not keep the image in the cache $CACHE (the next clone builds it again)" >&2
+    fi
+fi
 cat "$OUT/image.info"
