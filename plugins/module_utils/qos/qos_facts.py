@@ -48,6 +48,16 @@ Fields (all optional, ``None`` when unknown):
     ``{priority: queue}``.
 ``pfc``
     sorted list of priorities with PFC (no-drop) enabled.
+``pfc_rx`` / ``pfc_tx``
+    the priorities of ``pfc`` on which the port honours the pause frames it receives (``rx``) and sends
+    pause frames when its buffer fills (``tx``). A source that switches both directions with one setting
+    (SONiC's ``pfc_enable``, EOS/NX-OS/OS10 ``priority-flow-control``, Cumulus ``qos roce``) states them
+    equal to ``pfc`` (:func:`pfc_both_ways`, named in the parser's docstring); Cumulus PFC profiles
+    state ``rx``/``tx`` apart. Hosts: ``None`` (only the switch port's directions are judged).
+``pfc_to_queue``
+    ``{pfc priority: queue}``: the egress queue that a pause frame received for that priority stops
+    (SONiC ``pfc_to_queue_map``). A NOS without that stage stops the queue its priority is scheduled on:
+    its parser states ``priority_to_queue`` here (:func:`pause_stops_own_queue`). Hosts: ``None``.
 ``ecn``
     ``{queue: {"enabled": bool, "min_bytes": int|None, "max_bytes": int|None,
     "probability": int|None}}`` (switches: ECN/WRED on egress queues).
@@ -63,7 +73,13 @@ Fields (all optional, ``None`` when unknown):
 ``pfc_watchdog``
     sorted list of priorities with the PFC watchdog on (``[]``: off everywhere).
 ``buffer_lossless``
-    sorted list of priorities that have a lossless (headroom) buffer.
+    sorted list of priorities that have a lossless (headroom) buffer, for sources that give ingress
+    buffers per priority (hosts' ``prio2buffer``, Cumulus traffic pools, NX-OS/OS10 no-drop classes).
+``priority_to_pg`` / ``buffer_lossless_pg``
+    sources with an ingress **priority group** stage of their own (SONiC: ``tc_to_pg_map`` ->
+    ``TC_TO_PRIORITY_GROUP_MAP`` and ``BUFFER_PG``): ``{priority: PG}`` and the sorted PGs whose buffer
+    profile is lossless. ``buffer_lossless`` is then ``None``: the check derives which priorities have a
+    lossless buffer from these two (``lossless_check``), the one place that fact is derived.
 ``roce_tos`` / ``traffic_class``
     ``cma_roce_tos`` of the RDMA device and its ``tc/1/traffic_class`` (hosts).
 ``pfc_capable`` / ``dcbx``
@@ -78,7 +94,7 @@ FORMATS = FORMATS_HOST + FORMATS_SWITCH
 
 FIELDS = ("trust", "dscp_to_priority", "priority_to_queue", "pfc", "ecn", "ecn_rp", "ecn_np", "ets",
           "cnp_dscp", "cnp_priority", "mtu", "pfc_watchdog", "buffer_lossless", "roce_tos", "traffic_class",
-          "pfc_capable", "dcbx")
+          "pfc_capable", "dcbx", "pfc_rx", "pfc_tx", "pfc_to_queue", "priority_to_pg", "buffer_lossless_pg")
 
 
 # The eight egress queues / traffic classes every NOS here has per port (0-7).
@@ -93,6 +109,29 @@ def ecn_off_elsewhere(ecn):
     for queue in QUEUES:
         out.setdefault(queue, dict(ECN_OFF))
     return out
+
+
+def pfc_both_ways(settings):
+    """For a source whose one PFC setting both sends and honours pauses: ``pfc_rx`` and ``pfc_tx`` are ``pfc``
+    (``None`` while ``pfc`` is)."""
+    for field in ("pfc_rx", "pfc_tx"):
+        if settings.get(field) is None and settings.get("pfc") is not None:
+            settings[field] = list(settings["pfc"])
+    return settings
+
+
+def pause_stops_own_queue(settings):
+    """For a NOS with no PFC priority -> queue map: a pause for a priority stops the queue that priority is
+    scheduled on, so ``pfc_to_queue`` is ``priority_to_queue`` (``None`` while that is)."""
+    if settings.get("pfc_to_queue") is None and settings.get("priority_to_queue") is not None:
+        settings["pfc_to_queue"] = dict(settings["priority_to_queue"])
+    return settings
+
+
+def one_way_pfc_stages(settings):
+    """:func:`pfc_both_ways` and :func:`pause_stops_own_queue`: for a NOS whose ``priority-flow-control`` names
+    priorities only (no direction, no pause -> queue map)."""
+    return pause_stops_own_queue(pfc_both_ways(settings))
 
 
 def new_settings():

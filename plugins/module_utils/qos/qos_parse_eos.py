@@ -44,6 +44,10 @@ map" and "default traffic class to transmit queue map", Trident/Tomahawk/Jericho
 ECN thresholds in ``bytes``/``kbytes``/``mbytes`` are converted (kbyte = 1024 bytes); thresholds in
 ``segments`` or time units give ``None`` bytes. ``buffer_lossless`` is not stated by the config.
 
+Stages EOS does not have (:func:`qos_facts.one_way_pfc_stages`): ``priority-flow-control priority N no-drop``
+names no direction, so ``pfc_rx`` = ``pfc_tx`` = ``pfc``; there is no PFC priority -> queue map, a pause stops
+the tx-queue of its traffic class (``pfc_to_queue`` = ``priority_to_queue``); no priority-group stage.
+
 Global ``switchport default mode routed|access`` sets whether an interface without ``switchport`` /
 ``no switchport`` is routed; ``interface defaults`` / ``mtu N`` the MTU of routed interfaces without
 their own ``mtu``.
@@ -60,7 +64,7 @@ MTU of a switched port (EOS's ``mtu`` is the layer 3 MTU), tx-queue scheduling o
 from __future__ import annotations
 
 from ansible_collections.ainet.fabric.plugins.module_utils.qos.qos_facts import (
-    ECN_OFF, ecn_off_elsewhere, int_list, new_facts, new_settings, unique)
+    ECN_OFF, ecn_off_elsewhere, int_list, new_facts, new_settings, one_way_pfc_stages, unique)
 from ansible_collections.ainet.fabric.plugins.module_utils.qos.qos_parse_cli import (
     block_problem, find_blocks, interface_lines, partial_reason, sort_key, split_blocks, starts, to_bytes,
     guarded_parse)
@@ -300,5 +304,6 @@ def _parse(text, problems):
                                 % (name, probe["profile"], probe["profile"]))
         _apply(lines, state, problems)
         ports[name] = _settings(state, maps, config, name, problems)
-    ordered = dict((name, ports[name]) for name in sorted(ports, key=sort_key))
+    # no PFC direction and no PFC priority -> queue map on this NOS (module docstring): one_way_pfc_stages
+    ordered = dict((name, one_way_pfc_stages(ports[name])) for name in sorted(ports, key=sort_key))
     return new_facts("eos", ordered, unique(problems))

@@ -12,13 +12,21 @@ PyYAML. What is read (the **priority** is the Cumulus switch-priority, the **que
 * ``qos mapping <profile>``: ``trust`` (``l2``/``pcp`` -> ``"pcp"``, ``l3``/``dscp`` -> ``"dscp"``,
   ``both`` -> ``"pcp,dscp"``) and ``dscp <d> switch-priority <sp>``;
 * ``qos egress-queue-mapping <profile> switch-priority <sp> traffic-class <tc>``;
-* ``qos pfc <profile> switch-priority`` (``3`` or ``3,4``);
+* ``qos pfc <profile> switch-priority`` (``3`` or ``3,4``) and its ``rx`` / ``tx`` (``enable``/``disable``):
+  ``rx disable`` makes the port ignore the pause frames it receives (``pfc_rx`` ``[]``), ``tx disable`` stops
+  it sending any (``pfc_tx`` ``[]``); either breaks lossless for the profile's priorities (Cumulus Linux user
+  guide, Quality of Service, "Priority Flow Control": "Enables sending pause frames and disables receiving
+  pause frames" for ``tx enable`` / ``rx disable``; NVUE reference ``nv set qos pfc <profile-id> rx``: "Turns
+  receiving PFC frames on and off"). A profile that states neither, and ``qos roce``, send and honour pauses
+  on every PFC priority (``pfc_rx`` = ``pfc_tx`` = ``pfc``);
 * ``qos congestion-control <profile> traffic-class <tc>``: ``ecn`` (enable/disable), ``min-threshold``,
   ``max-threshold`` (bytes), ``probability``;
 * ``qos egress-scheduler <profile> traffic-class <tc>``: ``mode strict`` or ``mode dwrr`` with
   ``bw-percent``;
 * ``qos traffic-pool <name>``: the ``switch-priority`` of a pool whose name or ``mode`` says
   ``lossless`` -> ``buffer_lossless``;
+* no PFC priority -> queue map: a pause stops the egress queue of its switch-priority (``pfc_to_queue`` =
+  ``priority_to_queue``); no priority-group stage: lossless buffers are per switch-priority (``buffer_lossless``);
 * per ``swpN`` interface (ranges ``swp1-32`` and lists ``swp1-4,swp10`` are expanded): ``link mtu``,
   ``qos <feature> profile <name>`` (the named profile replaces ``default-global`` for that feature)
   and ``qos pfc-watchdog`` (watchdog on the port's PFC priorities; ``[]`` on the other ports).
@@ -74,7 +82,8 @@ import copy
 import re
 
 from ansible_collections.ainet.fabric.plugins.module_utils.qos.qos_facts import (
-    ECN_OFF, QUEUES, ecn_off_elsewhere, new_facts, new_settings, to_int, to_int_list, unique,
+    ECN_OFF, QUEUES, ecn_off_elsewhere, new_facts, new_settings, pause_stops_own_queue, pfc_both_ways, to_int,
+    to_int_list, unique,
 )
 
 FORMAT = "nvue"
@@ -85,7 +94,7 @@ _TRUST = {"l2": "pcp", "pcp": "pcp", "l3": "dscp", "dscp": "dscp", "both": "pcp,
 _FEATURES = ("mapping", "egress-queue-mapping", "pfc", "congestion-control", "egress-scheduler")
 _ROCE_ECN = {"enabled": True, "min_bytes": 150000, "max_bytes": 1500000, "probability": 100}
 _FEATURE_FIELDS = {"mapping": ("trust", "dscp_to_priority"), "egress-queue-mapping": ("priority_to_queue",),
-                   "pfc": ("pfc",), "congestion-control": ("ecn",), "egress-scheduler": ("ets",)}
+                   "pfc": ("pfc", "pfc_rx", "pfc_tx"), "congestion-control": ("ecn",), "egress-scheduler": ("ets",)}
 
 # Defaults by omission of `nv config show` without `qos roce` (docs/lossless-qos.md, "Defaults by omission"). Source:
 # the Cumulus Linux 5.14 user guide, Quality of Service, "Default Configuration Files" (qos_features.conf as shipped;
@@ -243,6 +252,14 @@ def _apply_profile(s, feature, prof, where, problems):
             if isinstance(sps, dict):
                 sps = list(sps)
             s["pfc"] = _ints(sps, "%s switch-priority" % where, problems)
+        for field, key in (("pfc_rx", "rx"), ("pfc_tx", "tx")):
+            if key in prof:
+                if _off(prof.get(key)):
+                    s[field] = []
+                elif _on(prof.get(key)):
+                    s[field] = list(s["pfc"]) if s["pfc"] is not None else None
+                else:
+                    problems.append("%s %s: %r is neither enable nor disable" % (where, key, prof.get(key)))
     elif feature == "congestion-control":
         table = dict(s["ecn"] or {})
         for key, entry in _dict(prof.get("traffic-class")).items():
@@ -367,6 +384,8 @@ def parse_nvue(text):
             s["ecn"] = ecn_off_elsewhere(s["ecn"])
         if watchdog or complete:
             s["pfc_watchdog"] = list(s["pfc"] or []) if _watchdog_on(port_qos) else []
+        pfc_both_ways(s)
+        pause_stops_own_queue(s)
         ports[port] = s
     return new_facts(FORMAT, ports, unique(problems))
 
@@ -529,4 +548,7 @@ def parse_nvue_roce(text):
         if not lossless and values.get("mode", "").startswith("lossless-single-ipool"):
             lossless.update(s["pfc"] or [])
         s["buffer_lossless"] = sorted(lossless)
+    # RoCE mode: one PFC setting both ways, pauses stop the switch-priority's own queue (see parse_nvue)
+    pfc_both_ways(s)
+    pause_stops_own_queue(s)
     return new_facts(FORMAT_ROCE, {"": s}, unique(problems))

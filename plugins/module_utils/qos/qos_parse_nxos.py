@@ -40,6 +40,10 @@ Vendor defaults used when the config is silent (Cisco Nexus 9000 NX-OS QoS confi
 * ``buffer_lossless``: the paused CoS values of the system network-qos policy (no-drop buffers are
   carved system-wide).
 
+Stages NX-OS does not have (:func:`qos_facts.one_way_pfc_stages`): ``priority-flow-control`` and the no-drop
+class name no direction, so ``pfc_rx`` = ``pfc_tx`` = ``pfc``; there is no PFC priority -> queue map, a pause
+stops the queue of its qos-group (``pfc_to_queue`` = ``priority_to_queue``); no priority-group stage.
+
 **Defaults by omission** (:data:`NXOS_DEFAULTS`; sources in ``docs/lossless-qos.md``): a whole
 running-config (anything but a ``!Command: show running-config <section>`` output) states them by
 leaving the command out: without a type qos input policy every packet is in qos-group 0 (``trust``
@@ -60,7 +64,7 @@ from __future__ import annotations
 import re
 
 from ansible_collections.ainet.fabric.plugins.module_utils.qos.qos_facts import (
-    ECN_OFF, ecn_off_elsewhere, int_list, new_facts, new_settings, unique)
+    ECN_OFF, ecn_off_elsewhere, int_list, new_facts, new_settings, one_way_pfc_stages, unique)
 from ansible_collections.ainet.fabric.plugins.module_utils.qos.qos_parse_cli import (
     block_problem, dscp_list, find_blocks, interface_lines, partial_reason, sort_key, split_blocks, starts, to_bytes,
     guarded_parse)
@@ -385,5 +389,6 @@ def _parse(text, problems):
             elif state is False:
                 settings["pfc_watchdog"] = []
         ports[name] = settings
-    ordered = dict((name, ports[name]) for name in sorted(ports, key=sort_key))
+    # no PFC direction and no PFC priority -> queue map on this NOS (module docstring): one_way_pfc_stages
+    ordered = dict((name, one_way_pfc_stages(ports[name])) for name in sorted(ports, key=sort_key))
     return new_facts("nxos", ordered, unique(problems))

@@ -35,6 +35,10 @@ Vendor defaults used when the config is silent (Dell OS10 user guide, "Quality o
   port's network-qos policy (none: ``[]``); silence gives ``[]`` (see below). ``buffer_lossless`` is
   the same list (OS10 reserves lossless buffers for those priorities on PFC ports).
 
+Stages OS10 does not have (:func:`qos_facts.one_way_pfc_stages`): ``priority-flow-control`` and the no-drop
+class name no direction, so ``pfc_rx`` = ``pfc_tx`` = ``pfc``; there is no PFC priority -> queue map, a pause
+stops the queue of its qos-group (``pfc_to_queue`` = ``priority_to_queue``); no priority-group stage.
+
 **Defaults by omission** (:data:`OS10_DEFAULTS`; sources in ``docs/lossless-qos.md``): OS10 prints no
 ``Command:`` header, so every running-config is read as whole and what it leaves out is the default:
 no trust map: ``dscp_to_priority`` all 64 DSCPs on traffic class 0; no ``priority-flow-control mode``:
@@ -50,7 +54,7 @@ values.
 from __future__ import annotations
 
 from ansible_collections.ainet.fabric.plugins.module_utils.qos.qos_facts import (
-    ECN_OFF, ecn_off_elsewhere, int_list, new_facts, new_settings, unique)
+    ECN_OFF, ecn_off_elsewhere, int_list, new_facts, new_settings, one_way_pfc_stages, unique)
 from ansible_collections.ainet.fabric.plugins.module_utils.qos.qos_parse_cli import (
     block_problem, dscp_list, find_blocks, interface_lines, partial_reason, sort_key, split_blocks, starts, to_bytes,
     guarded_parse)
@@ -350,5 +354,6 @@ def _parse(text, problems):
         if mode != "on" and "input_network-qos" in scope:
             lookup("nq", scope["input_network-qos"])
         ports[name] = settings
-    ordered = dict((name, ports[name]) for name in sorted(ports, key=sort_key))
+    # no PFC direction and no PFC priority -> queue map on this NOS (module docstring): one_way_pfc_stages
+    ordered = dict((name, one_way_pfc_stages(ports[name])) for name in sorted(ports, key=sort_key))
     return new_facts("os10", ordered, unique(problems))

@@ -19,7 +19,16 @@ still yields its ports). Per port:
 * ``trust``: ``"dscp"`` with a ``dscp_to_tc_map``, ``"pcp"`` with a ``dot1p_to_tc_map``, ``"pcp,dscp"``
   with both, ``None`` with neither (in a fragment; a whole config_db: see the defaults below).
 * ``priority_to_queue``: ``tc_to_queue_map`` -> ``TC_TO_QUEUE_MAP[name]``.
-* ``pfc``: ``pfc_enable`` (``"3,4"``); ``[]`` for a port in ``PORT_QOS_MAP`` without it.
+* ``pfc``: ``pfc_enable`` (``"3,4"``); ``[]`` for a port in ``PORT_QOS_MAP`` without it. ``pfc_rx`` and
+  ``pfc_tx`` equal it: orchagent writes ``pfc_enable`` as one bit vector, ``SAI_PORT_ATTR_PRIORITY_FLOW_CONTROL``
+  (sonic-swss ``orchagent/qosorch.cpp``, ``setPortPfc``), which SAI applies to both directions in its default
+  ``SAI_PORT_PRIORITY_FLOW_CONTROL_MODE_COMBINED`` (``inc/saiport.h``).
+* ``priority_to_pg``: ``tc_to_pg_map`` -> ``TC_TO_PRIORITY_GROUP_MAP[name]`` (the ingress priority group a TC
+  is buffered in; ``SAI_PORT_ATTR_QOS_TC_TO_PRIORITY_GROUP_MAP``). ``None`` without the field, in a whole
+  config_db too: SAI says "Default no map" and not which PG a TC then lands in (the ASIC's choice).
+* ``pfc_to_queue``: ``pfc_to_queue_map`` -> ``MAP_PFC_PRIORITY_TO_QUEUE[name]`` (the queue a received pause
+  for a priority stops; ``SAI_PORT_ATTR_QOS_PFC_PRIORITY_TO_QUEUE_MAP``); ``None`` without the field (SAI:
+  "Default no map").
 * ``ecn``: per queue of ``QUEUE["port|q"]``: ``wred_profile`` -> ``WRED_PROFILE``; ``enabled`` when
   ``ecn`` is anything but ``ecn_none`` (``ecn_all``, ``ecn_green``, ...); bytes and probability
   from ``green_min_threshold`` / ``green_max_threshold`` / ``green_drop_probability`` (yellow, then
@@ -27,14 +36,19 @@ still yields its ports). Per port:
 * ``ets``: ``QUEUE[...].scheduler`` -> ``SCHEDULER``: ``STRICT`` -> ``strict``, ``DWRR``/``WRR`` ->
   ``ets`` with ``weight``; any other type -> ``vendor``.
 * ``mtu``: ``PORT[port].mtu``.
-* ``pfc_watchdog``: when ``PFC_WD`` exists: the port's ``pfcwd_sw_enable`` priorities (or, without
-  that field, its ``pfc_enable`` priorities) when the port has a ``PFC_WD`` entry, else ``[]``;
-  ``None`` when there is no ``PFC_WD`` table in a fragment. ``PFC_WD|GLOBAL`` (poll interval) is not a port.
-* ``buffer_lossless``: the priority groups of ``BUFFER_PG["port|3-4"]`` whose profile is lossless:
+* ``pfc_watchdog``: when ``PFC_WD`` exists: the port's ``pfcwd_sw_enable`` priorities when the port has a
+  ``PFC_WD`` entry, else ``[]``; ``None`` when there is no ``PFC_WD`` table in a fragment. ``PFC_WD|GLOBAL``
+  (poll interval) is not a port. A port without ``pfcwd_sw_enable`` has the watchdog off, whatever its
+  ``pfc_enable``: orchagent keeps the field's bit mask (0 when absent; ``qosorch.cpp``,
+  ``setPortPfcWatchdogStatus``) and the watchdog arms only the queues in that mask (``pfcwdorch.cpp``,
+  ``getLosslessTcsForPort``; since sonic-swss #2171, which split ``pfcwd_sw_enable`` from ``pfc_enable``;
+  sonic-utilities' ``db_migrator`` copies ``pfc_enable`` into it on upgrade).
+* ``buffer_lossless_pg``: the priority groups of ``BUFFER_PG["port|3-4"]`` whose profile is lossless:
   a ``BUFFER_PROFILE`` with ``xon`` or ``xoff``; a ``pg_lossless_*`` name (buffermgrd creates those
   at run time, so they need not be defined); or ``NULL``, which the dynamic buffer model uses for a
   lossless PG whose headroom buffermgrd calculates. Both reference styles are read:
   ``"[BUFFER_PROFILE|name]"`` and ``"name"``. ``None`` when the port has no ``BUFFER_PG`` entry.
+  ``buffer_lossless`` stays ``None``: PG numbers are not priorities; the check follows ``priority_to_pg``.
 
 **Defaults by omission** (:data:`SONIC_DEFAULTS`; sources in ``docs/lossless-qos.md``): a whole config_db
 (``sonic-cfggen -d --print-data``, ``/etc/sonic/config_db.json``: it has ``DEVICE_METADATA``) states
@@ -45,7 +59,8 @@ the ASIC, so both stay ``None``); no ``tc_to_queue_map`` -> every TC on queue 0;
 ``pfc`` ``[]``; a queue without ``wred_profile`` -> ECN off; no ``PFC_WD`` entry -> ``pfc_watchdog``
 ``[]``; a ``PORT`` entry without ``mtu`` -> 9100. Not filled (no documentation found): the scheduler of
 a queue without ``scheduler`` (vendor), lossless buffers of ports without ``BUFFER_PG`` (the buffer
-model creates them). A fragment without ``DEVICE_METADATA`` (a rendered ``qos.json``, this
+model creates them), the PG of a TC without ``tc_to_pg_map`` and the queue a pause stops without
+``pfc_to_queue_map`` (SAI: "Default no map", the ASIC decides). A fragment without ``DEVICE_METADATA`` (a rendered ``qos.json``, this
 collection's patch source) cannot tell, and keeps ``None``. A reference that cannot be resolved
 (a problem) keeps ``None`` too.
 
@@ -59,7 +74,7 @@ from __future__ import annotations
 import json
 
 from ansible_collections.ainet.fabric.plugins.module_utils.qos.qos_facts import (
-    ECN_OFF, QUEUES, ecn_off_elsewhere, new_facts, new_settings, to_int, to_int_list, unique,
+    ECN_OFF, QUEUES, ecn_off_elsewhere, new_facts, new_settings, pfc_both_ways, to_int, to_int_list, unique,
 )
 
 FORMAT = "sonic_config_db"
@@ -314,8 +329,13 @@ def parse_sonic_config_db(text):
             s["priority_to_queue"] = _int_map(tables, "TC_TO_QUEUE_MAP", _ref(qos.get("tc_to_queue_map")),
                                               where, problems, maps)
             s["pfc"] = _indices(qos.get("pfc_enable"), where, problems)
+            s["priority_to_pg"] = _int_map(tables, "TC_TO_PRIORITY_GROUP_MAP", _ref(qos.get("tc_to_pg_map")),
+                                           where, problems, maps)
+            s["pfc_to_queue"] = _int_map(tables, "MAP_PFC_PRIORITY_TO_QUEUE", _ref(qos.get("pfc_to_queue_map")),
+                                         where, problems, maps)
         if complete:
             _fill_port_qos(s, qos or {}, global_map)
+        pfc_both_ways(s)
         if port in queue_tbl:
             ecn, ets, unreadable = _queues(tables, queue_tbl[port], problems)
             s["ecn"] = ecn or None
@@ -331,11 +351,10 @@ def parse_sonic_config_db(text):
             s["mtu"] = to_int(mtu, "PORT|%s" % port, problems)
         if has_wd:
             if port in wd_tbl and qos is not None:
-                field = "pfcwd_sw_enable" if qos.get("pfcwd_sw_enable") not in (None, "") else "pfc_enable"
-                s["pfc_watchdog"] = _indices(qos.get(field), "PORT_QOS_MAP|%s" % port, problems)
+                s["pfc_watchdog"] = _indices(qos.get("pfcwd_sw_enable"), "PORT_QOS_MAP|%s" % port, problems)
             else:
                 s["pfc_watchdog"] = list(SONIC_DEFAULTS["pfc_watchdog"])
         if port in pg_tbl:
-            s["buffer_lossless"] = _lossless_pgs(tables, pg_tbl[port], problems)
+            s["buffer_lossless_pg"] = _lossless_pgs(tables, pg_tbl[port], problems)
         ports[port] = s
     return new_facts(FORMAT, ports, unique(problems))

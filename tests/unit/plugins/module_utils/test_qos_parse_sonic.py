@@ -68,7 +68,8 @@ def test_dynamic_buffer_null_profile_is_lossless_headroom():
     facts = load("buffers-mellanox4600c-t1-dynamic.json")
     assert facts["problems"] == []
     s = facts["ports"]["Ethernet0"]
-    assert s["buffer_lossless"] == [3, 4]
+    assert s["buffer_lossless_pg"] == [3, 4]   # issue 29: PG numbers, not priorities
+    assert s["buffer_lossless"] is None and s["priority_to_pg"] is None  # no PORT_QOS_MAP in a buffers render
     assert s["pfc"] is None
     assert s["dscp_to_priority"] is None
 
@@ -97,13 +98,18 @@ def test_full_config_db_with_pfc_watchdog_and_mtu():
     s = facts["ports"]["Ethernet4"]
     assert s["mtu"] == 9100
     assert s["pfc"] == [3, 4]
-    assert s["pfc_watchdog"] == [3, 4]
+    # issue 29: no pfcwd_sw_enable on the port: current orchagent arms no watchdog queue (was [3, 4], read from
+    # pfc_enable: the defect)
+    assert s["pfc_watchdog"] == []
+    assert s["pfc_rx"] == s["pfc_tx"] == [3, 4]
+    assert s["priority_to_pg"] == {0: 0, 1: 0, 2: 0, 3: 3, 4: 4, 5: 0, 6: 0, 7: 7}
+    assert s["pfc_to_queue"] == {p: p for p in range(8)}
     assert s["dscp_to_priority"][26] == 1
     assert s["dscp_to_priority"][46] == 5
     assert s["ecn"][3]["enabled"] is True
     assert s["ecn"][0]["enabled"] is False
     assert s["ets"][3] == {"mode": "ets", "weight": 15}
-    assert s["buffer_lossless"] == []       # only the lossy PG 0 is in the config
+    assert s["buffer_lossless_pg"] == []    # only the lossy PG 0 is in the config
     e0 = facts["ports"]["Ethernet0"]        # in PORT, not in PORT_QOS_MAP / PFC_WD / QUEUE
     assert e0["mtu"] == 9100
     # a whole config_db (DEVICE_METADATA): what it leaves out is the SAI default (defaults by omission)
@@ -112,16 +118,17 @@ def test_full_config_db_with_pfc_watchdog_and_mtu():
     assert e0["trust"] == "none" and set(e0["dscp_to_priority"].values()) == {0}
     assert e0["priority_to_queue"] == {tc: 0 for tc in range(8)}
     assert not any(v["enabled"] for v in e0["ecn"].values()) and len(e0["ecn"]) == 8
-    assert e0["ets"] is None and e0["buffer_lossless"] is None  # no documented default
+    assert e0["ets"] is None and e0["buffer_lossless_pg"] is None  # no documented default
+    assert e0["priority_to_pg"] is None and e0["pfc_to_queue"] is None  # SAI: "Default no map"
 
 
 def test_flat_layout_and_old_reference_style():
     facts = load("acs-msn2700-t0-version_1_0_1.json")
     assert facts["problems"] == []
     s = facts["ports"]["Ethernet0"]
-    assert s["buffer_lossless"] == [3, 4]
+    assert s["buffer_lossless_pg"] == [3, 4]
     assert s["mtu"] == 9100
-    assert facts["ports"]["Ethernet4"]["buffer_lossless"] == [3, 4]
+    assert facts["ports"]["Ethernet4"]["buffer_lossless_pg"] == [3, 4]
 
 
 # ---------------------------------------------------------------- synthetic tolerance inputs
@@ -157,7 +164,7 @@ def test_synthetic_undefined_references_go_to_problems():
     assert s["dscp_to_priority"] is None
     assert s["pfc"] == [3]
     assert s["ets"][3] == {"mode": "strict", "weight": None}
-    assert s["buffer_lossless"] == [4]
+    assert s["buffer_lossless_pg"] == [4]
     assert s["mtu"] == 9100
     assert facts["ports"]["Ethernet8"]["mtu"] is None
 
