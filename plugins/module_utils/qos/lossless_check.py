@@ -10,7 +10,8 @@ name or a resolved profile of :mod:`qos_profile`), each side with the profile. I
     {"disagreements": [{"code": "roce_dscp_lossy_on_switch", "host": 3, "switch": 1,
                         "message": "DSCP 26 is lossless priority 3 on the host but lands in lossy TC1 on the
                                     switch port Ethernet8 (PFC there: 3,4)."}],
-     "unchecked": [{"topic": "pfc_watchdog", "reason": "the switch port's PFC watchdog was not read"}]}
+     "unchecked": [{"topic": "pfc_watchdog", "reason": "the switch port's PFC watchdog was not read"}],
+     "advice": [{"topic": "lossless_dscps", "message": "DSCP 24,25,27 ... are lossless on the host ..."}]}
 
 ``disagreements`` holds only what really disagrees: the list a user asserts empty.
 ``unchecked`` names each topic that could not be compared because one side does not state its input
@@ -18,15 +19,25 @@ name or a resolved profile of :mod:`qos_profile`), each side with the profile. I
 agreement. :func:`lossless_diff` returns the disagreements alone. :data:`CODES` lists every
 disagreement code, :data:`TOPICS` every topic; ``docs/lossless-qos.md`` shows both tables.
 
-Without a profile the two sides are still compared: the RoCE DSCP is the one the host stamps
-(``cma_roce_tos``/``traffic_class``); when that was not read either, every DSCP that lands in a PFC
-priority on one side must land in a PFC priority on the other (``lossless_dscp_mismatch``), and PFC
-sets, trust, ECN, CNP, MTU, watchdog and buffers are compared as usual.
+The check follows one RoCE packet, and one CNP, through the switch port: classification (trust, DSCP ->
+priority), the ingress buffer (priority -> priority group, a lossless group), PFC (enabled for that priority,
+in both directions, and the pause stopping the queue the priority leaves on), then the egress queue (ECN,
+scheduler). A stage whose input a side does not state is ``unchecked``; a NOS that has no such stage says so in
+its parser (``qos_facts``: ``pfc_rx``/``pfc_tx``, ``pfc_to_queue``, ``priority_to_pg``).
 
-ECN thresholds agree when they are equal in the unit the switch configuration counts in: a NOS
-that counts in kilobytes or megabytes of 1,024 (EOS, NX-OS ``kbytes``/``mbytes``) agrees with the
-profile's decimal bytes when the number of kilo/mega units is the same (150,000 B and
-``150 kbytes``), or when the profile's value rounded to the unit is the switch's value.
+Without a profile the two sides are still compared: the RoCE DSCP is the one the host stamps
+(``cma_roce_tos``/``traffic_class``), and only it and the CNP DSCP are judged. When the ToS was not read
+either, RoCE can only use a code point that lands in a PFC priority on both sides: those are judged (same
+priority on both ends), none at all is ``lossless_dscp_mismatch``, and a code point lossless on one side only
+(NVIDIA's default host table makes DSCP 24-31 lossless where the switch maps only 26) goes to ``advice``, not
+to the disagreements. ``advice`` never makes a link disagree; the report shows it.
+
+ECN thresholds are compared in the unit the switch configuration counts in (a whole number of kbytes or mbytes
+of 1,024, else bytes): 150,000 B agrees with ``150 kbytes`` (the same count, decimal vs binary prefix) and with
+``146 kbytes`` (the profile's bytes rounded to the unit), as long as the switch's value is no further from the
+profile's than a kibibyte is from a kilobyte (2.4 %, :data:`THRESHOLD_SLACK`). A value of 0 units, or one the
+coarser unit moves further (``0 mbytes`` or ``1 mbytes`` for 150,000 or 1,500,000 B), disagrees; bytes compare
+exactly.
 
 :func:`link_rows` runs it for every host-ToR link of a rail plan and returns the rows of the
 report (:mod:`lossless_report`).
@@ -47,6 +58,9 @@ CODES = {
     "roce_dscp_lossy_on_switch": "the switch port maps the RoCE DSCP to a class without PFC",
     "roce_priority_mismatch": "host and switch put the RoCE DSCP on different priorities",
     "pfc_mismatch": "the sets of PFC priorities differ between host and switch port",
+    "pfc_rx_off_on_switch": "a PFC priority of the switch port ignores received pause frames (rx disabled)",
+    "pfc_tx_off_on_switch": "a PFC priority of the switch port never sends pause frames (tx disabled)",
+    "pfc_pauses_other_queue": "a pause frame for a PFC priority stops another queue than the one that priority leaves on",
     "ecn_off_on_switch": "the switch queue that carries RoCE does not mark ECN",
     "ecn_off_on_host": "DCQCN (ECN reaction/notification point) is off for the RoCE priority on the host",
     "cnp_not_strict_on_switch": "the CNP DSCP lands in a non-strict (or lossless) queue on the switch",
@@ -67,6 +81,8 @@ TOPICS = {
     "roce_dscp": "which DSCP RoCE uses (the profile, else the host's RoCE ToS), and where it lands",
     "lossless_dscps": "the DSCPs that land in a PFC priority on each side",
     "pfc": "the sets of PFC priorities",
+    "pfc_direction": "whether the switch port sends and honours pause frames on its PFC priorities",
+    "pfc_queue": "which queue a pause frame for each PFC priority stops on the switch",
     "ecn_switch": "ECN marking on the switch queue that carries RoCE",
     "ecn_host": "DCQCN on the host's RoCE priority",
     "cnp_switch": "the CNP DSCP's queue on the switch",
@@ -78,6 +94,11 @@ TOPICS = {
     "tos": "the RoCE ToS of the host",
 }
 KILO = 1024
+# How far a threshold rounded to the switch's unit may be from the profile's bytes: 24/1000, what a kibibyte
+# differs from a kilobyte (150 kbytes = 153,600 B for 150,000 B), so rounding never accepts more than the decimal
+# prefix convention already does. 146 kbytes (0.3 % off 150,000 B) agrees; 1 mbytes (30 % off 1,500,000 B) and
+# 0 mbytes do not.
+THRESHOLD_SLACK = (24, 1000)
 
 
 def resolve(profile):
@@ -104,16 +125,23 @@ def resolve(profile):
 
 
 def same_threshold(have, want):
-    """Whether a switch's ECN threshold ``have`` (bytes) agrees with the profile's ``want`` (bytes), in the
-    unit the switch counts in (see the module doc)."""
+    """Whether a switch's ECN threshold ``have`` (bytes) agrees with the profile's ``want`` (bytes), compared in the
+    unit the switch counts in (see the module doc and ``docs/lossless-qos.md``, "Which differences count")."""
     have, want = int(have), int(want)
     if have == want:
         return True
-    for power in (1, 2):  # kilo, mega
+    if have <= 0 or want <= 0:
+        return False  # a threshold that counts to 0 units marks from the first byte, or never
+    for power in (1, 2):  # kbytes, mbytes of 1,024
         unit = KILO ** power
-        if have % unit == 0 and (want % (1000 ** power) == 0 and want // (1000 ** power) == have // unit
-                                 or int(round(float(want) / unit)) == have // unit):
-            return True
+        if have % unit:
+            continue  # not a whole number of this unit: the switch does not count in it
+        count = have // unit
+        if want % (1000 ** power) == 0 and want // (1000 ** power) == count:
+            return True  # the profile's decimal prefix, the switch's binary one: 150,000 B = 150 kbytes
+        if count == int(round(float(want) / unit)) and abs(have - want) * THRESHOLD_SLACK[1] <= \
+                want * THRESHOLD_SLACK[0]:
+            return True  # the profile's bytes rounded to the switch's unit, no further off than kilo vs kibi
     return False
 
 
@@ -131,12 +159,17 @@ def _trusts_dscp(trust):
 
 
 class _Diff(object):
-    __slots__ = ("items", "port", "unchecked")
+    __slots__ = ("advice", "items", "port", "unchecked")
 
     def __init__(self, port):
+        self.advice = []
         self.items = []
         self.port = port
         self.unchecked = {}
+
+    def advise(self, topic, message):
+        """Not a disagreement: something that would become one if the input the check lacks turned out badly."""
+        self.advice.append({"topic": topic, "message": message})
 
     def add(self, code, host, switch, message):
         self.items.append({"code": code, "host": host, "switch": switch, "message": message})
@@ -158,7 +191,8 @@ def lossless_diff(host, switch, port=None, profile=None, host_port=None):
 
 
 def lossless_check(host, switch, port=None, profile=None, host_port=None):
-    """``{"disagreements": [...], "unchecked": [{"topic", "reason"}]}`` for a host NIC and its switch port.
+    """``{"disagreements": [...], "unchecked": [{"topic", "reason"}], "advice": [{"topic", "message"}]}`` for a host
+    NIC and its switch port.
 
     ``host``/``switch``: facts mappings or bare settings; ``port`` picks the switch port (needed
     when the switch facts hold several), ``host_port`` the host NIC; ``profile``: None, a preset
@@ -222,6 +256,7 @@ def lossless_check(host, switch, port=None, profile=None, host_port=None):
     elif h_pfc != s_pfc:
         d.add("pfc_mismatch", h_pfc, s_pfc,
               "PFC is on priorities %s on the host but %s on %s." % (_fmt(h_pfc), _fmt(s_pfc), where))
+    _pfc_stages(d, s, s_pfc, where)
 
     # ECN on the switch queue of RoCE, DCQCN on the host priority.
     if s_prio is None or s["ecn"] is None:
@@ -301,18 +336,9 @@ def lossless_check(host, switch, port=None, profile=None, host_port=None):
             d.add("pfc_watchdog_off", None, sorted_ints(s["pfc_watchdog"]),
                   "The PFC watchdog is off for lossless priority %s on %s: a stuck receiver can pause the fabric "
                   "indefinitely." % (_fmt(missing), where))
-    for side, settings, pfc, code in (("the host NIC", h, h_pfc, "no_lossless_buffer_on_host"),
-                                      (where, s, s_pfc, "no_lossless_buffer_on_switch")):
-        if settings["buffer_lossless"] is None and pfc:
-            d.skip("buffer_host" if code.endswith("host") else "buffer_switch",
-                   "the lossless buffers of %s were not read" % side)
-        if settings["buffer_lossless"] is not None and pfc:
-            missing = [p for p in pfc if p not in sorted_ints(settings["buffer_lossless"])]
-            if missing:
-                values = (missing, None) if side == "the host NIC" else (None, missing)
-                d.add(code, values[0], values[1],
-                      "Priority %s has PFC but no lossless buffer on %s: pause frames come too late to prevent "
-                      "drops." % (_fmt(missing), side))
+    for side, settings, pfc in (("the host NIC", h, h_pfc), (where, s, s_pfc)):
+        if pfc:
+            _buffers(d, side, settings, pfc, side == "the host NIC")
 
     # The ToS stamped on RoCE packets.
     tos, tclass = h["roce_tos"], h["traffic_class"]
@@ -331,32 +357,117 @@ def lossless_check(host, switch, port=None, profile=None, host_port=None):
     if profile:
         _against_profile(d, h, s, profile, where)
     return {"disagreements": d.items,
-            "unchecked": [{"topic": topic, "reason": reason} for topic, reason in sorted(d.unchecked.items())]}
+            "unchecked": [{"topic": topic, "reason": reason} for topic, reason in sorted(d.unchecked.items())],
+            "advice": d.advice}
+
+
+def _pfc_stages(d, s, s_pfc, where):
+    """Each PFC priority of the switch port past its enable bit: pauses sent (tx) and honoured (rx), and the queue a
+    received pause stops (it must be the queue that priority leaves on)."""
+    if not s_pfc:
+        return
+    for field, code, text in (
+            ("pfc_rx", "pfc_rx_off_on_switch", "has PFC rx disabled: the port ignores the host's pause frames and "
+                                               "keeps sending into a full receive buffer, which drops"),
+            ("pfc_tx", "pfc_tx_off_on_switch", "has PFC tx disabled: the port never sends pause frames, so its "
+                                               "ingress buffer overflows and drops the host's packets")):
+        enabled = sorted_ints(s[field])
+        if enabled is None:
+            d.skip("pfc_direction", "whether %s sends and honours pause frames (%s) was not read" % (where, field))
+            continue
+        off = [p for p in s_pfc if p not in enabled]
+        if off:
+            d.add(code, None, off, "PFC priority %s on %s %s." % (_fmt(off), where, text))
+    if s["pfc_to_queue"] is None:
+        d.skip("pfc_queue", "which queue a pause frame stops on %s (the PFC priority -> queue map) was not read" % where)
+        return
+    for prio in s_pfc:
+        paused = lookup(s["pfc_to_queue"], prio)
+        if paused is None:
+            d.skip("pfc_queue", "the PFC priority -> queue map of %s does not place priority %d" % (where, prio))
+            continue
+        queue = _queue(s, prio)
+        if int(paused) != queue:
+            d.add("pfc_pauses_other_queue", None, {"priority": prio, "paused_queue": int(paused), "queue": queue},
+                  "A pause frame for PFC priority %d stops queue %s on %s, but priority %d leaves on queue %d: the "
+                  "host's pauses do not hold back the traffic that fills its buffer." % (prio, paused, where, prio,
+                                                                                       queue))
+
+
+def _buffers(d, side, settings, pfc, host):
+    """The lossless buffer of each PFC priority: per priority (``buffer_lossless``) or through the priority group
+    the priority is buffered in (``priority_to_pg`` + ``buffer_lossless_pg``); derived here and nowhere else."""
+    topic, code = ("buffer_host", "no_lossless_buffer_on_host") if host else \
+        ("buffer_switch", "no_lossless_buffer_on_switch")
+    if settings["buffer_lossless"] is not None:
+        missing = [p for p in pfc if p not in sorted_ints(settings["buffer_lossless"])]
+        if missing:
+            d.add(code, missing if host else None, None if host else missing,
+                  "Priority %s has PFC but no lossless buffer on %s: pause frames come too late to prevent drops."
+                  % (_fmt(missing), side))
+        return
+    pgs, pg_map = settings.get("buffer_lossless_pg"), settings.get("priority_to_pg")
+    if pgs is None:
+        d.skip(topic, "the lossless buffers of %s were not read" % side)
+        return
+    pgs = sorted_ints(pgs)
+    if pg_map is None:
+        d.skip(topic, "%s has lossless buffers on priority group %s, but which group priority %s is buffered in was "
+                      "not read (no TC -> priority group map)" % (side, _fmt(pgs), _fmt(pfc)))
+        return
+    missing = []
+    for prio in pfc:
+        group = lookup(pg_map, prio)
+        if group is None:
+            d.skip(topic, "the TC -> priority group map of %s does not place priority %d" % (side, prio))
+        elif int(group) not in pgs:
+            missing.append((prio, int(group)))
+    if missing:
+        d.add(code, None, {"priority": [m[0] for m in missing], "priority_group": [m[1] for m in missing]},
+              "Priority %s has PFC but is buffered in priority group %s on %s, which has no lossless buffer "
+              "(lossless groups: %s): pause frames come too late to prevent drops."
+              % (_fmt([m[0] for m in missing]), _fmt(sorted(set(m[1] for m in missing))), side, _fmt(pgs)))
 
 
 def _lossless_dscps(d, h, s, h_pfc, s_pfc, where):
-    """Without a known RoCE DSCP: every DSCP in a PFC priority on one side must be in one on the other."""
+    """Without a known RoCE DSCP: RoCE can only be one of the code points lossless on both sides, so those are judged
+    (same priority on both ends); none at all disagrees. A code point lossless on one side only (NVIDIA's default
+    table makes DSCP 24-31 lossless on the host where the switch maps only 26) is advice, not a disagreement."""
     reason = (_unread(h["dscp_to_priority"], s["dscp_to_priority"], "the DSCP map", where)
               or _unread(h_pfc, s_pfc, "PFC", where))
     if reason:
         d.skip("lossless_dscps", reason)
         return
     h_map, s_map = h["dscp_to_priority"], s["dscp_to_priority"]
-    for side, mine, theirs, mine_pfc, theirs_pfc, other in (
-            ("the host", h_map, s_map, h_pfc, s_pfc, where), (where, s_map, h_map, s_pfc, h_pfc, "the host")):
-        lossy = []
-        for dscp in sorted(int(k) for k in mine):
-            prio = lookup(mine, dscp)
-            there = lookup(theirs, dscp)
-            if prio is not None and int(prio) in mine_pfc and there is not None and int(there) not in theirs_pfc:
-                lossy.append((dscp, int(prio), int(there)))
-        if lossy:
+    lossless = []
+    for mapping, pfc in ((h_map, h_pfc), (s_map, s_pfc)):
+        lossless.append(dict((int(k), int(v)) for k, v in mapping.items() if v is not None and int(v) in pfc))
+    both = sorted(set(lossless[0]) & set(lossless[1]))
+    sides = (("the host", lossless[0], lossless[1], s_map, s_pfc, where),
+             (where, lossless[1], lossless[0], h_map, h_pfc, "the host"))
+    for side, mine, theirs, other_map, other_pfc, other in sides:
+        lossy = [(dscp, mine[dscp], int(lookup(other_map, dscp))) for dscp in sorted(mine)
+                 if dscp not in theirs and lookup(other_map, dscp) is not None]
+        if not lossy:
+            continue
+        text = ("DSCP %s %s lossless on %s (priority %s) but lossy on %s (priority %s; PFC there: %s)"
+                % (_fmt([x[0] for x in lossy]), "is" if len(lossy) == 1 else "are", side,
+                   _fmt(sorted(set(x[1] for x in lossy))), other, _fmt(sorted(set(x[2] for x in lossy))),
+                   _fmt(other_pfc)))
+        if both:
+            d.advise("lossless_dscps", "%s; only DSCP %s %s lossless on both ends, so RoCE must use %s (read the host's "
+                                       "RoCE ToS or name a profile to have it judged)."
+                     % (text, _fmt(both), "is" if len(both) == 1 else "are", "it" if len(both) == 1 else "one of them"))
+        else:
             d.add("lossless_dscp_mismatch", [x[0] for x in lossy] if side == "the host" else None,
-                  [x[0] for x in lossy] if side != "the host" else None,
-                  "DSCP %s %s lossless on %s (priority %s) but lossy on %s (priority %s; PFC there: %s)."
-                  % (_fmt([x[0] for x in lossy]), "is" if len(lossy) == 1 else "are", side,
-                     _fmt(sorted(set(x[1] for x in lossy))), other, _fmt(sorted(set(x[2] for x in lossy))),
-                     _fmt(theirs_pfc)))
+                  [x[0] for x in lossy] if side != "the host" else None, text + ".")
+    apart = [(dscp, lossless[0][dscp], lossless[1][dscp]) for dscp in both if lossless[0][dscp] != lossless[1][dscp]]
+    if apart:
+        d.add("roce_priority_mismatch", [x[1] for x in apart], [x[2] for x in apart],
+              "DSCP %s %s lossless on both ends but on priority %s on the host and %s on %s: pause frames name a "
+              "priority the other end does not hold back."
+              % (_fmt([x[0] for x in apart]), "is" if len(apart) == 1 else "are",
+                 _fmt(sorted(set(x[1] for x in apart))), _fmt(sorted(set(x[2] for x in apart))), where))
 
 
 def _class_name(settings, priority):
@@ -455,7 +566,7 @@ def link_rows(plan, host_facts, switch_facts, hosts=None, host_errors=None):
                 continue  # a fabric without a lossless class has nothing to agree on
             row = {"fabric": entry["fabric"], "rail": entry["rail"], "host": host,
                    "host_port": entry.get("interface"), "tor": entry["tor"], "switch_port": entry["tor_port"],
-                   "status": "agree", "error": None, "disagreements": [], "unchecked": []}
+                   "status": "agree", "error": None, "disagreements": [], "unchecked": [], "advice": []}
             rows.append(row)
             facts = host_facts.get(host)
             tor = switch_facts.get(entry["tor"])
@@ -470,5 +581,6 @@ def link_rows(plan, host_facts, switch_facts, hosts=None, host_errors=None):
                 row["status"], row["error"] = "error", str(exc.args[0] if exc.args else exc)
                 continue
             row["disagreements"], row["unchecked"] = verdict["disagreements"], verdict["unchecked"]
+            row["advice"] = verdict["advice"]
             row["status"] = "disagree" if verdict["disagreements"] else "agree"
     return rows

@@ -13,7 +13,10 @@ Input: the link rows of :func:`lossless_check.link_rows`, one per host-ToR link:
                         "message": "DSCP 26 is lossless priority 3 on the host but ..."}],
      "unchecked": [{"topic": "pfc_watchdog", "reason": "the PFC watchdog of ... was not read"}]}
 
-(``unchecked``, optional: the topics that could not be compared, shown in the last column.)
+(``unchecked``, optional: the topics that could not be compared, shown in the last column; ``advice``,
+optional, ``[{"topic", "message"}]``: what is not a disagreement but would become one if an input the check lacks
+turned out badly - a host table that makes more DSCPs lossless than the switch, say - shown in the details column
+after the disagreements, each line starting ``advice``. Advice never changes a link's verdict.)
 
 and a ``meta`` mapping: ``cluster``, ``generated`` (the time stamp: the renderers never read the
 clock), ``profile``, ``sources`` (``{"hosts": 4, "switches": 2}``) and optionally ``problems``
@@ -144,8 +147,10 @@ def render_markdown(links, meta):
         if status == "error":
             details = _md(row.get("error"))
         else:
-            details = "<br>".join("%s: %s" % (spans[_text(i.get("code"))], _md(i.get("message")))
-                                  for i in row.get("disagreements") or ())
+            details = "<br>".join(["%s: %s" % (spans[_text(i.get("code"))], _md(i.get("message")))
+                                   for i in row.get("disagreements") or ()]
+                                  + ["advice %s: %s" % (_md_code(i.get("topic")), _md(i.get("message")))
+                                     for i in row.get("advice") or ()])
         unchecked = "<br>".join("%s: %s" % (_md_code(i.get("topic")), _md(i.get("reason")))
                                 for i in row.get("unchecked") or ())
         cells = [_md(row.get(f)) for f in _FIELDS] + [LABELS[status], details, unchecked]
@@ -201,10 +206,12 @@ def render_html(links, meta):
         status = _status(row)
         if status == "error":
             details = _h(row.get("error"))
-        elif row.get("disagreements"):
+        elif row.get("disagreements") or row.get("advice"):
             details = "<ul>%s</ul>" % "".join(
-                "<li><code>%s</code>: %s</li>" % (codes[_text(i.get("code"))], _h(i.get("message")))
-                for i in row["disagreements"])
+                ["<li><code>%s</code>: %s</li>" % (codes[_text(i.get("code"))], _h(i.get("message")))
+                 for i in row.get("disagreements") or ()]
+                + ['<li class="advice">advice <code>%s</code>: %s</li>' % (_h(i.get("topic")), _h(i.get("message")))
+                   for i in row.get("advice") or ()])
         else:
             details = ""
         cells = "".join("<td>%s</td>" % _h(row.get(f)) for f in _FIELDS)

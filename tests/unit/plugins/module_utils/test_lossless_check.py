@@ -291,3 +291,147 @@ def test_a_config_db_fragment_is_not_read_as_a_whole_config_db():
     verdict = lossless_check(HOST, parse_qos(json.dumps(data), "sonic_config_db"), "Ethernet0")
     assert verdict["disagreements"] == []
     assert {"trust", "pfc", "ecn_switch"} <= {u["topic"] for u in verdict["unchecked"]}
+
+
+# -- issue 29: the check follows one RoCE packet (and one CNP) through the switch pipeline ----------------------
+# Each case below changes exactly one stage of a real-layout configuration; its control (all stages right) agrees.
+
+def _sonic_whole(**port):
+    """A whole config_db from the real sonic-utilities sample data/qos/sonic/filter_fdb_config_db.json (ORIGIN.md):
+    its stock AZURE maps (TC_TO_PRIORITY_GROUP_MAP 3 -> 3, 4 -> 4, the rest -> 0/7; MAP_PFC_PRIORITY_TO_QUEUE
+    identity), PORT_QOS_MAP|Ethernet4 with pfc_enable 3,4, WRED on queues 3-4, PFC_WD per port; plus what a
+    running switch also has: pfcwd_sw_enable (db_migrator writes it) and the lossless PGs 3-4 (dynamic model)."""
+    data = json.loads(read_sample("sonic/filter_fdb_config_db.json"))
+    data["PORT_QOS_MAP"]["Ethernet4"]["pfcwd_sw_enable"] = "3,4"
+    data["BUFFER_PG"]["Ethernet4|3-4"] = {"profile": "NULL"}
+    for key, value in port.items():
+        if value is None:
+            data["PORT_QOS_MAP"]["Ethernet4"].pop(key)
+        else:
+            data["PORT_QOS_MAP"]["Ethernet4"][key] = value
+    return data
+
+
+def _sonic_verdict(data):
+    from ansible_collections.ainet.fabric.plugins.module_utils.desired.roce_qos import desired
+    # the host as roce_qos leaves it for the sonic preset (DSCP 3, PFC 3,4), with its receive buffers read
+    host = dict(desired(resolve_profile({"preset": "sonic"}, "q")), mtu=9000, buffer_lossless=[3, 4])
+    facts = parse_qos(json.dumps(data), "sonic_config_db")
+    assert facts["problems"] == []
+    return lossless_check(host, facts, "Ethernet4", "sonic")
+
+
+def test_sonic_control_every_stage_right_agrees():
+    assert _sonic_verdict(_sonic_whole()) == {"disagreements": [], "unchecked": [], "advice": []}
+
+
+def test_sonic_roce_tc_mapped_to_a_lossy_priority_group_has_no_lossless_buffer():
+    # BUFFER_PG names PGs 3-4 lossless, but the port's TC -> PG map sends TC 3 to PG 0 (the stock map's lossy PG)
+    data = _sonic_whole(tc_to_pg_map="LOSSY3")
+    data["TC_TO_PRIORITY_GROUP_MAP"]["LOSSY3"] = dict(data["TC_TO_PRIORITY_GROUP_MAP"]["AZURE"], **{"3": "0"})
+    verdict = _sonic_verdict(data)
+    assert [(i["code"], i["message"]) for i in verdict["disagreements"]] == [(
+        "no_lossless_buffer_on_switch",
+        "Priority 3 has PFC but is buffered in priority group 0 on the switch port Ethernet4, which has no lossless "
+        "buffer (lossless groups: 3,4): pause frames come too late to prevent drops.")]
+
+
+def test_sonic_without_a_tc_to_pg_map_the_buffer_is_unchecked_not_agreed():
+    # SAI: "Default no map" and not which PG a TC lands in: PG numbers are not priorities
+    verdict = _sonic_verdict(_sonic_whole(tc_to_pg_map=None))
+    assert verdict["disagreements"] == []
+    assert [u["topic"] for u in verdict["unchecked"]] == ["buffer_switch"]
+    assert "no TC -> priority group map" in verdict["unchecked"][0]["reason"]
+
+
+def test_sonic_pfc_priority_pausing_another_queue_disagrees():
+    data = _sonic_whole(pfc_to_queue_map="SWAP")
+    data["MAP_PFC_PRIORITY_TO_QUEUE"]["SWAP"] = dict(data["MAP_PFC_PRIORITY_TO_QUEUE"]["AZURE"], **{"3": "4", "4": "3"})
+    items = _sonic_verdict(data)["disagreements"]
+    assert codes(items) == ["pfc_pauses_other_queue", "pfc_pauses_other_queue"]
+    assert items[0]["message"] == ("A pause frame for PFC priority 3 stops queue 4 on the switch port Ethernet4, but "
+                                   "priority 3 leaves on queue 3: the host's pauses do not hold back the traffic that "
+                                   "fills its buffer.")
+    assert _sonic_verdict(_sonic_whole(pfc_to_queue_map=None))["unchecked"][0]["topic"] == "pfc_queue"
+
+
+def test_sonic_port_without_pfcwd_sw_enable_has_the_watchdog_off():
+    # sonic-swss qosorch.cpp: pfcwd_sw_enable absent -> bit mask 0 -> pfcwdorch arms no queue (not pfc_enable's)
+    verdict = _sonic_verdict(_sonic_whole(pfcwd_sw_enable=None))
+    assert codes(verdict["disagreements"]) == ["pfc_watchdog_off"]
+
+
+NVUE_RX_OFF = "nvue/nv-config-roce-pfc-rx-disabled.yaml.txt"
+
+
+def test_nvue_control_roce_lossless_agrees():
+    verdict = lossless_check(HOST, parsed("nvue", "nvue/nv-config-roce-lossless.yaml.txt"), "swp1", "nvidia")
+    assert verdict["disagreements"] == [] and verdict["advice"] == []
+
+
+@pytest.mark.parametrize("direction, code, says", [
+    ("rx", "pfc_rx_off_on_switch", "PFC priority 3 on the switch port swp1 has PFC rx disabled: the port ignores "
+                                   "the host's pause frames"),
+    ("tx", "pfc_tx_off_on_switch", "PFC priority 3 on the switch port swp1 has PFC tx disabled: the port never "
+                                   "sends pause frames"),
+])
+def test_nvue_pfc_profile_with_one_direction_disabled_disagrees(direction, code, says):
+    text = read_sample(NVUE_RX_OFF)
+    if direction == "tx":
+        text = text.replace("rx: disable", "rx: enable").replace("tx: enable", "tx: disable")
+    pytest.importorskip("yaml")
+    facts = parse_qos(text, "nvue")
+    assert facts["problems"] == []
+    items = lossless_diff(HOST, facts, "swp1", "nvidia")
+    assert codes(items) == [code]
+    assert items[0]["message"].startswith(says)
+
+
+EOS_ECN = "random-detect ecn minimum-threshold 256 kbytes maximum-threshold 512 kbytes"
+
+
+@pytest.mark.parametrize("minimum, maximum, wrong", [
+    ("150 kbytes", "1500 kbytes", []),                      # control: the decimal count in kbytes
+    ("146 kbytes", "1465 kbytes", []),                      # the profile's bytes rounded to kbytes
+    ("150000 bytes", "1500000 bytes", []),                  # bytes, exact
+    ("0 mbytes", "1500 kbytes", ["min"]),                   # counts to 0: marks from the first byte
+    ("150 kbytes", "1 mbytes", ["max"]),                    # 1,048,576 B is 30 % off 1,500,000 B
+    ("140 kbytes", "1500 kbytes", ["min"]),                 # 143,360 B: rounds to 146 kbytes, not 140
+])
+def test_eos_ecn_thresholds_compare_in_eos_units(minimum, maximum, wrong):
+    # the real-layout EOS running-config of data/qos/eos (ORIGIN.md), its qos profile's RoCE queue thresholds set
+    text = read_sample("eos/leaf_whole_running_config.cfg")
+    assert EOS_ECN in text
+    text = text.replace(EOS_ECN, "random-detect ecn minimum-threshold %s maximum-threshold %s" % (minimum, maximum))
+    profile = resolve_profile({"preset": "nvidia"}, "q")
+    assert (profile["ecn_min_bytes"], profile["ecn_max_bytes"]) == (150000, 1500000)
+    facts = parse_qos(text, "eos")
+    assert facts["problems"] == []
+    items = [i["message"] for i in lossless_diff(HOST, facts, "Ethernet1", profile) if "ECN m" in i["message"]]
+    assert sorted(m.split("ECN ")[1].split(" bytes")[0] for m in items) == wrong
+
+
+def test_nvidia_default_host_table_against_a_switch_mapping_only_the_roce_dscp_is_advice():
+    # host: the real `mlnx_qos -i eth4 --trust dscp` output of data/qos/host (NVIDIA's default table, DSCP d -> d // 8,
+    # PFC on 3: DSCP 24-31 lossless); no ToS read, no profile. Switch: the real whole config_db with a DSCP map that
+    # places only the RoCE DSCP 26 (TC 3) and the CNP DSCP 48 (TC 6): every other DSCP is TC 0 (SAI default TC).
+    host = parse_qos(read_sample("host/mlnx_qos-netarbiter-eth4.txt"), "mlnx_qos")
+    data = _sonic_whole(pfc_enable="3", pfcwd_sw_enable="3")
+    data["DSCP_TO_TC_MAP"]["AZURE"] = {"26": "3", "48": "6"}
+    verdict = lossless_check(host, parse_qos(json.dumps(data), "sonic_config_db"), "Ethernet4")
+    assert "lossless_dscp_mismatch" not in codes(verdict["disagreements"])
+    assert "roce_dscp" in [u["topic"] for u in verdict["unchecked"]]   # which DSCP RoCE uses is still not known
+    assert [a["message"] for a in verdict["advice"]] == [
+        "DSCP 24,25,27,28,29,30,31 are lossless on the host (priority 3) but lossy on the switch port Ethernet4 "
+        "(priority 0; PFC there: 3); only DSCP 26 is lossless on both ends, so RoCE must use it (read the host's RoCE "
+        "ToS or name a profile to have it judged)."]
+    # one stage wrong: the switch's one lossless code point on another PFC priority (TC 4) than the host's
+    data["DSCP_TO_TC_MAP"]["AZURE"] = {"26": "4", "48": "6"}
+    data["PORT_QOS_MAP"]["Ethernet4"].update(pfc_enable="4", pfcwd_sw_enable="4")
+    items = lossless_diff(host, parse_qos(json.dumps(data), "sonic_config_db"), "Ethernet4")
+    assert "roce_priority_mismatch" in codes(items)
+    # or in a lossy TC: no code point is lossless on both ends, whatever DSCP RoCE uses
+    data["DSCP_TO_TC_MAP"]["AZURE"] = {"26": "1", "48": "6"}
+    data["PORT_QOS_MAP"]["Ethernet4"].update(pfc_enable="3", pfcwd_sw_enable="3")
+    items = lossless_diff(host, parse_qos(json.dumps(data), "sonic_config_db"), "Ethernet4")
+    assert codes(items) == ["lossless_dscp_mismatch"]

@@ -51,7 +51,9 @@ def _sonic_port(dscp_map):
         "PORT": {"Ethernet0": {"mtu": "9100", "speed": "100000", "admin_status": "up"}},
         "DSCP_TO_TC_MAP": {"AINET": dscp_map},
         "TC_TO_QUEUE_MAP": {"AINET": {str(t): str(t) for t in range(8)}},
-        "PORT_QOS_MAP": {"Ethernet0": {"dscp_to_tc_map": "AINET", "tc_to_queue_map": "AINET", "pfc_enable": "3"}},
+        # pfcwd_sw_enable: without it current orchagent arms no watchdog queue (issue 29), the "good" port wants it
+        "PORT_QOS_MAP": {"Ethernet0": {"dscp_to_tc_map": "AINET", "tc_to_queue_map": "AINET", "pfc_enable": "3",
+                                       "pfcwd_sw_enable": "3"}},
         "WRED_PROFILE": {"AINET_LOSSLESS": {"ecn": "ecn_all", "green_min_threshold": "150000",
                                             "green_max_threshold": "1500000", "green_drop_probability": "100"}},
         "SCHEDULER": {"STRICT": {"type": "STRICT"}, "DWRR": {"type": "DWRR", "weight": "50"}},

@@ -187,3 +187,16 @@ def test_unchecked_topics_have_a_column_of_their_own():
     assert cells[6:] == ["agree", "", "`pfc_watchdog`: the PFC watchdog of &lt;b> was not read"]
     parsed = _parse(render_html([row], META))
     assert parsed.cells[-1][-1] == "pfc_watchdog: the PFC watchdog of <b> was not read"
+
+
+def test_advice_is_shown_in_the_details_and_never_changes_the_verdict():
+    # issue 29: a host table wider than the switch's is advice, not a disagreement
+    advice = [{"topic": "lossless_dscps", "message": "DSCP 24,25 are lossless on the host | not <b>"}]
+    row = dict(LINKS[1], status="agree", disagreements=[], advice=advice)
+    text = render_markdown([row], {"cluster": "c1"})
+    cells = [c.strip() for c in _cells(_tables(text)[-1][2])]
+    assert cells[6] == "agree"
+    assert cells[7] == "advice `lossless_dscps`: DSCP 24,25 are lossless on the host \\| not &lt;b>"
+    page = render_html([row], {"cluster": "c1"})
+    assert 'advice <code>lossless_dscps</code>: DSCP 24,25 are lossless on the host | not &lt;b&gt;' in page
+    assert summary([row])["agree"] == 1
