@@ -60,7 +60,8 @@ CODES = {
     "pfc_mismatch": "the sets of PFC priorities differ between host and switch port",
     "pfc_rx_off_on_switch": "a PFC priority of the switch port ignores received pause frames (rx disabled)",
     "pfc_tx_off_on_switch": "a PFC priority of the switch port never sends pause frames (tx disabled)",
-    "pfc_pauses_other_queue": "a pause frame for a PFC priority stops another queue than the one that priority leaves on",
+    "pfc_pauses_other_queue": "a pause frame for a PFC priority stops another queue than the one that priority "
+                              "leaves on",
     "ecn_off_on_switch": "the switch queue that carries RoCE does not mark ECN",
     "ecn_off_on_host": "DCQCN (ECN reaction/notification point) is off for the RoCE priority on the host",
     "cnp_not_strict_on_switch": "the CNP DSCP lands in a non-strict (or lossless) queue on the switch",
@@ -379,7 +380,8 @@ def _pfc_stages(d, s, s_pfc, where):
         if off:
             d.add(code, None, off, "PFC priority %s on %s %s." % (_fmt(off), where, text))
     if s["pfc_to_queue"] is None:
-        d.skip("pfc_queue", "which queue a pause frame stops on %s (the PFC priority -> queue map) was not read" % where)
+        d.skip("pfc_queue", "which queue a pause frame stops on %s (the PFC priority -> queue map) was not read"
+               % where)
         return
     for prio in s_pfc:
         paused = lookup(s["pfc_to_queue"], prio)
@@ -390,8 +392,8 @@ def _pfc_stages(d, s, s_pfc, where):
         if int(paused) != queue:
             d.add("pfc_pauses_other_queue", None, {"priority": prio, "paused_queue": int(paused), "queue": queue},
                   "A pause frame for PFC priority %d stops queue %s on %s, but priority %d leaves on queue %d: the "
-                  "host's pauses do not hold back the traffic that fills its buffer." % (prio, paused, where, prio,
-                                                                                       queue))
+                  "host's pauses do not hold back the traffic that fills its buffer."
+                  % (prio, paused, where, prio, queue))
 
 
 def _buffers(d, side, settings, pfc, host):
@@ -455,8 +457,8 @@ def _lossless_dscps(d, h, s, h_pfc, s_pfc, where):
                    _fmt(sorted(set(x[1] for x in lossy))), other, _fmt(sorted(set(x[2] for x in lossy))),
                    _fmt(other_pfc)))
         if both:
-            d.advise("lossless_dscps", "%s; only DSCP %s %s lossless on both ends, so RoCE must use %s (read the host's "
-                                       "RoCE ToS or name a profile to have it judged)."
+            d.advise("lossless_dscps", "%s; only DSCP %s %s lossless on both ends, so RoCE must use %s (read the "
+                                       "host's RoCE ToS or name a profile to have it judged)."
                      % (text, _fmt(both), "is" if len(both) == 1 else "are", "it" if len(both) == 1 else "one of them"))
         else:
             d.add("lossless_dscp_mismatch", [x[0] for x in lossy] if side == "the host" else None,

@@ -60,9 +60,9 @@ the ASIC, so both stay ``None``); no ``tc_to_queue_map`` -> every TC on queue 0;
 ``[]``; a ``PORT`` entry without ``mtu`` -> 9100. Not filled (no documentation found): the scheduler of
 a queue without ``scheduler`` (vendor), lossless buffers of ports without ``BUFFER_PG`` (the buffer
 model creates them), the PG of a TC without ``tc_to_pg_map`` and the queue a pause stops without
-``pfc_to_queue_map`` (SAI: "Default no map", the ASIC decides). A fragment without ``DEVICE_METADATA`` (a rendered ``qos.json``, this
-collection's patch source) cannot tell, and keeps ``None``. A reference that cannot be resolved
-(a problem) keeps ``None`` too.
+``pfc_to_queue_map`` (SAI: "Default no map", the ASIC decides). A fragment without ``DEVICE_METADATA``
+(a rendered ``qos.json``, this collection's patch source) cannot tell, and keeps ``None``. A reference that
+cannot be resolved (a problem) keeps ``None`` too.
 
 Unknown tables are ignored. Objects referenced but never defined (a map, WRED profile, scheduler or
 buffer profile) and values that are not numbers go to ``problems`` naming the table, key and name;

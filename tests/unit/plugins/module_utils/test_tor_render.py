@@ -350,3 +350,25 @@ def test_each_fabric_s_tors_get_their_own_profile_and_addresses():
     assert compute["ports"]["Ethernet1"]["pfc"] == [3] and storage["ports"]["Ethernet1"]["pfc"] == [5]
     assert "ip address 10.9.0.1/24" in storage_text and "interface Vlan1001" in storage_text
     assert tor_intent(plan, "c1")["qos"]["dscp_to_priority"] == {26: 3, 48: 6}
+
+
+# ----------------------------------------------------------------------------- issue 29: one link per port
+
+@pytest.mark.parametrize("platform", PLATFORMS)
+def test_two_links_on_one_rendered_port_are_refused_before_anything_renders(platform):
+    # swp{rail}{node} on a ToR serving rails 1 and 11: rail 1 node 12 and rail 11 node 2 are both "swp112"
+    cluster = {"name": "r", "rails": 11, "mtu": 9000, "addressing": ADDRESSING["p2p-v4"],
+               "tors": [{"name": "leaf%d" % r, "rails": [r], "platform": platform,
+                         "port_template": PORTS[platform]} for r in range(2, 11)]
+               + [{"name": "leafx", "rails": [1, 11], "platform": platform, "port_template": "swp{rail}{node}"}]}
+    nodes = {"gpu%02d" % n: {"node_id": n, "rail_interfaces": ["ens%d" % r for r in range(1, 12)]} for n in (2, 12)}
+    plan = rail_plan(cluster, nodes)
+    message = ("ToR leafx: rail 1 node 12 (gpu12 ens1) and rail 11 node 2 (gpu02 ens11) both land on port swp112; "
+               "give each link its own port (port_template)")
+    with pytest.raises(ValueError) as info:
+        tor_intent(plan, "leafx")
+    assert str(info.value) == message
+    with pytest.raises(ValueError, match="both land on port swp112"):
+        render_tors(plan, ["leafx"])
+    # the other ToRs of the same plan, one link per port, still render (control)
+    assert render_tor(plan, "leaf2")["ports"] == [PORTS[platform].format(node=2), PORTS[platform].format(node=12)]
