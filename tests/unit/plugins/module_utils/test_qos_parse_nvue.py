@@ -205,3 +205,16 @@ def test_a_set_body_without_the_header_states_nothing_it_omits():
     body = read("nv-config-no-qos.yaml.txt").split("- set:", 1)[1]
     s = parse_nvue("- set:" + body)["ports"]["swp2"]
     assert all(s[field] is None for field in FIELDS)
+
+
+def test_pfc_profile_directions_are_read():
+    # issue 29: data/qos/nvue/nv-config-roce-pfc-rx-disabled.yaml.txt (ORIGIN.md): qos roce lossless, PFC profile
+    # default-global with rx disable / tx enable on switch-priority 3
+    pytest.importorskip("yaml")
+    facts = parse_nvue(read("nv-config-roce-pfc-rx-disabled.yaml.txt"))
+    assert facts["problems"] == []
+    s = facts["ports"]["swp1"]
+    assert (s["pfc"], s["pfc_rx"], s["pfc_tx"]) == ([3], [], [3])
+    assert s["pfc_to_queue"] == s["priority_to_queue"]
+    roce = parse_nvue(read("nv-config-roce-lossless.yaml.txt"))["ports"]["swp1"]
+    assert (roce["pfc"], roce["pfc_rx"], roce["pfc_tx"]) == ([3], [3], [3])
