@@ -58,6 +58,8 @@ CODES = {
     "roce_dscp_lossy_on_switch": "the switch port maps the RoCE DSCP to a class without PFC",
     "roce_priority_mismatch": "host and switch put the RoCE DSCP on different priorities",
     "pfc_mismatch": "the sets of PFC priorities differ between host and switch port",
+    "pfc_not_negotiated": "the switch port runs PFC mode auto (PFC only once DCBX negotiates it) but the host NIC does "
+                          "not negotiate DCBX",
     "pfc_rx_off_on_switch": "a PFC priority of the switch port ignores received pause frames (rx disabled)",
     "pfc_tx_off_on_switch": "a PFC priority of the switch port never sends pause frames (tx disabled)",
     "pfc_pauses_other_queue": "a pause frame for a PFC priority stops another queue than the one that priority "
@@ -257,6 +259,8 @@ def lossless_check(host, switch, port=None, profile=None, host_port=None):
     elif h_pfc != s_pfc:
         d.add("pfc_mismatch", h_pfc, s_pfc,
               "PFC is on priorities %s on the host but %s on %s." % (_fmt(h_pfc), _fmt(s_pfc), where))
+    if s.get("pfc_mode") == "auto" and s_pfc:
+        _pfc_auto(d, h, s_pfc, where)
     _pfc_stages(d, s, s_pfc, where)
 
     # ECN on the switch queue of RoCE, DCQCN on the host priority.
@@ -360,6 +364,25 @@ def lossless_check(host, switch, port=None, profile=None, host_port=None):
     return {"disagreements": d.items,
             "unchecked": [{"topic": topic, "reason": reason} for topic, reason in sorted(d.unchecked.items())],
             "advice": d.advice}
+
+
+def _pfc_auto(d, h, s_pfc, where):
+    """A switch port in PFC mode auto (NX-OS's default) runs PFC on ``s_pfc`` only once DCBX negotiates it with the
+    host NIC: a NIC whose firmware runs DCBX does; one whose DCBX is OS controlled (``mlnx_qos``: the firmware does
+    not negotiate) needs an LLDP agent on the host, which this collection does not set up; unread: unchecked."""
+    dcbx = h.get("dcbx")
+    words = str(dcbx).lower().split() if dcbx is not None else []
+    if dcbx is None:
+        d.skip("pfc", "%s runs priority-flow-control mode auto (PFC on priority %s only once DCBX negotiates it) and "
+                      "the host NIC's DCBX mode was not read" % (where, _fmt(s_pfc)))
+    elif "os" in words or words[:1] in (["off"], ["disabled"]):
+        text = ("%s runs priority-flow-control mode auto, which turns PFC on priority %s on only when DCBX negotiates "
+                "it, but the host NIC's DCBX mode is %s (its firmware does not negotiate, and this collection sets up "
+                "no LLDP agent that would): PFC stays off on the port; set priority-flow-control mode on.")
+        d.add("pfc_not_negotiated", dcbx, "auto", text % (where[0].upper() + where[1:], _fmt(s_pfc), dcbx))
+    elif "firmware" not in words:  # firmware controlled: the NIC negotiates DCBX with the port
+        d.skip("pfc", "%s runs priority-flow-control mode auto and the host NIC's DCBX mode %r is not one the check "
+                      "knows" % (where, dcbx))
 
 
 def _pfc_stages(d, s, s_pfc, where):

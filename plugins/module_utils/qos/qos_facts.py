@@ -48,6 +48,10 @@ Fields (all optional, ``None`` when unknown):
     ``{priority: queue}``.
 ``pfc``
     sorted list of priorities with PFC (no-drop) enabled.
+``pfc_mode``
+    how the switch port decides whether PFC runs: ``"on"`` (always, on ``pfc``), ``"off"`` or ``"auto"`` (NX-OS's
+    interface default: only once DCBX negotiates it with the peer; ``pfc`` is then what runs when it does, and the
+    check judges the mode against the host's ``dcbx``). ``None`` where the NOS has no such mode or it was not read.
 ``pfc_rx`` / ``pfc_tx``
     the priorities of ``pfc`` on which the port honours the pause frames it receives (``rx``) and sends
     pause frames when its buffer fills (``tx``). A source that switches both directions with one setting
@@ -83,7 +87,8 @@ Fields (all optional, ``None`` when unknown):
 ``roce_tos`` / ``traffic_class``
     ``cma_roce_tos`` of the RDMA device and its ``tc/1/traffic_class`` (hosts).
 ``pfc_capable`` / ``dcbx``
-    informational: what the NIC reports (hosts).
+    what the NIC reports (hosts); ``dcbx`` is the DCBX mode ``mlnx_qos`` prints (``"OS controlled"``: the firmware
+    does not negotiate, ``"Firmware controlled"``: it does), judged against a switch port's ``pfc_mode`` auto.
 """
 
 from __future__ import annotations
@@ -94,7 +99,8 @@ FORMATS = FORMATS_HOST + FORMATS_SWITCH
 
 FIELDS = ("trust", "dscp_to_priority", "priority_to_queue", "pfc", "ecn", "ecn_rp", "ecn_np", "ets",
           "cnp_dscp", "cnp_priority", "mtu", "pfc_watchdog", "buffer_lossless", "roce_tos", "traffic_class",
-          "pfc_capable", "dcbx", "pfc_rx", "pfc_tx", "pfc_to_queue", "priority_to_pg", "buffer_lossless_pg")
+          "pfc_capable", "dcbx", "pfc_rx", "pfc_tx", "pfc_to_queue", "priority_to_pg", "buffer_lossless_pg",
+          "pfc_mode")
 
 
 # The eight egress queues / traffic classes every NOS here has per port (0-7).

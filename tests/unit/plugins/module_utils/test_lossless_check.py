@@ -435,3 +435,86 @@ def test_nvidia_default_host_table_against_a_switch_mapping_only_the_roce_dscp_i
     data["PORT_QOS_MAP"]["Ethernet4"].update(pfc_enable="3", pfcwd_sw_enable="3")
     items = lossless_diff(host, parse_qos(json.dumps(data), "sonic_config_db"), "Ethernet4")
     assert codes(items) == ["lossless_dscp_mismatch"]
+
+
+# -- issue 29, NX-OS: which qos-group the no-drop class covers, which class RoCE reaches, and PFC mode auto ----------
+# data/qos/nxos/roce_pipeline_qos_group.cfg (ORIGIN.md): a whole running-config in the layout of a public Nexus 9000
+# RoCEv2 configuration (RoCE DSCP 26 -> qos-group 5, CNP DSCP 48 -> qos-group 6, c-8q-nq5 pausing pfc-cos 5, WRED ECN
+# on queue 5, queue 6 strict). The host: NVIDIA's RoCE ToS 106 (DSCP 26) on priority 5, PFC on 5, CNPs on strict 6.
+NXOS_SAMPLE = "nxos/roce_pipeline_qos_group.cfg"
+NXOS_HOST = {"trust": "dscp", "dscp_to_priority": {**DEFAULT_MAP, **{26: 5, 48: 6}}, "pfc": [5],
+             "priority_to_queue": {p: p for p in range(8)},
+             "ets": {0: {"mode": "ets", "weight": 50}, 5: {"mode": "ets", "weight": 50}, 6: {"mode": "strict"}},
+             "ecn_rp": [5], "ecn_np": [5], "cnp_dscp": 48, "cnp_priority": 6, "mtu": 9000, "buffer_lossless": [5],
+             "roce_tos": 106, "traffic_class": 106, "dcbx": "OS controlled"}
+
+
+def _nxos_verdict(old=None, new=None, **host):
+    text = read_sample(NXOS_SAMPLE)
+    if old is not None:
+        assert old in text
+        text = text.replace(old, new)
+    facts = parse_qos(text, "nxos")
+    assert facts["problems"] == []
+    return lossless_check(dict(NXOS_HOST, **host), facts, "Ethernet1/51")
+
+
+def test_nxos_control_every_stage_right_agrees():
+    assert _nxos_verdict() == {"disagreements": [], "unchecked": [], "advice": []}
+
+
+def test_nxos_pause_in_a_class_whose_qos_group_roce_does_not_reach_is_lossy():
+    # pfc-cos 5 is still paused, but in c-8q-nq4: qos-group 4 is no-drop, and RoCE is set to qos-group 5
+    verdict = _nxos_verdict("class type network-qos c-8q-nq5\n    pause pfc-cos 5",
+                            "class type network-qos c-8q-nq4\n    pause pfc-cos 5")
+    assert codes(verdict["disagreements"]) == ["pfc_mismatch", "roce_dscp_lossy_on_switch"]
+    lossy = [i for i in verdict["disagreements"] if i["code"] == "roce_dscp_lossy_on_switch"][0]
+    assert lossy["message"] == ("DSCP 26 is lossless priority 5 on the host but lands in lossy TC5 on the switch port "
+                                "Ethernet1/51 (PFC there: 4).")
+
+
+@pytest.mark.parametrize("match, lossy", [("match-all", True), ("match-any", False)])
+def test_nxos_match_all_with_a_cos_condition_does_not_classify_untagged_roce(match, lossy):
+    # match-all: DSCP 26 and CoS 5 must both hold; routed RoCE carries no CoS, so it falls into class-default
+    verdict = _nxos_verdict("class-map type qos match-all RoCEv2-DATA\n  match dscp 26\n",
+                            "class-map type qos %s RoCEv2-DATA\n  match dscp 26\n  match cos 5\n" % match)
+    found = codes(verdict["disagreements"])
+    if lossy:
+        assert "roce_dscp_lossy_on_switch" in found and "roce_priority_mismatch" in found
+        item = [i for i in verdict["disagreements"] if i["code"] == "roce_priority_mismatch"][0]
+        assert (item["host"], item["switch"]) == (5, 0)
+    else:
+        assert verdict == {"disagreements": [], "unchecked": [], "advice": []}
+
+
+@pytest.mark.parametrize("dcbx, code, topic", [
+    ("OS controlled", "pfc_not_negotiated", None),   # the firmware does not negotiate: PFC never turns on
+    (None, None, "pfc"),                             # not read: unchecked, with the reason
+    ("Firmware controlled", None, None),             # the NIC negotiates DCBX with the port
+])
+def test_nxos_pfc_mode_auto_is_judged_against_the_hosts_dcbx(dcbx, code, topic):
+    verdict = _nxos_verdict("  priority-flow-control mode on\n", "", dcbx=dcbx)
+    assert codes(verdict["disagreements"]) == ([code] if code else [])
+    assert [u["topic"] for u in verdict["unchecked"]] == ([topic] if topic else [])
+    if code:
+        assert verdict["disagreements"][0]["message"].startswith(
+            "The switch port Ethernet1/51 runs priority-flow-control mode auto, which turns PFC on priority 5 on only "
+            "when DCBX negotiates it, but the host NIC's DCBX mode is OS controlled")
+    if topic:
+        assert "DCBX mode was not read" in verdict["unchecked"][0]["reason"]
+
+
+@pytest.mark.parametrize("group, agrees", [(3, True), (5, False)])
+def test_os10_pfc_follows_the_qos_group_of_the_no_drop_class_not_its_pfc_cos(group, agrees):
+    # Dell's real AX/Azure Local TOR1 config (data/qos/os10/ORIGIN.md): class SmbStorage matches qos-group 3 and pauses
+    # pfc-cos 3; with it matching qos-group 5 instead, pfc-cos 3 no longer makes the CoS 3 (SMB/RDMA) traffic lossless
+    text = read_sample("os10/dell_ax_azurelocal_s4148f_tor1.cfg")
+    old = "class-map type network-qos SmbStorage\n match qos-group 3\n"
+    assert old in text
+    facts = parse_qos(text.replace(old, old.replace("3", str(group))), "os10")
+    host = {"trust": "pcp", "pfc": [3], "buffer_lossless": [3], "mtu": 9000}
+    verdict = lossless_check(host, facts, "ethernet1/1/1")
+    assert codes(verdict["disagreements"]) == ([] if agrees else ["pfc_mismatch"])
+    if not agrees:
+        assert verdict["disagreements"][0]["message"] == ("PFC is on priorities 3 on the host but 5 on the switch port "
+                                                          "ethernet1/1/1.")

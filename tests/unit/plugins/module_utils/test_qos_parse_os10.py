@@ -77,7 +77,9 @@ def test_synthetic_dscp_range_override():
     assert port["mtu"] == 9216
     assert ports["ethernet1/1/10"] == port
     assert ports["ethernet1/1/2"]["pfc"] == []  # the later block turns PFC off
-    assert ports["ethernet1/1/3"]["pfc"] == []  # its network-qos policy does not exist
+    # its network-qos policy does not exist: unread, not "pauses nothing" (issue 29; docs: an undefined policy stays
+    # null, as on NX-OS; it used to read as [])
+    assert ports["ethernet1/1/3"]["pfc"] is None and ports["ethernet1/1/3"]["pfc_mode"] == "on"
     assert ports["ethernet1/1/3"]["dscp_to_priority"] is None
     five = ports["ethernet1/1/5"]  # only system qos applies: trust-map dscp default
     assert five["dscp_to_priority"][26] == 3 and five["dscp_to_priority"][8] == 1 and five["dscp_to_priority"][63] == 7
