@@ -372,3 +372,14 @@ def test_two_links_on_one_rendered_port_are_refused_before_anything_renders(plat
         render_tors(plan, ["leafx"])
     # the other ToRs of the same plan, one link per port, still render (control)
     assert render_tor(plan, "leaf2")["ports"] == [PORTS[platform].format(node=2), PORTS[platform].format(node=12)]
+
+
+def test_nxos_ecn_marking_never_drops_packets_that_are_not_ecn_capable():
+    # issue 29: WRED ECN on NX-OS drops non-ECT packets on the marking curve; the nvidia preset marks on lossy queue 0,
+    # which carries TCP. The render forwards non-ECN packets past WRED (nos_nxos [ECN]).
+    text = render_tor(plan_for("nxos", "p2p-v6"), "leaf1")["text"]
+    assert "\n%s\n" % nos_nxos.FORWARD_NON_ECN in text
+    assert text.count(" weight 0 ecn\n") == 2  # queue 0 and queue 3 of the nvidia preset mark ECN-capable packets
+    # the line is global, outside every policy, and the render still reads back whole
+    assert "\n\ncongestion-control random-detect forward-nonecn\n" in text
+    assert parse_qos(text, "nxos")["problems"] == []
