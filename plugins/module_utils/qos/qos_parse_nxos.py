@@ -63,7 +63,8 @@ ecn``. Not filled (no documentation found): ``mtu``, the scheduling of queues no
 
 Problems: a policy-map or class-map that is referenced but never defined (system-defined classes
 such as ``c-8q-nq3``, ``c-out-8q-q3`` and ``class-default`` need no definition), and unreadable
-values. ECN thresholds in bytes/kbytes/mbytes are converted (kbyte = 1024 bytes).
+values. ECN thresholds in bytes/kbytes/mbytes are converted (kbyte = 1024 bytes); ``ecn_unit`` keeps each
+threshold's unit (another unit, e.g. ``packets``: ``None`` bytes and the unit's name).
 """
 
 from __future__ import annotations
@@ -71,10 +72,10 @@ from __future__ import annotations
 import re
 
 from ansible_collections.ainet.fabric.plugins.module_utils.qos.qos_facts import (
-    ECN_OFF, ecn_off_elsewhere, int_list, new_facts, new_settings, one_way_pfc_stages, unique)
+    ECN_OFF, ecn_off_elsewhere, ecn_units, int_list, new_facts, new_settings, one_way_pfc_stages, unique)
 from ansible_collections.ainet.fabric.plugins.module_utils.qos.qos_parse_cli import (
-    block_problem, dscp_list, find_blocks, interface_lines, partial_reason, sort_key, split_blocks, starts, to_bytes,
-    guarded_parse)
+    block_problem, dscp_list, find_blocks, interface_lines, partial_reason, sort_key, split_blocks, starts,
+    threshold_unit, to_bytes, guarded_parse)
 
 # Defaults by omission of a whole NX-OS (Nexus 9000) running-config (docs/lossless-qos.md, "Defaults by omission").
 NXOS_DEFAULTS = {
@@ -321,7 +322,9 @@ class _Config(object):
                         for key, field in (("minimum-threshold", "min_bytes"), ("maximum-threshold", "max_bytes")):
                             if key in low:
                                 at = low.index(key)
-                                entry[field] = to_bytes(cw[at + 1], cw[at + 2] if at + 2 < len(cw) else "")
+                                unit = cw[at + 2] if at + 2 < len(cw) else ""
+                                entry[field] = to_bytes(cw[at + 1], unit)
+                                entry[field.replace("bytes", "unit")] = threshold_unit(unit)
                         if "drop-probability" in low:
                             entry["probability"] = int(cw[low.index("drop-probability") + 1])
                         ecn[queue] = entry
@@ -415,6 +418,7 @@ def _parse(text, problems):
             settings["ets"] = dict((q, dict(v)) for q, v in ets.items()) if ets else None
         if complete and (ecn is not None or ("queuing", "output") not in policies):
             settings["ecn"] = ecn_off_elsewhere(ecn)
+        ecn_units(settings)
         # The qos-groups the network-qos policy in force makes no-drop: {} when a whole config states none (the default
         # pauses nothing); a stated policy that cannot be read stays None.
         stated = ("network-qos", None) in system

@@ -15,7 +15,7 @@ What is read:
 * ``class-map type queuing C`` / ``match queue Q``, ``policy-map type queuing P`` / ``class C`` /
   ``bandwidth percent W`` / ``priority`` / ``random-detect W`` (a WRED profile name);
 * ``wred W`` / ``random-detect color green minimum-threshold A maximum-threshold B
-  drop-probability P`` / ``random-detect ecn`` (thresholds in KB, 1 KB = 1024 bytes; ECN is
+  drop-probability P`` / ``random-detect ecn`` (thresholds in KB, 1 KB = 1024 bytes, ``ecn_unit`` 1024; ECN is
   enabled when the profile says ``random-detect ecn``);
 * ``system qos`` and per interface: ``trust-map dscp M|default``, ``trust-map dot1p M|default``,
   ``qos-map traffic-class M``, ``service-policy input type network-qos P``, ``service-policy
@@ -57,10 +57,10 @@ values.
 from __future__ import annotations
 
 from ansible_collections.ainet.fabric.plugins.module_utils.qos.qos_facts import (
-    ECN_OFF, ecn_off_elsewhere, int_list, new_facts, new_settings, one_way_pfc_stages, unique)
+    ECN_OFF, ecn_off_elsewhere, ecn_units, int_list, new_facts, new_settings, one_way_pfc_stages, unique)
 from ansible_collections.ainet.fabric.plugins.module_utils.qos.qos_parse_cli import (
-    block_problem, dscp_list, find_blocks, interface_lines, partial_reason, sort_key, split_blocks, starts, to_bytes,
-    guarded_parse)
+    block_problem, dscp_list, find_blocks, interface_lines, partial_reason, sort_key, split_blocks, starts,
+    threshold_unit, to_bytes, guarded_parse)
 
 OS10_DEFAULT_DSCP_TO_TC = dict((dscp, dscp // 8) for dscp in range(64))
 
@@ -174,8 +174,10 @@ class _Config(object):
                 elif low[:3] == ["random-detect", "color", "green"]:
                     if "minimum-threshold" in low:
                         out["min_bytes"] = to_bytes(cw[low.index("minimum-threshold") + 1], "kbytes")
+                        out["min_unit"] = threshold_unit("kbytes")
                     if "maximum-threshold" in low:
                         out["max_bytes"] = to_bytes(cw[low.index("maximum-threshold") + 1], "kbytes")
+                        out["max_unit"] = threshold_unit("kbytes")
                     if "drop-probability" in low:
                         out["probability"] = int(cw[low.index("drop-probability") + 1])
             except (ValueError, IndexError):
@@ -354,6 +356,7 @@ def _parse(text, problems):
         if complete and not unreadable and (ecn is not None or "output_queuing" not in scope):
             # (a queue whose WRED profile cannot be read keeps the table as stated: the check would read it as off)
             settings["ecn"] = ecn_off_elsewhere(ecn)
+        ecn_units(settings)
         mode = scope.get("pfc_mode")
         settings["pfc_mode"] = mode if mode in ("on", "off") else ("off" if mode is None and complete else None)
         if mode == "on":

@@ -43,6 +43,7 @@ def test_azure_local_tor_policy():
     assert port["dscp_to_priority"] is None
     assert port["mtu"] == 9216
     assert port["ecn"][3] == {"enabled": True, "min_bytes": 300 * KB, "max_bytes": 300 * KB, "probability": 100}
+    assert port["ecn_unit"][3] == {"min_bytes": KB, "max_bytes": KB}  # issue 29: kbytes, compared in that unit
     assert [q for q, v in port["ecn"].items() if v["enabled"]] == [3]  # other queues: no WRED ECN, off
     assert port["ets"][3] == {"mode": "ets", "weight": 50}
     assert port["ets"][0] == {"mode": "ets", "weight": 48}  # c-out-8q-q-default

@@ -72,6 +72,7 @@ def test_synthetic_dscp_range_override():
     assert port["priority_to_queue"] == {0: 0, 1: 0, 2: 0, 3: 3, 4: 0, 5: 0, 6: 6, 7: 0}
     assert port["pfc"] == [3]
     assert port["ecn"][3] == {"enabled": True, "min_bytes": 150 * KB, "max_bytes": 1500 * KB, "probability": 100}
+    assert port["ecn_unit"][3] == {"min_bytes": KB, "max_bytes": KB}  # issue 29: kbytes, compared in that unit
     assert [q for q, v in port["ecn"].items() if v["enabled"]] == [3]  # no WRED ECN elsewhere: off
     assert port["ets"] == {3: {"mode": "ets", "weight": 60}, 6: {"mode": "strict", "weight": None}}
     assert port["mtu"] == 9216
