@@ -294,28 +294,32 @@ def _queues(tables, entries, problems):
     return ecn, ets, unreadable
 
 
-def _lossless_profile(profile):
-    """Whether buffermgrd takes a ``BUFFER_PROFILE`` as lossless (``buffermgrdyn.cpp``: an ``xoff`` field, or
-    ``headroom_type dynamic``)."""
-    return profile.get("xoff") not in (None, "") or str(profile.get("headroom_type") or "").strip() == "dynamic"
+def lossless_pg_profile(reference, profiles):
+    """Whether a ``BUFFER_PG`` ``profile`` reference makes its PG lossless, as buffermgrd decides it: ``NULL`` (the
+    dynamic model's lossless PG); a ``BUFFER_PROFILE`` (of ``profiles``) with ``xoff`` or ``headroom_type dynamic``
+    (``buffermgrdyn.cpp`` ``handleBufferProfileTable``); an undefined ``pg_lossless_*`` name (buffermgrd creates it,
+    with xoff, at run time). None for another undefined name or no reference: the one place this rule lives."""
+    name = _ref(reference)
+    if name is None:
+        return None
+    if name == "NULL":
+        return True
+    profile = (profiles or {}).get(name)
+    if isinstance(profile, dict):
+        return profile.get("xoff") not in (None, "") or str(profile.get("headroom_type") or "").strip() == "dynamic"
+    return True if name.startswith("pg_lossless_") else None
 
 
 def _lossless_pgs(tables, entries, problems):
     profiles = tables.get("BUFFER_PROFILE") or {}
     out = set()
     for pg, fields, key in entries:
-        name = _ref(fields.get("profile"))
-        if name is None:
-            continue
-        if name == "NULL":
+        lossless = lossless_pg_profile(fields.get("profile"), profiles)
+        if lossless:
             out.add(pg)
-        elif name in profiles and isinstance(profiles[name], dict):
-            if _lossless_profile(profiles[name]):
-                out.add(pg)
-        elif name.startswith("pg_lossless_"):
-            out.add(pg)  # created by buffermgrd at run time (with xoff), not in CONFIG_DB
-        else:
-            problems.append("BUFFER_PG|%s: profile %s is not defined in BUFFER_PROFILE" % (key, name))
+        elif lossless is None and _ref(fields.get("profile")) is not None:
+            problems.append("BUFFER_PG|%s: profile %s is not defined in BUFFER_PROFILE"
+                            % (key, _ref(fields.get("profile"))))
     return sorted(out)
 
 

@@ -73,6 +73,7 @@ import os
 import re
 import uuid
 
+from ansible_collections.ainet.fabric.plugins.module_utils.qos.qos_parse_sonic import lossless_pg_profile
 from ansible_collections.ainet.fabric.plugins.module_utils.tor.tor_intent import scheduler
 from ansible_collections.ainet.fabric.plugins.module_utils.tor.tor_diff import (
     lookup, owned_stale, port_key, tree_diff)
@@ -726,13 +727,6 @@ def range_changes(running, want):
     return removed, want
 
 
-def _lossless_profile(profile):
-    """Whether a ``BUFFER_PG`` profile reference is lossless: ``NULL`` (the dynamic model's lossless PG, buffermgrd
-    computes its headroom) or a lossless profile (``pg_lossless_<speed>_<cable>_profile``, also in the old
-    ``[BUFFER_PROFILE|...]`` form)."""
-    return str(profile) == "NULL" or "lossless" in str(profile)
-
-
 def unmapped_lossless_pgs(running, want):
     """``{(port, PG)}`` of the running lossless ``BUFFER_PG`` entries on the ports whose lossless layout ``want`` owns
     (:func:`_lossless`: it states their ``pfc_enable`` and ``tc_to_pg_map``) that no TC of that map sends traffic to:
@@ -741,7 +735,8 @@ def unmapped_lossless_pgs(running, want):
     out = set()
     for key, fields in (running.get("BUFFER_PG") or {}).items():
         pairs = _key(key)
-        if not pairs or not isinstance(fields, dict) or not _lossless_profile(fields.get("profile")):
+        if not pairs or not isinstance(fields, dict) or \
+                not lossless_pg_profile(fields.get("profile"), running.get("BUFFER_PROFILE")):
             continue
         for port, index in pairs:
             qos = (want.get("PORT_QOS_MAP") or {}).get(port) or {}

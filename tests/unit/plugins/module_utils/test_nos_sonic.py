@@ -452,3 +452,15 @@ def test_a_lossless_pg_no_tc_reaches_any_more_keeps_no_headroom_on_our_ports_onl
     assert switch2.config["BUFFER_PG"]["Ethernet48|3-4"] == stock(model)["BUFFER_PG"]["Ethernet48|3-4"]
     facts = parse_qos(json.dumps(switch2.config), "sonic_config_db")
     assert facts["ports"]["Ethernet1"]["buffer_lossless_pg"] == [3]
+
+
+def test_stale_lossless_pgs_are_the_ones_buffermgrd_takes_as_lossless():
+    # issue 29, field review finding 6: the push and the check share one rule (qos_parse_sonic.lossless_pg_profile):
+    # a headroom_type dynamic profile is lossless whatever its name; a pg_lossless_* name defined without xoff is not
+    want = {"PORT_QOS_MAP": {"Ethernet1": {"pfc_enable": "3", "tc_to_pg_map": "AINET"}},
+            "TC_TO_PRIORITY_GROUP_MAP": {"AINET": {str(tc): "3" if tc == 3 else "0" for tc in range(8)}}}
+    running = {"BUFFER_PG": {"Ethernet1|4": {"profile": "roce_dyn"}, "Ethernet1|5": {"profile": "pg_lossless_x"},
+                             "Ethernet1|6": {"profile": "NULL"}},
+               "BUFFER_PROFILE": {"roce_dyn": {"pool": "ingress_lossless_pool", "headroom_type": "dynamic"},
+                                  "pg_lossless_x": {"pool": "ingress_lossless_pool", "size": "0"}}}
+    assert nos_sonic.unmapped_lossless_pgs(running, want) == {("Ethernet1", 4), ("Ethernet1", 6)}
