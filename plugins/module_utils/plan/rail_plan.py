@@ -297,6 +297,25 @@ def fabric_interfaces(cluster, interfaces, field="fabric_rail_interfaces"):
     return result
 
 
+def _link(entry):
+    nic = " " + entry["interface"] if entry.get("interface") else ""
+    return "rail %d node %s (%s%s)" % (entry["rail"], entry["node_id"], entry["host"], nic)
+
+
+def _one_link_per_port(field, tor, entries):
+    """Refuse a ToR on which two (rail, node) links land on the same port name: every renderer keys its configuration
+    by that name (the second link would overwrite the first) and the lossless check would judge two hosts against one
+    port. Checked here, where every plan is made, so every platform - rendered or not - and every consumer of the plan
+    gets it."""
+    seen = {}
+    for entry in entries:
+        first = seen.setdefault(entry["port"], entry)
+        if first is not entry:
+            raise FabricModelError(field, tor.port_template, "puts %s and %s on the same port %s of ToR %s"
+                                   % (_link(first), _link(entry), entry["port"], tor.name),
+                                   "give each link its own port, e.g. with {rail} and {node} apart: swp{rail}s{node}")
+
+
 def rail_plan(cluster_raw, nodes):
     """The whole cluster's plan: per node, per rail and per ToR."""
     # The plan is tens of thousands of small dicts and nothing cyclic: the
@@ -361,6 +380,9 @@ def _rail_plan(cluster_raw, nodes):
     for tor in tors.values():
         if len(tor["rails"]) > 1:
             tor["ports"].sort(key=lambda p: (p["rail"], p["node_id"]))
+    for planner in planners:
+        for index, tor in enumerate(planner.cluster.tors):
+            _one_link_per_port(planner.cluster.field("tors[%d].port_template" % index), tor, tors[tor.name]["ports"])
     rails = []
     fabrics = {}
     for planner in planners:

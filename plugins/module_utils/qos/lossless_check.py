@@ -23,7 +23,8 @@ The check follows one RoCE packet, and one CNP, through the switch port: classif
 priority), the ingress buffer (priority -> priority group, a lossless group), PFC (enabled for that priority,
 in both directions, and the pause stopping the queue the priority leaves on), then the egress queue (ECN,
 scheduler). A stage whose input a side does not state is ``unchecked``; a NOS that has no such stage says so in
-its parser (``qos_facts``: ``pfc_rx``/``pfc_tx``, ``pfc_to_queue``, ``priority_to_pg``).
+its parser (``qos_facts``: ``pfc_rx``/``pfc_tx``, ``pfc_to_queue``, ``priority_to_pg``, ``pfc_to_pg``,
+``pfc_watchdog_queue``); a reason a parser gives for an unknown fact (``why_unknown``) is the unchecked reason.
 
 Without a profile the two sides are still compared: the RoCE DSCP is the one the host stamps
 (``cma_roce_tos``/``traffic_class``), and only it and the CNP DSCP are judged. When the ToS was not read
@@ -32,12 +33,12 @@ priority on both ends), none at all is ``lossless_dscp_mismatch``, and a code po
 (NVIDIA's default host table makes DSCP 24-31 lossless where the switch maps only 26) goes to ``advice``, not
 to the disagreements. ``advice`` never makes a link disagree; the report shows it.
 
-ECN thresholds are compared in the unit the switch configuration counts in (a whole number of kbytes or mbytes
-of 1,024, else bytes): 150,000 B agrees with ``150 kbytes`` (the same count, decimal vs binary prefix) and with
-``146 kbytes`` (the profile's bytes rounded to the unit), as long as the switch's value is no further from the
-profile's than a kibibyte is from a kilobyte (2.4 %, :data:`THRESHOLD_SLACK`). A value of 0 units, or one the
-coarser unit moves further (``0 mbytes`` or ``1 mbytes`` for 150,000 or 1,500,000 B), disagrees; bytes compare
-exactly.
+ECN thresholds are compared in the unit the switch configuration states them in (``qos_facts`` ``ecn_unit``):
+bytes exactly; a whole number of kbytes or mbytes (of 1,024) when it is the profile's count with decimal prefixes
+(150,000 B = ``150 kbytes``) or no further from the profile's bytes than a kibibyte is from a kilobyte (2.4 %,
+:data:`THRESHOLD_SLACK`: ``146`` and ``147 kbytes`` agree with 150,000 B, ``0 mbytes`` and ``1 mbytes`` do not); a
+printed value (``nv show qos roce``: ``146.48 KB``) within half of its last digit. A threshold in a unit that is not a
+size (EOS ``segments``, ``milliseconds``) is ``unchecked``, never agreed.
 
 :func:`link_rows` runs it for every host-ToR link of a rail plan and returns the rows of the
 report (:mod:`lossless_report`).
@@ -58,16 +59,21 @@ CODES = {
     "roce_dscp_lossy_on_switch": "the switch port maps the RoCE DSCP to a class without PFC",
     "roce_priority_mismatch": "host and switch put the RoCE DSCP on different priorities",
     "pfc_mismatch": "the sets of PFC priorities differ between host and switch port",
+    "pfc_not_negotiated": "the switch port runs PFC mode auto (PFC only once DCBX negotiates it) but the host NIC does "
+                          "not negotiate DCBX",
     "pfc_rx_off_on_switch": "a PFC priority of the switch port ignores received pause frames (rx disabled)",
     "pfc_tx_off_on_switch": "a PFC priority of the switch port never sends pause frames (tx disabled)",
     "pfc_pauses_other_queue": "a pause frame for a PFC priority stops another queue than the one that priority "
                               "leaves on",
+    "pfc_pause_from_other_pg": "the pause frames of a PFC priority are sent by another priority group than the one "
+                               "that priority is buffered in (PFC priority -> priority group map)",
     "ecn_off_on_switch": "the switch queue that carries RoCE does not mark ECN",
     "ecn_off_on_host": "DCQCN (ECN reaction/notification point) is off for the RoCE priority on the host",
     "cnp_not_strict_on_switch": "the CNP DSCP lands in a non-strict (or lossless) queue on the switch",
     "cnp_not_strict_on_host": "the host sends CNPs on a priority whose queue is not strict",
     "mtu_too_small": "the switch port MTU does not exceed the host MTU by the headers",
-    "pfc_watchdog_off": "a lossless priority of the switch port has no PFC watchdog",
+    "pfc_watchdog_off": "a lossless priority of the switch port has no PFC watchdog, or one that watches another "
+                        "queue than the one the priority leaves on",
     "no_lossless_buffer_on_switch": "a PFC priority of the switch port has no lossless (headroom) buffer",
     "no_lossless_buffer_on_host": "a PFC priority of the host NIC has no lossless receive buffer",
     "tos_mismatch": "cma_roce_tos and traffic_class disagree, or carry another DSCP than RoCE's",
@@ -91,7 +97,8 @@ TOPICS = {
     "mtu": "the MTU chain",
     "pfc_watchdog": "the PFC watchdog of the lossless priorities",
     "buffer_host": "the lossless receive buffers of the host NIC",
-    "buffer_switch": "the lossless (headroom) buffers of the switch port",
+    "buffer_switch": "the lossless (headroom) buffers of the switch port and which priority group sends each "
+                     "priority's pauses",
     "tos": "the RoCE ToS of the host",
 }
 KILO = 1024
@@ -125,24 +132,29 @@ def resolve(profile):
                      "qos of a fabric in the rail plan" % (profile, ", ".join(PRESETS_ORDER)))
 
 
-def same_threshold(have, want):
+def same_threshold(have, want, unit=None):
     """Whether a switch's ECN threshold ``have`` (bytes) agrees with the profile's ``want`` (bytes), compared in the
-    unit the switch counts in (see the module doc and ``docs/lossless-qos.md``, "Which differences count")."""
+    ``unit`` the switch states it in (bytes per step, ``qos_facts`` ``ecn_unit``; None: a whole number of KiB or MiB
+    counts as stated in that unit, anything else in bytes). See the module doc and ``docs/lossless-qos.md``, "Which
+    differences count"."""
     have, want = int(have), int(want)
     if have == want:
         return True
     if have <= 0 or want <= 0:
         return False  # a threshold that counts to 0 units marks from the first byte, or never
-    for power in (1, 2):  # kbytes, mbytes of 1,024
-        unit = KILO ** power
-        if have % unit:
-            continue  # not a whole number of this unit: the switch does not count in it
-        count = have // unit
-        if want % (1000 ** power) == 0 and want // (1000 ** power) == count:
-            return True  # the profile's decimal prefix, the switch's binary one: 150,000 B = 150 kbytes
-        if count == int(round(float(want) / unit)) and abs(have - want) * THRESHOLD_SLACK[1] <= \
-                want * THRESHOLD_SLACK[0]:
-            return True  # the profile's bytes rounded to the switch's unit, no further off than kilo vs kibi
+    if unit is None:
+        units = [u for u in (KILO ** 2, KILO) if have % u == 0] or [1]
+    else:
+        units = [float(unit)]
+    for step in units:
+        if step in (KILO, KILO ** 2):  # a whole number of kbytes / mbytes, the unit the configuration chose
+            power = 1 if step == KILO else 2
+            if want % (1000 ** power) == 0 and want // (1000 ** power) == have // int(step):
+                return True  # the profile's decimal prefix, the switch's binary one: 150,000 B = 150 kbytes
+            if abs(have - want) * THRESHOLD_SLACK[1] <= want * THRESHOLD_SLACK[0]:
+                return True  # no further off than a kibibyte is from a kilobyte
+        elif abs(have - want) <= step / 2.0 + 0.5:
+            return True  # bytes: exact; a printed value (146.48 KB): the profile's bytes to half its last digit
     return False
 
 
@@ -257,6 +269,8 @@ def lossless_check(host, switch, port=None, profile=None, host_port=None):
     elif h_pfc != s_pfc:
         d.add("pfc_mismatch", h_pfc, s_pfc,
               "PFC is on priorities %s on the host but %s on %s." % (_fmt(h_pfc), _fmt(s_pfc), where))
+    if s.get("pfc_mode") == "auto" and s_pfc:
+        _pfc_auto(d, h, s_pfc, where)
     _pfc_stages(d, s, s_pfc, where)
 
     # ECN on the switch queue of RoCE, DCQCN on the host priority.
@@ -329,14 +343,8 @@ def lossless_check(host, switch, port=None, profile=None, host_port=None):
               % (h["mtu"], where, s["mtu"], int(h["mtu"]) + headroom, headroom))
 
     # PFC watchdog and buffers of the lossless priorities.
-    if s["pfc_watchdog"] is None and s_pfc and (profile is None or profile["pfc_watchdog"]):
-        d.skip("pfc_watchdog", "the PFC watchdog of %s was not read" % where)
-    if s["pfc_watchdog"] is not None and s_pfc and (profile is None or profile["pfc_watchdog"]):
-        missing = [p for p in s_pfc if p not in sorted_ints(s["pfc_watchdog"])]
-        if missing:
-            d.add("pfc_watchdog_off", None, sorted_ints(s["pfc_watchdog"]),
-                  "The PFC watchdog is off for lossless priority %s on %s: a stuck receiver can pause the fabric "
-                  "indefinitely." % (_fmt(missing), where))
+    if s_pfc and (profile is None or profile["pfc_watchdog"]):
+        _watchdog(d, s, s_pfc, where)
     for side, settings, pfc in (("the host NIC", h, h_pfc), (where, s, s_pfc)):
         if pfc:
             _buffers(d, side, settings, pfc, side == "the host NIC")
@@ -360,6 +368,51 @@ def lossless_check(host, switch, port=None, profile=None, host_port=None):
     return {"disagreements": d.items,
             "unchecked": [{"topic": topic, "reason": reason} for topic, reason in sorted(d.unchecked.items())],
             "advice": d.advice}
+
+
+def _why(settings, field, reason):
+    """The parser's own reason for an unknown ``field`` (``why_unknown``), else ``reason``."""
+    return lookup(settings.get("why_unknown"), field) or reason
+
+
+def _watchdog(d, s, s_pfc, where):
+    """The PFC watchdog of each PFC priority: on, and - where the NOS arms it per queue index
+    (``pfc_watchdog_queue``) - on the queue that priority leaves on (:func:`_queue`)."""
+    if s["pfc_watchdog"] is None:
+        d.skip("pfc_watchdog", _why(s, "pfc_watchdog", "the PFC watchdog of %s was not read" % where))
+        return
+    armed = sorted_ints(s["pfc_watchdog"])
+    missing = [p for p in s_pfc if p not in armed]
+    if missing:
+        d.add("pfc_watchdog_off", None, armed,
+              "The PFC watchdog is off for lossless priority %s on %s: a stuck receiver can pause the fabric "
+              "indefinitely." % (_fmt(missing), where))
+    for prio in s_pfc:
+        watched = lookup(s.get("pfc_watchdog_queue"), prio)
+        if prio in missing or watched is None or int(watched) == _queue(s, prio):
+            continue
+        d.add("pfc_watchdog_off", None, {"priority": prio, "watched_queue": int(watched), "queue": _queue(s, prio)},
+              "The PFC watchdog of lossless priority %d on %s watches queue %s, but priority %d leaves on queue %d: "
+              "a pause storm there is never detected nor broken." % (prio, where, watched, prio, _queue(s, prio)))
+
+
+def _pfc_auto(d, h, s_pfc, where):
+    """A switch port in PFC mode auto (NX-OS's default) runs PFC on ``s_pfc`` only once DCBX negotiates it with the
+    host NIC: a NIC whose firmware runs DCBX does; one whose DCBX is OS controlled (``mlnx_qos``: the firmware does
+    not negotiate) needs an LLDP agent on the host, which this collection does not set up; unread: unchecked."""
+    dcbx = h.get("dcbx")
+    words = str(dcbx).lower().split() if dcbx is not None else []
+    if dcbx is None:
+        d.skip("pfc", "%s runs priority-flow-control mode auto (PFC on priority %s only once DCBX negotiates it) and "
+                      "the host NIC's DCBX mode was not read" % (where, _fmt(s_pfc)))
+    elif "os" in words or words[:1] in (["off"], ["disabled"]):
+        text = ("%s runs priority-flow-control mode auto, which turns PFC on priority %s on only when DCBX negotiates "
+                "it, but the host NIC's DCBX mode is %s (its firmware does not negotiate, and this collection sets up "
+                "no LLDP agent that would): PFC stays off on the port; set priority-flow-control mode on.")
+        d.add("pfc_not_negotiated", dcbx, "auto", text % (where[0].upper() + where[1:], _fmt(s_pfc), dcbx))
+    elif "firmware" not in words:  # firmware controlled: the NIC negotiates DCBX with the port
+        d.skip("pfc", "%s runs priority-flow-control mode auto and the host NIC's DCBX mode %r is not one the check "
+                      "knows" % (where, dcbx))
 
 
 def _pfc_stages(d, s, s_pfc, where):
@@ -424,11 +477,31 @@ def _buffers(d, side, settings, pfc, host):
             d.skip(topic, "the TC -> priority group map of %s does not place priority %d" % (side, prio))
         elif int(group) not in pgs:
             missing.append((prio, int(group)))
+        else:
+            _pause_group(d, settings, side, prio, int(group), topic)
     if missing:
         d.add(code, None, {"priority": [m[0] for m in missing], "priority_group": [m[1] for m in missing]},
               "Priority %s has PFC but is buffered in priority group %s on %s, which has no lossless buffer "
               "(lossless groups: %s): pause frames come too late to prevent drops."
               % (_fmt([m[0] for m in missing]), _fmt(sorted(set(m[1] for m in missing))), side, _fmt(pgs)))
+
+
+def _pause_group(d, settings, side, prio, group, topic):
+    """The priority group whose xoff sends the pauses of ``prio`` (``pfc_to_pg``) must be ``group``, the lossless group
+    ``prio`` is buffered in: else the buffer that fills never pauses the host."""
+    if settings.get("pfc_to_pg") is None:
+        unread = ("which priority group sends the pause frames of priority %d on %s (the PFC priority -> priority "
+                  "group map) was not read" % (prio, side))
+        d.skip(topic, _why(settings, "pfc_to_pg", unread))
+        return
+    sender = lookup(settings["pfc_to_pg"], prio)
+    if sender is None:
+        d.skip(topic, "the PFC priority -> priority group map of %s does not place priority %d" % (side, prio))
+    elif int(sender) != group:
+        d.add("pfc_pause_from_other_pg", None, {"priority": prio, "pause_pg": int(sender), "priority_group": group},
+              "Priority %d is buffered in lossless priority group %d on %s, but its pause frames are sent by priority "
+              "group %s (PFC priority -> priority group map): the buffer that fills never pauses the host."
+              % (prio, group, side, sender))
 
 
 def _lossless_dscps(d, h, s, h_pfc, s_pfc, where):
@@ -533,9 +606,16 @@ def _against_profile(d, h, s, p, where):
             for key, want in (("min_bytes", p["ecn_min_bytes"]), ("max_bytes", p["ecn_max_bytes"]),
                               ("probability", p["ecn_probability"])):
                 have = ecn.get(key)
-                if want is None or have is None:
+                unit = lookup(lookup(s.get("ecn_unit"), queue), key) if key != "probability" else None
+                if want is None:
                     continue
-                if not (same_threshold(have, want) if key != "probability" else int(have) == want):
+                if have is None:
+                    if key != "probability":
+                        d.skip("ecn_switch", _unconverted(queue, key, unit, want, where))
+                    continue
+                if isinstance(unit, str):
+                    unit = None  # (a named unit with bytes: not one a parser gives; read the bytes as they are)
+                if not (same_threshold(have, want, unit) if key != "probability" else int(have) == want):
                     switch("ECN %s on queue %d" % (key.replace("_", " "), queue), have, want)
     if p["ets_weights"] and s["ets"] is not None:
         # Shares, not raw weights: DWRR weights (SONiC 14/15) and percentages compare as percent of
@@ -548,6 +628,15 @@ def _against_profile(d, h, s, p, where):
                 share = int(have["weight"]) * 100.0 / total
                 if abs(share - weight) > 2:
                     switch("ETS share on queue %s" % queue, "%d%%" % round(share), "%d%%" % weight)
+
+
+def _unconverted(queue, key, unit, want, where):
+    """Why an ECN threshold of ``queue`` was not compared with the profile's ``want`` bytes."""
+    what = "ECN %s threshold of queue %d on %s" % (key.split("_")[0], queue, where)
+    if isinstance(unit, str):
+        return "the %s is in %s, not bytes (its size in bytes depends on the platform): not compared with the " \
+               "profile's %d bytes" % (what, unit, want)
+    return "the %s was not read: not compared with the profile's %d bytes" % (what, want)
 
 
 def link_rows(plan, host_facts, switch_facts, hosts=None, host_errors=None):

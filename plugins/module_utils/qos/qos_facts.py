@@ -48,6 +48,10 @@ Fields (all optional, ``None`` when unknown):
     ``{priority: queue}``.
 ``pfc``
     sorted list of priorities with PFC (no-drop) enabled.
+``pfc_mode``
+    how the switch port decides whether PFC runs: ``"on"`` (always, on ``pfc``), ``"off"`` or ``"auto"`` (NX-OS's
+    interface default: only once DCBX negotiates it with the peer; ``pfc`` is then what runs when it does, and the
+    check judges the mode against the host's ``dcbx``). ``None`` where the NOS has no such mode or it was not read.
 ``pfc_rx`` / ``pfc_tx``
     the priorities of ``pfc`` on which the port honours the pause frames it receives (``rx``) and sends
     pause frames when its buffer fills (``tx``). A source that switches both directions with one setting
@@ -61,6 +65,13 @@ Fields (all optional, ``None`` when unknown):
 ``ecn``
     ``{queue: {"enabled": bool, "min_bytes": int|None, "max_bytes": int|None,
     "probability": int|None}}`` (switches: ECN/WRED on egress queues).
+``ecn_unit``
+    ``{queue: {"min_bytes": unit, "max_bytes": unit}}``: the unit each ECN threshold of ``ecn`` is stated in, so that
+    the check compares in it (``lossless_check.same_threshold``): a number is the bytes one step of the stated value
+    is worth (``1``: bytes; ``1024``: kbytes; ``1048576``: mbytes; ``10.24`` for ``nv show qos roce``'s printed
+    ``146.48 KB``, two decimals of a KiB); a string names a unit that is not a size (``"segments"``,
+    ``"milliseconds"``, ``"microseconds"``), whose ``*_bytes`` is then ``None``. ``None`` (or a queue or threshold
+    left out): not stated; the check then takes a whole number of KiB or MiB as counted in that unit.
 ``ecn_rp`` / ``ecn_np``
     sorted lists of priorities with DCQCN reaction point / notification point enabled (hosts).
 ``ets``
@@ -72,6 +83,11 @@ Fields (all optional, ``None`` when unknown):
     the port's MTU in bytes (switch L2 MTU, host interface MTU).
 ``pfc_watchdog``
     sorted list of priorities with the PFC watchdog on (``[]``: off everywhere).
+``pfc_watchdog_queue``
+    ``{priority: queue}``: the queue the watchdog of each priority of ``pfc_watchdog`` watches and acts on, for a NOS
+    whose watchdog is armed per queue index (SONiC: bit ``i`` of ``pfcwd_sw_enable`` watches queue ``i`` with the
+    pause counters of priority ``i``, whatever queue that priority's traffic leaves on). ``None`` where the NOS has
+    no such stage (its watchdog follows the priority's own queue) or ``pfc_watchdog`` is ``None``.
 ``buffer_lossless``
     sorted list of priorities that have a lossless (headroom) buffer, for sources that give ingress
     buffers per priority (hosts' ``prio2buffer``, Cumulus traffic pools, NX-OS/OS10 no-drop classes).
@@ -80,10 +96,20 @@ Fields (all optional, ``None`` when unknown):
     ``TC_TO_PRIORITY_GROUP_MAP`` and ``BUFFER_PG``): ``{priority: PG}`` and the sorted PGs whose buffer
     profile is lossless. ``buffer_lossless`` is then ``None``: the check derives which priorities have a
     lossless buffer from these two (``lossless_check``), the one place that fact is derived.
+``pfc_to_pg``
+    ``{pfc priority: PG}``: the priority group whose headroom (xoff) sends the pause frames of that priority (SONiC
+    ``pfc_to_pg_map`` -> ``PFC_PRIORITY_TO_PRIORITY_GROUP_MAP``, Mellanox and Barefoot ASICs). A source with a priority
+    group stage but no such map states ``priority_to_pg`` here (pauses come from the group the priority is buffered
+    in); ``None`` where the source has no priority group stage or the map's default is not known.
+``why_unknown``
+    ``{field: reason}``: why a parser left a field ``None`` although the source speaks of it (one line naming the
+    source's field, e.g. a config_db whose version cannot tell which field arms the watchdog); the check shows it as
+    the reason of the unchecked topic. ``None`` when the parser has nothing to say.
 ``roce_tos`` / ``traffic_class``
     ``cma_roce_tos`` of the RDMA device and its ``tc/1/traffic_class`` (hosts).
 ``pfc_capable`` / ``dcbx``
-    informational: what the NIC reports (hosts).
+    what the NIC reports (hosts); ``dcbx`` is the DCBX mode ``mlnx_qos`` prints (``"OS controlled"``: the firmware
+    does not negotiate, ``"Firmware controlled"``: it does), judged against a switch port's ``pfc_mode`` auto.
 """
 
 from __future__ import annotations
@@ -94,7 +120,8 @@ FORMATS = FORMATS_HOST + FORMATS_SWITCH
 
 FIELDS = ("trust", "dscp_to_priority", "priority_to_queue", "pfc", "ecn", "ecn_rp", "ecn_np", "ets",
           "cnp_dscp", "cnp_priority", "mtu", "pfc_watchdog", "buffer_lossless", "roce_tos", "traffic_class",
-          "pfc_capable", "dcbx", "pfc_rx", "pfc_tx", "pfc_to_queue", "priority_to_pg", "buffer_lossless_pg")
+          "pfc_capable", "dcbx", "pfc_rx", "pfc_tx", "pfc_to_queue", "priority_to_pg", "buffer_lossless_pg",
+          "pfc_mode", "pfc_to_pg", "pfc_watchdog_queue", "ecn_unit", "why_unknown")
 
 
 # The eight egress queues / traffic classes every NOS here has per port (0-7).
@@ -132,6 +159,19 @@ def one_way_pfc_stages(settings):
     """:func:`pfc_both_ways` and :func:`pause_stops_own_queue`: for a NOS whose ``priority-flow-control`` names
     priorities only (no direction, no pause -> queue map)."""
     return pause_stops_own_queue(pfc_both_ways(settings))
+
+
+def ecn_units(settings):
+    """Move the ``min_unit`` / ``max_unit`` a parser keeps in its ``ecn`` entries to ``ecn_unit`` (see the field);
+    ``ecn_unit`` stays as it is when no entry has one."""
+    units = {}
+    for queue, entry in (settings.get("ecn") or {}).items():
+        unit = {"min_bytes": entry.pop("min_unit", None), "max_bytes": entry.pop("max_unit", None)}
+        if unit["min_bytes"] is not None or unit["max_bytes"] is not None:
+            units[queue] = unit
+    if units:
+        settings["ecn_unit"] = units
+    return settings
 
 
 def new_settings():

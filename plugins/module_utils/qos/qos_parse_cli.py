@@ -245,6 +245,13 @@ def to_bytes(value, unit):
     return number * factor
 
 
+def threshold_unit(unit):
+    """The ``ecn_unit`` (``qos_facts``) of a threshold stated in ``unit``: the bytes one unit is worth (``kbytes`` ->
+    1024), or the unit's name (``"segments"``) when it is not a size; None when no unit is given."""
+    name = (unit or "").lower()
+    return _UNITS.get(name, name or None)
+
+
 def block_problem(block, what):
     """A problem line naming the configuration line."""
     return "line %d: %s (%r)" % (block.lineno, what, block.text)

@@ -42,7 +42,9 @@ map" and "default traffic class to transmit queue map", Trident/Tomahawk/Jericho
   ``no priority-flow-control pause watchdog``.
 
 ECN thresholds in ``bytes``/``kbytes``/``mbytes`` are converted (kbyte = 1024 bytes); thresholds in
-``segments`` or time units give ``None`` bytes. ``buffer_lossless`` is not stated by the config.
+``segments`` or time units (``milliseconds``, ``microseconds``; AVD's EOS schema ``random_detect.ecn.threshold.units``)
+give ``None`` bytes. ``ecn_unit`` keeps the unit of each threshold (1024 for kbytes, ``"segments"``), so that the check
+compares in it and names a unit it cannot convert. ``buffer_lossless`` is not stated by the config.
 
 Stages EOS does not have (:func:`qos_facts.one_way_pfc_stages`): ``priority-flow-control priority N no-drop``
 names no direction, so ``pfc_rx`` = ``pfc_tx`` = ``pfc``; there is no PFC priority -> queue map, a pause stops
@@ -64,10 +66,10 @@ MTU of a switched port (EOS's ``mtu`` is the layer 3 MTU), tx-queue scheduling o
 from __future__ import annotations
 
 from ansible_collections.ainet.fabric.plugins.module_utils.qos.qos_facts import (
-    ECN_OFF, ecn_off_elsewhere, int_list, new_facts, new_settings, one_way_pfc_stages, unique)
+    ECN_OFF, ecn_off_elsewhere, ecn_units, int_list, new_facts, new_settings, one_way_pfc_stages, unique)
 from ansible_collections.ainet.fabric.plugins.module_utils.qos.qos_parse_cli import (
-    block_problem, find_blocks, interface_lines, partial_reason, sort_key, split_blocks, starts, to_bytes,
-    guarded_parse)
+    block_problem, find_blocks, interface_lines, partial_reason, sort_key, split_blocks, starts, threshold_unit,
+    to_bytes, guarded_parse)
 
 EOS_DEFAULT_DSCP_TO_TC = dict((dscp, {0: 1, 1: 0}.get(dscp // 8, dscp // 8)) for dscp in range(64))
 EOS_DEFAULT_TC_TO_QUEUE = dict((tc, tc) for tc in range(8))
@@ -110,7 +112,9 @@ def _read_ecn(words):
     for key, field in (("minimum-threshold", "min_bytes"), ("maximum-threshold", "max_bytes")):
         if key in low:
             at = low.index(key)
-            out[field] = to_bytes(words[at + 1], words[at + 2] if at + 2 < len(words) else "")
+            unit = words[at + 2] if at + 2 < len(words) else ""
+            out[field] = to_bytes(words[at + 1], unit)
+            out[field.replace("bytes", "unit")] = threshold_unit(unit)
     if "max-mark-probability" in low:
         out["probability"] = int(words[low.index("max-mark-probability") + 1])
     return out
@@ -258,6 +262,7 @@ def _settings(state, maps, config, name, problems):
             settings["pfc_watchdog"] = list(pfc)
     ecn = dict((q, dict(v["ecn"])) for q, v in state["queues"].items() if v["ecn"] is not None)
     settings["ecn"] = ecn_off_elsewhere(ecn) if config["complete"] else ecn or None
+    ecn_units(settings)
     ets = {}
     for number, queue in state["queues"].items():
         if queue["mode"] is not None or queue["weight"] is not None:

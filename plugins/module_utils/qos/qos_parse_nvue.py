@@ -73,7 +73,10 @@ qos roce status``): the ``operational`` / ``applied`` rows (``mode``, ``pfc-prio
 -> ``buffer_lossless``; with ``lossless-single-ipool`` and no such pool, the PFC priorities). The
 operational value is used when shown, else the applied one. Sizes printed as ``146.48 KB`` /
 ``1.43 MB`` are converted with 1024 multiples, so they are only as exact as the print (149996, not
-150000). One port keyed ``""`` (the switch).
+150000): ``ecn_unit`` carries what the last printed digit is worth (10.24 bytes for ``146.48 KB``), and the
+check accepts a profile value within half of it. ``pfc`` ``rx-enabled`` / ``tx-enabled`` (``enabled`` /
+``disabled``) give ``pfc_rx`` / ``pfc_tx`` (``pfc`` or ``[]``); an output without those rows leaves them ``None``.
+One port keyed ``""`` (the switch).
 """
 
 from __future__ import annotations
@@ -382,6 +385,8 @@ def parse_nvue(text):
             s["mtu"] = NVUE_DEFAULTS["mtu"]
         if complete and s["ecn"] is not None:
             s["ecn"] = ecn_off_elsewhere(s["ecn"])
+        if s["ecn"] is not None:  # NVUE's thresholds are bytes
+            s["ecn_unit"] = dict((tc, {"min_bytes": 1, "max_bytes": 1}) for tc in s["ecn"])
         if watchdog or complete:
             s["pfc_watchdog"] = list(s["pfc"] or []) if _watchdog_on(port_qos) else []
         pfc_both_ways(s)
@@ -409,14 +414,15 @@ def _port_key(name):
 # ----------------------------------------------------------------------------- nv show qos roce
 
 def _size(text):
-    """``"146.48 KB"`` -> 149996; ``"1500000"`` -> 1500000; ``None`` when unreadable."""
-    match = re.match(r"^\s*([\d.]+)\s*([A-Za-z]*)\s*$", str(text or ""))
+    """``"146.48 KB"`` -> ``(149996, 10.24)``: the bytes and what one step of the last printed digit is worth (the
+    ``ecn_unit``); ``"1500000"`` -> ``(1500000, 1)``; ``(None, None)`` when unreadable."""
+    match = re.match(r"^\s*(\d+(?:\.(\d*))?)\s*([A-Za-z]*)\s*$", str(text or ""))
     if not match:
-        return None
-    unit = _UNITS.get(match.group(2).lower() or "b")
+        return None, None
+    unit = _UNITS.get(match.group(3).lower() or "b")
     if unit is None:
-        return None
-    return int(round(float(match.group(1)) * unit))
+        return None, None
+    return int(round(float(match.group(1)) * unit)), float(unit) / 10 ** len(match.group(2) or "")
 
 
 def _roce_values(lines):
@@ -489,14 +495,23 @@ def parse_nvue_roce(text):
     elif values.get("mode", "").startswith("lossy"):
         s["pfc"] = []
     if "congestion-control.enabled-tc" in values:
-        ecn = {}
+        ecn, units = {}, {}
+        low, low_step = _size(values.get("congestion-control.min-threshold"))
+        high, high_step = _size(values.get("congestion-control.max-threshold"))
         for tc in _ints(values["congestion-control.enabled-tc"], "congestion-control enabled-tc", problems):
-            ecn[tc] = {"enabled": True,
-                       "min_bytes": _size(values.get("congestion-control.min-threshold")),
-                       "max_bytes": _size(values.get("congestion-control.max-threshold")),
+            ecn[tc] = {"enabled": True, "min_bytes": low, "max_bytes": high,
                        "probability": to_int(values.get("congestion-control.probability"),
                                              "congestion-control probability", problems)}
-        s["ecn"] = ecn
+            units[tc] = {"min_bytes": low_step, "max_bytes": high_step}
+        s["ecn"], s["ecn_unit"] = ecn, units
+    for field, row in (("pfc_rx", "pfc.rx-enabled"), ("pfc_tx", "pfc.tx-enabled")):
+        if row in values and s["pfc"] is not None:
+            if _on(values[row]):
+                s[field] = list(s["pfc"])
+            elif _off(values[row]):
+                s[field] = []
+            else:
+                problems.append("pfc %s: %r is neither enabled nor disabled" % (row.split(".")[1], values[row]))
 
     rows = _table(tables, "RoCE PCP/DSCP->SP")
     if rows:
@@ -548,7 +563,6 @@ def parse_nvue_roce(text):
         if not lossless and values.get("mode", "").startswith("lossless-single-ipool"):
             lossless.update(s["pfc"] or [])
         s["buffer_lossless"] = sorted(lossless)
-    # RoCE mode: one PFC setting both ways, pauses stop the switch-priority's own queue (see parse_nvue)
-    pfc_both_ways(s)
+    # pauses stop the switch-priority's own queue (see parse_nvue); PFC directions only as the rows print them
     pause_stops_own_queue(s)
     return new_facts(FORMAT_ROCE, {"": s}, unique(problems))

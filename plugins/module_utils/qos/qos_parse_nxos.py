@@ -27,36 +27,44 @@ Vendor defaults used when the config is silent (Cisco Nexus 9000 NX-OS QoS confi
 
 * ``priority_to_queue``: qos-group N is always queue N (the system queuing classes
   ``c-out-8q-qN``), so it is ``{0: 0, ..., 7: 7}``.
-* ``pfc``: the interface default ``priority-flow-control mode auto`` only enables PFC when DCBX
-  negotiates it with the peer, so ``auto`` or silence gives ``None`` (unknown) - unless nothing is
-  paused (below: ``[]``); ``mode on`` gives
-  the ``pause pfc-cos`` values of the system network-qos policy (none: ``[]``, the default
-  network-qos policy pauses nothing); ``mode off`` gives ``[]``.
+* ``pfc`` / ``buffer_lossless``: the **qos-groups** the network-qos policy in force makes no-drop: a class with
+  ``pause pfc-cos`` (or ``pause no-drop``) covers the qos-group of its system class ``c-8q-nq<N>`` or of its
+  ``class-map type network-qos`` (``match qos-group N``); its ``pfc-cos`` values are only the CoS its pause frames
+  name (``pfc_to_queue``: a pause for that CoS stops the class's queue). A no-drop class whose qos-group is not known
+  (an undefined class-map) leaves both ``None``. Which traffic reaches a no-drop qos-group is ``dscp_to_priority``.
+* ``pfc_mode``: ``on`` / ``off`` / ``auto`` as the interface states it, else ``auto`` (the interface default) in a
+  whole config. ``on`` and ``auto`` give the no-drop qos-groups as ``pfc`` (none: ``[]``, the default network-qos
+  policy pauses nothing), ``off`` ``[]``; with ``auto`` PFC runs only once DCBX negotiates it with the peer, which
+  the check judges against the host's DCBX mode.
+* classification: a ``class-map type qos match-all`` with a ``match cos`` beside its ``match dscp`` does not
+  match a packet without CoS (untagged routed RoCE): its DSCPs go on to the next class, else class-default;
+  ``match-any`` classifies by any of its conditions (:func:`dscp_only`).
 * ``trust``: ``"dscp"`` / ``"pcp"`` / ``"pcp,dscp"`` after what the applied type-qos policy matches
   on; ``None`` without one. ``dscp_to_priority`` holds only the DSCPs the policy matches (first
   matching class wins); unmatched traffic goes to class-default (qos-group 0). When the policy
   states ``class class-default`` / ``set qos-group N`` (as Cisco's RoCE templates do), every DSCP
   no class matches is mapped to N, so the map holds all 64.
-* ``buffer_lossless``: the paused CoS values of the system network-qos policy (no-drop buffers are
-  carved system-wide).
+* ``buffer_lossless``: the no-drop qos-groups of the system network-qos policy (no-drop buffers are carved
+  system-wide, per no-drop class).
 
 Stages NX-OS does not have (:func:`qos_facts.one_way_pfc_stages`): ``priority-flow-control`` and the no-drop
-class name no direction, so ``pfc_rx`` = ``pfc_tx`` = ``pfc``; there is no PFC priority -> queue map, a pause
-stops the queue of its qos-group (``pfc_to_queue`` = ``priority_to_queue``); no priority-group stage.
+class name no direction, so ``pfc_rx`` = ``pfc_tx`` = ``pfc``; there is no PFC priority -> queue map besides the
+no-drop classes' ``pfc-cos`` (a CoS no class names stops the queue of its own qos-group); no priority-group stage.
 
 **Defaults by omission** (:data:`NXOS_DEFAULTS`; sources in ``docs/lossless-qos.md``): a whole
 running-config (anything but a ``!Command: show running-config <section>`` output) states them by
 leaving the command out: without a type qos input policy every packet is in qos-group 0 (``trust``
 ``"none"``, all 64 DSCPs on priority 0), and a policy that matches DSCPs but states no ``class
 class-default`` sends the others to qos-group 0 too; without a network-qos policy that pauses a CoS,
-``pfc`` and ``buffer_lossless`` are ``[]`` whatever the PFC mode (``auto`` stays ``None`` only when a
-pause class exists: then DCBX decides); ``ecn`` is off on every queue without ``random-detect ...
+``pfc`` and ``buffer_lossless`` are ``[]`` whatever the PFC mode; an interface without ``priority-flow-control mode``
+is in mode ``auto``; ``ecn`` is off on every queue without ``random-detect ...
 ecn``. Not filled (no documentation found): ``mtu``, the scheduling of queues no queuing policy states
 (``ets``), the PFC watchdog of PFC ports where the config says nothing about it.
 
 Problems: a policy-map or class-map that is referenced but never defined (system-defined classes
 such as ``c-8q-nq3``, ``c-out-8q-q3`` and ``class-default`` need no definition), and unreadable
-values. ECN thresholds in bytes/kbytes/mbytes are converted (kbyte = 1024 bytes).
+values. ECN thresholds in bytes/kbytes/mbytes are converted (kbyte = 1024 bytes); ``ecn_unit`` keeps each
+threshold's unit (another unit, e.g. ``packets``: ``None`` bytes and the unit's name).
 """
 
 from __future__ import annotations
@@ -64,10 +72,10 @@ from __future__ import annotations
 import re
 
 from ansible_collections.ainet.fabric.plugins.module_utils.qos.qos_facts import (
-    ECN_OFF, ecn_off_elsewhere, int_list, new_facts, new_settings, one_way_pfc_stages, unique)
+    ECN_OFF, ecn_off_elsewhere, ecn_units, int_list, new_facts, new_settings, one_way_pfc_stages, unique)
 from ansible_collections.ainet.fabric.plugins.module_utils.qos.qos_parse_cli import (
-    block_problem, dscp_list, find_blocks, interface_lines, partial_reason, sort_key, split_blocks, starts, to_bytes,
-    guarded_parse)
+    block_problem, dscp_list, find_blocks, interface_lines, partial_reason, sort_key, split_blocks, starts,
+    threshold_unit, to_bytes, guarded_parse)
 
 # Defaults by omission of a whole NX-OS (Nexus 9000) running-config (docs/lossless-qos.md, "Defaults by omission").
 NXOS_DEFAULTS = {
@@ -77,9 +85,12 @@ NXOS_DEFAULTS = {
     # configuration-guide-106x/m-configuring-queuing-and-scheduling.html): no field classifies.
     "trust": "none",
     "qos_group": 0,
-    # PFC pauses only the CoS values a network-qos class states ("pause pfc-cos"; Configuring Priority Flow
+    # PFC pauses only the qos-groups of a network-qos class that states "pause pfc-cos" (Configuring Priority Flow
     # Control, .../105x/.../m-configuring-priority-flow-control.html): without one nothing is no-drop.
-    "pfc": [],
+    "no_drop": {},
+    # "priority-flow-control mode {auto | on | off}": auto, the interface default, runs PFC only where DCBX negotiates
+    # it with the peer (same chapter).
+    "pfc_mode": "auto",
     # ECN marks only where WRED ECN is configured ("When configured with the WRED ECN feature", same queuing
     # chapter): a queue without "random-detect ... ecn" does not mark.
     "ecn": ECN_OFF,
@@ -109,6 +120,28 @@ def _type_and_name(words, kind):
     return rest[0] if rest else None
 
 
+def _match_type(words):
+    """``class-map type qos match-any NAME`` -> ``"match-any"``; NX-OS's default, and the bare form, is match-all."""
+    low = [w.lower() for w in words]
+    return "match-any" if len(low) > 3 and low[3] == "match-any" else "match-all"
+
+
+def dscp_only(cmap):
+    """The DSCPs for which a packet that carries no CoS (untagged, routed RoCEv2) matches type qos class ``cmap``.
+
+    ``match-any``: any ``match dscp`` line. ``match-all``: every condition must hold, so a ``match cos`` beside the
+    DSCP condition leaves such a packet out (it goes on to the next class, else class-default), and several ``match
+    dscp`` lines leave the DSCPs they share ([CLS]: "match-all ... all the match criteria ... must be satisfied")."""
+    conditions = cmap.get("dscp_conditions") or ([cmap["dscp"]] if cmap.get("dscp") else [])
+    if not conditions:
+        return []
+    if cmap.get("match") == "match-any":
+        return sorted(set().union(*conditions))
+    if cmap.get("cos"):
+        return []
+    return sorted(set(conditions[0]).intersection(*conditions[1:]))
+
+
 class _Config(object):
     def __init__(self, blocks, problems, complete=False):
         self.problems = problems
@@ -125,11 +158,13 @@ class _Config(object):
             name = _type_and_name(block.words, kind)
             if name is None:
                 continue
-            entry = table.setdefault(name, {"dscp": [], "cos": [], "groups": [], "line": block.lineno})
+            entry = table.setdefault(name, {"dscp": [], "cos": [], "groups": [], "line": block.lineno,
+                                            "match": _match_type(block.words), "dscp_conditions": []})
             for child in block.children:
                 cw = child.words
                 try:
                     if starts(cw, "match", "dscp"):
+                        entry["dscp_conditions"].append(sorted(set(dscp_list(cw[2:]))))
                         entry["dscp"] = sorted(set(entry["dscp"]) | set(dscp_list(cw[2:])))
                     elif starts(cw, "match", "cos"):
                         entry["cos"] = sorted(set(entry["cos"]) | set(int_list(" ".join(cw[2:]))))
@@ -193,7 +228,7 @@ class _Config(object):
             saw_cos = saw_cos or bool(cmap["cos"])
             if group is None:
                 continue
-            for dscp in cmap["dscp"]:
+            for dscp in dscp_only(cmap):
                 dscp_map.setdefault(dscp, group)
         trust = {(True, False): "dscp", (False, True): "pcp", (True, True): "pcp,dscp"}.get((saw_dscp, saw_cos))
         if default_group is None and self.complete:
@@ -204,13 +239,16 @@ class _Config(object):
         return (dscp_map if saw_dscp else None), trust
 
     def no_drop(self, name, where):
-        """Sorted CoS values paused by network-qos policy ``name`` (None when undefined)."""
+        """``{qos-group: sorted pfc-cos}`` of the no-drop classes of network-qos policy ``name``: a class with ``pause
+        pfc-cos`` / ``pause no-drop`` makes **its qos-group** lossless (the ``c-8q-nq<N>`` system class, or the
+        ``match qos-group`` of a user class), and its pause frames name the CoS values of ``pfc-cos`` (``no-drop``:
+        the qos-group's own). None when the policy is undefined or a no-drop class covers no readable qos-group."""
         policy = self.policy_nq.get(name)
         if policy is None:
             self.problems.append("service-policy type network-qos %s (%s) is referenced but policy-map type "
                                  "network-qos %s is not defined" % (name, where, name))
             return None
-        out = set()
+        out, unknown = {}, False
         for cname, block in policy["classes"]:
             group = _system_group(cname, _SYSTEM_NQ)
             if group is None:
@@ -220,21 +258,32 @@ class _Config(object):
                                          "is referenced but not defined" % (name, block.lineno, cname))
                 elif cmap["groups"]:
                     group = cmap["groups"][0]
+            cos = set()
+            paused = False
             for child in block.children:
                 cw = [w.lower() for w in child.words]
                 if not cw or cw[0] != "pause":
                     continue
                 try:
                     if "pfc-cos" in cw:
-                        out.update(int_list(" ".join(cw[cw.index("pfc-cos") + 1:])))
-                    elif "no-drop" in cw and group is not None:
-                        out.add(group)
+                        cos.update(int_list(" ".join(cw[cw.index("pfc-cos") + 1:])))
+                        paused = True
+                    elif "no-drop" in cw:
+                        paused = True
+                        if group is not None:
+                            cos.add(group)
                 except ValueError:
                     self.problems.append(block_problem(child, "cannot read pfc-cos"))
-        if any(c > 7 for c in out):
-            self.problems.append("policy-map type network-qos %s: pfc-cos out of range" % name)
-            out = set(c for c in out if c <= 7)
-        return sorted(out)
+            if any(c > 7 for c in cos):
+                self.problems.append("policy-map type network-qos %s: pfc-cos out of range" % name)
+                cos = set(c for c in cos if c <= 7)
+            if not paused:
+                continue
+            if group is None:
+                unknown = True  # a no-drop class whose qos-group is not known: which traffic is lossless is not known
+                continue
+            out.setdefault(group, set()).update(cos)
+        return None if unknown else dict((g, sorted(c)) for g, c in sorted(out.items()))
 
     def queuing(self, name, where):
         """(ecn, ets) of queuing output policy ``name``."""
@@ -273,7 +322,9 @@ class _Config(object):
                         for key, field in (("minimum-threshold", "min_bytes"), ("maximum-threshold", "max_bytes")):
                             if key in low:
                                 at = low.index(key)
-                                entry[field] = to_bytes(cw[at + 1], cw[at + 2] if at + 2 < len(cw) else "")
+                                unit = cw[at + 2] if at + 2 < len(cw) else ""
+                                entry[field] = to_bytes(cw[at + 1], unit)
+                                entry[field.replace("bytes", "unit")] = threshold_unit(unit)
                         if "drop-probability" in low:
                             entry["probability"] = int(cw[low.index("drop-probability") + 1])
                         ecn[queue] = entry
@@ -367,19 +418,29 @@ def _parse(text, problems):
             settings["ets"] = dict((q, dict(v)) for q, v in ets.items()) if ets else None
         if complete and (ecn is not None or ("queuing", "output") not in policies):
             settings["ecn"] = ecn_off_elsewhere(ecn)
-        # What the network-qos policy in force pauses: [] when a whole config states none (the default pauses nothing).
-        stated = ("network-qos", None) in system  # (a stated policy that cannot be read stays None)
-        paused = list(NXOS_DEFAULTS["pfc"]) if not stated and complete else no_drop
-        if mode == "on":
-            settings["pfc"] = list(no_drop or [])
-        elif mode == "off":
+        ecn_units(settings)
+        # The qos-groups the network-qos policy in force makes no-drop: {} when a whole config states none (the default
+        # pauses nothing); a stated policy that cannot be read stays None.
+        stated = ("network-qos", None) in system
+        groups = dict(NXOS_DEFAULTS["no_drop"]) if not stated and complete else no_drop
+        lossless = sorted(groups) if groups is not None else None
+        settings["pfc_mode"] = mode if mode is not None else (NXOS_DEFAULTS["pfc_mode"] if complete else None)
+        if mode == "off":
             settings["pfc"] = []
-        elif mode not in (None, "auto"):
+        elif mode not in (None, "auto", "on"):
             problems.append("interface %s: unknown priority-flow-control mode %s" % (name, mode))
-        elif paused is not None and not paused:
-            settings["pfc"] = []  # auto (the default) or silent, and nothing to pause
-        if paused is not None:
-            settings["buffer_lossless"] = list(paused)
+            settings["pfc_mode"] = None
+        elif lossless is not None:
+            # on: PFC on the no-drop qos-groups; auto (the default): the same once DCBX negotiates it with the peer,
+            # which the check judges against the host's DCBX (pfc_mode)
+            settings["pfc"] = list(lossless)
+        if lossless is not None:
+            settings["buffer_lossless"] = list(lossless)
+        if groups:
+            # a pause frame received for CoS c stops the queue of the no-drop class that names c (queue N = qos-group N)
+            stops = dict((n, n) for n in range(8))
+            stops.update((cos, group) for group, coses in groups.items() for cos in coses)
+            settings["pfc_to_queue"] = stops
         if settings["pfc"] is not None and not settings["pfc"]:
             settings["pfc_watchdog"] = []  # no lossless priority to watch
         elif settings["pfc"] is not None:

@@ -15,7 +15,7 @@ What is read:
 * ``class-map type queuing C`` / ``match queue Q``, ``policy-map type queuing P`` / ``class C`` /
   ``bandwidth percent W`` / ``priority`` / ``random-detect W`` (a WRED profile name);
 * ``wred W`` / ``random-detect color green minimum-threshold A maximum-threshold B
-  drop-probability P`` / ``random-detect ecn`` (thresholds in KB, 1 KB = 1024 bytes; ECN is
+  drop-probability P`` / ``random-detect ecn`` (thresholds in KB, 1 KB = 1024 bytes, ``ecn_unit`` 1024; ECN is
   enabled when the profile says ``random-detect ecn``);
 * ``system qos`` and per interface: ``trust-map dscp M|default``, ``trust-map dot1p M|default``,
   ``qos-map traffic-class M``, ``service-policy input type network-qos P``, ``service-policy
@@ -31,9 +31,12 @@ Vendor defaults used when the config is silent (Dell OS10 user guide, "Quality o
   dot1p maps), so ``dscp_to_priority`` always holds all 64 DSCPs when DSCP is trusted;
 * ``priority_to_queue``: traffic class n -> queue n unless a ``qos-map traffic-class`` says
   otherwise;
-* ``pfc``: PFC is off unless ``priority-flow-control mode on``; then the ``pfc-cos`` values of the
-  port's network-qos policy (none: ``[]``); silence gives ``[]`` (see below). ``buffer_lossless`` is
-  the same list (OS10 reserves lossless buffers for those priorities on PFC ports).
+* ``pfc``: PFC is off unless ``priority-flow-control mode on`` (``pfc_mode`` ``on`` / ``off``); then the
+  **traffic classes** (qos-groups) that the ``pause`` classes of the port's network-qos policy match (none: ``[]``;
+  a pause class without ``match qos-group`` or an undefined policy: ``None``); ``pfc-cos`` only names the CoS of the
+  pause frames (``pfc_to_queue``). Silence gives ``[]`` (see below). ``buffer_lossless`` is the same list (OS10
+  reserves lossless buffers for those traffic classes on PFC ports). OS10 classifies by trust maps here; a
+  ``class-map type qos`` / ``service-policy input type qos`` classification is not read.
 
 Stages OS10 does not have (:func:`qos_facts.one_way_pfc_stages`): ``priority-flow-control`` and the no-drop
 class name no direction, so ``pfc_rx`` = ``pfc_tx`` = ``pfc``; there is no PFC priority -> queue map, a pause
@@ -54,10 +57,10 @@ values.
 from __future__ import annotations
 
 from ansible_collections.ainet.fabric.plugins.module_utils.qos.qos_facts import (
-    ECN_OFF, ecn_off_elsewhere, int_list, new_facts, new_settings, one_way_pfc_stages, unique)
+    ECN_OFF, ecn_off_elsewhere, ecn_units, int_list, new_facts, new_settings, one_way_pfc_stages, unique)
 from ansible_collections.ainet.fabric.plugins.module_utils.qos.qos_parse_cli import (
-    block_problem, dscp_list, find_blocks, interface_lines, partial_reason, sort_key, split_blocks, starts, to_bytes,
-    guarded_parse)
+    block_problem, dscp_list, find_blocks, interface_lines, partial_reason, sort_key, split_blocks, starts,
+    threshold_unit, to_bytes, guarded_parse)
 
 OS10_DEFAULT_DSCP_TO_TC = dict((dscp, dscp // 8) for dscp in range(64))
 
@@ -171,8 +174,10 @@ class _Config(object):
                 elif low[:3] == ["random-detect", "color", "green"]:
                     if "minimum-threshold" in low:
                         out["min_bytes"] = to_bytes(cw[low.index("minimum-threshold") + 1], "kbytes")
+                        out["min_unit"] = threshold_unit("kbytes")
                     if "maximum-threshold" in low:
                         out["max_bytes"] = to_bytes(cw[low.index("maximum-threshold") + 1], "kbytes")
+                        out["max_unit"] = threshold_unit("kbytes")
                     if "drop-probability" in low:
                         out["probability"] = int(cw[low.index("drop-probability") + 1])
             except (ValueError, IndexError):
@@ -184,27 +189,37 @@ class _Config(object):
         self.problems.append("%s %s (%s) is referenced but not defined" % (what, name, where))
 
     def no_drop(self, name, where):
+        """``{traffic class: sorted pfc-cos}`` of the ``pause`` classes of network-qos policy ``name``: ``pause`` makes
+        the qos-group its class-map matches lossless, and ``pfc-cos`` names the CoS of its pause frames. None when the
+        policy is undefined or a pause class matches no qos-group (which traffic is lossless is then not known)."""
         policy = self.policy_nq.get(name)
         if policy is None:
             self._missing("policy-map type network-qos", name, where)
             return None
-        out = set()
+        out, unknown = {}, False
         for cname, block in policy["classes"]:
-            if cname not in self.class_nq and cname.lower() != "class-default":
+            cmap = self.class_nq.get(cname)
+            if cmap is None and cname.lower() != "class-default":
                 self._missing("class-map type network-qos", cname, "policy-map %s, line %d" % (name, block.lineno))
             low = [" ".join(c.words).lower() for c in block.children]
             if not any(line == "pause" or line.startswith("pause ") for line in low):
                 continue
+            cos = set()
             for child in block.children:
                 if starts(child.words, "pfc-cos"):
                     try:
                         values = int_list(" ".join(child.words[1:]))
                         if any(v > 7 for v in values):
                             raise ValueError("out of range")
-                        out.update(values)
+                        cos.update(values)
                     except ValueError:
                         self.problems.append(block_problem(child, "cannot read pfc-cos"))
-        return sorted(out)
+            if not cmap or not cmap["values"]:
+                unknown = True
+                continue
+            for group in cmap["values"]:
+                out.setdefault(group, set()).update(cos)
+        return None if unknown else dict((g, sorted(c)) for g, c in sorted(out.items()))
 
     def queuing(self, name, where):
         policy = self.policy_queue.get(name)
@@ -237,6 +252,11 @@ class _Config(object):
                     except (ValueError, IndexError):
                         self.problems.append(block_problem(child, "cannot read queuing setting"))
         return ecn, ets
+
+
+def settings_queues(queues):
+    """``{priority: queue}`` as a pause frame for each priority stops it when no no-drop class says otherwise."""
+    return dict((p, queues.get(p, p)) for p in range(8))
 
 
 def _read_scope(lines, scope, where_fmt):
@@ -336,11 +356,18 @@ def _parse(text, problems):
         if complete and not unreadable and (ecn is not None or "output_queuing" not in scope):
             # (a queue whose WRED profile cannot be read keeps the table as stated: the check would read it as off)
             settings["ecn"] = ecn_off_elsewhere(ecn)
+        ecn_units(settings)
         mode = scope.get("pfc_mode")
+        settings["pfc_mode"] = mode if mode in ("on", "off") else ("off" if mode is None and complete else None)
         if mode == "on":
-            no_drop = lookup("nq", scope["input_network-qos"]) if "input_network-qos" in scope else []
-            settings["pfc"] = list(no_drop or [])
-            settings["buffer_lossless"] = list(settings["pfc"])
+            # PFC and lossless buffers on the traffic classes the no-drop classes match (not their pfc-cos values)
+            groups = lookup("nq", scope["input_network-qos"]) if "input_network-qos" in scope else {}
+            if groups is not None:
+                settings["pfc"] = sorted(groups)
+                settings["buffer_lossless"] = list(settings["pfc"])
+                stops = dict(settings_queues(queues))
+                stops.update((cos, queues.get(group, group)) for group, coses in groups.items() for cos in coses)
+                settings["pfc_to_queue"] = stops
         elif mode == "off":
             settings["pfc"] = []
         elif mode is not None:

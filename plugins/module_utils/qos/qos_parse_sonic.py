@@ -19,16 +19,26 @@ still yields its ports). Per port:
 * ``trust``: ``"dscp"`` with a ``dscp_to_tc_map``, ``"pcp"`` with a ``dot1p_to_tc_map``, ``"pcp,dscp"``
   with both, ``None`` with neither (in a fragment; a whole config_db: see the defaults below).
 * ``priority_to_queue``: ``tc_to_queue_map`` -> ``TC_TO_QUEUE_MAP[name]``.
-* ``pfc``: ``pfc_enable`` (``"3,4"``); ``[]`` for a port in ``PORT_QOS_MAP`` without it. ``pfc_rx`` and
-  ``pfc_tx`` equal it: orchagent writes ``pfc_enable`` as one bit vector, ``SAI_PORT_ATTR_PRIORITY_FLOW_CONTROL``
-  (sonic-swss ``orchagent/qosorch.cpp``, ``setPortPfc``), which SAI applies to both directions in its default
-  ``SAI_PORT_PRIORITY_FLOW_CONTROL_MODE_COMBINED`` (``inc/saiport.h``).
+* ``pfc``: ``pfc_enable`` (``"3,4"``); ``[]`` for a port in ``PORT_QOS_MAP`` without it. ``pfc_tx`` equals it;
+  ``pfc_rx`` too unless ``PORT[port].pfc_asym`` is ``on``: orchagent writes ``pfc_enable`` as one bit vector,
+  ``SAI_PORT_ATTR_PRIORITY_FLOW_CONTROL``, which SAI applies to both directions in the default
+  ``SAI_PORT_PRIORITY_FLOW_CONTROL_MODE_COMBINED`` (sonic-swss ``orchagent/portsorch.cpp`` ``setPortPfc``,
+  SAI ``inc/saiport.h``); with ``pfc_asym on`` the port runs ``..._MODE_SEPARATE``: ``pfc_enable`` goes to
+  ``SAI_PORT_ATTR_PRIORITY_FLOW_CONTROL_TX`` and ``..._RX`` is set to ``0xff`` (``setPortPfcAsym``), so
+  ``pfc_rx`` is every priority 0-7.
 * ``priority_to_pg``: ``tc_to_pg_map`` -> ``TC_TO_PRIORITY_GROUP_MAP[name]`` (the ingress priority group a TC
   is buffered in; ``SAI_PORT_ATTR_QOS_TC_TO_PRIORITY_GROUP_MAP``). ``None`` without the field, in a whole
   config_db too: SAI says "Default no map" and not which PG a TC then lands in (the ASIC's choice).
 * ``pfc_to_queue``: ``pfc_to_queue_map`` -> ``MAP_PFC_PRIORITY_TO_QUEUE[name]`` (the queue a received pause
   for a priority stops; ``SAI_PORT_ATTR_QOS_PFC_PRIORITY_TO_QUEUE_MAP``); ``None`` without the field (SAI:
   "Default no map").
+* ``pfc_to_pg``: ``pfc_to_pg_map`` -> ``PFC_PRIORITY_TO_PRIORITY_GROUP_MAP[name]``: the priority group whose
+  xoff sends the pause frames of a PFC priority (``SAI_PORT_ATTR_QOS_PFC_PRIORITY_TO_PRIORITY_GROUP_MAP``,
+  ``qosorch.cpp``); the stock ``qos_config.j2`` renders it for ``asic_type`` mellanox and barefoot only. Without
+  the field: ``None`` on a Mellanox/NVIDIA or Barefoot platform (``DEVICE_METADATA|localhost`` ``platform`` /
+  ``hwsku`` / ``asic_type``: the ASIC's own default applies, "Default no map") and where no platform is named
+  (``why_unknown`` says which); on any other platform the ASIC has no such stage, a priority's pauses come from the
+  group its TC is buffered in: ``pfc_to_pg`` = ``priority_to_pg``.
 * ``ecn``: per queue of ``QUEUE["port|q"]``: ``wred_profile`` -> ``WRED_PROFILE``; ``enabled`` when
   ``ecn`` is anything but ``ecn_none`` (``ecn_all``, ``ecn_green``, ...); bytes and probability
   from ``green_min_threshold`` / ``green_max_threshold`` / ``green_drop_probability`` (yellow, then
@@ -36,19 +46,36 @@ still yields its ports). Per port:
 * ``ets``: ``QUEUE[...].scheduler`` -> ``SCHEDULER``: ``STRICT`` -> ``strict``, ``DWRR``/``WRR`` ->
   ``ets`` with ``weight``; any other type -> ``vendor``.
 * ``mtu``: ``PORT[port].mtu``.
-* ``pfc_watchdog``: when ``PFC_WD`` exists: the port's ``pfcwd_sw_enable`` priorities when the port has a
-  ``PFC_WD`` entry, else ``[]``; ``None`` when there is no ``PFC_WD`` table in a fragment. ``PFC_WD|GLOBAL``
-  (poll interval) is not a port. A port without ``pfcwd_sw_enable`` has the watchdog off, whatever its
-  ``pfc_enable``: orchagent keeps the field's bit mask (0 when absent; ``qosorch.cpp``,
-  ``setPortPfcWatchdogStatus``) and the watchdog arms only the queues in that mask (``pfcwdorch.cpp``,
-  ``getLosslessTcsForPort``; since sonic-swss #2171, which split ``pfcwd_sw_enable`` from ``pfc_enable``;
-  sonic-utilities' ``db_migrator`` copies ``pfc_enable`` into it on upgrade).
-* ``buffer_lossless_pg``: the priority groups of ``BUFFER_PG["port|3-4"]`` whose profile is lossless:
-  a ``BUFFER_PROFILE`` with ``xon`` or ``xoff``; a ``pg_lossless_*`` name (buffermgrd creates those
-  at run time, so they need not be defined); or ``NULL``, which the dynamic buffer model uses for a
-  lossless PG whose headroom buffermgrd calculates. Both reference styles are read:
+* ``pfc_watchdog``: when ``PFC_WD`` exists: the priorities the watchdog arms on a port whose ``PFC_WD|<port>`` entry
+  has a ``detection_time`` (orchagent rejects an entry without it, ``pfcwdorch.cpp`` ``task_invalid_entry``: a
+  problem, and the watchdog is off), else ``[]``; ``None`` when there is no ``PFC_WD`` table in a fragment.
+  ``PFC_WD|GLOBAL`` (poll interval) is not a port. Which priorities depends on the config_db's schema version
+  (``VERSIONS|DATABASE`` ``VERSION``; :data:`PFCWD_SW_ENABLE_VERSION`):
+
+  - ``version_3_0_5`` and later: ``pfcwd_sw_enable`` (sonic-swss #2171 split it from ``pfc_enable``, first in
+    202205; orchagent keeps its bit mask, 0 when absent, ``qosorch.cpp`` ``setPortPfcWatchdogStatus``, and the
+    watchdog arms only those, ``pfcwdorch.cpp`` ``getLosslessTcsForPort``): a port without the field has the
+    watchdog off, whatever its ``pfc_enable``;
+  - older versions: ``pfc_enable`` (202111 and older arm the watchdog on the PFC priorities; sonic-utilities
+    ``scripts/db_migrator.py`` ``version_3_0_4`` copies ``pfc_enable`` into ``pfcwd_sw_enable`` and sets
+    ``version_3_0_5``, so a config_db still older than that was never migrated: it runs on an image before the split);
+  - no ``VERSIONS`` (or an unreadable version): ``pfcwd_sw_enable`` when some port states it (the schema has the
+    field), ``[]`` when no port has ``pfc_enable``; otherwise the version cannot be told: ``None`` with the reason
+    in ``why_unknown``.
+
+* ``pfc_watchdog_queue``: ``{priority: queue}`` for the watchdog's priorities: bit ``i`` watches queue ``i``
+  (``port.m_queue_ids[i]``) with the pause counters of priority ``i`` (``pfcwdorch.cpp``
+  ``PfcWdSwOrch::registerInWdDb``), whatever queue that priority's traffic leaves on.
+* ``buffer_lossless_pg``: the priority groups of ``BUFFER_PG["port|3-4"]`` whose profile is lossless, as
+  buffermgrd decides it (``cfgmgr/buffermgrdyn.cpp``, ``handleBufferProfileTable``): a ``BUFFER_PROFILE`` with
+  ``xoff`` (``xon`` alone is not), or with ``headroom_type dynamic`` (headroom calculated by buffermgrd);
+  ``NULL``, which the dynamic buffer model uses for a lossless PG whose headroom buffermgrd calculates; a
+  ``pg_lossless_*`` name only when ``BUFFER_PROFILE`` does not define it (the traditional buffermgrd creates
+  those at run time; a defined one is judged by its fields). Both reference styles are read:
   ``"[BUFFER_PROFILE|name]"`` and ``"name"``. ``None`` when the port has no ``BUFFER_PG`` entry.
   ``buffer_lossless`` stays ``None``: PG numbers are not priorities; the check follows ``priority_to_pg``.
+* ``ecn_unit``: every WRED threshold is in bytes (``{queue: {"min_bytes": 1, "max_bytes": 1}}``).
+* ``why_unknown``: ``{field: reason}`` for ``pfc_watchdog`` and ``pfc_to_pg`` left ``None`` above.
 
 **Defaults by omission** (:data:`SONIC_DEFAULTS`; sources in ``docs/lossless-qos.md``): a whole config_db
 (``sonic-cfggen -d --print-data``, ``/etc/sonic/config_db.json``: it has ``DEVICE_METADATA``) states
@@ -84,6 +111,13 @@ _PORT_KEYED = ("PORT", "PORT_QOS_MAP", "QUEUE", "BUFFER_PG", "PFC_WD")
 _NOT_PORTS = ("global", "GLOBAL")
 # A whole config_db always has DEVICE_METADATA|localhost (what config save and sonic-cfggen -d write); a fragment not.
 _WHOLE_MARK = "DEVICE_METADATA"
+# The config_db schema version from which the watchdog follows pfcwd_sw_enable: sonic-utilities scripts/db_migrator.py
+# version_3_0_4() copies pfc_enable into pfcwd_sw_enable and sets version_3_0_5 (sonic-swss #2171, 202205).
+PFCWD_SW_ENABLE_VERSION = (3, 0, 5)
+# ASICs with a PFC priority -> priority group stage of their own: sonic-buildimage files/build_templates/qos_config.j2
+# pfc_to_pg_map_supported_asics = ['mellanox', 'barefoot'], matched in DEVICE_METADATA|localhost asic_type, platform
+# (x86_64-mlnx_msn2700-r0, x86_64-nvidia_sn5600-r0, x86_64-accton_wedge100bf_32x-r0) or hwsku.
+_PFC_TO_PG_ASICS = ("mellanox", "mlnx", "nvidia", "barefoot", "bfn", "wedge100bf", "as9516", "tofino")
 
 # Defaults by omission of a whole config_db (docs/lossless-qos.md, "Defaults by omission"): the SAI attribute
 # defaults orchagent leaves in place (opencomputeproject/SAI inc/saiport.h, inc/saiqueue.h) and sonic-swss's.
@@ -260,21 +294,97 @@ def _queues(tables, entries, problems):
     return ecn, ets, unreadable
 
 
+def lossless_pg_profile(reference, profiles):
+    """Whether a ``BUFFER_PG`` ``profile`` reference makes its PG lossless, as buffermgrd decides it: ``NULL`` (the
+    dynamic model's lossless PG); a ``BUFFER_PROFILE`` (of ``profiles``) with ``xoff`` or ``headroom_type dynamic``
+    (``buffermgrdyn.cpp`` ``handleBufferProfileTable``); an undefined ``pg_lossless_*`` name (buffermgrd creates it,
+    with xoff, at run time). None for another undefined name or no reference: the one place this rule lives."""
+    name = _ref(reference)
+    if name is None:
+        return None
+    if name == "NULL":
+        return True
+    profile = (profiles or {}).get(name)
+    if isinstance(profile, dict):
+        return profile.get("xoff") not in (None, "") or str(profile.get("headroom_type") or "").strip() == "dynamic"
+    return True if name.startswith("pg_lossless_") else None
+
+
 def _lossless_pgs(tables, entries, problems):
     profiles = tables.get("BUFFER_PROFILE") or {}
     out = set()
     for pg, fields, key in entries:
-        name = _ref(fields.get("profile"))
-        if name is None:
-            continue
-        if name == "NULL" or name.startswith("pg_lossless_"):
+        lossless = lossless_pg_profile(fields.get("profile"), profiles)
+        if lossless:
             out.add(pg)
-        elif name in profiles and isinstance(profiles[name], dict):
-            if profiles[name].get("xon") not in (None, "") or profiles[name].get("xoff") not in (None, ""):
-                out.add(pg)
-        else:
-            problems.append("BUFFER_PG|%s: profile %s is not defined in BUFFER_PROFILE" % (key, name))
+        elif lossless is None and _ref(fields.get("profile")) is not None:
+            problems.append("BUFFER_PG|%s: profile %s is not defined in BUFFER_PROFILE"
+                            % (key, _ref(fields.get("profile"))))
     return sorted(out)
+
+
+def _db_version(tables):
+    """``VERSIONS|DATABASE`` ``VERSION`` (``"version_3_0_6"``) as ``(3, 0, 6)``; None when absent or unreadable."""
+    text = str(((tables.get("VERSIONS") or {}).get("DATABASE") or {}).get("VERSION") or "")
+    parts = text.strip().split("_")[1:]
+    if not text.startswith("version_") or not parts or not all(p.isdigit() for p in parts):
+        return None
+    return tuple(int(p) for p in parts)
+
+
+def _watchdog_field(tables, qos_tbl):
+    """``(field, why)``: the ``PORT_QOS_MAP`` field whose priorities the PFC watchdog arms (``"pfcwd_sw_enable"`` or
+    ``"pfc_enable"``), or ``(None, why)`` when the config_db's version cannot tell (module docstring)."""
+    version = _db_version(tables)
+    if version is not None:
+        return ("pfcwd_sw_enable" if version >= PFCWD_SW_ENABLE_VERSION else "pfc_enable"), None
+    ports = [q for name, q in qos_tbl.items() if name not in _NOT_PORTS]
+    if any("pfcwd_sw_enable" in q for q in ports) or not any(q.get("pfc_enable") not in (None, "") for q in ports):
+        return "pfcwd_sw_enable", None
+    return None, ("no port states pfcwd_sw_enable and the config_db has no VERSIONS|DATABASE version: whether the "
+                  "watchdog follows pfc_enable (before version_3_0_5, SONiC 202111 and older) or pfcwd_sw_enable "
+                  "(absent: off) cannot be told")
+
+
+def _watchdog(port, qos, wd_entry, field, problems):
+    """The priorities the PFC watchdog arms on ``port`` (module docstring); None when ``field`` is (the version
+    cannot tell which field it follows) and the port has PFC."""
+    if wd_entry is None or qos is None:
+        return list(SONIC_DEFAULTS["pfc_watchdog"])
+    detection = wd_entry.get("detection_time")
+    if detection in (None, "") or not str(detection).strip().isdigit() or int(detection) <= 0:
+        problems.append("PFC_WD|%s: detection_time %s; orchagent rejects the entry (pfcwdorch.cpp), so the "
+                        "watchdog is off on the port" % (port, "is missing" if detection in (None, "") else
+                                                         "%r is not a positive number of ms" % detection))
+        return list(SONIC_DEFAULTS["pfc_watchdog"])
+    if field is None:
+        return None if qos.get("pfc_enable") not in (None, "") else []
+    return _indices(qos.get(field), "PORT_QOS_MAP|%s" % port, problems)
+
+
+def _pfc_to_pg_stage(tables):
+    """Whether the ASIC has a PFC priority -> priority group stage (True), has none (False), or is not named (None)."""
+    meta = (tables.get(_WHOLE_MARK) or {}).get("localhost") or {}
+    text = " ".join(str(meta.get(key) or "") for key in ("asic_type", "platform", "hwsku")).strip().lower()
+    if not text:
+        return None
+    return any(word in text for word in _PFC_TO_PG_ASICS)
+
+
+def _pfc_to_pg(s, qos, tables, where, problems, maps):
+    """``pfc_to_pg`` of a port (module docstring); the reason goes to ``why_unknown`` when it stays None."""
+    name = _ref(qos.get("pfc_to_pg_map"))
+    if name is not None:
+        s["pfc_to_pg"] = _int_map(tables, "PFC_PRIORITY_TO_PRIORITY_GROUP_MAP", name, where, problems, maps)
+        return
+    stage = _pfc_to_pg_stage(tables)
+    if stage is False:
+        s["pfc_to_pg"] = dict(s["priority_to_pg"]) if s["priority_to_pg"] is not None else None
+        return
+    why = ("%s binds no pfc_to_pg_map on a Mellanox/Barefoot platform: which priority group sends the pauses of each "
+           "priority is the ASIC's default" if stage else "%s binds no pfc_to_pg_map and DEVICE_METADATA names no "
+           "platform: whether the ASIC has a PFC priority -> priority group map (Mellanox, Barefoot) is not known")
+    s["why_unknown"] = dict(s["why_unknown"] or {}, pfc_to_pg=why % where)
 
 
 def _fill_port_qos(s, qos, global_map):
@@ -307,6 +417,7 @@ def parse_sonic_config_db(text):
     global_map = (qos_tbl.get("global") or {}).get("dscp_to_tc_map") is not None
     has_wd = "PFC_WD" in tables or complete
     wd_tbl = _per_port(tables.get("PFC_WD") or {})
+    wd_field, wd_why = _watchdog_field(tables, qos_tbl)
 
     names = []
     for source in (ports_tbl, qos_tbl, queue_tbl, pg_tbl, wd_tbl):
@@ -333,8 +444,11 @@ def parse_sonic_config_db(text):
                                            where, problems, maps)
             s["pfc_to_queue"] = _int_map(tables, "MAP_PFC_PRIORITY_TO_QUEUE", _ref(qos.get("pfc_to_queue_map")),
                                          where, problems, maps)
+            _pfc_to_pg(s, qos, tables, where, problems, maps)
         if complete:
             _fill_port_qos(s, qos or {}, global_map)
+        if str((ports_tbl.get(port) or {}).get("pfc_asym") or "").strip().lower() == "on" and s["pfc"] is not None:
+            s["pfc_rx"] = list(QUEUES)  # SAI_PORT_PRIORITY_FLOW_CONTROL_MODE_SEPARATE: RX 0xff
         pfc_both_ways(s)
         if port in queue_tbl:
             ecn, ets, unreadable = _queues(tables, queue_tbl[port], problems)
@@ -350,11 +464,14 @@ def parse_sonic_config_db(text):
                 mtu = SONIC_DEFAULTS["mtu"]
             s["mtu"] = to_int(mtu, "PORT|%s" % port, problems)
         if has_wd:
-            if port in wd_tbl and qos is not None:
-                s["pfc_watchdog"] = _indices(qos.get("pfcwd_sw_enable"), "PORT_QOS_MAP|%s" % port, problems)
+            s["pfc_watchdog"] = _watchdog(port, qos, wd_tbl.get(port), wd_field, problems)
+            if s["pfc_watchdog"] is None:
+                s["why_unknown"] = dict(s["why_unknown"] or {}, pfc_watchdog="PORT_QOS_MAP|%s: %s" % (port, wd_why))
             else:
-                s["pfc_watchdog"] = list(SONIC_DEFAULTS["pfc_watchdog"])
+                s["pfc_watchdog_queue"] = dict((p, p) for p in s["pfc_watchdog"])  # bit i watches queue i
         if port in pg_tbl:
             s["buffer_lossless_pg"] = _lossless_pgs(tables, pg_tbl[port], problems)
+        if s["ecn"] is not None:
+            s["ecn_unit"] = dict((q, {"min_bytes": 1, "max_bytes": 1}) for q in s["ecn"])
         ports[port] = s
     return new_facts(FORMAT, ports, unique(problems))

@@ -38,6 +38,11 @@ https://www.cisco.com/c/en/us/td/docs/dcn/nx-os/nexus9000/ then ``<release>/conf
   (``POST /ins``, ``{"ins_api": {"version": "1.0", "type", "chunk": "0", "sid", "input": "c1 ;c2",
   "output_format": "json"}}``, ``type`` serialised before ``input``; ``outputs.output`` one object or a list,
   ``code`` ``"200"`` or an error with ``msg`` and ``clierror``);
+* [ECN] ``congestion-control random-detect forward-nonecn`` (global): with WRED ECN on a queue, a packet that is
+  not ECN-capable is forwarded past WRED rather than dropped on its curve (NX-OS WRED ECN treats non-ECT packets
+  as plain WRED does, [QUE]: "ECN is an extension to WRED"); the command as a real Nexus 9000 RoCEv2 configuration
+  writes it (tests/unit/plugins/module_utils/data/qos/nxos/ORIGIN.md, ``roce_pipeline_qos_group.cfg``). The Cisco
+  guide page that defines it was not in the searchable corpus: to confirm on a switch before first use;
 * real running configurations of the same syntax: Microsoft's Azure Local reference Nexus 93180YC-FX QoS
   (tests/unit/plugins/module_utils/data/qos/nxos/ORIGIN.md).
 
@@ -58,7 +63,9 @@ https://www.cisco.com/c/en/us/td/docs/dcn/nx-os/nexus9000/ then ``<release>/conf
   Cumulus ``qos roce`` split, as on every NOS (:func:`tor_intent.scheduler`: the PFC queues share 50 %,
   queue 0 and the other queues the profile uses, a non-strict CNP queue among them, the other 50 %),
   ``random-detect minimum-threshold A kbytes maximum-threshold B kbytes drop-probability P weight 0 ecn`` on
-  the ECN queues; ``system qos`` with the network-qos and the output queuing policy; per rail port
+  the ECN queues, and ``congestion-control random-detect forward-nonecn`` so that packets that are not ECN-capable
+  (lossy queue 0's TCP) are never dropped early by the marking curve [ECN]; ``system qos`` with the network-qos and
+  the output queuing policy; per rail port
   ``priority-flow-control mode on`` and ``service-policy type qos input AINET_QOS``; the PFC watchdog
   (``priority-flow-control watch-dog-interval on``, global and per port) when the profile wants it.
 
@@ -113,6 +120,9 @@ PUSH = "http"
 HTTP_PORT = None
 INDENT = 2
 
+# [ECN] global: ECN-capable packets are marked at the WRED thresholds; packets that are not ECN-capable are
+# forwarded past WRED instead of being dropped early on its curve.
+FORWARD_NON_ECN = "congestion-control random-detect forward-nonecn"
 CLASS_ROCE = "AINET_ROCE"
 CLASS_CNP = "AINET_CNP"
 POLICY_QOS = "AINET_QOS"
@@ -291,6 +301,10 @@ def _qos(q, mtu):
                        "weight 0 ecn" % (_kbytes(ecn["min_bytes"]), _kbytes(ecn["max_bytes"]), ecn["probability"]))
     out += ["", "system qos", "  service-policy type network-qos %s" % POLICY_NQ,
             "  service-policy type queuing output %s" % POLICY_QUEUING]
+    if ecn:
+        # WRED ECN marks ECN-capable packets and drops the others on the same curve; with forward-nonecn a packet
+        # that is not ECN-capable bypasses WRED (only the queue limit drops it), so marking never drops early.
+        out += ["", FORWARD_NON_ECN]
     if q["watchdog"]:
         out += ["", "priority-flow-control watch-dog-interval on"]
     return out

@@ -47,9 +47,11 @@ of the running config that overlaps a key of the fragment (the stock ``Ethernet0
 ``Ethernet0|3``) is removed and what it covered that the fragment does not own is written back with its old
 value, one range key per run of indices (a ``BUFFER_QUEUE`` range that already holds what the fragment wants is
 left alone); the ``QUEUE`` entries of a rail port are the fragment's whole, so its other queue keys go (no stock
-DWRR weight left to dilute the profile's ETS shares); and PFC fields the profile no longer wants go from the rail
-ports (:func:`stale_fields`: ``pfcwd_sw_enable`` without the watchdog, a ``wred_profile`` on a queue that wants
-no ECN).
+DWRR weight left to dilute the profile's ETS shares); a lossless ``BUFFER_PG`` of a rail port that no TC of the
+fragment's ``tc_to_pg_map`` reaches any more goes and keeps no headroom (:func:`unmapped_lossless_pgs`; uplinks
+are not the fragment's and keep theirs); and a ``wred_profile`` on a queue that wants no ECN goes
+(:func:`stale_fields`). The PFC watchdog is written only where the profile wants it (``pfc_watchdog: true``);
+otherwise the switch's ``pfcwd_sw_enable`` and ``PFC_WD`` stay as they are.
 
 **Push**, over SSH (the host's own connection), with the Generic Config Updater (sonic-net/sonic-utilities
 ``config/main.py``): ``config apply-patch [-f CONFIGDB|SONICYANG] [-d|--dry-run] [-v] PATCH_FILE_PATH``
@@ -71,6 +73,7 @@ import os
 import re
 import uuid
 
+from ansible_collections.ainet.fabric.plugins.module_utils.qos.qos_parse_sonic import lossless_pg_profile
 from ansible_collections.ainet.fabric.plugins.module_utils.tor.tor_intent import scheduler
 from ansible_collections.ainet.fabric.plugins.module_utils.tor.tor_diff import (
     lookup, owned_stale, port_key, tree_diff)
@@ -165,12 +168,12 @@ EGRESS_PROFILE_FIELDS = {"dynamic_th": "7", "pool": "egress_lossless_pool", "siz
 RANGE_TABLES = ("QUEUE", "BUFFER_PG", "BUFFER_QUEUE")
 RANGE_COVERS = ("BUFFER_QUEUE",)
 WHOLE_PORT_TABLES = ("QUEUE",)
-# Fields of an entry the fragment states whole that go when the fragment leaves them out: the stock pfcwd_sw_enable
-# "3,4" on a port whose profile wants no watchdog (sonic-swss orchagent/qosorch.cpp keeps pfcwd_sw_enable's bitmask,
-# 0 without the field, and pfcwdorch.cpp watches only those TCs: no watchdog on the port), an ECN profile on a queue
-# the profile wants no ECN on.
+# Fields of an entry the fragment states whole that go when the fragment leaves them out: an ECN profile on a queue
+# the profile wants no ECN on. Not pfcwd_sw_enable (issue 29): without it sonic-swss orchagent/qosorch.cpp keeps a
+# bitmask of 0 and pfcwdorch.cpp watches no TC of the port, so removing it turns the switch's watchdog off; a profile
+# that does not judge the watchdog (pfc_watchdog not true: nvidia, spiderpool) leaves it as the switch has it.
 #   https://github.com/sonic-net/sonic-swss/blob/master/orchagent/qosorch.cpp
-STALE_FIELDS = {"PORT_QOS_MAP": ("pfcwd_sw_enable",), "QUEUE": ("wred_profile",)}
+STALE_FIELDS = {"QUEUE": ("wred_profile",)}
 
 
 def invalid_ports(names):
@@ -691,9 +694,12 @@ def range_changes(running, want):
             satisfied = {key for key, over in overlaps.items()
                          if key not in have and over and ours[key] <= set().union(*(theirs[k] for k in over))
                          and all(_holds(have[k], mine[key]) for k in over)}
+        # lossless PGs of our ports that no TC maps to any more: they go, and nothing of them is written back
+        unmapped = unmapped_lossless_pgs(running, want) if table == "BUFFER_PG" else set()
         while True:   # a range that goes for one key of ours satisfies no other
             doomed = {k for key, over in overlaps.items() if key not in satisfied for k in over}
             doomed |= {k for k, pairs in theirs.items() if k not in mine and {port for port, _i in pairs} & whole}
+            doomed |= {k for k, pairs in theirs.items() if k not in mine and pairs & unmapped}
             broken = {key for key in satisfied if doomed & set(overlaps[key])}
             if not broken:
                 break
@@ -704,7 +710,7 @@ def range_changes(running, want):
         for key in sorted(doomed, key=port_key):
             removed.append((table, key))
             for port, index in sorted(theirs[key]):
-                if (port, index) not in owned and (port, index) not in kept and port not in whole:
+                if (port, index) not in owned | kept | unmapped and port not in whole:
                     rest.setdefault(port, {}).setdefault(index, have[key])
         for key in satisfied:
             del mine[key]
@@ -719,6 +725,25 @@ def range_changes(running, want):
                 mine["%s|%s" % (port, spans([first, last])[0])] = dict(fields)
         want[table] = mine
     return removed, want
+
+
+def unmapped_lossless_pgs(running, want):
+    """``{(port, PG)}`` of the running lossless ``BUFFER_PG`` entries on the ports whose lossless layout ``want`` owns
+    (:func:`_lossless`: it states their ``pfc_enable`` and ``tc_to_pg_map``) that no TC of that map sends traffic to:
+    headroom left from an earlier profile (the stock ``3-4`` under nvidia's map, which sends TC 4 to PG 0). Ports the
+    fragment does not own (uplinks) are never touched."""
+    out = set()
+    for key, fields in (running.get("BUFFER_PG") or {}).items():
+        pairs = _key(key)
+        if not pairs or not isinstance(fields, dict) or \
+                not lossless_pg_profile(fields.get("profile"), running.get("BUFFER_PROFILE")):
+            continue
+        for port, index in pairs:
+            qos = (want.get("PORT_QOS_MAP") or {}).get(port) or {}
+            pg_map = (want.get("TC_TO_PRIORITY_GROUP_MAP") or {}).get(qos.get("tc_to_pg_map"))
+            if _lossless(want, port) is not None and index not in {int(pg) for pg in pg_map.values()}:
+                out.add((port, index))
+    return out
 
 
 def stale_fields(running, want):

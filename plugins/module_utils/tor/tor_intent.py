@@ -27,8 +27,7 @@ bytes, probability 100), since DCQCN has no congestion signal without it.
 QoS vocabulary is :mod:`qos_facts`'s: a **priority** is the PFC priority / switch priority /
 traffic class, a **queue** the egress queue; queues equal priorities (identity map).
 
-Two links of the ToR that land on the same port name are refused here (``ValueError``, one line naming the ToR, both
-links and the port), before any renderer runs and any file is written.
+Two links of the ToR that land on the same port name never reach here: ``rail_plan`` refuses them, for every platform.
 
 Every NOS module (``nos_<platform>.py``, listed in :mod:`platforms`) starts from this intent; the two
 errors below are the ones a NOS module raises when an optional dependency of its renderer or of its
@@ -76,7 +75,6 @@ def tor_intent(plan, tor_name):
         raise FabricModelError("tors[%s].platform" % tor_name, tor.get("platform"),
                                "is an Ethernet NOS on an InfiniBand fabric", "remove platform")
     mtu = tor.get("port_mtu") or 9216
-    _one_link_per_port(tor_name, tor["ports"])
     ports = []
     for entry in tor["ports"]:
         ports.append({
@@ -93,23 +91,6 @@ def tor_intent(plan, tor_name):
         "family": plan["fabrics"][fabric_name]["family"],
         "ports": ports, "svis": svis, "lldp": True, "qos": qos_intent(fabric.get("qos")),
     }
-
-
-def _link(entry):
-    nic = " " + entry["interface"] if entry.get("interface") else ""
-    return "rail %d node %s (%s%s)" % (entry["rail"], entry.get("node_id", "?"), entry["host"], nic)
-
-
-def _one_link_per_port(tor_name, entries):
-    """Refuse a ToR on which two (rail, node) links land on the same port name: every renderer keys its
-    configuration by that name, so the second link would silently overwrite the first. Checked here, before any
-    NOS renders or any file is written, once for every NOS."""
-    seen = {}
-    for entry in entries:
-        first = seen.setdefault(entry["port"], entry)
-        if first is not entry:
-            raise ValueError("ToR %s: %s and %s both land on port %s; give each link its own port (port_template)"
-                             % (tor_name, _link(first), _link(entry), entry["port"]))
 
 
 def qos_intent(profile):

@@ -300,9 +300,12 @@ def _sonic_whole(**port):
     """A whole config_db from the real sonic-utilities sample data/qos/sonic/filter_fdb_config_db.json (ORIGIN.md):
     its stock AZURE maps (TC_TO_PRIORITY_GROUP_MAP 3 -> 3, 4 -> 4, the rest -> 0/7; MAP_PFC_PRIORITY_TO_QUEUE
     identity), PORT_QOS_MAP|Ethernet4 with pfc_enable 3,4, WRED on queues 3-4, PFC_WD per port; plus what a
-    running switch also has: pfcwd_sw_enable (db_migrator writes it) and the lossless PGs 3-4 (dynamic model)."""
+    running switch also has: pfcwd_sw_enable and the config_db version db_migrator leaves with it (version_3_0_4 ->
+    version_3_0_5 copies pfc_enable into it; the sample is at version_1_0_1) and the lossless PGs 3-4 (dynamic
+    model)."""
     data = json.loads(read_sample("sonic/filter_fdb_config_db.json"))
     data["PORT_QOS_MAP"]["Ethernet4"]["pfcwd_sw_enable"] = "3,4"
+    data["VERSIONS"]["DATABASE"]["VERSION"] = "version_3_0_6"
     data["BUFFER_PG"]["Ethernet4|3-4"] = {"profile": "NULL"}
     for key, value in port.items():
         if value is None:
@@ -435,3 +438,278 @@ def test_nvidia_default_host_table_against_a_switch_mapping_only_the_roce_dscp_i
     data["PORT_QOS_MAP"]["Ethernet4"].update(pfc_enable="3", pfcwd_sw_enable="3")
     items = lossless_diff(host, parse_qos(json.dumps(data), "sonic_config_db"), "Ethernet4")
     assert codes(items) == ["lossless_dscp_mismatch"]
+
+
+# -- issue 29, NX-OS: which qos-group the no-drop class covers, which class RoCE reaches, and PFC mode auto ----------
+# data/qos/nxos/roce_pipeline_qos_group.cfg (ORIGIN.md): a whole running-config in the layout of a public Nexus 9000
+# RoCEv2 configuration (RoCE DSCP 26 -> qos-group 5, CNP DSCP 48 -> qos-group 6, c-8q-nq5 pausing pfc-cos 5, WRED ECN
+# on queue 5, queue 6 strict). The host: NVIDIA's RoCE ToS 106 (DSCP 26) on priority 5, PFC on 5, CNPs on strict 6.
+NXOS_SAMPLE = "nxos/roce_pipeline_qos_group.cfg"
+NXOS_HOST = {"trust": "dscp", "dscp_to_priority": {**DEFAULT_MAP, **{26: 5, 48: 6}}, "pfc": [5],
+             "priority_to_queue": {p: p for p in range(8)},
+             "ets": {0: {"mode": "ets", "weight": 50}, 5: {"mode": "ets", "weight": 50}, 6: {"mode": "strict"}},
+             "ecn_rp": [5], "ecn_np": [5], "cnp_dscp": 48, "cnp_priority": 6, "mtu": 9000, "buffer_lossless": [5],
+             "roce_tos": 106, "traffic_class": 106, "dcbx": "OS controlled"}
+
+
+def _nxos_verdict(old=None, new=None, **host):
+    text = read_sample(NXOS_SAMPLE)
+    if old is not None:
+        assert old in text
+        text = text.replace(old, new)
+    facts = parse_qos(text, "nxos")
+    assert facts["problems"] == []
+    return lossless_check(dict(NXOS_HOST, **host), facts, "Ethernet1/51")
+
+
+def test_nxos_control_every_stage_right_agrees():
+    assert _nxos_verdict() == {"disagreements": [], "unchecked": [], "advice": []}
+
+
+def test_nxos_pause_in_a_class_whose_qos_group_roce_does_not_reach_is_lossy():
+    # pfc-cos 5 is still paused, but in c-8q-nq4: qos-group 4 is no-drop, and RoCE is set to qos-group 5
+    verdict = _nxos_verdict("class type network-qos c-8q-nq5\n    pause pfc-cos 5",
+                            "class type network-qos c-8q-nq4\n    pause pfc-cos 5")
+    assert codes(verdict["disagreements"]) == ["pfc_mismatch", "roce_dscp_lossy_on_switch"]
+    lossy = [i for i in verdict["disagreements"] if i["code"] == "roce_dscp_lossy_on_switch"][0]
+    assert lossy["message"] == ("DSCP 26 is lossless priority 5 on the host but lands in lossy TC5 on the switch port "
+                                "Ethernet1/51 (PFC there: 4).")
+
+
+@pytest.mark.parametrize("match, lossy", [("match-all", True), ("match-any", False)])
+def test_nxos_match_all_with_a_cos_condition_does_not_classify_untagged_roce(match, lossy):
+    # match-all: DSCP 26 and CoS 5 must both hold; routed RoCE carries no CoS, so it falls into class-default
+    verdict = _nxos_verdict("class-map type qos match-all RoCEv2-DATA\n  match dscp 26\n",
+                            "class-map type qos %s RoCEv2-DATA\n  match dscp 26\n  match cos 5\n" % match)
+    found = codes(verdict["disagreements"])
+    if lossy:
+        assert "roce_dscp_lossy_on_switch" in found and "roce_priority_mismatch" in found
+        item = [i for i in verdict["disagreements"] if i["code"] == "roce_priority_mismatch"][0]
+        assert (item["host"], item["switch"]) == (5, 0)
+    else:
+        assert verdict == {"disagreements": [], "unchecked": [], "advice": []}
+
+
+@pytest.mark.parametrize("dcbx, code, topic", [
+    ("OS controlled", "pfc_not_negotiated", None),   # the firmware does not negotiate: PFC never turns on
+    (None, None, "pfc"),                             # not read: unchecked, with the reason
+    ("Firmware controlled", None, None),             # the NIC negotiates DCBX with the port
+])
+def test_nxos_pfc_mode_auto_is_judged_against_the_hosts_dcbx(dcbx, code, topic):
+    verdict = _nxos_verdict("  priority-flow-control mode on\n", "", dcbx=dcbx)
+    assert codes(verdict["disagreements"]) == ([code] if code else [])
+    assert [u["topic"] for u in verdict["unchecked"]] == ([topic] if topic else [])
+    if code:
+        assert verdict["disagreements"][0]["message"].startswith(
+            "The switch port Ethernet1/51 runs priority-flow-control mode auto, which turns PFC on priority 5 on only "
+            "when DCBX negotiates it, but the host NIC's DCBX mode is OS controlled")
+    if topic:
+        assert "DCBX mode was not read" in verdict["unchecked"][0]["reason"]
+
+
+@pytest.mark.parametrize("group, agrees", [(3, True), (5, False)])
+def test_os10_pfc_follows_the_qos_group_of_the_no_drop_class_not_its_pfc_cos(group, agrees):
+    # Dell's real AX/Azure Local TOR1 config (data/qos/os10/ORIGIN.md): class SmbStorage matches qos-group 3 and pauses
+    # pfc-cos 3; with it matching qos-group 5 instead, pfc-cos 3 no longer makes the CoS 3 (SMB/RDMA) traffic lossless
+    text = read_sample("os10/dell_ax_azurelocal_s4148f_tor1.cfg")
+    old = "class-map type network-qos SmbStorage\n match qos-group 3\n"
+    assert old in text
+    facts = parse_qos(text.replace(old, old.replace("3", str(group))), "os10")
+    host = {"trust": "pcp", "pfc": [3], "buffer_lossless": [3], "mtu": 9000}
+    verdict = lossless_check(host, facts, "ethernet1/1/1")
+    assert codes(verdict["disagreements"]) == ([] if agrees else ["pfc_mismatch"])
+    if not agrees:
+        assert verdict["disagreements"][0]["message"] == ("PFC is on priorities 3 on the host but 5 on the switch port "
+                                                          "ethernet1/1/1.")
+
+
+# -- issue 29, field review: each sample changes one stage of a real layout (the reviewer's, named per case) -------
+
+def _sonic_facts(data):
+    facts = parse_qos(json.dumps(data), "sonic_config_db")
+    return facts, facts["ports"]["Ethernet4"]
+
+
+def _with_pfc_to_pg(data, mapping):
+    # sonic-buildimage qos_config.j2 (asic_type mellanox/barefoot): PFC_PRIORITY_TO_PRIORITY_GROUP_MAP AZURE bound by
+    # pfc_to_pg_map on the PFC ports
+    data["PFC_PRIORITY_TO_PRIORITY_GROUP_MAP"] = {"AZURE": mapping}
+    data["PORT_QOS_MAP"]["Ethernet4"]["pfc_to_pg_map"] = "AZURE"
+    return data
+
+
+def test_sonic_pfc_priority_whose_pauses_another_priority_group_sends_disagrees():
+    # review sample sonic_S1_pfc_to_pg_wrong: the Mellanox map sends priority 3's pauses from lossy PG 0
+    verdict = _sonic_verdict(_with_pfc_to_pg(_sonic_whole(), {"3": "0", "4": "4"}))
+    assert [(i["code"], i["message"]) for i in verdict["disagreements"]] == [(
+        "pfc_pause_from_other_pg",
+        "Priority 3 is buffered in lossless priority group 3 on the switch port Ethernet4, but its pause frames are "
+        "sent by priority group 0 (PFC priority -> priority group map): the buffer that fills never pauses the host.")]
+    # control: the stock map (3 -> 3, 4 -> 4)
+    assert _sonic_verdict(_with_pfc_to_pg(_sonic_whole(), {"3": "3", "4": "4"}))["disagreements"] == []
+
+
+def test_sonic_mellanox_platform_without_a_pfc_to_pg_map_leaves_the_buffer_unchecked():
+    data = _sonic_whole()
+    data["DEVICE_METADATA"]["localhost"]["platform"] = "x86_64-mlnx_msn2700-r0"
+    verdict = _sonic_verdict(data)
+    assert verdict["disagreements"] == []
+    assert [(u["topic"], u["reason"]) for u in verdict["unchecked"]] == [(
+        "buffer_switch", "PORT_QOS_MAP|Ethernet4 binds no pfc_to_pg_map on a Mellanox/Barefoot platform: which "
+                         "priority group sends the pauses of each priority is the ASIC's default")]
+    # the Dell (Broadcom) platform of the sample has no such stage: pauses come from the PG the TC is buffered in
+    assert _sonic_facts(_sonic_whole())[1]["pfc_to_pg"] == {0: 0, 1: 0, 2: 0, 3: 3, 4: 4, 5: 0, 6: 0, 7: 7}
+
+
+@pytest.mark.parametrize("profile, lossless", [
+    # review sample sonic_S2_pg_lossless_name_without_xoff: the name says lossless, the definition has no xoff
+    ({"pool": "ingress_lossless_pool", "size": "0", "dynamic_th": "3"}, False),
+    ({"pool": "ingress_lossless_pool", "size": "0", "xon": "18432", "dynamic_th": "3"}, False),  # xon alone
+    ({"pool": "ingress_lossless_pool", "size": "0", "xon": "18432", "xoff": "38816", "dynamic_th": "3"}, True),
+])
+def test_sonic_lossless_buffer_profile_is_the_one_with_xoff_not_the_one_named_so(profile, lossless):
+    data = _sonic_whole()
+    data["BUFFER_PG"]["Ethernet4|3-4"] = {"profile": "pg_lossless_100000_5m_profile"}
+    data["BUFFER_PROFILE"]["pg_lossless_100000_5m_profile"] = profile
+    verdict = _sonic_verdict(data)
+    assert codes(verdict["disagreements"]) == ([] if lossless else ["no_lossless_buffer_on_switch"])
+
+
+def test_sonic_dynamic_headroom_profile_is_lossless():
+    # review sample sonic_S3_headroom_type_dynamic_is_lossless (buffermgrdyn.cpp: headroom_type dynamic -> lossless)
+    data = _sonic_whole()
+    data["BUFFER_PG"]["Ethernet4|3-4"] = {"profile": "roce_lossless"}
+    data["BUFFER_PROFILE"]["roce_lossless"] = {"pool": "ingress_lossless_pool", "headroom_type": "dynamic",
+                                               "dynamic_th": "1"}
+    assert _sonic_verdict(data) == {"disagreements": [], "unchecked": [], "advice": []}
+
+
+@pytest.mark.parametrize("version, codes_, topics", [
+    ("version_3_0_6", ["pfc_watchdog_off"], []),   # after db_migrator's version_3_0_4: absent = off
+    ("version_2_0_0", [], []),                     # review sample sonic_S5: before the split, pfc_enable arms it
+    (None, [], ["pfc_watchdog"]),                  # no VERSIONS and no pfcwd_sw_enable anywhere: cannot tell
+])
+def test_sonic_watchdog_without_pfcwd_sw_enable_follows_the_config_db_version(version, codes_, topics):
+    data = _sonic_whole(pfcwd_sw_enable=None)
+    if version is None:
+        del data["VERSIONS"]
+    else:
+        data["VERSIONS"]["DATABASE"]["VERSION"] = version
+    verdict = _sonic_verdict(data)
+    assert codes(verdict["disagreements"]) == codes_
+    assert [u["topic"] for u in verdict["unchecked"]] == topics
+    if topics:
+        assert verdict["unchecked"][0]["reason"] == (
+            "PORT_QOS_MAP|Ethernet4: no port states pfcwd_sw_enable and the config_db has no VERSIONS|DATABASE "
+            "version: whether the watchdog follows pfc_enable (before version_3_0_5, SONiC 202111 and older) or "
+            "pfcwd_sw_enable (absent: off) cannot be told")
+
+
+def _queue5(data):
+    """Review sample sonic_S7b_queue5_cnp_strict: TC 3 leaves on queue 5 (tc_to_queue_map and pfc_to_queue_map agree,
+    WRED moved to queue 5, CNP queue 6 strict)."""
+    data["PORT_QOS_MAP"]["Ethernet4"].update(tc_to_queue_map="Q5", pfc_to_queue_map="Q5")
+    data["TC_TO_QUEUE_MAP"]["Q5"] = dict(data["TC_TO_QUEUE_MAP"]["AZURE"], **{"3": "5", "5": "3"})
+    data["MAP_PFC_PRIORITY_TO_QUEUE"]["Q5"] = dict(data["MAP_PFC_PRIORITY_TO_QUEUE"]["AZURE"], **{"3": "5", "5": "3"})
+    data["QUEUE"]["Ethernet4|5"] = dict(data["QUEUE"]["Ethernet4|3"])
+    data["QUEUE"]["Ethernet4|3"] = {"scheduler": data["QUEUE"]["Ethernet4|3"]["scheduler"]}
+    data["SCHEDULER"]["strict"] = {"type": "STRICT"}
+    data["QUEUE"]["Ethernet4|6"] = {"scheduler": "strict"}
+    return data
+
+
+def test_sonic_watchdog_bit_watches_its_own_queue_not_the_one_roce_leaves_on():
+    host = dict(_sonic_host(), cnp_priority=None)
+    facts, port = _sonic_facts(_queue5(_sonic_whole()))
+    assert port["pfc_watchdog_queue"] == {3: 3, 4: 4}  # pfcwdorch: bit i watches port.m_queue_ids[i]
+    items = lossless_diff(host, facts, "Ethernet4")
+    assert [(i["code"], i["message"]) for i in items] == [(
+        "pfc_watchdog_off",
+        "The PFC watchdog of lossless priority 3 on the switch port Ethernet4 watches queue 3, but priority 3 leaves "
+        "on queue 5: a pause storm there is never detected nor broken.")]
+    # control: the same port with TC 3 on queue 3
+    control = _sonic_whole()
+    control["SCHEDULER"]["strict"] = {"type": "STRICT"}
+    control["QUEUE"]["Ethernet4|6"] = {"scheduler": "strict"}
+    assert lossless_diff(host, parse_qos(json.dumps(control), "sonic_config_db"), "Ethernet4") == []
+
+
+def _sonic_host():
+    from ansible_collections.ainet.fabric.plugins.module_utils.desired.roce_qos import desired
+    return dict(desired(resolve_profile({"preset": "sonic"}, "q")), mtu=9000, buffer_lossless=[3, 4])
+
+
+def test_sonic_pfc_wd_entry_without_detection_time_is_no_watchdog():
+    data = _sonic_whole()
+    del data["PFC_WD"]["Ethernet4"]["detection_time"]
+    facts, port = _sonic_facts(data)
+    assert port["pfc_watchdog"] == []
+    assert facts["problems"] == ["PFC_WD|Ethernet4: detection_time is missing; orchagent rejects the entry "
+                                 "(pfcwdorch.cpp), so the watchdog is off on the port"]
+    assert codes(lossless_diff(_sonic_host(), facts, "Ethernet4", "sonic")) == ["pfc_watchdog_off"]
+
+
+def test_sonic_asymmetric_pfc_honours_pauses_on_every_priority_and_sends_them_on_pfc_enable():
+    # portsorch.cpp setPortPfcAsym: pfc_asym on -> SEPARATE mode, TX = pfc_enable, RX = 0xff
+    data = _sonic_whole()
+    data["PORT"]["Ethernet4"]["pfc_asym"] = "on"
+    port = _sonic_facts(data)[1]
+    assert (port["pfc_rx"], port["pfc_tx"]) == (list(range(8)), [3, 4])
+    assert _sonic_verdict(data)["disagreements"] == []
+
+
+NV_ROCE = "nvue/nv-show-qos-roce-cl514.txt"
+
+
+@pytest.mark.parametrize("row, code", [("rx-enabled", "pfc_rx_off_on_switch"), ("tx-enabled", "pfc_tx_off_on_switch")])
+def test_nv_show_qos_roce_with_one_pfc_direction_disabled_disagrees(row, code):
+    # review samples nvue_roce_R1_rx_disabled / R2: the real 5.14 output with one row flipped
+    text = read_sample(NV_ROCE)
+    old = "  %s        enabled" % row
+    assert old in text
+    items = lossless_diff(HOST, parse_qos(text.replace(old, old[:-len("enabled")] + "disabled"), "nvue_roce"), None,
+                          "nvidia")
+    assert codes(items) == [code]
+
+
+def test_nv_show_qos_roce_stock_output_agrees_with_the_nvidia_preset():
+    # NVIDIA's own defaults print 146.48 KB / 1.43 MB: within half a printed digit of 150,000 / 1,500,000 B
+    for sample in (NV_ROCE, "nvue/nv-show-qos-roce-cl56.txt"):
+        verdict = lossless_check(HOST, parse_qos(read_sample(sample), "nvue_roce"), None, "nvidia")
+        assert verdict["disagreements"] == [], sample
+        assert [u["topic"] for u in verdict["unchecked"]] == ["mtu"]
+    text = read_sample(NV_ROCE).replace("146.48 KB", "150.00 KB")  # 153,600 B printed exactly: 2.4 % off
+    assert codes(lossless_diff(HOST, parse_qos(text, "nvue_roce"), None, "nvidia")) == ["profile_mismatch_switch"] * 2
+
+
+@pytest.mark.parametrize("unit", ["segments", "milliseconds"])
+def test_eos_ecn_thresholds_not_in_bytes_are_unchecked_not_agreed(unit):
+    # review samples eos_E1_segments / eos_E2_milliseconds (AVD schema ecn.threshold.units; Arista's guide: segments)
+    text = read_sample("eos/leaf_whole_running_config.cfg").replace(
+        EOS_ECN, "random-detect ecn minimum-threshold 1 %s maximum-threshold 2 %s" % (unit, unit))
+    facts = parse_qos(text, "eos")
+    assert facts["ports"]["Ethernet1"]["ecn_unit"][3] == {"min_bytes": unit, "max_bytes": unit}
+    verdict = lossless_check(HOST, facts, "Ethernet1", "nvidia")
+    assert not [i for i in verdict["disagreements"] if "queue 3" in i["message"] and "ECN m" in i["message"]]
+    reasons = [u["reason"] for u in verdict["unchecked"] if u["topic"] == "ecn_switch"]
+    assert reasons == ["the ECN min threshold of queue 3 on the switch port Ethernet1 is in %s, not bytes (its size "
+                       "in bytes depends on the platform): not compared with the profile's 150000 bytes" % unit]
+
+
+@pytest.mark.parametrize("minimum, maximum, wrong", [
+    ("147 kbytes", "1464 kbytes", []),        # 0.35 % over and 0.06 % under: within 2.4 %, rounded either way
+    ("153600 bytes", "1500 kbytes", ["min"]),  # bytes compare exactly (review sample eos_E3_bytes_153600)
+    ("150 kbytes", "2 mbytes", ["max"]),       # review sample eos_E6: 40 % off
+])
+def test_eos_ecn_threshold_tolerance_follows_the_stated_unit(minimum, maximum, wrong):
+    test_eos_ecn_thresholds_compare_in_eos_units(minimum, maximum, wrong)
+
+
+def test_sonic_wred_bytes_compare_exactly():
+    # review sample sonic_S6_wred_bytes_1000KiB: WRED_PROFILE thresholds are bytes; 1,024,000 is 2.3 % off 1,048,576
+    data = _sonic_whole()
+    data["WRED_PROFILE"]["AZURE_LOSSLESS"].update(green_min_threshold=str(1000 * 1024))
+    items = _sonic_verdict(data)["disagreements"]
+    assert [i["message"] for i in items] == [
+        "The switch port Ethernet4 has ECN min bytes on queue %d 1024000; the sonic profile wants 1048576." % q
+        for q in (3, 4)]

@@ -217,7 +217,8 @@ def test_the_running_buffer_model_decides_null_or_an_explicit_profile():
         pgs = {key: fields["profile"] for key, fields in switch.config["BUFFER_PG"].items()
                if key.startswith(PORTS) and not key.endswith("|0")}
         want = "NULL" if model == "dynamic" else "pg_lossless_400000_5m_profile"
-        assert pgs == {key: want for key in ("Ethernet1|3", "Ethernet1|4", "Ethernet2|3", "Ethernet2|4")}, model
+        # PG 4 of the stock 3-4 goes: nvidia's map sends TC 4 to PG 0 (issue 29: it used to keep its headroom)
+        assert pgs == {key: want for key in ("Ethernet1|3", "Ethernet2|3")}, model
         paths = [op["path"] for op in first["patch"]]
         # the switch's own buffer objects stay: no pool, and in the traditional model buffermgrd's profile
         assert not [p for p in paths if p.startswith(("/BUFFER_POOL", "/BUFFER_PROFILE"))], (model, paths)
@@ -260,7 +261,9 @@ def test_a_push_onto_the_stock_config_replaces_overlapping_range_keys_and_conver
     profile = plan["cluster"]["fabrics"]["default"]["qos"]
     for port in PORTS:
         qos = switch.config["PORT_QOS_MAP"][port]
-        assert ("pfcwd_sw_enable" in qos) == bool(profile["pfc_watchdog"])
+        # the watchdog is written where the profile wants it; a profile that does not judge it leaves the switch's
+        # (issue 29: it used to remove pfcwd_sw_enable, which turns SONiC's watchdog off on the port)
+        assert qos["pfcwd_sw_enable"] == (qos["pfc_enable"] if profile["pfc_watchdog"] else "3,4")
         assert qos["pfc_to_pg_map"] == "AINET"
         pfc = [int(p) for p in qos["pfc_enable"].split(",")]
         assert switch.config["PFC_PRIORITY_TO_PRIORITY_GROUP_MAP"]["AINET"] == {str(p): str(p) for p in pfc}
@@ -276,11 +279,11 @@ def test_the_nvidia_patch_splits_the_stock_pg_range_and_leaves_a_range_that_alre
     ops = [(op["op"], op["path"]) + ((op["value"],) if "value" in op else ()) for op in first["patch"]
            if "Ethernet1" in op["path"] and op["path"].startswith(("/BUFFER", "/PORT_QOS_MAP"))]
     profile = {"profile": "pg_lossless_400000_5m_profile"}
+    # issue 29: pfcwd_sw_enable stays (nvidia does not judge the watchdog), and PG 4, which no TC of AINET's map
+    # reaches (TC 4 -> PG 0), is not written back with its headroom (both were defects of this expectation)
     assert ops == [
         ("remove", "/BUFFER_PG/Ethernet1|3-4"),
-        ("remove", "/PORT_QOS_MAP/Ethernet1/pfcwd_sw_enable"),
         ("add", "/BUFFER_PG/Ethernet1|3", profile),
-        ("add", "/BUFFER_PG/Ethernet1|4", profile),     # what the range covered beyond ours, as it was
         ("replace", "/PORT_QOS_MAP/Ethernet1/dscp_to_tc_map", "AINET"),
         ("replace", "/PORT_QOS_MAP/Ethernet1/pfc_enable", "3"),
         ("replace", "/PORT_QOS_MAP/Ethernet1/pfc_to_pg_map", "AINET"),
@@ -297,8 +300,9 @@ def test_a_stock_range_is_split_where_the_profile_wants_another_value():
     assert queues == {"Ethernet1|0-2": "egress_lossy_profile", "Ethernet1|3-4": "egress_lossless_profile",
                       "Ethernet1|5": "egress_lossless_profile", "Ethernet1|6": "egress_lossy_profile"}
     pgs = {k: v["profile"] for k, v in switch.config["BUFFER_PG"].items() if k.startswith("Ethernet1|")}
-    assert pgs == {"Ethernet1|0": "ingress_lossy_profile", "Ethernet1|3-4": "pg_lossless_400000_5m_profile",
-                   "Ethernet1|5": "pg_lossless_400000_5m_profile"}
+    # the stock lossless PGs 3-4, which spiderpool's map no longer reaches (TC 3, 4 -> PG 0), keep no headroom
+    # (issue 29: they used to stay)
+    assert pgs == {"Ethernet1|0": "ingress_lossy_profile", "Ethernet1|5": "pg_lossless_400000_5m_profile"}
 
 
 def test_range_changes_handle_multi_port_keys_and_overlaps_left_by_an_earlier_push():
@@ -415,3 +419,48 @@ def test_preset_golden_files(name):
             handle.write(item["text"])
     with open(path, encoding="utf-8") as handle:
         assert item["text"] == handle.read(), "render differs from %s (AINET_REGEN_GOLDEN=1 rewrites)" % path
+
+
+# ----------------------------------------------------------------------------- issue 29: what the profile does not own
+
+
+@pytest.mark.parametrize("model", ["traditional", "dynamic"])
+def test_the_nvidia_preset_leaves_the_switchs_pfc_watchdog_as_it_is(model):
+    # the stock config_db (pfcwd_sw_enable 3,4 and PFC_WD on every port); nvidia does not judge the watchdog
+    _plan, _item, switch, first, _again = pushed({}, stock(model), port_speed="400G")
+    for port in PORTS:
+        assert switch.config["PORT_QOS_MAP"][port]["pfcwd_sw_enable"] == "3,4"
+        assert switch.config["PFC_WD"][port] == stock(model)["PFC_WD"][port]
+    assert not [op for op in first["patch"] if "pfcwd" in op["path"] or op["path"].startswith("/PFC_WD")]
+    # control: a profile that wants the watchdog writes it on its PFC priorities
+    _plan, _item, switch, _first, _again = pushed({"pfc_watchdog": True}, stock(model), port_speed="400G")
+    assert {switch.config["PORT_QOS_MAP"][p]["pfcwd_sw_enable"] for p in PORTS} == {"3"}
+
+
+@pytest.mark.parametrize("model", ["traditional", "dynamic"])
+def test_a_lossless_pg_no_tc_reaches_any_more_keeps_no_headroom_on_our_ports_only(model):
+    # the switch as the sonic preset left it (PGs 3 and 4 lossless), then the nvidia preset (PFC 3; TC 4 -> PG 0)
+    plan, _item, switch, _first, _again = pushed({"preset": "sonic"}, stock(model), port_speed="400G")
+    lossless = "NULL" if model == "dynamic" else "pg_lossless_400000_5m_profile"
+    pgs = {k: v["profile"] for k, v in switch.config["BUFFER_PG"].items() if k.startswith("Ethernet1|")}
+    assert sorted(pgs) == ["Ethernet1|0", "Ethernet1|3-4"] and pgs["Ethernet1|3-4"] == lossless  # control
+    _plan, item, switch2, _first, again = pushed({}, switch.config, port_speed="400G")
+    pgs = {k: v["profile"] for k, v in switch2.config["BUFFER_PG"].items() if k.startswith("Ethernet1|")}
+    assert pgs == {"Ethernet1|0": "ingress_lossy_profile", "Ethernet1|3": lossless}
+    assert again["patch"] == []
+    # the uplink, which the fragment does not own, keeps its stock lossless PGs
+    assert switch2.config["BUFFER_PG"]["Ethernet48|3-4"] == stock(model)["BUFFER_PG"]["Ethernet48|3-4"]
+    facts = parse_qos(json.dumps(switch2.config), "sonic_config_db")
+    assert facts["ports"]["Ethernet1"]["buffer_lossless_pg"] == [3]
+
+
+def test_stale_lossless_pgs_are_the_ones_buffermgrd_takes_as_lossless():
+    # issue 29, field review finding 6: the push and the check share one rule (qos_parse_sonic.lossless_pg_profile):
+    # a headroom_type dynamic profile is lossless whatever its name; a pg_lossless_* name defined without xoff is not
+    want = {"PORT_QOS_MAP": {"Ethernet1": {"pfc_enable": "3", "tc_to_pg_map": "AINET"}},
+            "TC_TO_PRIORITY_GROUP_MAP": {"AINET": {str(tc): "3" if tc == 3 else "0" for tc in range(8)}}}
+    running = {"BUFFER_PG": {"Ethernet1|4": {"profile": "roce_dyn"}, "Ethernet1|5": {"profile": "pg_lossless_x"},
+                             "Ethernet1|6": {"profile": "NULL"}},
+               "BUFFER_PROFILE": {"roce_dyn": {"pool": "ingress_lossless_pool", "headroom_type": "dynamic"},
+                                  "pg_lossless_x": {"pool": "ingress_lossless_pool", "size": "0"}}}
+    assert nos_sonic.unmapped_lossless_pgs(running, want) == {("Ethernet1", 4), ("Ethernet1", 6)}

@@ -218,3 +218,19 @@ def test_pfc_profile_directions_are_read():
     assert s["pfc_to_queue"] == s["priority_to_queue"]
     roce = parse_nvue(read("nv-config-roce-lossless.yaml.txt"))["ports"]["swp1"]
     assert (roce["pfc"], roce["pfc_rx"], roce["pfc_tx"]) == ([3], [3], [3])
+
+
+# -- issue 29, field review ---------------------------------------------------------------------------------------
+
+def test_nv_show_qos_roce_pfc_directions_and_print_resolution():
+    # the real 5.14 output prints rx-enabled / tx-enabled under pfc; the review flipped one (sample nvue_roce_R1)
+    text = read("nv-show-qos-roce-cl514.txt")
+    s = parse_nvue_roce(text)["ports"][""]
+    assert (s["pfc_rx"], s["pfc_tx"]) == ([3], [3])
+    assert s["ecn_unit"][3] == {"min_bytes": 0.01 * 1024, "max_bytes": 0.01 * 1024 ** 2}  # 146.48 KB, 1.43 MB
+    s = parse_nvue_roce(text.replace("  rx-enabled        enabled", "  rx-enabled        disabled"))["ports"][""]
+    assert (s["pfc_rx"], s["pfc_tx"]) == ([], [3])
+    # an output without the rows (synthetic: the same with both lines left out) does not say: None, never "both"
+    lines = [line for line in text.splitlines() if "x-enabled" not in line]
+    s = parse_nvue_roce("\n".join(lines))["ports"][""]
+    assert s["pfc"] == [3] and (s["pfc_rx"], s["pfc_tx"]) == (None, None)

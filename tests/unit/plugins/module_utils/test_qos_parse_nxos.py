@@ -43,6 +43,7 @@ def test_azure_local_tor_policy():
     assert port["dscp_to_priority"] is None
     assert port["mtu"] == 9216
     assert port["ecn"][3] == {"enabled": True, "min_bytes": 300 * KB, "max_bytes": 300 * KB, "probability": 100}
+    assert port["ecn_unit"][3] == {"min_bytes": KB, "max_bytes": KB}  # issue 29: kbytes, compared in that unit
     assert [q for q, v in port["ecn"].items() if v["enabled"]] == [3]  # other queues: no WRED ECN, off
     assert port["ets"][3] == {"mode": "ets", "weight": 50}
     assert port["ets"][0] == {"mode": "ets", "weight": 48}  # c-out-8q-q-default
@@ -56,15 +57,18 @@ def test_generator_ranges_and_later_blocks():
     result = facts("azurestack_generator_switched.cfg")
     ports = result["ports"]
     assert len([p for p in ports if p.startswith("Ethernet1/")]) == 54  # interface Ethernet 1/1-1/54
-    assert ports["Ethernet1/5"]["pfc"] == [3]  # later block Ethernet 1/1-1/16: mode on send-tlv
-    assert ports["Ethernet1/20"]["pfc"] == [3]
+    # later block Ethernet 1/1-1/16: mode on send-tlv, but the no-drop class AZLOCAL-NWQOS-RDMA is a class-map the
+    # config never defines, so which qos-group is lossless is not known (issue 29: it used to read its pfc-cos 3)
+    assert ports["Ethernet1/5"]["pfc"] is None and ports["Ethernet1/5"]["pfc_mode"] == "on"
+    assert ports["Ethernet1/20"]["pfc"] is None
     assert ports["Ethernet1/20"]["trust"] == "pcp"  # AZLOCAL-QOS-MAP: match cos 3 / cos 7
     # no qos input policy on 1/1-1/16: every packet in qos-group 0 (defaults by omission)
     assert ports["Ethernet1/5"]["trust"] == "none"
     assert set(ports["Ethernet1/5"]["dscp_to_priority"].values()) == {0}
     assert ports["Ethernet1/40"]["pfc"] is None  # only the "Unused" block
+    assert ports["Ethernet1/40"]["pfc_mode"] == "auto"
     assert ports["Ethernet1/40"]["mtu"] == 9216
-    assert ports["Ethernet1/49"]["pfc"] == [3]
+    assert ports["Ethernet1/49"]["pfc"] is None and ports["Ethernet1/49"]["pfc_mode"] == "on"
     assert ports["Ethernet1/20"]["ets"][7] == {"mode": "ets", "weight": 2}
     assert ports["Ethernet1/20"]["ecn"][3]["max_bytes"] == 300 * KB
     problems = "\n".join(result["problems"])
@@ -103,7 +107,9 @@ def test_synthetic_dscp_classification():
     assert ports["Ethernet1/3"]["pfc_watchdog"] == []  # watch-dog-interval off on the port
     assert ports["Ethernet1/4"]["dscp_to_priority"] is None  # its policy is not defined: no default replaces it
     assert ports["Ethernet1/4"]["trust"] is None
-    assert ports["Ethernet1/7"]["pfc"] is None  # mode auto: up to DCBX
+    # mode auto: PFC on the no-drop qos-group once DCBX negotiates it; the mode says so (issue 29: pfc was None)
+    assert ports["Ethernet1/7"]["pfc"] == [3] and ports["Ethernet1/7"]["pfc_mode"] == "auto"
+    assert port["pfc_mode"] == "on" and ports["Ethernet1/2"]["pfc_mode"] == "off"
     assert ports["Ethernet1/8"]["mtu"] is None
     problems = "\n".join(result["problems"])
     assert "NOT-DEFINED" in problems and "ROCE-IN" in problems
@@ -155,14 +161,15 @@ def test_whole_running_config_without_qos_states_the_defaults_by_omission():
     assert result["ports"]["Ethernet1/1"]["mtu"] == 9216
 
 
-def test_mode_auto_stays_unknown_only_when_a_class_pauses():
+def test_mode_auto_is_stated_as_pfc_mode():
     pausing = ("policy-map type network-qos NQ\n  class type network-qos c-8q-nq3\n    pause pfc-cos 3\n"
                "system qos\n  service-policy type network-qos NQ\ninterface Ethernet1/1\n  no shutdown\n")
-    assert parse_nxos(pausing)["ports"]["Ethernet1/1"]["pfc"] is None  # auto: DCBX decides
+    port = parse_nxos(pausing)["ports"]["Ethernet1/1"]
+    assert port["pfc"] == [3] and port["pfc_mode"] == "auto"  # the default mode: DCBX decides (the check judges it)
     assert parse_nxos("interface Ethernet1/1\n  no shutdown\n")["ports"]["Ethernet1/1"]["pfc"] == []
     section = "!Command: show running-config interface Ethernet1/1\n\ninterface Ethernet1/1\n  no shutdown\n"
     port = parse_nxos(section)["ports"]["Ethernet1/1"]
-    assert port["pfc"] is None and port["trust"] is None and port["ecn"] is None
+    assert port["pfc"] is None and port["trust"] is None and port["ecn"] is None and port["pfc_mode"] is None
     # a network-qos policy the config names but does not define: unread, not "pauses nothing"
     undefined = parse_nxos("system qos\n  service-policy type network-qos NOPE\ninterface Ethernet1/1\n  no shutdown\n")
     assert undefined["ports"]["Ethernet1/1"]["pfc"] is None and undefined["problems"]

@@ -72,12 +72,15 @@ def test_synthetic_dscp_range_override():
     assert port["priority_to_queue"] == {0: 0, 1: 0, 2: 0, 3: 3, 4: 0, 5: 0, 6: 6, 7: 0}
     assert port["pfc"] == [3]
     assert port["ecn"][3] == {"enabled": True, "min_bytes": 150 * KB, "max_bytes": 1500 * KB, "probability": 100}
+    assert port["ecn_unit"][3] == {"min_bytes": KB, "max_bytes": KB}  # issue 29: kbytes, compared in that unit
     assert [q for q, v in port["ecn"].items() if v["enabled"]] == [3]  # no WRED ECN elsewhere: off
     assert port["ets"] == {3: {"mode": "ets", "weight": 60}, 6: {"mode": "strict", "weight": None}}
     assert port["mtu"] == 9216
     assert ports["ethernet1/1/10"] == port
     assert ports["ethernet1/1/2"]["pfc"] == []  # the later block turns PFC off
-    assert ports["ethernet1/1/3"]["pfc"] == []  # its network-qos policy does not exist
+    # its network-qos policy does not exist: unread, not "pauses nothing" (issue 29; docs: an undefined policy stays
+    # null, as on NX-OS; it used to read as [])
+    assert ports["ethernet1/1/3"]["pfc"] is None and ports["ethernet1/1/3"]["pfc_mode"] == "on"
     assert ports["ethernet1/1/3"]["dscp_to_priority"] is None
     five = ports["ethernet1/1/5"]  # only system qos applies: trust-map dscp default
     assert five["dscp_to_priority"][26] == 3 and five["dscp_to_priority"][8] == 1 and five["dscp_to_priority"][63] == 7

@@ -10,6 +10,8 @@ from __future__ import annotations
 import json
 import os
 
+import pytest
+
 from ansible_collections.ainet.fabric.plugins.module_utils.qos.qos_facts import FIELDS
 from ansible_collections.ainet.fabric.plugins.module_utils.qos.qos_parse_sonic import parse_sonic_config_db
 
@@ -98,9 +100,12 @@ def test_full_config_db_with_pfc_watchdog_and_mtu():
     s = facts["ports"]["Ethernet4"]
     assert s["mtu"] == 9100
     assert s["pfc"] == [3, 4]
-    # issue 29: no pfcwd_sw_enable on the port: current orchagent arms no watchdog queue (was [3, 4], read from
-    # pfc_enable: the defect)
-    assert s["pfc_watchdog"] == []
+    # issue 29: no pfcwd_sw_enable on the port, but the config_db is at version_1_0_1 (VERSIONS|DATABASE), before
+    # db_migrator's version_3_0_4 split: the image that runs it arms the watchdog on pfc_enable (the first pass of
+    # issue 29 read [] here; the field review's finding 7 is that defect)
+    assert s["pfc_watchdog"] == [3, 4] and s["pfc_watchdog_queue"] == {3: 3, 4: 4}
+    assert s["pfc_to_pg"] == s["priority_to_pg"]  # a Dell (Broadcom) platform: no PFC priority -> PG map stage
+    assert s["ecn_unit"][3] == {"min_bytes": 1, "max_bytes": 1}
     assert s["pfc_rx"] == s["pfc_tx"] == [3, 4]
     assert s["priority_to_pg"] == {0: 0, 1: 0, 2: 0, 3: 3, 4: 4, 5: 0, 6: 0, 7: 7}
     assert s["pfc_to_queue"] == {p: p for p in range(8)}
@@ -210,3 +215,45 @@ def test_synthetic_whole_config_db_fills_a_port_entry_without_mtu_or_maps():
 def test_a_fragment_without_device_metadata_keeps_what_it_omits_unread():
     s = parse_sonic_config_db({"PORT": {"Ethernet0": {"lanes": "0,1,2,3"}}})["ports"]["Ethernet0"]
     assert all(s[field] is None for field in FIELDS)
+
+
+# -- issue 29, field review --------------------------------------------------------------------------------------
+
+def test_buffer_profiles_are_lossless_as_buffermgrd_decides():
+    # synthetic, in the layout of buffers-mellanox4600c-t1-dynamic.json: cfgmgr/buffermgrdyn.cpp takes a profile as
+    # lossless when it has xoff or headroom_type dynamic; a pg_lossless_* name only speaks where it is not defined
+    data = {"BUFFER_PG": {"Ethernet0|0": {"profile": "xon_only"}, "Ethernet0|1": {"profile": "with_xoff"},
+                          "Ethernet0|2": {"profile": "dyn"},
+                          "Ethernet0|3": {"profile": "pg_lossless_100000_5m_profile"},
+                          "Ethernet0|4": {"profile": "pg_lossless_400000_40m_profile"},
+                          "Ethernet0|5": {"profile": "NULL"}},
+            "BUFFER_PROFILE": {"xon_only": {"pool": "ingress_lossless_pool", "xon": "18432", "size": "0"},
+                               "with_xoff": {"pool": "ingress_lossless_pool", "xoff": "38816", "size": "0"},
+                               "dyn": {"pool": "ingress_lossless_pool", "headroom_type": "dynamic"},
+                               "pg_lossless_100000_5m_profile": {"pool": "ingress_lossless_pool", "size": "0"}}}
+    facts = parse_sonic_config_db(data)
+    assert facts["problems"] == []
+    assert facts["ports"]["Ethernet0"]["buffer_lossless_pg"] == [1, 2, 4, 5]
+
+
+@pytest.mark.parametrize("version, pfcwd, expect", [
+    ("version_3_0_5", None, []),          # db_migrator version_3_0_4 made the field; absent: off
+    ("version_3_0_4", None, [3, 4]),      # not migrated yet: the watchdog follows pfc_enable
+    ("version_3_0_4", "3", [3, 4]),       # (the field is read by no orchagent of that version)
+    (None, "3", [3]),                     # no VERSIONS, but the field exists: the new rule
+    (None, None, None),                   # no VERSIONS and no port states it: cannot tell
+    ("garbage", None, None),              # an unreadable version is no version
+])
+def test_the_pfc_watchdog_field_follows_the_config_db_version(version, pfcwd, expect):
+    with open(os.path.join(DATA, "filter_fdb_config_db.json")) as handle:
+        data = json.load(handle)
+    if version is None:
+        del data["VERSIONS"]
+    else:
+        data["VERSIONS"]["DATABASE"]["VERSION"] = version
+    if pfcwd is not None:
+        data["PORT_QOS_MAP"]["Ethernet4"]["pfcwd_sw_enable"] = pfcwd
+    s = parse_sonic_config_db(data)["ports"]["Ethernet4"]
+    assert s["pfc_watchdog"] == expect
+    assert (s["why_unknown"] or {}).get("pfc_watchdog", "").startswith("PORT_QOS_MAP|Ethernet4: no port states "
+                                                                       "pfcwd_sw_enable") is (expect is None)

@@ -354,21 +354,36 @@ def test_each_fabric_s_tors_get_their_own_profile_and_addresses():
 
 # ----------------------------------------------------------------------------- issue 29: one link per port
 
-@pytest.mark.parametrize("platform", PLATFORMS)
-def test_two_links_on_one_rendered_port_are_refused_before_anything_renders(platform):
-    # swp{rail}{node} on a ToR serving rails 1 and 11: rail 1 node 12 and rail 11 node 2 are both "swp112"
+@pytest.mark.parametrize("platform", PLATFORMS + ("os10", None))
+def test_two_links_on_one_port_are_refused_where_the_plan_is_made(platform):
+    # swp{rail}{node} on a ToR serving rails 1 and 11: rail 1 node 12 and rail 11 node 2 are both "swp112". Field
+    # review finding 12: the refusal sat in tor_intent, which render_tors never reaches for a platform it does not
+    # render (os10, none) and which the lossless check's link_rows never calls; the plan itself refuses it now (the
+    # expectation that rail_plan builds such a plan was that defect).
     cluster = {"name": "r", "rails": 11, "mtu": 9000, "addressing": ADDRESSING["p2p-v4"],
-               "tors": [{"name": "leaf%d" % r, "rails": [r], "platform": platform,
-                         "port_template": PORTS[platform]} for r in range(2, 11)]
+               "tors": [{"name": "leaf%d" % r, "rails": [r], "port_template": "swp{node}"} for r in range(2, 11)]
                + [{"name": "leafx", "rails": [1, 11], "platform": platform, "port_template": "swp{rail}{node}"}]}
+    if platform is None:
+        del cluster["tors"][-1]["platform"]
     nodes = {"gpu%02d" % n: {"node_id": n, "rail_interfaces": ["ens%d" % r for r in range(1, 12)]} for n in (2, 12)}
+    with pytest.raises(FabricModelError) as info:
+        rail_plan(cluster, nodes)
+    assert str(info.value) == (
+        "fabric_cluster.tors[9].port_template: 'swp{rail}{node}' puts rail 1 node 12 (gpu12 ens1) and rail 11 node 2 "
+        "(gpu02 ens11) on the same port swp112 of ToR leafx. Fix: give each link its own port, e.g. with {rail} and "
+        "{node} apart: swp{rail}s{node}")
+    # control: the same ToR with the rail and node apart plans, one link per port
+    cluster["tors"][-1]["port_template"] = "swp{rail}s{node}"
     plan = rail_plan(cluster, nodes)
-    message = ("ToR leafx: rail 1 node 12 (gpu12 ens1) and rail 11 node 2 (gpu02 ens11) both land on port swp112; "
-               "give each link its own port (port_template)")
-    with pytest.raises(ValueError) as info:
-        tor_intent(plan, "leafx")
-    assert str(info.value) == message
-    with pytest.raises(ValueError, match="both land on port swp112"):
-        render_tors(plan, ["leafx"])
-    # the other ToRs of the same plan, one link per port, still render (control)
-    assert render_tor(plan, "leaf2")["ports"] == [PORTS[platform].format(node=2), PORTS[platform].format(node=12)]
+    assert sorted(p["port"] for p in plan["tors"]["leafx"]["ports"]) == ["swp11s12", "swp11s2", "swp1s12", "swp1s2"]
+
+
+def test_nxos_ecn_marking_never_drops_packets_that_are_not_ecn_capable():
+    # issue 29: WRED ECN on NX-OS drops non-ECT packets on the marking curve; the nvidia preset marks on lossy queue 0,
+    # which carries TCP. The render forwards non-ECN packets past WRED (nos_nxos [ECN]).
+    text = render_tor(plan_for("nxos", "p2p-v6"), "leaf1")["text"]
+    assert "\n%s\n" % nos_nxos.FORWARD_NON_ECN in text
+    assert text.count(" weight 0 ecn\n") == 2  # queue 0 and queue 3 of the nvidia preset mark ECN-capable packets
+    # the line is global, outside every policy, and the render still reads back whole
+    assert "\n\ncongestion-control random-detect forward-nonecn\n" in text
+    assert parse_qos(text, "nxos")["problems"] == []
