@@ -34,7 +34,8 @@ The vocabulary, shared by hosts and switches:
 * **priority**: the 802.1p priority 0-7 that PFC pause frames name. On hosts it is what
   ``dscp2prio`` yields; on SONiC the traffic class (SONiC enables PFC per TC with the same
   number); on Cumulus the switch-priority; on EOS/NX-OS/OS10 the traffic class / qos-group,
-  whose PFC priority is the CoS of the same number unless the config maps it otherwise.
+  whose PFC priority is the CoS of the same number unless the config maps it otherwise (NX-OS/OS10: ``pfc`` is the
+  no-drop classes' ``pfc-cos`` values, ``pfc_to_pg`` the qos-group whose buffer sends their pauses).
 * **queue**: the egress queue (host: the ETS traffic class ``tc``). ECN marking and ETS
   scheduling are properties of a queue.
 
@@ -90,15 +91,17 @@ Fields (all optional, ``None`` when unknown):
     no such stage (its watchdog follows the priority's own queue) or ``pfc_watchdog`` is ``None``.
 ``buffer_lossless``
     sorted list of priorities that have a lossless (headroom) buffer, for sources that give ingress
-    buffers per priority (hosts' ``prio2buffer``, Cumulus traffic pools, NX-OS/OS10 no-drop classes).
+    buffers per priority (hosts' ``prio2buffer``, Cumulus traffic pools).
 ``priority_to_pg`` / ``buffer_lossless_pg``
     sources with an ingress **priority group** stage of their own (SONiC: ``tc_to_pg_map`` ->
-    ``TC_TO_PRIORITY_GROUP_MAP`` and ``BUFFER_PG``): ``{priority: PG}`` and the sorted PGs whose buffer
+    ``TC_TO_PRIORITY_GROUP_MAP`` and ``BUFFER_PG``; NX-OS/OS10: qos-group N is group N, the no-drop classes' groups
+    are lossless): ``{priority: PG}`` and the sorted PGs whose buffer
     profile is lossless. ``buffer_lossless`` is then ``None``: the check derives which priorities have a
     lossless buffer from these two (``lossless_check``), the one place that fact is derived.
 ``pfc_to_pg``
     ``{pfc priority: PG}``: the priority group whose headroom (xoff) sends the pause frames of that priority (SONiC
-    ``pfc_to_pg_map`` -> ``PFC_PRIORITY_TO_PRIORITY_GROUP_MAP``, Mellanox and Barefoot ASICs). A source with a priority
+    ``pfc_to_pg_map`` -> ``PFC_PRIORITY_TO_PRIORITY_GROUP_MAP``, Mellanox and Barefoot ASICs; NX-OS/OS10: each
+    ``pfc-cos`` value -> the qos-group of the no-drop class that states it). A source with a priority
     group stage but no such map states ``priority_to_pg`` here (pauses come from the group the priority is buffered
     in); ``None`` where the source has no priority group stage or the map's default is not known.
 ``why_unknown``

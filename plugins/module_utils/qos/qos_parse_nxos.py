@@ -27,36 +27,40 @@ Vendor defaults used when the config is silent (Cisco Nexus 9000 NX-OS QoS confi
 
 * ``priority_to_queue``: qos-group N is always queue N (the system queuing classes
   ``c-out-8q-qN``), so it is ``{0: 0, ..., 7: 7}``.
-* ``pfc`` / ``buffer_lossless``: the **qos-groups** the network-qos policy in force makes no-drop: a class with
-  ``pause pfc-cos`` (or ``pause no-drop``) covers the qos-group of its system class ``c-8q-nq<N>`` or of its
-  ``class-map type network-qos`` (``match qos-group N``); its ``pfc-cos`` values are only the CoS its pause frames
-  name (``pfc_to_queue``: a pause for that CoS stops the class's queue). A no-drop class whose qos-group is not known
-  (an undefined class-map) leaves both ``None``. Which traffic reaches a no-drop qos-group is ``dscp_to_priority``.
+* ``pfc``: the **CoS values** of ``pause pfc-cos`` (``pause no-drop``: the class's own qos-group) of the no-drop
+  classes of the network-qos policy in force: N9K enables PFC per CoS, and its pause frames name those values (``show
+  queuing interface`` prints a PFC_COS -> QOS_Group table). The buffer is the class's qos-group (the ``c-8q-nq<N>``
+  system class or its ``class-map type network-qos`` ``match qos-group N``), stated through the priority group stage:
+  ``priority_to_pg`` = identity (qos-group N is priority group N), ``buffer_lossless_pg`` = the no-drop qos-groups,
+  ``pfc_to_pg`` = ``{cos: qos-group of the class stating it}``, and ``pfc_to_queue`` = the same (a pause for that CoS
+  stops the class's queue; a CoS no class names has no PFC and no entry). ``buffer_lossless`` stays ``None``. A
+  no-drop class whose qos-group is not known (an undefined class-map) leaves them ``None``.
 * ``pfc_mode``: ``on`` / ``off`` / ``auto`` as the interface states it, else ``auto`` (the interface default) in a
-  whole config. ``on`` and ``auto`` give the no-drop qos-groups as ``pfc`` (none: ``[]``, the default network-qos
+  whole config. ``on`` and ``auto`` give the pfc-cos values as ``pfc`` (none: ``[]``, the default network-qos
   policy pauses nothing), ``off`` ``[]``; with ``auto`` PFC runs only once DCBX negotiates it with the peer, which
   the check judges against the host's DCBX mode.
 * classification: a ``class-map type qos match-all`` with a ``match cos`` beside its ``match dscp`` does not
   match a packet without CoS (untagged routed RoCE): its DSCPs go on to the next class, else class-default;
-  ``match-any`` classifies by any of its conditions (:func:`dscp_only`).
+  ``match-any`` classifies by any of its conditions (:func:`dscp_only`). A ``match-all`` class with a condition not
+  read here (``match access-group``, ``precedence``, ``protocol``, ...) may not hold a packet of its DSCPs: they are
+  left out of ``dscp_to_priority`` (and of the class-default fill), with a problem naming class and condition.
 * ``trust``: ``"dscp"`` / ``"pcp"`` / ``"pcp,dscp"`` after what the applied type-qos policy matches
   on; ``None`` without one. ``dscp_to_priority`` holds only the DSCPs the policy matches (first
   matching class wins); unmatched traffic goes to class-default (qos-group 0). When the policy
   states ``class class-default`` / ``set qos-group N`` (as Cisco's RoCE templates do), every DSCP
   no class matches is mapped to N, so the map holds all 64.
-* ``buffer_lossless``: the no-drop qos-groups of the system network-qos policy (no-drop buffers are carved
+* ``buffer_lossless_pg``: the no-drop qos-groups of the system network-qos policy (no-drop buffers are carved
   system-wide, per no-drop class).
 
-Stages NX-OS does not have (:func:`qos_facts.one_way_pfc_stages`): ``priority-flow-control`` and the no-drop
-class name no direction, so ``pfc_rx`` = ``pfc_tx`` = ``pfc``; there is no PFC priority -> queue map besides the
-no-drop classes' ``pfc-cos`` (a CoS no class names stops the queue of its own qos-group); no priority-group stage.
+Stages NX-OS does not have (:func:`qos_facts.pfc_both_ways`): ``priority-flow-control`` and the no-drop class name
+no direction, so ``pfc_rx`` = ``pfc_tx`` = ``pfc``.
 
 **Defaults by omission** (:data:`NXOS_DEFAULTS`; sources in ``docs/lossless-qos.md``): a whole
 running-config (anything but a ``!Command: show running-config <section>`` output) states them by
 leaving the command out: without a type qos input policy every packet is in qos-group 0 (``trust``
 ``"none"``, all 64 DSCPs on priority 0), and a policy that matches DSCPs but states no ``class
 class-default`` sends the others to qos-group 0 too; without a network-qos policy that pauses a CoS,
-``pfc`` and ``buffer_lossless`` are ``[]`` whatever the PFC mode; an interface without ``priority-flow-control mode``
+``pfc`` and ``buffer_lossless_pg`` are ``[]`` whatever the PFC mode; an interface without ``priority-flow-control mode``
 is in mode ``auto``; ``ecn`` is off on every queue without ``random-detect ...
 ecn``. Not filled (no documentation found): ``mtu``, the scheduling of queues no queuing policy states
 (``ets``), the PFC watchdog of PFC ports where the config says nothing about it.
@@ -72,7 +76,7 @@ from __future__ import annotations
 import re
 
 from ansible_collections.ainet.fabric.plugins.module_utils.qos.qos_facts import (
-    ECN_OFF, ecn_off_elsewhere, ecn_units, int_list, new_facts, new_settings, one_way_pfc_stages, unique)
+    ECN_OFF, ecn_off_elsewhere, ecn_units, int_list, new_facts, new_settings, pfc_both_ways, unique)
 from ansible_collections.ainet.fabric.plugins.module_utils.qos.qos_parse_cli import (
     block_problem, dscp_list, find_blocks, interface_lines, partial_reason, sort_key, split_blocks, starts,
     threshold_unit, to_bytes, guarded_parse)
@@ -159,7 +163,8 @@ class _Config(object):
             if name is None:
                 continue
             entry = table.setdefault(name, {"dscp": [], "cos": [], "groups": [], "line": block.lineno,
-                                            "match": _match_type(block.words), "dscp_conditions": []})
+                                            "match": _match_type(block.words), "dscp_conditions": [],
+                                            "other": []})
             for child in block.children:
                 cw = child.words
                 try:
@@ -170,6 +175,8 @@ class _Config(object):
                         entry["cos"] = sorted(set(entry["cos"]) | set(int_list(" ".join(cw[2:]))))
                     elif starts(cw, "match", "qos-group"):
                         entry["groups"] = sorted(set(entry["groups"]) | set(int_list(" ".join(cw[2:]))))
+                    elif starts(cw, "match"):
+                        entry["other"].append(" ".join(cw[1:]))  # access-group, precedence, protocol, ...: not read
                 except ValueError:
                     self.problems.append(block_problem(child, "cannot read match in class-map %s" % name))
 
@@ -206,7 +213,7 @@ class _Config(object):
             self.problems.append("service-policy type qos %s (%s) is referenced but policy-map type qos %s "
                                  "is not defined" % (name, where, name))
             return None, None
-        dscp_map, saw_dscp, saw_cos, default_group = {}, False, False, None
+        dscp_map, saw_dscp, saw_cos, default_group, unknown = {}, False, False, None, set()
         for cname, block in policy["classes"]:
             group = None
             for child in block.children:
@@ -228,14 +235,23 @@ class _Config(object):
             saw_cos = saw_cos or bool(cmap["cos"])
             if group is None:
                 continue
-            for dscp in dscp_only(cmap):
-                dscp_map.setdefault(dscp, group)
+            dscps = [dscp for dscp in dscp_only(cmap) if dscp not in dscp_map and dscp not in unknown]
+            if cmap["match"] == "match-all" and cmap["other"] and dscps:
+                # a condition not read decides whether these DSCPs are in the class: where they land is not known
+                self.problems.append("policy-map type qos %s (line %d): match-all class-map type qos %s also matches "
+                                     "'%s', which is not read: DSCP %s left out of dscp_to_priority"
+                                     % (name, block.lineno, cname, cmap["other"][0], ",".join(map(str, dscps))))
+                unknown.update(dscps)
+                continue
+            for dscp in dscps:
+                dscp_map[dscp] = group
         trust = {(True, False): "dscp", (False, True): "pcp", (True, True): "pcp,dscp"}.get((saw_dscp, saw_cos))
         if default_group is None and self.complete:
             default_group = NXOS_DEFAULTS["qos_group"]  # unmatched traffic: class-default, qos-group 0
         if saw_dscp and default_group is not None:
             for dscp in range(64):
-                dscp_map.setdefault(dscp, default_group)
+                if dscp not in unknown:
+                    dscp_map.setdefault(dscp, default_group)
         return (dscp_map if saw_dscp else None), trust
 
     def no_drop(self, name, where):
@@ -424,23 +440,28 @@ def _parse(text, problems):
         stated = ("network-qos", None) in system
         groups = dict(NXOS_DEFAULTS["no_drop"]) if not stated and complete else no_drop
         lossless = sorted(groups) if groups is not None else None
+        # PFC runs per CoS: the pfc-cos values of the no-drop classes, which pause frames name; the qos-group is only
+        # the buffer whose fill sends them (show queuing interface: PFC_COS -> QOS_Group)
+        pfc_cos = sorted(set(c for coses in groups.values() for c in coses)) if groups is not None else None
         settings["pfc_mode"] = mode if mode is not None else (NXOS_DEFAULTS["pfc_mode"] if complete else None)
         if mode == "off":
             settings["pfc"] = []
         elif mode not in (None, "auto", "on"):
             problems.append("interface %s: unknown priority-flow-control mode %s" % (name, mode))
             settings["pfc_mode"] = None
-        elif lossless is not None:
-            # on: PFC on the no-drop qos-groups; auto (the default): the same once DCBX negotiates it with the peer,
+        elif pfc_cos is not None:
+            # on: PFC on the pfc-cos values; auto (the default): the same once DCBX negotiates it with the peer,
             # which the check judges against the host's DCBX (pfc_mode)
-            settings["pfc"] = list(lossless)
+            settings["pfc"] = list(pfc_cos)
+        # the buffer stage: qos-group N is priority group N, no-drop groups are lossless, and the pauses of a CoS are
+        # sent by the qos-group of the class whose pfc-cos names it
+        settings["priority_to_pg"] = dict((n, n) for n in range(8))
         if lossless is not None:
-            settings["buffer_lossless"] = list(lossless)
-        if groups:
-            # a pause frame received for CoS c stops the queue of the no-drop class that names c (queue N = qos-group N)
-            stops = dict((n, n) for n in range(8))
-            stops.update((cos, group) for group, coses in groups.items() for cos in coses)
-            settings["pfc_to_queue"] = stops
+            settings["buffer_lossless_pg"] = list(lossless)
+            settings["pfc_to_pg"] = dict((cos, group) for group, coses in groups.items() for cos in coses)
+            # a pause frame received for CoS c stops the queue of the no-drop class that names c (queue N =
+            # qos-group N); a CoS no class names has no PFC, so no entry
+            settings["pfc_to_queue"] = dict(settings["pfc_to_pg"])
         if settings["pfc"] is not None and not settings["pfc"]:
             settings["pfc_watchdog"] = []  # no lossless priority to watch
         elif settings["pfc"] is not None:
@@ -450,6 +471,6 @@ def _parse(text, problems):
             elif state is False:
                 settings["pfc_watchdog"] = []
         ports[name] = settings
-    # no PFC direction and no PFC priority -> queue map on this NOS (module docstring): one_way_pfc_stages
-    ordered = dict((name, one_way_pfc_stages(ports[name])) for name in sorted(ports, key=sort_key))
+    # no PFC direction on this NOS (module docstring): pfc_both_ways; pfc_to_queue is the pfc-cos stage above
+    ordered = dict((name, pfc_both_ways(ports[name])) for name in sorted(ports, key=sort_key))
     return new_facts("nxos", ordered, unique(problems))

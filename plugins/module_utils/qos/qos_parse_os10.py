@@ -32,20 +32,22 @@ Vendor defaults used when the config is silent (Dell OS10 user guide, "Quality o
 * ``priority_to_queue``: traffic class n -> queue n unless a ``qos-map traffic-class`` says
   otherwise;
 * ``pfc``: PFC is off unless ``priority-flow-control mode on`` (``pfc_mode`` ``on`` / ``off``); then the
-  **traffic classes** (qos-groups) that the ``pause`` classes of the port's network-qos policy match (none: ``[]``;
-  a pause class without ``match qos-group`` or an undefined policy: ``None``); ``pfc-cos`` only names the CoS of the
-  pause frames (``pfc_to_queue``). Silence gives ``[]`` (see below). ``buffer_lossless`` is the same list (OS10
-  reserves lossless buffers for those traffic classes on PFC ports). OS10 classifies by trust maps here; a
-  ``class-map type qos`` / ``service-policy input type qos`` classification is not read.
+  **CoS values** of ``pfc-cos`` of the ``pause`` classes of the port's network-qos policy (none: ``[]``; a pause
+  class without ``match qos-group`` or an undefined policy: ``None``): PFC runs, and pause frames are named, per CoS.
+  Silence gives ``[]`` (see below). The traffic classes (qos-groups) the pause classes match are the lossless
+  buffers, through the priority group stage: ``priority_to_pg`` = identity, ``buffer_lossless_pg`` = those traffic
+  classes (OS10 reserves lossless buffers for them on PFC ports), ``pfc_to_pg`` = ``{cos: traffic class of the pause
+  class naming it}``; ``pfc_to_queue`` = ``{cos: queue of that traffic class}`` for the pfc-cos values only.
+  ``buffer_lossless`` stays ``None``. OS10 classifies by trust maps here; a ``class-map type qos`` /
+  ``service-policy input type qos`` classification is not read.
 
-Stages OS10 does not have (:func:`qos_facts.one_way_pfc_stages`): ``priority-flow-control`` and the no-drop
-class name no direction, so ``pfc_rx`` = ``pfc_tx`` = ``pfc``; there is no PFC priority -> queue map, a pause
-stops the queue of its qos-group (``pfc_to_queue`` = ``priority_to_queue``); no priority-group stage.
+Stages OS10 does not have (:func:`qos_facts.pfc_both_ways`): ``priority-flow-control`` and the no-drop class name
+no direction, so ``pfc_rx`` = ``pfc_tx`` = ``pfc``.
 
 **Defaults by omission** (:data:`OS10_DEFAULTS`; sources in ``docs/lossless-qos.md``): OS10 prints no
 ``Command:`` header, so every running-config is read as whole and what it leaves out is the default:
 no trust map: ``dscp_to_priority`` all 64 DSCPs on traffic class 0; no ``priority-flow-control mode``:
-``pfc`` and ``buffer_lossless`` ``[]``; a queue without a WRED profile that says ``random-detect ecn``:
+``pfc`` and ``buffer_lossless_pg`` ``[]``; a queue without a WRED profile that says ``random-detect ecn``:
 ECN off; no ``mtu``: 1532 bytes. Not filled (no documentation found): the scheduling of queues no
 queuing policy states (``ets``), the PFC watchdog of PFC ports.
 
@@ -57,7 +59,7 @@ values.
 from __future__ import annotations
 
 from ansible_collections.ainet.fabric.plugins.module_utils.qos.qos_facts import (
-    ECN_OFF, ecn_off_elsewhere, ecn_units, int_list, new_facts, new_settings, one_way_pfc_stages, unique)
+    ECN_OFF, ecn_off_elsewhere, ecn_units, int_list, new_facts, new_settings, pfc_both_ways, unique)
 from ansible_collections.ainet.fabric.plugins.module_utils.qos.qos_parse_cli import (
     block_problem, dscp_list, find_blocks, interface_lines, partial_reason, sort_key, split_blocks, starts,
     threshold_unit, to_bytes, guarded_parse)
@@ -254,11 +256,6 @@ class _Config(object):
         return ecn, ets
 
 
-def settings_queues(queues):
-    """``{priority: queue}`` as a pause frame for each priority stops it when no no-drop class says otherwise."""
-    return dict((p, queues.get(p, p)) for p in range(8))
-
-
 def _read_scope(lines, scope, where_fmt):
     """Update ``scope`` (a dict of QoS references) from ``system qos`` / interface lines."""
     for block in lines:
@@ -363,24 +360,28 @@ def _parse(text, problems):
             # PFC and lossless buffers on the traffic classes the no-drop classes match (not their pfc-cos values)
             groups = lookup("nq", scope["input_network-qos"]) if "input_network-qos" in scope else {}
             if groups is not None:
-                settings["pfc"] = sorted(groups)
-                settings["buffer_lossless"] = list(settings["pfc"])
-                stops = dict(settings_queues(queues))
-                stops.update((cos, queues.get(group, group)) for group, coses in groups.items() for cos in coses)
-                settings["pfc_to_queue"] = stops
+                # PFC runs on the pfc-cos values the pause frames name; the traffic class (qos-group) of the pause
+                # class is the lossless buffer whose fill sends them (traffic class N = priority group N)
+                settings["pfc"] = sorted(set(c for coses in groups.values() for c in coses))
+                settings["buffer_lossless_pg"] = sorted(groups)
+                settings["pfc_to_pg"] = dict((cos, group) for group, coses in groups.items() for cos in coses)
+                # a pause for CoS c stops the queue of the traffic class whose pause class names c
+                settings["pfc_to_queue"] = dict((cos, queues.get(group, group)) for cos, group in
+                                                settings["pfc_to_pg"].items())
         elif mode == "off":
             settings["pfc"] = []
         elif mode is not None:
             problems.append("%s: unknown priority-flow-control mode %s" % (name, mode))
         elif complete:
             settings["pfc"] = list(OS10_DEFAULTS["pfc"])
+        settings["priority_to_pg"] = dict((n, n) for n in range(8))
         if complete and mode in (None, "off"):
-            settings["buffer_lossless"] = list(OS10_DEFAULTS["buffer_lossless"])
+            settings["buffer_lossless_pg"] = list(OS10_DEFAULTS["buffer_lossless"])
         if settings["pfc"] is not None and not settings["pfc"]:
             settings["pfc_watchdog"] = []  # no lossless priority to watch
         if mode != "on" and "input_network-qos" in scope:
             lookup("nq", scope["input_network-qos"])
         ports[name] = settings
-    # no PFC direction and no PFC priority -> queue map on this NOS (module docstring): one_way_pfc_stages
-    ordered = dict((name, one_way_pfc_stages(ports[name])) for name in sorted(ports, key=sort_key))
+    # no PFC direction on this NOS (module docstring): pfc_both_ways; pfc_to_queue is the pfc-cos stage above
+    ordered = dict((name, pfc_both_ways(ports[name])) for name in sorted(ports, key=sort_key))
     return new_facts("os10", ordered, unique(problems))

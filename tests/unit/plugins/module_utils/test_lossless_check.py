@@ -467,13 +467,51 @@ def test_nxos_control_every_stage_right_agrees():
 
 
 def test_nxos_pause_in_a_class_whose_qos_group_roce_does_not_reach_is_lossy():
-    # pfc-cos 5 is still paused, but in c-8q-nq4: qos-group 4 is no-drop, and RoCE is set to qos-group 5
+    # pfc-cos 5 is still paused, but in c-8q-nq4: qos-group 4 is the no-drop buffer, RoCE is set to qos-group 5.
+    # (Issue 29 review: PFC runs per pfc-cos, so PFC 5 agrees; the disagreement is the buffer stage: qos-group 5 is
+    # lossy and CoS 5's pauses are sent by, and stop, qos-group 4. Was pfc_mismatch + roce_dscp_lossy_on_switch.)
     verdict = _nxos_verdict("class type network-qos c-8q-nq5\n    pause pfc-cos 5",
                             "class type network-qos c-8q-nq4\n    pause pfc-cos 5")
-    assert codes(verdict["disagreements"]) == ["pfc_mismatch", "roce_dscp_lossy_on_switch"]
-    lossy = [i for i in verdict["disagreements"] if i["code"] == "roce_dscp_lossy_on_switch"][0]
-    assert lossy["message"] == ("DSCP 26 is lossless priority 5 on the host but lands in lossy TC5 on the switch port "
-                                "Ethernet1/51 (PFC there: 4).")
+    assert codes(verdict["disagreements"]) == ["no_lossless_buffer_on_switch", "pfc_pauses_other_queue"]
+    lossy = [i for i in verdict["disagreements"] if i["code"] == "no_lossless_buffer_on_switch"][0]
+    assert lossy["switch"] == {"priority": [5], "priority_group": [5]}
+
+
+def test_nxos_pfc_is_the_pfc_cos_of_the_no_drop_class_not_its_qos_group():
+    # issue 29 field review N1 (nxos_n1_pfccos4.cfg): the no-drop class of RoCE's qos-group pauses CoS 4, so the
+    # port's pause frames name priority 4 while the host's RoCE is priority 5 (show queuing interface: PFC_COS 4 ->
+    # QOS_Group 5). Control: test_nxos_control_every_stage_right_agrees (pause pfc-cos 5).
+    verdict = _nxos_verdict("class type network-qos c-8q-nq5\n    pause pfc-cos 5",
+                            "class type network-qos c-8q-nq5\n    pause pfc-cos 4")
+    found = codes(verdict["disagreements"])
+    assert "pfc_mismatch" in found
+    item = [i for i in verdict["disagreements"] if i["code"] == "pfc_mismatch"][0]
+    assert (item["host"], item["switch"]) == ([5], [4])
+    facts = parse_qos(read_sample(NXOS_SAMPLE).replace("pause pfc-cos 5", "pause pfc-cos 4"), "nxos")
+    port = facts["ports"]["Ethernet1/51"]
+    stages = (port["pfc"], port["buffer_lossless_pg"], port["pfc_to_pg"], port["pfc_to_queue"])
+    assert stages == ([4], [5], {4: 5}, {4: 5})
+
+
+@pytest.mark.parametrize("condition", ["", "  match access-group name ONLY_TCP\n", "  match precedence 3\n"])
+def test_nxos_match_all_with_a_condition_not_read_leaves_roce_unchecked(condition):
+    # issue 29 field review N4 (nxos_n4_matchall_acl.cfg): a match-all class with a condition the parser does not
+    # read may not hold RoCE; DSCP 26 is then left out of the map (one problem line), so roce_dscp is unchecked, never
+    # agreed. Control: the empty condition (roce_pipeline_qos_group.cfg as it is).
+    old = "class-map type qos match-all RoCEv2-DATA\n  match dscp 26\n"
+    text = read_sample(NXOS_SAMPLE)
+    assert old in text
+    facts = parse_qos(text.replace(old, old + condition), "nxos")
+    verdict = lossless_check(NXOS_HOST, facts, "Ethernet1/51")
+    if not condition:
+        assert facts["problems"] == [] and verdict == {"disagreements": [], "unchecked": [], "advice": []}
+        return
+    assert facts["problems"] == ["policy-map type qos QOS_MARKING (line 20): match-all class-map type qos RoCEv2-DATA "
+                                 "also matches '%s', which is not read: DSCP 26 left out of dscp_to_priority"
+                                 % condition.strip()[len("match "):]]
+    assert 26 not in facts["ports"]["Ethernet1/51"]["dscp_to_priority"]
+    assert "roce_dscp" in [u["topic"] for u in verdict["unchecked"]]
+    assert codes(verdict["disagreements"]) == []
 
 
 @pytest.mark.parametrize("match, lossy", [("match-all", True), ("match-any", False)])
@@ -508,19 +546,38 @@ def test_nxos_pfc_mode_auto_is_judged_against_the_hosts_dcbx(dcbx, code, topic):
 
 
 @pytest.mark.parametrize("group, agrees", [(3, True), (5, False)])
-def test_os10_pfc_follows_the_qos_group_of_the_no_drop_class_not_its_pfc_cos(group, agrees):
+def test_os10_no_drop_class_whose_qos_group_is_not_the_pfc_cos_has_no_lossless_buffer(group, agrees):
     # Dell's real AX/Azure Local TOR1 config (data/qos/os10/ORIGIN.md): class SmbStorage matches qos-group 3 and pauses
-    # pfc-cos 3; with it matching qos-group 5 instead, pfc-cos 3 no longer makes the CoS 3 (SMB/RDMA) traffic lossless
+    # pfc-cos 3; with it matching qos-group 5 instead, PFC still runs on CoS 3 but the lossless buffer is traffic class
+    # 5, not the class 3 the SMB/RDMA traffic is in. (Issue 29 review: was pfc_mismatch, PFC taken as the qos-group.)
     text = read_sample("os10/dell_ax_azurelocal_s4148f_tor1.cfg")
     old = "class-map type network-qos SmbStorage\n match qos-group 3\n"
     assert old in text
     facts = parse_qos(text.replace(old, old.replace("3", str(group))), "os10")
     host = {"trust": "pcp", "pfc": [3], "buffer_lossless": [3], "mtu": 9000}
     verdict = lossless_check(host, facts, "ethernet1/1/1")
-    assert codes(verdict["disagreements"]) == ([] if agrees else ["pfc_mismatch"])
-    if not agrees:
-        assert verdict["disagreements"][0]["message"] == ("PFC is on priorities 3 on the host but 5 on the switch port "
-                                                          "ethernet1/1/1.")
+    assert ("no_lossless_buffer_on_switch" in codes(verdict["disagreements"])) is not agrees
+    if agrees:
+        assert codes(verdict["disagreements"]) == []
+
+
+@pytest.mark.parametrize("cos, agrees", [(3, True), (4, False)])
+def test_os10_pfc_is_the_pfc_cos_of_the_pause_class(cos, agrees):
+    # issue 29 field review O1 (os10_o1_pfccos4.cfg) on Dell's real AX/Azure Local TOR1 config: class SmbStorage
+    # (qos-group 3) pauses pfc-cos 4, so the port's pause frames name priority 4 while the host's is 3. Control: 3.
+    text = read_sample("os10/dell_ax_azurelocal_s4148f_tor1.cfg")
+    old = " class SmbStorage\n  pause\n  pfc-cos 3\n"
+    assert old in text
+    facts = parse_qos(text.replace(old, old.replace("pfc-cos 3", "pfc-cos %d" % cos)), "os10")
+    port = facts["ports"]["ethernet1/1/1"]
+    assert (port["pfc"], port["buffer_lossless_pg"], port["pfc_to_pg"]) == ([cos], [3], {cos: 3})
+    host = {"trust": "pcp", "pfc": [3], "buffer_lossless": [3], "mtu": 9000}
+    verdict = lossless_check(host, facts, "ethernet1/1/1")
+    if agrees:
+        assert codes(verdict["disagreements"]) == []
+    else:
+        item = [i for i in verdict["disagreements"] if i["code"] == "pfc_mismatch"][0]
+        assert (item["host"], item["switch"]) == ([3], [4])
 
 
 # -- issue 29, field review: each sample changes one stage of a real layout (the reviewer's, named per case) -------

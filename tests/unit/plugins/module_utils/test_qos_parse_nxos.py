@@ -38,7 +38,7 @@ def test_azure_local_tor_policy():
     assert list(result["ports"]) == ["Ethernet1/17"]
     port = result["ports"]["Ethernet1/17"]
     assert port["pfc"] == [3]  # mode on send-tlv + pause pfc-cos 3 in the system network-qos policy
-    assert port["buffer_lossless"] == [3]
+    assert port["buffer_lossless_pg"] == [3]
     assert port["trust"] == "pcp"  # AZLocal_SERVICES matches cos 3 / cos 7
     assert port["dscp_to_priority"] is None
     assert port["mtu"] == 9216
@@ -94,7 +94,7 @@ def test_synthetic_dscp_classification():
     # no class-default in ROCE-IN: every other DSCP goes to qos-group 0 (defaults by omission)
     assert port["dscp_to_priority"] == {**{d: 0 for d in range(64)}, **{24: 3, 26: 3, 48: 7, 34: 4, 46: 4}}
     assert port["trust"] == "pcp,dscp"  # LEGACY also matches cos 4
-    assert port["pfc"] == [3] and port["pfc_watchdog"] == [3] and port["buffer_lossless"] == [3]
+    assert port["pfc"] == [3] and port["pfc_watchdog"] == [3] and port["buffer_lossless_pg"] == [3]
     assert port["ecn"][3] == {"enabled": True, "min_bytes": 150 * KB, "max_bytes": 3000 * KB, "probability": 7}
     assert port["ecn"][0] == {"enabled": False, "min_bytes": 1024 * KB, "max_bytes": 2048 * KB, "probability": 10}
     assert [q for q, v in port["ecn"].items() if v["enabled"]] == [3]
@@ -155,7 +155,7 @@ def test_whole_running_config_without_qos_states_the_defaults_by_omission():
     port = result["ports"]["Ethernet1/2"]
     assert port["trust"] == "none"  # no type qos policy: every packet in qos-group 0
     assert port["dscp_to_priority"] == {d: 0 for d in range(64)}
-    assert port["pfc"] == [] and port["buffer_lossless"] == [] and port["pfc_watchdog"] == []
+    assert port["pfc"] == [] and port["buffer_lossless_pg"] == [] and port["pfc_watchdog"] == []
     assert not any(v["enabled"] for v in port["ecn"].values()) and len(port["ecn"]) == 8
     assert port["mtu"] is None and port["ets"] is None  # no documented default found: not filled
     assert result["ports"]["Ethernet1/1"]["mtu"] == 9216
@@ -173,4 +173,4 @@ def test_mode_auto_is_stated_as_pfc_mode():
     # a network-qos policy the config names but does not define: unread, not "pauses nothing"
     undefined = parse_nxos("system qos\n  service-policy type network-qos NOPE\ninterface Ethernet1/1\n  no shutdown\n")
     assert undefined["ports"]["Ethernet1/1"]["pfc"] is None and undefined["problems"]
-    assert undefined["ports"]["Ethernet1/1"]["buffer_lossless"] is None
+    assert undefined["ports"]["Ethernet1/1"]["buffer_lossless_pg"] is None

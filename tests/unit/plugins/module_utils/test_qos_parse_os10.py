@@ -50,7 +50,7 @@ def test_generator_config_ranges_and_undefined_policy():
 def test_azure_local_rack_aware_dell():
     result = facts("azurelocal_rackaware_dell_s5248.cfg")
     port = result["ports"]["ethernet1/1/18"]
-    assert port["pfc"] == [3] and port["buffer_lossless"] == [3]
+    assert port["pfc"] == [3] and port["buffer_lossless_pg"] == [3]
     assert port["trust"] == "pcp"  # system qos: trust-map dot1p
     assert port["mtu"] == 9216
     assert port["priority_to_queue"] == {0: 0, 1: 0, 2: 0, 3: 3, 4: 0, 5: 0, 6: 0, 7: 7}
@@ -109,7 +109,7 @@ def test_dell_ax_guide_s4148f_later_range_blocks_add():
     vlti = ports["ethernet1/1/31"]
     assert vlti["pfc"] == [3] and vlti["mtu"] == 9216
     node = ports["ethernet1/1/8"]
-    assert node["pfc"] == [3] and node["buffer_lossless"] == [3]
+    assert node["pfc"] == [3] and node["buffer_lossless_pg"] == [3]
     assert node["trust"] == "pcp" and node["dscp_to_priority"] is None  # trust-map dot1p only
     assert node["priority_to_queue"] == {0: 0, 1: 0, 2: 0, 3: 3, 4: 0, 5: 5, 6: 0, 7: 0}
     assert node["ets"] == {0: {"mode": "ets", "weight": 48}, 3: {"mode": "ets", "weight": 50},
@@ -128,7 +128,7 @@ def test_whole_running_config_without_qos_states_the_defaults_by_omission():
     for port in result["ports"].values():
         assert port["trust"] == "none"  # no trust map: every data packet in traffic class 0
         assert port["dscp_to_priority"] == {d: 0 for d in range(64)}
-        assert port["pfc"] == [] and port["buffer_lossless"] == [] and port["pfc_watchdog"] == []
+        assert port["pfc"] == [] and port["buffer_lossless_pg"] == [] and port["pfc_watchdog"] == []
         assert not any(v["enabled"] for v in port["ecn"].values()) and len(port["ecn"]) == 8
         assert port["mtu"] == 1532
         assert port["ets"] is None  # no documented default found: not filled
