@@ -40,9 +40,10 @@ https://www.cisco.com/c/en/us/td/docs/dcn/nx-os/nexus9000/ then ``<release>/conf
   ``code`` ``"200"`` or an error with ``msg`` and ``clierror``);
 * [ECN] ``congestion-control random-detect forward-nonecn`` (global): with WRED ECN on a queue, a packet that is
   not ECN-capable is forwarded past WRED rather than dropped on its curve (NX-OS WRED ECN treats non-ECT packets
-  as plain WRED does, [QUE]: "ECN is an extension to WRED"); the command as a real Nexus 9000 RoCEv2 configuration
-  writes it (tests/unit/plugins/module_utils/data/qos/nxos/ORIGIN.md, ``roce_pipeline_qos_group.cfg``). The Cisco
-  guide page that defines it was not in the searchable corpus: to confirm on a switch before first use;
+  as plain WRED does, [QUE]: "ECN is an extension to WRED"); cited as seen in a field N9K RoCE configuration
+  (tests/unit/plugins/module_utils/data/qos/nxos/ORIGIN.md, ``roce_pipeline_qos_group.cfg``), not a Cisco guide. Still
+  to read: the N9K QoS configuration guide, Queuing and Scheduling, "Configuring WRED on Egress Queues"; until then
+  it is rendered last among the global lines (NX-API stops at the first failing command), to confirm on a switch;
 * real running configurations of the same syntax: Microsoft's Azure Local reference Nexus 93180YC-FX QoS
   (tests/unit/plugins/module_utils/data/qos/nxos/ORIGIN.md).
 
@@ -121,7 +122,8 @@ HTTP_PORT = None
 INDENT = 2
 
 # [ECN] global: ECN-capable packets are marked at the WRED thresholds; packets that are not ECN-capable are
-# forwarded past WRED instead of being dropped early on its curve.
+# forwarded past WRED instead of being dropped early on its curve. Seen in a field N9K RoCE config, not a Cisco guide
+# (still to read: N9K QoS guide, Queuing and Scheduling, "Configuring WRED on Egress Queues"): rendered last.
 FORWARD_NON_ECN = "congestion-control random-detect forward-nonecn"
 CLASS_ROCE = "AINET_ROCE"
 CLASS_CNP = "AINET_CNP"
@@ -301,12 +303,14 @@ def _qos(q, mtu):
                        "weight 0 ecn" % (_kbytes(ecn["min_bytes"]), _kbytes(ecn["max_bytes"]), ecn["probability"]))
     out += ["", "system qos", "  service-policy type network-qos %s" % POLICY_NQ,
             "  service-policy type queuing output %s" % POLICY_QUEUING]
+    if q["watchdog"]:
+        out += ["", "priority-flow-control watch-dog-interval on"]
     if ecn:
         # WRED ECN marks ECN-capable packets and drops the others on the same curve; with forward-nonecn a packet
         # that is not ECN-capable bypasses WRED (only the queue limit drops it), so marking never drops early.
+        # Last among the global lines: NX-API stops at the first command that fails, and this one is seen only in a
+        # field N9K RoCE config, so a platform that rejects it must not cost the lines before it.
         out += ["", FORWARD_NON_ECN]
-    if q["watchdog"]:
-        out += ["", "priority-flow-control watch-dog-interval on"]
     return out
 
 

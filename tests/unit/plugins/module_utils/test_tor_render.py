@@ -386,4 +386,8 @@ def test_nxos_ecn_marking_never_drops_packets_that_are_not_ecn_capable():
     assert text.count(" weight 0 ecn\n") == 2  # queue 0 and queue 3 of the nvidia preset mark ECN-capable packets
     # the line is global, outside every policy, and the render still reads back whole
     assert "\n\ncongestion-control random-detect forward-nonecn\n" in text
+    # issue 29 review: last among the global lines (NX-API stops at the first failing command, and the line is seen
+    # only in a field config): nothing but blank lines between it and the first interface
+    tail = text[text.index(nos_nxos.FORWARD_NON_ECN) + len(nos_nxos.FORWARD_NON_ECN):]
+    assert tail.lstrip("\n").startswith("interface ")
     assert parse_qos(text, "nxos")["problems"] == []
