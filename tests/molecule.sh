@@ -9,8 +9,9 @@ set -euo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$ROOT"
 export PATH=$ROOT/.venv/bin:$PATH ANSIBLE_NOCOLOR=1 PY_COLORS=0 ANSIBLE_FORCE_COLOR=0
-# A row in tests/run-all.sh's stage table (tests/stages.sh), when run from there.
-stage_row() { if [ -n "${AINET_STAGE_LOG:-}" ]; then printf '%s\t%s\t%s\n' "$1" "$2" "$3" >> "$AINET_STAGE_LOG"; fi; }
+# A row per scenario in tests/run-all.sh's stage table, when run from there.
+# shellcheck source=tests/stages.sh
+. "$ROOT/tests/stages.sh"
 unset ANSIBLE_CONFIG  # molecule writes its own
 
 if [ "$(id -u)" != 0 ]; then
@@ -26,9 +27,7 @@ if [ "${#need[@]}" -gt 0 ]; then
     apt-get update -qq
     DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need[@]}" >/dev/null
 fi
-start=$SECONDS
-bash tests/lab/rootfs.sh
-stage_row "molecule: packages and lab rootfs" "$((SECONDS - start))" passed
+stage "molecule: lab rootfs" bash tests/lab/rootfs.sh
 
 scenarios=("$@")
 # rdma_vm: the VM tier (two qemu TCG VMs, tests/vm/); vms.sh installs qemu from bookworm-backports.
@@ -39,10 +38,6 @@ trap '"$ROOT/.venv/bin/python" tests/lab/lab.py down >/dev/null 2>&1 || true
       bash tests/vm/vms.sh down --prefix "$AINET_LAB_PREFIX" >/dev/null 2>&1 || true' EXIT
 for scenario in "${scenarios[@]}"; do
     start=$SECONDS
-    if ! molecule test -s "$scenario"; then
-        stage_row "molecule $scenario" "$((SECONDS - start))" failed
-        exit 1
-    fi
+    stage "molecule $scenario" molecule test -s "$scenario"
     echo "molecule: scenario $scenario passed in $((SECONDS - start)) s"
-    stage_row "molecule $scenario" "$((SECONDS - start))" passed
 done

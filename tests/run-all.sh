@@ -13,25 +13,8 @@ BIN=$ROOT/.venv/bin
 export PATH=$BIN:$PATH ANSIBLE_CONFIG=$ROOT/ansible.cfg ANSIBLE_NOCOLOR=1 PY_COLORS=0
 # shellcheck source=tests/stages.sh
 . "$ROOT/tests/stages.sh"
-trap stage_table EXIT  # replaced below, once the VM tier can be running
-
-stage "system packages" bash tests/system-deps.sh
-stage "setup (.venv, pip, libyang)" make -s --no-print-directory setup
-
-# The SONiC YANG models (sonic-buildimage's yang-models, Apache-2.0) sit beside the checkout in
-# ../shared/validators where CI has them; the YANG tests skip, naming the variable, elsewhere.
-if [ -z "${AINET_SONIC_YANG_DIR:-}" ] && [ -d "$ROOT/../shared/validators/sonic-yang-models" ]; then
-    export AINET_SONIC_YANG_DIR=$ROOT/../shared/validators/sonic-yang-models
-fi
-echo "SONiC YANG models: ${AINET_SONIC_YANG_DIR:-none (the YANG tests skip)}"
-# The Spiderpool and SR-IOV operator CRDs (Apache-2.0), for the Kubernetes objects' schema check.
-if [ -z "${AINET_K8S_CRD_DIR:-}" ] && [ -d "$ROOT/../shared/validators/k8s" ]; then
-    export AINET_K8S_CRD_DIR=$ROOT/../shared/validators/k8s
-fi
-echo "Kubernetes CRDs: ${AINET_K8S_CRD_DIR:-none (the CRD tests skip)}"
-"$BIN/python" -c "import libyang" 2>/dev/null && echo "Python libyang: installed" \
-    || echo "Python libyang: missing (tests/yang-deps.sh could not build it; the YANG tests fail if models are given)"
-
+AINET_STAGE_LOG=$(mktemp /tmp/ainet-stages.XXXXXX) AINET_STAGE_START=$(date +%s)
+export AINET_STAGE_LOG AINET_STAGE_START
 # The VM tier (molecule/rdma_vm: two qemu TCG VMs, about half an hour) runs in the background, alongside the
 # stages below: its guests spend much of their time waiting on the controller and the other stages leave
 # CPU free, so the whole run is shorter than one after the other. Its output goes to its own log, printed
@@ -62,6 +45,24 @@ vm_tier_wait() {  # the VM tier's result: its log, its rows in the table
     return "$rc"
 }
 trap 'rc=$?; [ "$rc" = 0 ] || vm_tier_stop; stage_table' EXIT
+
+stage "system packages" bash tests/system-deps.sh
+stage "setup (.venv, pip, libyang)" make -s --no-print-directory setup
+
+# The SONiC YANG models (sonic-buildimage's yang-models, Apache-2.0) sit beside the checkout in
+# ../shared/validators where CI has them; the YANG tests skip, naming the variable, elsewhere.
+if [ -z "${AINET_SONIC_YANG_DIR:-}" ] && [ -d "$ROOT/../shared/validators/sonic-yang-models" ]; then
+    export AINET_SONIC_YANG_DIR=$ROOT/../shared/validators/sonic-yang-models
+fi
+echo "SONiC YANG models: ${AINET_SONIC_YANG_DIR:-none (the YANG tests skip)}"
+# The Spiderpool and SR-IOV operator CRDs (Apache-2.0), for the Kubernetes objects' schema check.
+if [ -z "${AINET_K8S_CRD_DIR:-}" ] && [ -d "$ROOT/../shared/validators/k8s" ]; then
+    export AINET_K8S_CRD_DIR=$ROOT/../shared/validators/k8s
+fi
+echo "Kubernetes CRDs: ${AINET_K8S_CRD_DIR:-none (the CRD tests skip)}"
+"$BIN/python" -c "import libyang" 2>/dev/null && echo "Python libyang: installed" \
+    || echo "Python libyang: missing (tests/yang-deps.sh could not build it; the YANG tests fail if models are given)"
+
 if [ "$LAB" = 1 ] && [ "$VM_TIER" = background ]; then
     mkdir -p "$(dirname "$VM_LOG")"
     : > "$VM_LOG.stages"

@@ -1,13 +1,9 @@
 #!/usr/bin/env bash
-# Sourced by tests/run-all.sh: each stage of the suite is timed, and the table of stages is printed
-# when the run ends (passed or not), so every CI log says where the time went.
-#   stage NAME CMD...   runs CMD as the stage NAME; its row is written to $AINET_STAGE_LOG
-# Other scripts (tests/molecule.sh) add rows of their own with stage_row NAME SECONDS RESULT.
+# Sourced by tests/run-all.sh and tests/molecule.sh: each stage of the suite is timed, and run-all.sh prints the
+# table of stages when the run ends (passed or not), so every CI log says where the time went.
+#   stage NAME CMD...   runs CMD as the stage NAME; its row goes to $AINET_STAGE_LOG when that is set
+#                       (run-all.sh sets it; molecule.sh run alone writes no rows)
 # A run longer than AINET_STAGE_WARN_S (default 3600) ends with a warning line: CI stops at 5,400 s.
-AINET_STAGE_LOG=${AINET_STAGE_LOG:-$(mktemp /tmp/ainet-stages.XXXXXX)}
-export AINET_STAGE_LOG
-AINET_STAGE_START=${AINET_STAGE_START:-$(date +%s)}
-export AINET_STAGE_START
 
 stage_row() {  # NAME SECONDS RESULT
     [ -n "${AINET_STAGE_LOG:-}" ] && printf '%s\t%s\t%s\n' "$1" "$2" "$3" >> "$AINET_STAGE_LOG"
@@ -28,7 +24,7 @@ stage() {  # NAME CMD...
     fi
 }
 
-stage_table() {
+stage_table() {  # needs AINET_STAGE_LOG and AINET_STAGE_START
     local total=$(( $(date +%s) - AINET_STAGE_START )) warn=${AINET_STAGE_WARN_S:-3600}
     printf '\n=== stage times (%s, %s cores) ===\n' "$(hostname)" "$(nproc)"
     awk -F '\t' -v total="$total" '
