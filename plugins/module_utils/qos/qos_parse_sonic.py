@@ -40,8 +40,9 @@ still yields its ports). Per port:
   (``why_unknown`` says which); on any other platform the ASIC has no such stage, a priority's pauses come from the
   group its TC is buffered in: ``pfc_to_pg`` = ``priority_to_pg``.
 * ``ecn``: per queue of ``QUEUE["port|q"]``: ``wred_profile`` -> ``WRED_PROFILE``; ``enabled`` when
-  ``ecn`` is anything but ``ecn_none`` (``ecn_all``, ``ecn_green``, ...); bytes and probability
-  from ``green_min_threshold`` / ``green_max_threshold`` / ``green_drop_probability`` (yellow, then
+  ``ecn`` marks green packets (``ecn_all``, ``ecn_green``, ``ecn_green_yellow``, ``ecn_green_red``; SAI
+  ``sai_ecn_mark_mode_t``: ``ecn_yellow``, ``ecn_red``, ``ecn_yellow_red`` leave green packets, so unmetered RoCE,
+  unmarked); bytes and probability from ``green_min_threshold`` / ``green_max_threshold`` / ``green_drop_probability`` (yellow, then
   red, when green is not stated). A queue in ``QUEUE`` with no ``wred_profile`` is ``enabled: False``.
 * ``ets``: ``QUEUE[...].scheduler`` -> ``SCHEDULER``: ``STRICT`` -> ``strict``, ``DWRR``/``WRR`` ->
   ``ets`` with ``weight``; any other type -> ``vendor``.
@@ -105,8 +106,10 @@ from ansible_collections.ainet.fabric.plugins.module_utils.qos.qos_facts import 
 )
 
 FORMAT = "sonic_config_db"
-_ECN_ON = ("ecn_all", "ecn_green", "ecn_yellow", "ecn_red", "ecn_green_yellow", "ecn_green_red",
-           "ecn_yellow_red")
+# The WRED_PROFILE ecn values that mark green packets: SAI inc/saiwred.h sai_ecn_mark_mode_t (GREEN, GREEN_YELLOW,
+# GREEN_RED, ALL; YELLOW, RED and YELLOW_RED: "Green ... disabled"). No policer colours RoCE (SAI's packet colour is
+# green unless a policer or colour map says otherwise): a profile marking only yellow/red packets never marks RoCE.
+_ECN_ON = ("ecn_all", "ecn_green", "ecn_green_yellow", "ecn_green_red")
 _PORT_KEYED = ("PORT", "PORT_QOS_MAP", "QUEUE", "BUFFER_PG", "PFC_WD")
 _NOT_PORTS = ("global", "GLOBAL")
 # A whole config_db always has DEVICE_METADATA|localhost (what config save and sonic-cfggen -d write); a fragment not.
