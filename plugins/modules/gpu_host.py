@@ -23,9 +23,13 @@ description:
     (C(/etc/systemd/system.conf.d/90-ainet-memlock.conf), then C(systemctl daemon-reexec)).
   - Reports a pending reboot for every argument not in C(/proc/cmdline) (with O(boot_loader=none) a warning, as a
     reboot would not bring it) and every blacklisted module still loaded (never reboots), the kernel headers
-    package the running kernel needs, the GPUs found, and which NVIDIA GPU operator values fit this host
-    (C(driver.rdma.enabled), C(driver.rdma.useHostMofed), C(driver.kernelModuleType)). A host without an NVIDIA
-    GPU gets the same settings and says so; it does not fail.
+    package the running kernel needs, the GPUs found, and which NVIDIA GPU operator values fit this host, each with
+    its reason (C(driver.enabled) for a driver installed on the host, C(driver.kernelModuleType) by GPU generation,
+    C(driver.rdma.enabled), C(driver.rdma.useHostMofed) by kernel, host MLNX_OFED / DOCA-OFED and O(rdma_legacy)).
+    A host without an NVIDIA GPU gets the same settings and says so; it does not fail.
+  - Reports C(containerd) and C(kubelet) processes whose C(Max locked memory) (C(/proc/<pid>/limits)) is not
+    unlimited in RV(restart_pending) (a running service keeps the limit it started with); restarts them only with
+    O(restart_services).
   - Owns only the files above and the record C(/var/lib/ainet-fabric/gpu_host.json); an option turned off removes
     its file.
 extends_documentation_fragment:
@@ -65,6 +69,19 @@ options:
     type: str
     choices: [fail, warn]
     default: fail
+  rdma_legacy:
+    description:
+      - Ask for the legacy C(nvidia-peermem) GPUDirect RDMA path (C(driver.rdma.enabled=true)) even where DMA-BUF is
+        possible (Turing or later, kernel 5.12+). Only changes the GPU operator values reported.
+    type: bool
+    default: false
+  restart_services:
+    description:
+      - With O(memlock), restart C(containerd.service) and C(kubelet.service) when their running process has a
+        locked-memory limit other than unlimited (after C(systemctl daemon-reexec)). Off, they are only reported in
+        RV(restart_pending).
+    type: bool
+    default: false
 attributes:
   check_mode:
     support: full
@@ -121,10 +138,27 @@ headers:
       description: The distribution package that holds them (null where the distribution is not known).
       type: str
 gpu_operator:
-  description: GPU operator Helm values that fit this host, each with its reason (value null for a note).
+  description: GPU operator Helm values that fit this host, and why.
+  returned: always
+  type: dict
+  contains:
+    values:
+      description: Helm key (C(driver.kernelModuleType)) to value, for C(helm --set).
+      type: dict
+    reasons:
+      description: One entry per value the node forced (C(value) V(key=value)) or note (C(value) null), with C(why)
+        and the vendor C(source).
+      type: list
+      elements: dict
+    gpus:
+      description: The GPUs read (C(pci), C(device) id, C(name) and C(compute_cap) from nvidia-smi where it runs).
+      type: list
+      elements: dict
+restart_pending:
+  description: Running services whose locked-memory limit differs from the one the role set, to restart.
   returned: always
   type: list
-  elements: dict
+  elements: str
 commands:
   description: The commands run (or, in check mode, that would run), in order.
   returned: always
@@ -250,6 +284,63 @@ class Host(object):
     def headers(self):
         return self.runner.kernel_headers()
 
+    def gpus(self, addresses):
+        """The GPUs at ``addresses``: ``{"pci", "device" (sysfs id), "name", "compute_cap"}``; the names and compute
+        capabilities from ``nvidia-smi --query-gpu=name,compute_cap`` where it runs (one row per GPU, in PCI order)."""
+        gpus = []
+        for pci in addresses:
+            device = self.runner.read_sys("/sys/bus/pci/devices/%s/device" % pci)
+            try:
+                device = int(device, 16)
+            except (TypeError, ValueError):
+                device = None
+            gpus.append({"pci": pci, "device": device, "name": None, "compute_cap": None})
+        rows = None
+        if gpus and self.runner.bin("nvidia-smi") and self.loaded("nvidia"):
+            rc, out, _err = self.runner.run(list(lib.GPU_QUERY), check=False)
+            rows = lib.parse_gpu_query(out) if rc == 0 else None
+        if rows and len(rows) == len(gpus):
+            for gpu, (name, cap) in zip(gpus, rows):
+                gpu.update(name=name, compute_cap=list(cap) if cap else None)
+        return gpus
+
+    def host_driver(self):
+        """A driver installed on the host, as the GPU operator's validator finds it: an executable nvidia-smi at one of
+        its paths under the host root; ``loaded`` (/proc/driver/nvidia/version) and its ``version``."""
+        smi = next((path for path in lib.VALIDATOR_SMI_PATHS
+                    if os.path.isfile(self.runner.conf(path)) and os.access(self.runner.conf(path), os.X_OK)
+                    and os.path.getsize(self.runner.conf(path)) > 0), None)
+        text = self.runner.read_sys("/proc/driver/nvidia/version")
+        return {"smi": smi, "loaded": text is not None or self.loaded("nvidia"),
+                "version": lib.parse_driver_version(text)}
+
+    def ofed(self):
+        """MLNX_OFED / DOCA-OFED on the host: ``installed`` (ofed_info, or the /usr/src/ofa_kernel sources the
+        operator's nvidia-peermem build uses), ``loaded`` (mlx5_core reports a module version: the in-box driver has
+        none), ``evidence``."""
+        found = [what for what, there in (("ofed_info", self.runner.bin("ofed_info")),
+                                          ("/usr/src/ofa_kernel", os.path.isdir(self.runner.conf("/usr/src/ofa_kernel"))))
+                 if there]
+        loaded = os.path.exists(self.runner.sys("/sys/bus/pci/drivers/mlx5_core/module/version"))
+        return {"installed": bool(found), "loaded": loaded, "evidence": ", ".join(found) or None}
+
+    def sees_running_services(self):
+        """Whether the services in /proc read the files written here: the host itself (config_root /), or a test
+        tree (sysfs_root not /); never an image built under another config_root on a running host."""
+        return self.runner.config_root == "/" or self.runner.sysfs_root != "/"
+
+    def memlock_services(self):
+        """Running containerd / kubelet processes: ``[{"comm", "pid", "unit", "limits": (soft, hard) or None}]``."""
+        units = dict(lib.MEMLOCK_SERVICES)
+        base = self.runner.sys("/proc")
+        found = []
+        for pid in sorted((n for n in (os.listdir(base) if os.path.isdir(base) else []) if n.isdigit()), key=int):
+            comm = self.runner.read_sys("/proc/%s/comm" % pid)
+            if comm in units:
+                found.append({"comm": comm, "pid": int(pid), "unit": units[comm],
+                              "limits": lib.parse_limits(self.runner.read_sys("/proc/%s/limits" % pid))})
+        return found
+
 
 def run_module():
     module = AnsibleModule(
@@ -260,6 +351,8 @@ def run_module():
             boot_loader=dict(type="str", choices=list(lib.BOOT_LOADERS), default="auto"),
             initramfs=dict(type="str", choices=["auto", "never"], default="auto"),
             foreign_files=dict(type="str", choices=["fail", "warn"], default="fail"),
+            rdma_legacy=dict(type="bool", default=False),
+            restart_services=dict(type="bool", default=False),
             config_root=dict(type="path", default="/"),
             sysfs_root=dict(type="path", default="/"),
         ),
@@ -268,7 +361,8 @@ def run_module():
     params = module.params
     root = params["config_root"]
     result = {"changed": False, "gpus": [], "boot_loader": None, "kernel_args": [], "blacklist": [], "headers": {},
-              "gpu_operator": [], "commands": [], "cmdline_missing": [], "reboot_pending": []}
+              "gpu_operator": {}, "commands": [], "cmdline_missing": [], "reboot_pending": [],
+              "restart_pending": []}
     try:
         runner = Runner(module, params["sysfs_root"], root, error=lib.GpuHostError)
         host = Host(runner)
@@ -349,6 +443,13 @@ def run_module():
                 os.path.isdir("/run/systemd/system") and runner.bin("systemctl"):
             step(["systemctl", "daemon-reexec"])
         result["commands"] += [" ".join(argv) for argv in steps]
+        # memlock of running services: read before any change, restarted (opt-in) after daemon-reexec
+        services = host.memlock_services() if params["memlock"] and host.sees_running_services() else []
+        pending = lib.restart_pending(services)
+        restarts = [["systemctl", "restart", proc["unit"]] for proc in services if lib.restart_pending([proc])]
+        restarts = [argv for i, argv in enumerate(restarts) if argv not in restarts[:i]]
+        if params["restart_services"] and restarts:
+            result["commands"] += [" ".join(argv) for argv in restarts]
         # Arguments this role took off that the running kernel still has: pending until a boot without them.
         removed = [arg for arg in before + record["removed"] if arg not in args]
         removed = [arg for i, arg in enumerate(removed) if arg not in removed[:i] and arg in (cmdline or "").split()]
@@ -374,6 +475,11 @@ def run_module():
                                            % (" ".join(argv), rc, " ".join((err or out).split())[-300:]))
             if record_after is not None and (steps or record_after != record_before):
                 write_atomic(record_path, record_after, "0644")
+            if params["restart_services"] and restarts:
+                for argv in restarts:
+                    runner.run(argv)
+                pending = lib.restart_pending(host.memlock_services())  # read back: a unit's own limit stays
+        result["restart_pending"] = pending
         for arg in removed:
             result["reboot_pending"].append("kernel argument %s: taken off for the next boot, still in /proc/cmdline"
                                             % arg)
@@ -395,9 +501,11 @@ def run_module():
         result["gpus"] = [pci for pci, (vendor, cls) in devices.items()
                           if vendor == VENDOR_NVIDIA and cls.startswith(GPU_CLASSES)]
         rdma_nics = [pci for pci, (vendor, _cls) in devices.items() if vendor == VENDOR_MELLANOX]
-        host_ofed = os.path.exists(runner.sys("/sys/bus/pci/drivers/mlx5_core/module/version"))
-        result["gpu_operator"] = lib.operator_values(result["gpus"], rdma_nics, host_ofed, host.release,
-                                                     host.loaded("nvidia_peermem"))
+        gpus = host.gpus(result["gpus"])
+        result["gpu_operator"] = lib.operator_values({
+            "gpus": gpus, "rdma_nics": bool(rdma_nics), "release": host.release, "host_driver": host.host_driver(),
+            "ofed": host.ofed(), "peermem_loaded": host.loaded("nvidia_peermem"), "legacy": params["rdma_legacy"]})
+        result["gpu_operator"]["gpus"] = gpus
         if not result["gpus"]:
             result["msg"] = "no NVIDIA GPU on this host: the host settings are applied, the GPU checks are skipped"
     except FabricError as exc:

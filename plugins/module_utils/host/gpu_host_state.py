@@ -48,9 +48,6 @@ GRUB_DIR = "etc/default/grub.d"
 NOVA = ("nova_core", "nova_drm")
 BOOT_LOADERS = ("auto", "grub", "grubby", "none")
 ARG = re.compile(r"^[A-Za-z0-9_.-]+(=[^\s\"'$`\\]+)?$")
-# GPU operator facts (NVIDIA GPU operator docs, "GPUDirect RDMA"): DMA-BUF needs kernel 5.12+ with the open
-# kernel modules (CUDA 11.7+, Turing or newer); the legacy nvidia-peermem needs MLNX_OFED / DOCA-OFED on the host.
-DMABUF_KERNEL = (5, 12)
 
 
 class GpuHostError(FabricError):
@@ -262,36 +259,235 @@ def parse_grubby_info(text):
     return entries
 
 
+# -- GPU operator values ---------------------------------------------------------------------------------------------
+# Facts and where they live (docs/rdma-host.md cites each):
+# - DMA-BUF needs kernel 5.12+, the open kernel modules and a Turing or newer GPU; the legacy nvidia-peermem works with
+#   any GPU and needs MLNX_OFED / DOCA-OFED (NVIDIA/cloud-native-docs gpu-operator/gpu-operator-rdma.rst);
+# - the open GPU kernel modules run on Turing or later only (NVIDIA/open-gpu-kernel-modules README "Compatible GPUs");
+#   Turing is compute capability 7.5, and the lowest PCI device id in that README's table is 0x1E02 (TU102), every
+#   Volta (GV100: 0x1DB1..0x1DF6) and older id is below 0x1E00;
+# - a driver installed on the host: the validator runs ``chroot /host nvidia-smi`` from one of these paths and, when it
+#   succeeds, treats the driver as pre-installed (NVIDIA/gpu-operator cmd/nvidia-validator/main.go validateHostDriver,
+#   hostNvidiaSMISearchPaths); Helm ``driver.enabled=false`` for such nodes (gpu-operator/getting-started.rst);
+# - ``driver.rdma.useHostMofed`` reaches the driver and driver-manager containers (USE_HOST_MOFED, /usr/src mounted for
+#   /usr/src/ofa_kernel) only when ``driver.rdma.enabled`` is true (NVIDIA/gpu-operator controllers/object_controls.go,
+#   api/nvidia/v1/clusterpolicy_types.go IsHostMOFED).
+DMABUF_KERNEL = (5, 12)
+TURING_COMPUTE_CAP = (7, 5)
+TURING_FIRST_DEVICE = 0x1E00
+VALIDATOR_SMI_PATHS = ("/usr/bin/nvidia-smi", "/usr/sbin/nvidia-smi", "/bin/nvidia-smi", "/sbin/nvidia-smi",
+                       "/usr/lib/wsl/lib/nvidia-smi", "/opt/bin/nvidia-smi")
+GPU_QUERY = ("nvidia-smi", "--query-gpu=name,compute_cap", "--format=csv,noheader")
+DRIVER_VERSION = re.compile(r"^NVRM version: NVIDIA UNIX (?P<open>Open )?(?:\S+ )?Kernel Module(?: for \S+)?\s+"
+                            r"(?P<version>\d+(?:\.\d+)+)", re.M)
+SOURCE_RDMA = "NVIDIA/cloud-native-docs gpu-operator/gpu-operator-rdma.rst"
+SOURCE_OPEN = "NVIDIA/open-gpu-kernel-modules README.md (Compatible GPUs)"
+SOURCE_VALIDATOR = "NVIDIA/gpu-operator cmd/nvidia-validator/main.go; gpu-operator/getting-started.rst"
+SOURCE_MOFED = "NVIDIA/gpu-operator controllers/object_controls.go"
+
+
 def kernel_version(release):
     """(major, minor) of a kernel release string such as ``6.1.0-28-amd64``; (0, 0) when unreadable."""
     match = re.match(r"^(\d+)\.(\d+)", release or "")
     return (int(match.group(1)), int(match.group(2))) if match else (0, 0)
 
 
-def operator_values(gpus, rdma_nics, host_ofed, release, peermem_loaded):
-    """Which NVIDIA GPU operator Helm values fit this host, each with its reason: ``[{"value", "why"}]``."""
+def parse_gpu_query(text):
+    """``nvidia-smi --query-gpu=name,compute_cap --format=csv,noheader`` -> ``[(name, (major, minor) or None)]``;
+    None when the output is not that table (a driver older than the ``compute_cap`` field prints ``Field
+    "compute_cap" is not a valid field to query.``)."""
+    rows = []
+    for line in (text or "").splitlines():
+        if not line.strip():
+            continue
+        name, comma, cap = line.rpartition(",")
+        match = re.match(r"^\s*(\d+)\.(\d+)\s*$", cap)
+        if not comma or not name.strip():
+            return None
+        rows.append((name.strip(), (int(match.group(1)), int(match.group(2))) if match else None))
+    return rows or None
+
+
+def parse_driver_version(text):
+    """``/proc/driver/nvidia/version`` -> ``{"flavour": "open" | "proprietary", "version"}``, or None."""
+    match = DRIVER_VERSION.search(text or "")
+    if not match:
+        return None
+    return {"flavour": "open" if match.group("open") else "proprietary", "version": match.group("version")}
+
+
+def turing_or_later(gpu):
+    """True/False for a GPU ``{"compute_cap": (major, minor) or None, "device": int or None}`` (the compute capability
+    decides where known, else the PCI device id); None when neither is known."""
+    if gpu.get("compute_cap"):
+        return tuple(gpu["compute_cap"]) >= TURING_COMPUTE_CAP
+    if gpu.get("device") is not None:
+        return gpu["device"] >= TURING_FIRST_DEVICE
+    return None
+
+
+def gpu_label(gpu):
+    parts = [gpu.get("name") or "GPU"]
+    if gpu.get("pci"):
+        parts.append(gpu["pci"])
+    if gpu.get("compute_cap"):
+        parts.append("compute capability %d.%d" % tuple(gpu["compute_cap"]))
+    elif gpu.get("device") is not None:
+        parts.append("PCI device 10de:%04x" % gpu["device"])
+    return " ".join(parts)
+
+
+def helm(value):
+    return ("true" if value else "false") if isinstance(value, bool) else str(value)
+
+
+def operator_values(node):
+    """The NVIDIA GPU operator Helm values this node needs, each with its reason: ``{"values": {helm key: value},
+    "reasons": [{"value": "key=value" or None (a note), "why", "source"}]}``.
+
+    ``node``: ``gpus`` [{pci, device, name, compute_cap}], ``rdma_nics`` (bool), ``release``, ``host_driver``
+    {smi: a validator path or None, loaded, version: :func:`parse_driver_version`}, ``ofed`` {installed, loaded,
+    evidence}, ``peermem_loaded``, ``legacy`` (the legacy nvidia-peermem asked for)."""
+    values, reasons = {}, []
+
+    def force(key, value, why, source):
+        values[key] = value
+        reasons.append({"value": "%s=%s" % (key, helm(value)), "why": why, "source": source})
+
+    def note(why, source):
+        reasons.append({"value": None, "why": why, "source": source})
+
+    gpus = node.get("gpus") or []
     if not gpus:
-        return [{"value": None, "why": "no NVIDIA GPU on this host: nothing for the GPU operator to drive here"}]
-    out = []
-    if not rdma_nics:
-        out.append({"value": "driver.rdma.enabled=false",
-                    "why": "no NVIDIA/Mellanox RDMA NIC on this host: GPUDirect RDMA has nothing to pair with"})
-        return out
-    if kernel_version(release) >= DMABUF_KERNEL:
-        out.append({"value": "driver.kernelModuleType=open",
-                    "why": "kernel %s has DMA-BUF (5.12+): GPUDirect RDMA through DMA-BUF needs the open kernel "
-                           "modules (and CUDA 11.7+, a Turing or newer GPU), no nvidia-peermem" % release})
-        out.append({"value": "driver.rdma.enabled=false",
-                    "why": "DMA-BUF is the recommended path; set it true only for the legacy nvidia-peermem"})
+        note("no NVIDIA GPU on this host: nothing for the GPU operator to drive here", None)
+        return {"values": values, "reasons": reasons}
+    release = node.get("release") or ""
+    new_kernel = kernel_version(release) >= DMABUF_KERNEL
+    old = [g for g in gpus if turing_or_later(g) is False]
+    unknown = [g for g in gpus if turing_or_later(g) is None]
+    driver = node.get("host_driver") or {}
+    ofed = node.get("ofed") or {}
+    rdma = bool(node.get("rdma_nics"))
+    legacy = bool(node.get("legacy"))
+    if driver.get("smi"):
+        flavour = (driver.get("version") or {}).get("flavour")
+        force("driver.enabled", False, "an NVIDIA driver is installed on the host (%s%s): the operator's validator finds "
+              "it (chroot /host nvidia-smi) and must not deploy its own" % (driver["smi"], ", %s kernel modules %s" % (
+                  flavour, driver["version"]["version"]) if flavour else ""), SOURCE_VALIDATOR)
+        if not driver.get("loaded"):
+            note("the host's NVIDIA driver is installed but not loaded (no /proc/driver/nvidia/version): the validator's "
+                 "nvidia-smi fails until it is (reboot, or modprobe nvidia)", SOURCE_VALIDATOR)
+        if rdma:
+            if flavour == "open" and new_kernel and not old and not legacy:
+                note("GPUDirect RDMA through DMA-BUF: the host driver has the open kernel modules and kernel %s has "
+                     "DMA-BUF (5.12+)" % release, SOURCE_RDMA)
+            else:
+                note("GPUDirect RDMA needs nvidia-peermem here (%s), and the operator's nvidia-peermem container belongs "
+                     "to its driver DaemonSet, which driver.enabled=false leaves out: load nvidia_peermem from the host "
+                     "driver (%s)" % (peermem_cause(flavour, new_kernel, release, old, legacy),
+                                      "loaded now" if node.get("peermem_loaded") else "not loaded now"), SOURCE_MOFED)
+        return {"values": values, "reasons": reasons}
+    if driver.get("loaded"):
+        note("the nvidia kernel module is loaded but no nvidia-smi is at the validator's host paths: taken as the "
+             "operator's own driver container (/run/nvidia/driver)", SOURCE_VALIDATOR)
+    if old:
+        force("driver.kernelModuleType", "proprietary", "%s is older than Turing: the open GPU kernel modules run on "
+              "Turing or later only" % ", ".join(gpu_label(g) for g in old), SOURCE_OPEN)
+    if unknown:
+        note("GPU generation unknown for %s (no compute capability, no PCI device id): driver.kernelModuleType left to "
+             "the operator (auto)" % ", ".join(gpu_label(g) for g in unknown), SOURCE_OPEN)
+    if not rdma:
+        force("driver.rdma.enabled", False, "no NVIDIA/Mellanox RDMA NIC on this host: GPUDirect RDMA has nothing to "
+              "pair with", SOURCE_RDMA)
+        return {"values": values, "reasons": reasons}
+    if new_kernel and not old and not legacy:
+        if not unknown:
+            force("driver.kernelModuleType", "open", "%s: Turing or later, kernel %s has DMA-BUF (5.12+): GPUDirect "
+                  "RDMA through DMA-BUF needs the open kernel modules" % (", ".join(gpu_label(g) for g in gpus), release),
+                  SOURCE_RDMA)
+        force("driver.rdma.enabled", False, "DMA-BUF is the recommended path, no nvidia-peermem (true only for the "
+              "legacy path: gpu_host_rdma_legacy)", SOURCE_RDMA)
+        if ofed.get("installed"):
+            note("MLNX_OFED / DOCA-OFED is on the host (%s), yet driver.rdma.useHostMofed is not set: the operator "
+                 "reads it only with driver.rdma.enabled=true (the RDMA guide's DMA-BUF example sets it, to no "
+                 "effect)" % ofed.get("evidence"), SOURCE_MOFED)
     else:
-        out.append({"value": "driver.rdma.enabled=true",
-                    "why": "kernel %s predates DMA-BUF (5.12): GPUDirect RDMA needs the legacy nvidia-peermem"
-                           % release})
-        out.append({"value": "driver.rdma.useHostMofed=%s" % ("true" if host_ofed else "false"),
-                    "why": ("MLNX_OFED / DOCA-OFED is loaded on the host (mlx5_core's module version)"
-                            if host_ofed else "no host MLNX_OFED / DOCA-OFED is loaded: nvidia-peermem then needs "
-                            "the network operator's driver container, or install DOCA-OFED (doca_ofed)")})
-    if peermem_loaded:
-        out.append({"value": None, "why": "nvidia_peermem is loaded already (by the host driver or a previous "
-                                          "operator install)"})
+        force("driver.rdma.enabled", True, "GPUDirect RDMA needs the legacy nvidia-peermem here (%s)"
+              % peermem_cause(None, new_kernel, release, old, legacy), SOURCE_RDMA)
+        if ofed.get("installed"):
+            force("driver.rdma.useHostMofed", True, "MLNX_OFED / DOCA-OFED is installed on the host (%s): nvidia-peermem "
+                  "is built against its /usr/src/ofa_kernel (USE_HOST_MOFED, passed only with rdma.enabled)"
+                  % ofed.get("evidence"), SOURCE_MOFED)
+            if not ofed.get("loaded"):
+                note("the host's MLNX_OFED / DOCA-OFED is installed but not loaded (mlx5_core has no module version): "
+                     "reboot or restart openibd (doca_ofed) first", SOURCE_MOFED)
+        else:
+            force("driver.rdma.useHostMofed", False, "no MLNX_OFED / DOCA-OFED on the host (no ofed_info, no "
+                  "/usr/src/ofa_kernel): nvidia-peermem then needs the network operator's driver container, or install "
+                  "DOCA-OFED (doca_ofed)", SOURCE_RDMA)
+    if node.get("peermem_loaded"):
+        note("nvidia_peermem is loaded already (by the host driver or a previous operator install)", None)
+    return {"values": values, "reasons": reasons}
+
+
+def peermem_cause(flavour, new_kernel, release, old, legacy):
+    """Why DMA-BUF is out on this node (the first reason that applies)."""
+    if legacy:
+        return "the legacy path is asked for (gpu_host_rdma_legacy)"
+    if old:
+        return "%s older than Turing: DMA-BUF needs the open kernel modules, Turing or later" % ", ".join(
+            gpu_label(g) for g in old)
+    if not new_kernel:
+        return "kernel %s predates DMA-BUF (5.12)" % release
+    return "the host driver has the %s kernel modules: DMA-BUF needs the open ones" % flavour
+
+
+def operator_group(results):
+    """The Helm values of a group of nodes: ``{"values": {key: value} every node that sets the key agrees on,
+    "conflicts": [one line per key the nodes set differently, naming them]}``. ``results``: {host: a node's
+    :func:`operator_values` result, or None}. A node that does not set a key (no GPU, generation unknown) is no
+    conflict; one Helm release (one ClusterPolicy) cannot give two nodes different values, so a conflict is reported,
+    never resolved by picking one."""
+    seen = {}
+    for host in sorted(results):
+        for key, value in ((results[host] or {}).get("values") or {}).items():
+            seen.setdefault(key, {}).setdefault(helm(value), []).append(host)
+    values, conflicts = {}, []
+    for key in sorted(seen):
+        if len(seen[key]) == 1:
+            values[key] = next(iter(seen[key]))
+            continue
+        conflicts.append("%s: %s; one Helm release cannot serve both: run one NVIDIADriver resource per node group "
+                         "(driver.nvidiaDriverCRD.enabled=true, nodeSelector) or split the nodes" % (key, "; ".join(
+                             "%s on %s" % (value, ", ".join(hosts)) for value, hosts in sorted(seen[key].items()))))
+    return {"values": values, "conflicts": conflicts}
+
+
+# -- memlock of running services --------------------------------------------------------------------------------------
+# Services that pin memory for RDMA pods, by process name (/proc/<pid>/comm) and systemd unit: a running process keeps
+# the limit it started with; DefaultLimitMEMLOCK reaches it only when systemd starts it again.
+MEMLOCK_SERVICES = (("containerd", "containerd.service"), ("kubelet", "kubelet.service"))
+MEMLOCK_ROW = "Max locked memory"
+
+
+def parse_limits(text, row=MEMLOCK_ROW):
+    """``/proc/<pid>/limits`` -> ``(soft, hard)`` of one row (``"unlimited"`` or a number of bytes, as printed), or
+    None. The row names have spaces, so the name is cut off before the columns are split."""
+    for line in (text or "").splitlines():
+        if line.startswith(row + " "):
+            fields = line[len(row):].split()
+            if len(fields) >= 2:
+                return fields[0], fields[1]
+    return None
+
+
+def restart_pending(processes, wanted="unlimited"):
+    """One line per running service whose locked-memory limit is not ``wanted``. ``processes``: [{"comm", "pid",
+    "unit", "limits": (soft, hard) or None}]."""
+    out = []
+    for proc in processes:
+        limits = proc.get("limits")
+        if limits is None or limits != (wanted, wanted):
+            out.append("%s (pid %s) runs with Max locked memory %s, wanted %s: restart %s to pick up the new limit"
+                       % (proc["comm"], proc["pid"], "%s/%s" % limits if limits else "unreadable", wanted, proc["unit"]))
     return out

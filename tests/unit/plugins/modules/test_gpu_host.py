@@ -92,14 +92,15 @@ def test_bad_kernel_arguments_are_refused_in_one_line(bad):
 
 
 def test_gpu_operator_values_by_kernel_and_host_ofed():
-    assert lib.operator_values([], ["0000:3b:00.0"], True, "6.8.0-45-generic", False)[0]["value"] is None
-    values = lib.operator_values(["0000:17:00.0"], ["0000:3b:00.0"], False, "6.8.0-45-generic", False)
-    new = [v["value"] for v in values]
-    assert new == ["driver.kernelModuleType=open", "driver.rdma.enabled=false"]
-    old = lib.operator_values(["0000:17:00.0"], ["0000:3b:00.0"], True, "5.4.0-150-generic", True)
-    assert [v["value"] for v in old] == ["driver.rdma.enabled=true", "driver.rdma.useHostMofed=true", None]
-    assert [v["value"] for v in lib.operator_values(["0000:17:00.0"], [], False, "6.1.0", False)] == [
-        "driver.rdma.enabled=false"]
+    h100 = {"pci": "0000:17:00.0", "device": 0x2330, "name": None, "compute_cap": None}
+    ofed = {"installed": True, "loaded": True, "evidence": "ofed_info"}
+    assert lib.operator_values({"gpus": [], "rdma_nics": True})["reasons"][0]["value"] is None
+    new = lib.operator_values({"gpus": [h100], "rdma_nics": True, "release": "6.8.0-45-generic"})
+    assert [v["value"] for v in new["reasons"]] == ["driver.kernelModuleType=open", "driver.rdma.enabled=false"]
+    old = lib.operator_values({"gpus": [h100], "rdma_nics": True, "release": "5.4.0-150-generic", "ofed": ofed,
+                               "peermem_loaded": True})
+    assert [v["value"] for v in old["reasons"]] == ["driver.rdma.enabled=true", "driver.rdma.useHostMofed=true", None]
+    assert lib.operator_values({"gpus": [h100], "release": "6.1.0"})["values"] == {"driver.rdma.enabled": False}
 
 
 # -- the module -------------------------------------------------------------------------------------------------
@@ -115,6 +116,7 @@ def host(tmp_path, monkeypatch):
         os.makedirs(str(dev))
         (dev / "vendor").write_text(vendor + "\n")
         (dev / "class").write_text(cls + "\n")
+        (dev / "device").write_text({"0x10de": "0x2330", "0x15b3": "0x1021"}.get(vendor, "0x1234") + "\n")
     os.makedirs(str(sysroot / "sys/module/nouveau"))
     os.makedirs(str(sysroot / "proc"))
     (sysroot / "proc/cmdline").write_text("BOOT_IMAGE=/boot/vmlinuz root=UUID=1 ro quiet\n")
@@ -177,7 +179,7 @@ def test_grub_host_converges_reports_pending_and_is_idempotent(capsys, host):
     assert first["reboot_pending"] == ["kernel argument iommu=pt: not in /proc/cmdline, set for the next boot (grub)",
                                        "nouveau is loaded; blacklisted from the next boot"]
     assert first["gpus"] == ["0000:17:00.0"] and first["headers"]["package"] == "linux-headers-%s" % RELEASE
-    assert first["gpu_operator"][0]["value"] in ("driver.kernelModuleType=open", "driver.rdma.enabled=true")
+    assert first["gpu_operator"]["reasons"][0]["value"] in ("driver.kernelModuleType=open", "driver.rdma.enabled=true")
     again = run(capsys, host)
     assert not again["changed"] and again["commands"] == [] and len(tools(host)) == 2
     # after the reboot: the argument is there, nouveau is not loaded: nothing pending
@@ -239,7 +241,7 @@ def test_a_host_without_gpu_says_so_and_does_not_fail(capsys, host, monkeypatch)
     assert not result.get("failed") and result["gpus"] == []
     assert result["msg"].startswith("no NVIDIA GPU on this host")
     note = "no NVIDIA GPU on this host: nothing for the GPU operator to drive here"
-    assert result["gpu_operator"] == [{"value": None, "why": note}]
+    assert result["gpu_operator"] == {"values": {}, "reasons": [{"value": None, "why": note, "source": None}], "gpus": []}
     # no boot loader managed: a reboot would not bring the argument, so none is pending; it is said
     assert result["cmdline_missing"] == ["iommu=pt"]
     assert result["reboot_pending"] == ["nouveau is loaded; blacklisted from the next boot"]
