@@ -297,16 +297,22 @@ def _apply_profile(s, feature, prof, where, problems):
 
 
 def _lossless_pools(qos, where, problems):
-    found, out = False, set()
+    """Switch priorities of the traffic pools that ``qos`` states: ``(lossless, lossy)``, each a sorted list or None
+    when no pool of that kind lists switch priorities. A pool is lossless by its mode or, without a mode, by its name
+    (``roce-lossless``); every other pool that lists switch priorities (``default-lossy``) is lossy."""
+    lossless, lossy = None, None
     for name, pool in _dict(qos.get("traffic-pool")).items():
         pool = _dict(pool)
-        if "lossless" in str(name).lower() or "lossless" in str(pool.get("mode") or "").lower():
-            if "switch-priority" in pool:
-                found = True
-                sps = pool.get("switch-priority")
-                out.update(_ints(list(sps) if isinstance(sps, dict) else sps,
-                                 "%s traffic-pool %s" % (where, name), problems))
-    return sorted(out) if found else None
+        if "switch-priority" not in pool:
+            continue
+        sps = pool.get("switch-priority")
+        found = set(_ints(list(sps) if isinstance(sps, dict) else sps, "%s traffic-pool %s" % (where, name), problems))
+        mode = str(pool.get("mode") or "").lower()
+        if "lossless" in mode or (not mode and "lossless" in str(name).lower()):
+            lossless = sorted(set(lossless or ()) | found)
+        else:
+            lossy = sorted(set(lossy or ()) | found)
+    return lossless, lossy
 
 
 def _settings(qos, base, refs, port, problems, replaced=()):
@@ -356,9 +362,12 @@ def parse_nvue(text):
             # page, "Port Groups": a port profile overrides the global settings; "Egress Scheduler": a traffic
             # class the profile leaves out gets DWRR 0), in a set body as in a whole configuration.
             replaced = _REPLACED
-    pools = _lossless_pools(qos, "qos", problems)
-    if pools is not None:
-        base["buffer_lossless"] = pools
+    lossless, lossy = _lossless_pools(qos, "qos", problems)
+    if lossless is not None:
+        base["buffer_lossless"] = lossless
+    if lossy and base.get("buffer_lossless") is not None:
+        # a switch priority sits in one pool: one that a lossy pool lists is not lossless, whatever qos roce implies
+        base["buffer_lossless"] = [sp for sp in base["buffer_lossless"] if sp not in lossy]
 
     interfaces = {}
     for name, conf in _dict(config.get("interface")).items():

@@ -195,13 +195,11 @@ CASES = [
      _nvue_qos("mapping: {default-global: {trust: l2}}"), "trust_mismatch"),
     ("nvue", "classification/dscp-to-sp", "dscp26-to-sp1",
      _nvue_qos("mapping: {default-global: {dscp: {'26': {switch-priority: 1}}}}"), "roce_dscp_lossy_on_switch"),
-    # DEFECT (not fixed, see the report): qos_parse_nvue reads only pools named/moded lossless, so SP 3 stated in
-    # default-lossy (the "Change RoCE Configuration" commands of the Cumulus RoCE page, nvue/ORIGIN.md) keeps qos roce's
-    # lossless buffer [3] and the check agrees
-    pytest.param("nvue", "buffer/lossless-pool", "sp3-in-default-lossy",
-                 _nvue_qos("traffic-pool: {default-lossy: {memory-percent: 40, switch-priority: {'0': {}, '3': {}}}}"),
-                 "no_lossless_buffer_on_switch",
-                 marks=pytest.mark.xfail(strict=True, reason="qos_parse_nvue does not read a lossy traffic-pool")),
+    # SP 3 stated in default-lossy (the layout of the "Change RoCE Configuration" commands of the Cumulus RoCE page,
+    # nvue/ORIGIN.md): a switch priority sits in one pool, so qos roce's lossless buffer no longer covers it
+    ("nvue", "buffer/lossless-pool", "sp3-in-default-lossy",
+     _nvue_qos("traffic-pool: {default-lossy: {memory-percent: 40, switch-priority: {'0': {}, '3': {}}}}"),
+     "no_lossless_buffer_on_switch"),
     ("nvue", "pfc/enable", "pfc-sp4",
      _nvue_qos("pfc: {default-global: {switch-priority: {'4': {}}}}"), "pfc_mismatch"),
     ("nvue", "egress/queue", "sp3-to-tc1",
