@@ -25,10 +25,15 @@ description:
     key material is armored; armor with CRLF, headers or several blocks is rewritten). Content that is not an
     OpenPGP public key, key material cut short or with something appended, and with O(key_fingerprint) any key
     but that one, are refused with one line before anything is written.
-  - With O(state=verify), reads what is installed and what runs - C(ofed_info -s), C(dkms status), the loaded
-    C(mlx5_core)'s C(version) and C(srcversion) against C(modinfo) - and fails with one line per problem and its fix
-    (the installed driver is not the pinned one; the running kernel has no DOCA-OFED modules built, the classic
-    breakage after a kernel update). A loaded driver older than the installed one is a pending reboot.
+  - With O(state=verify), reads what is installed and what runs - C(ofed_info -s), C(dkms status) (module
+    C(mlnx-ofed-kernel) on Debian and Ubuntu, C(mlnx-ofa_kernel) on the RHEL family), the loaded C(mlx5_core)'s
+    C(version) and C(srcversion) against C(modinfo) - and fails with one line per problem and its fix (the installed
+    driver is not the pinned one; the running kernel has no DOCA-OFED modules built, the classic breakage after a
+    kernel update). A loaded driver older than the installed one is a pending reboot.
+  - Also with O(state=verify), before any reboot, the kernel the next boot starts (RHEL family C(grubby
+    --default-kernel), Debian and Ubuntu the newest C(/boot/vmlinuz-*)) must have the installed driver's DKMS
+    modules; where it has not, runs C(dkms autoinstall -k <kernel>) (reported as a change; in check mode only
+    reported) and reads C(dkms status) back. Without that kernel's headers, fails with the fix.
   - With O(restart=true) and a loaded driver that is not the installed one, restarts it (C(/etc/init.d/openibd
     restart)) and reads it back - but never when a ConnectX function carries the management path (a default route
     of any table, the address this session came in on, a bond, VLAN or bridge above them, or a path that cannot be
@@ -68,7 +73,8 @@ options:
     type: path
   key_url:
     description: With O(state=key), the URL the signing key is fetched from on this host (read into memory, in check
-      mode too, and judged before anything is written). Exclusive with O(key_source).
+      mode too, and judged before anything is written). Exclusive with O(key_source). With O(state=plan), empty names
+      NVIDIA's current DOCA Host key for the host's package manager in the returned C(key.url).
     type: str
   key_path:
     description: With O(state=key), where the armored key is written (the file the repository's configuration
@@ -83,10 +89,13 @@ options:
     type: str
     default: doca_ofed_key_url
   key_fingerprint:
-    description: With O(state=key), the fingerprint (40 hex digits, spaces ignored) the key must carry; empty
-      checks none.
-    type: str
-    default: ""
+    description: With O(state=key), the fingerprints (40 hex digits each, spaces ignored) of exactly the keys the key
+      file must hold; empty checks none. The role pins NVIDIA's current DOCA Host key
+      (C(70454E6BF5D9C2D3B78709E8DC726C5E41B9CC50)); the retired Mellanox keys of C(GPG-KEY-Mellanox.pub) pass only
+      when each is listed here. With O(state=plan), checked for form (one line naming it) before anything changes.
+    type: list
+    elements: str
+    default: []
   allow_downgrade:
     description: With O(state=repository), let the repository's packages replace newer installed ones.
     type: bool
@@ -123,7 +132,7 @@ EXAMPLES = r"""
 - name: Fetch the repository's signing key on the host and write it as the armored file apt reads
   ainet.fabric.doca_ofed:
     state: key
-    key_url: https://linux.mellanox.com/public/repo/doca/GPG-KEY-Mellanox.pub
+    key_url: https://linux.mellanox.com/public/repo/doca/public_keys/nvidia-doca-debian-gpg-public-key.gpg
     key_path: /etc/apt/keyrings/ainet-doca-ofed.asc
     key_fingerprint: 70454E6BF5D9C2D3B78709E8DC726C5E41B9CC50
 
@@ -144,13 +153,22 @@ repository:
   type: dict
 key:
   description: With O(state=key), C(path), C(fingerprints) (the primary keys' v4 fingerprints) and C(armored) (whether
-    the key came ASCII-armored; binary key material was armored here).
-  returned: when state is key
+    the key came ASCII-armored; binary key material was armored here). With O(state=plan), C(url) (O(key_url), or
+    NVIDIA's current DOCA Host key for this package manager), C(origin) and C(fingerprints) (the pinned ones).
+  returned: when state is key or plan
   type: dict
 headers:
   description: With O(state=plan) or O(state=repository), the running kernel's headers (C(release), C(present),
-    C(package)).
+    C(package)) and C(meta), the distribution's headers meta-package of the running kernel's flavour
+    (C(linux-headers-amd64), C(linux-headers-generic); null on the RHEL family, whose C(kernel-devel) upgrades follow
+    every new kernel).
   returned: when state is plan or repository
+  type: dict
+boot:
+  description: With O(state=verify), the kernel the next boot starts (C(kernel)), whether the installed driver's DKMS
+    modules are built for it (C(built)), the C(dkms autoinstall) run for it (C(command), null when none) and
+    C(problem).
+  returned: when state is verify and a driver is installed
   type: dict
 packages:
   description: The packages to install.
@@ -354,6 +372,19 @@ class Driver(object):
         return dict((name, self.runner.read_sys("/sys/class/nvme/%s/transport" % name))
                     for name in (sorted(os.listdir(base)) if os.path.isdir(base) else []))
 
+    def boot_kernel(self, family):
+        """The kernel release the next boot starts (:func:`lib.boot_kernel`), or None."""
+        grubby = ""
+        if family == "dnf" and self.runner.bin("grubby"):
+            rc, out, _err = self.runner.run(["grubby", "--default-kernel"], check=False)
+            grubby = out if rc == 0 else ""
+        boot = self.runner.conf("/boot")
+        names = sorted(os.listdir(boot)) if family != "dnf" and os.path.isdir(boot) else []
+        return lib.boot_kernel(family, grubby, names)
+
+    def headers_present(self, release):
+        return os.path.isdir(self.runner.sys("/lib/modules/%s/build" % release))
+
     def mellanox(self):
         return set(pci for pci, (vendor, _cls) in self.runner.pci_devices().items() if vendor == VENDOR_MELLANOX)
 
@@ -363,6 +394,18 @@ class Driver(object):
             return [script, "restart"]
         raise lib.DocaError("doca_ofed: a driver restart is asked for but /etc/init.d/openibd (DOCA-OFED's driver "
                             "loader) is not installed; reboot the node instead (fabric_reboot)")
+
+
+def headers_meta(runner, family, release):
+    """The headers meta-package of the running kernel's flavour (:func:`lib.headers_meta_package`), from the
+    installed ``linux-image-*`` packages; None on the RHEL family and where none is installed."""
+    if family != "apt" or not runner.bin("dpkg-query"):
+        return None
+    _rc, out, _err = runner.run(["dpkg-query", "-W", "-f", "${Package} ${db:Status-Abbrev}\n", "linux-image-*"],
+                                check=False)
+    installed = [f[0] for f in (line.split() for line in (out or "").splitlines()) if len(f) >= 2 and
+                 f[1].startswith("ii")]
+    return lib.headers_meta_package(family, release, installed)
 
 
 def write_key(module):
@@ -407,6 +450,32 @@ def write_key(module):
     module.exit_json(**result)
 
 
+def build_for_boot(module, driver, family, dkms_module, result):
+    """Before any reboot: the kernel the next boot starts must have the installed driver's DKMS modules, else that
+    boot comes up with the kernel's own driver. Runs ``dkms autoinstall -k <kernel>`` where they are missing (only
+    reported in check mode) and reads ``dkms status`` back."""
+    boot = driver.boot_kernel(family)
+    plan = lib.boot_kernel_plan(result["ofed"], result["dkms"], dkms_module, driver.release, boot,
+                                driver.headers_present(boot) if boot else False)
+    result["boot"] = dict(plan)
+    if plan["problem"]:
+        raise lib.DocaError("doca_ofed: " + plan["problem"])
+    if not plan["command"]:
+        return
+    result["commands"].append(" ".join(plan["command"]))
+    result["changed"] = True
+    if module.check_mode:
+        return
+    rc, out, err = driver.runner.run(plan["command"], check=False)
+    result["dkms"] = driver.dkms()
+    again = lib.boot_kernel_plan(result["ofed"], result["dkms"], dkms_module, driver.release, boot, True)
+    result["boot"] = dict(again, command=plan["command"])
+    if rc != 0 or not again["built"]:
+        raise lib.DocaError("doca_ofed: 'dkms autoinstall -k %s' did not build the %s modules for the kernel the next "
+                            "boot starts (rc %s: %s); fix: read /var/lib/dkms/%s/<version>/build/make.log, then run it "
+                            "again before rebooting" % (boot, dkms_module, rc, one_line(err or out), dkms_module))
+
+
 def run_module():
     module = AnsibleModule(
         argument_spec=dict(
@@ -417,7 +486,7 @@ def run_module():
             key_path=dict(type="path"),
             key_origin=dict(type="str", default="", no_log=False),
             key_option=dict(type="str", default="doca_ofed_key_url", no_log=False),
-            key_fingerprint=dict(type="str", default="", no_log=False),
+            key_fingerprint=dict(type="list", elements="str", default=[], no_log=False),
             version=dict(type="str", default=""),
             profile=dict(type="raw", default="doca-ofed"),
             mirror=dict(type="str", default=""),
@@ -448,6 +517,11 @@ def run_module():
             result["repository"] = lib.repository(version, release.get("ID"), release.get("VERSION_ID"),
                                                   os.uname()[4], params["mirror"] or None)
             result["headers"] = runner.kernel_headers()
+            result["headers"]["meta"] = headers_meta(runner, result["repository"]["family"],
+                                                     result["headers"]["release"])
+            url, origin = lib.key_location(result["repository"]["family"], params["key_url"] or "")
+            result["key"] = {"url": url, "origin": origin,
+                             "fingerprints": lib.pinned_fingerprints(params["key_fingerprint"])}
         if params["state"] == "repository":
             found = Repository(module, runner, result["repository"]["url"], params["mirror_option"]).read(
                 result["repository"]["family"], version)
@@ -470,13 +544,17 @@ def run_module():
             result["msg"] = "DOCA-OFED is not installed and no version is pinned: nothing to verify"
             module.exit_json(**result)
 
+        family = lib.package_family(runner.os_release())
+        dkms_module = lib.dkms_module(runner.os_release())
+
         def judge(loaded):
             return lib.verdict(result["ofed"], result["dkms"], driver.release, loaded["version"],
-                               loaded["srcversion"], loaded["installed_srcversion"], result["driver"])
+                               loaded["srcversion"], loaded["installed_srcversion"], result["driver"], dkms_module)
 
         found = judge(result["loaded"])
         if found["problems"]:
             raise lib.DocaError("doca_ofed: " + "; ".join(found["problems"]))
+        build_for_boot(module, driver, family, dkms_module, result)
         if found["reboot"] and params["restart"]:
             result["storage"] = lib.storage_users(driver.modules(), runner.read_sys("/proc/mounts"),
                                                   driver.nvme_transports())

@@ -43,7 +43,14 @@ import struct
 from ansible_collections.ainet.fabric.plugins.module_utils.common.errors import FabricError
 
 REPO_BASE = "https://linux.mellanox.com/public/repo/doca"
-KEY_URL = REPO_BASE + "/GPG-KEY-Mellanox.pub"
+# The repositories' signing key: since January 2026 every DOCA repository (all versions, latest too) is signed by the
+# "NVIDIA DOCA Host" key (RSA 4096, created 2026-01-20), published per package format under public_keys/; the old
+# GPG-KEY-Mellanox.pub carries only the retired Mellanox Technologies keys (apt: NO_PUBKEY DC726C5E41B9CC50).
+# Public reports: Azure/AgentBaker PR 9256 and 9394, Mellanox/bfb-build PR 81, NVIDIA/cuda-quantum PR 5456.
+DOCA_HOST_FINGERPRINT = "70454E6BF5D9C2D3B78709E8DC726C5E41B9CC50"
+KEY_URLS = {"apt": REPO_BASE + "/public_keys/nvidia-doca-debian-gpg-public-key.gpg",
+            "dnf": REPO_BASE + "/public_keys/nvidia-doca-rpm-gpg-public-key.asc"}
+RETIRED_KEY_URL = REPO_BASE + "/GPG-KEY-Mellanox.pub"
 PROFILES = ("doca-ofed", "doca-roce", "doca-networking", "doca-all", "doca-host-basic")
 VERSION = re.compile(r"^\d+\.\d+\.\d+(-\d+)?$")
 # DOCA release -> the DOCA-OFED (MLNX_OFED) driver release it ships; the driver's YY.MM is compared, its build numbers
@@ -56,7 +63,11 @@ VERSION = re.compile(r"^\d+\.\d+\.\d+(-\d+)?$")
 # 2.8 (24.07) is left out: only third-party material names that pair; an unknown version skips the driver check.
 DRIVER_OF = {"2.7": "24.04", "2.9": "24.10", "2.10": "25.01", "3.0": "25.04", "3.1": "25.07", "3.2": "25.10",
              "3.3": "26.01", "3.4": "26.04", "3.5": "26.07"}
+# The DKMS module of the driver's kernel part: the Debian packaging names it mlnx-ofed-kernel (package
+# mlnx-ofed-kernel-dkms), the RPM packaging mlnx-ofa_kernel (/etc/dkms/mlnx-ofa_kernel.conf, modules under
+# extra/mlnx-ofa_kernel/): see dkms_module().
 DKMS_MODULE = "mlnx-ofed-kernel"
+DKMS_MODULES = {"apt": "mlnx-ofed-kernel", "dnf": "mlnx-ofa_kernel"}
 # Modules that use the RDMA stack for storage: unloading it under them loses the storage.
 STORAGE_MODULES = ("nvme_rdma", "nvmet_rdma", "rpcrdma", "xprtrdma", "svcrdma", "ib_iser", "ib_isert", "ib_srp",
                    "ib_srpt")
@@ -145,19 +156,29 @@ def driver_version(ofed_info_version):
     return ofed_info_version.split("-", 1)[0] if ofed_info_version else None
 
 
-def _numbers(version):
-    """A driver version as its dotted numbers: ``25.10-1.7.1`` and DKMS's ``25.10.OFED.25.10.1.7.1.1`` (what follows
-    the last ``OFED.``) -> ``25.10.1.7.1`` and ``25.10.1.7.1.1``."""
-    return str(version or "").rsplit("OFED.", 1)[-1].replace("-", ".").strip(".")
+def driver_build(version):
+    """The numbers that name a driver build, from ``ofed_info -s`` or ``dkms status``: ``(YY, MM, a, b, c)`` at most.
+
+    ``ofed_info -s`` prints ``MLNX_OFED_LINUX-24.10-2.1.8.0`` (MLNX_OFED: YY.MM, then a four-part build whose last
+    part is 0) or ``OFED-internal-25.10-1.7.1`` (DOCA: a three-part build); ``dkms status`` names the same builds
+    ``24.10.OFED.24.10.2.1.8.1`` and ``25.10.OFED.25.10.1.7.1.1`` (after the last ``OFED.``: YY.MM, the three-part
+    build, then the package's own release), and MLNX_OFED 5.x and older only ``5.4`` (YY.MM or the major.minor).
+    The first three build parts are what the two sides share; what follows them is packaging."""
+    text = str(version or "").rsplit("OFED.", 1)[-1]
+    parts = [p for p in re.split(r"[.-]", text) if p]
+    if not parts or not all(p.isdigit() for p in parts):
+        return ()
+    return tuple(int(p) for p in parts[:5])
 
 
 def same_driver(dkms_version, ofed_version):
-    """Whether a DKMS entry's version is the installed driver's: one is the other or extends it by a packaging
-    number (DKMS's ``25.10.OFED.25.10.1.7.1.1`` for ``ofed_info``'s ``25.10-1.7.1``; MLNX_OFED 4.9's ``4.9``)."""
-    one, two = _numbers(dkms_version), _numbers(ofed_version)
+    """Whether a DKMS entry's version is the installed driver's (see :func:`driver_build`): the same YY.MM and build,
+    or one names only the start of the other (DKMS's ``5.4`` for MLNX_OFED ``5.4-3.0.3.0``)."""
+    one, two = driver_build(dkms_version), driver_build(ofed_version)
     if not one or not two:
         return False
-    return one == two or one.startswith(two + ".") or two.startswith(one + ".")
+    size = min(len(one), len(two))
+    return one[:size] == two[:size]
 
 
 def parse_packages_index(text):
@@ -403,6 +424,48 @@ def _key_problem(packets, complete):
     return None
 
 
+def pinned_fingerprints(value):
+    """The pinned fingerprints as upper-case hex: a string (one fingerprint; spaces, as gpg prints it, and a ``0x``
+    ignored; several separated by commas) or a list of them; empty pins none. DocaError for what is not 40 (v4) or
+    64 (v5, v6) hex digits."""
+    items = value if isinstance(value, (list, tuple)) else str(value or "").split(",")
+    found = []
+    for item in items:
+        text = re.sub(r"\s+", "", str(item or "")).upper()
+        text = text[2:] if text.startswith("0X") else text
+        if not text:
+            continue
+        if not re.match(r"^([0-9A-F]{40}|[0-9A-F]{64})$", text):
+            raise DocaError("doca_ofed_key_fingerprint: %r is not a key fingerprint (40 hex digits, as 'gpg "
+                            "--show-keys' prints it; e.g. %s)" % (item, DOCA_HOST_FINGERPRINT))
+        found.append(text)
+    return found
+
+
+def key_user_ids(packets):
+    """``{primary fingerprint: [user IDs]}`` of parsed key material (the user ID packets that follow each primary
+    key, as UTF-8 text)."""
+    names, current = {}, None
+    for tag, body in packets:
+        if tag == PUBLIC_KEY_TAG and body:
+            current = _fingerprint(body)
+            names[current] = []
+        elif tag == USER_ID_TAG and current:
+            names[current].append(body.decode("utf-8", "replace"))
+    return names
+
+
+def key_location(family, url=""):
+    """``(url, origin)`` of the repository's signing key: ``url`` when given, else NVIDIA's current DOCA Host key
+    in the package manager's form (apt: binary, dnf: armored)."""
+    if url:
+        return url, url
+    if family not in KEY_URLS:
+        raise DocaError("doca_ofed_key_url: no default signing key for the package manager %r; give the key's URL "
+                        "or doca_ofed_key_file" % (family,))
+    return KEY_URLS[family], KEY_URLS[family]
+
+
 def signing_key(data, field, origin, fingerprint=""):
     """``(text, fingerprints, was_armored)``: the repository's signing key as the ``.asc`` file apt and rpm read.
 
@@ -410,9 +473,10 @@ def signing_key(data, field, origin, fingerprint=""):
     always the one canonical armored block of all its key material (the form ``gpg --armor --export`` writes, which
     apt's own de-armoring reads: no CRLF, the blank line after the header line). Refused with one line naming
     ``field`` and ``origin``: content that is not an OpenPGP public key, armor that does not decode or whose
-    checksum does not match, key material cut short or with something appended, and, with ``fingerprint`` (hex
-    digits; spaces and a ``0x`` ignored), any primary key other than that one (apt would trust every key in the
-    file)."""
+    checksum does not match, key material cut short or with something appended, and, with ``fingerprint`` (see
+    :func:`pinned_fingerprints`: one or several), a file whose primary keys are not exactly the pinned ones (apt
+    would trust every key in the file); the refusal names each unpinned key with its user IDs (the retired
+    ``Mellanox Technologies`` keys say so)."""
     data = bytes(data or b"")
     text = data.decode("utf-8", "replace")
     was_armored = ARMOR_BEGIN in text
@@ -433,21 +497,31 @@ def signing_key(data, field, origin, fingerprint=""):
         raise DocaError("%s: %s is not a usable OpenPGP public key: %s. Fix: fetch the key again, or point it at "
                         "the repository's signing key" % (field, origin, problem))
     prints = _primary_fingerprints(packets)
-    wanted = re.sub(r"\s+", "", fingerprint or "").upper()
-    wanted = wanted[2:] if wanted.startswith("0X") else wanted
-    if wanted and prints != [wanted]:
-        raise DocaError("%s: %s holds the key(s) %s, not only the pinned fingerprint %s (doca_ofed_key_fingerprint): "
-                        "apt and rpm would trust every key in it. Fix: check where the key comes from, or pin the "
-                        "repository's new key" % (field, origin, ", ".join(prints), wanted))
+    wanted = pinned_fingerprints(fingerprint)
+    if wanted and sorted(set(prints)) != sorted(set(wanted)):
+        names = key_user_ids(packets)
+        unpinned = ["%s %s" % (p, " / ".join(names.get(p) or ["(no user ID)"])) for p in prints if p not in wanted]
+        missing = [p for p in wanted if p not in prints]
+        raise DocaError("%s: %s holds the key(s) %s, not only the pinned fingerprint%s %s (doca_ofed_key_fingerprint): "
+                        "apt and rpm would trust every key in it (%s%s). Fix: point %s at NVIDIA's current DOCA Host "
+                        "key (%s), or, to trust the retired Mellanox keys, pin each of them in "
+                        "doca_ofed_key_fingerprint" % (
+                            field, origin, ", ".join(prints), "s" if len(wanted) > 1 else "", ", ".join(wanted),
+                            ("not pinned: " + "; ".join(unpinned)) if unpinned else "",
+                            ("; pinned but absent: " + ", ".join(missing)) if missing and unpinned else
+                            ("pinned but absent: " + ", ".join(missing)) if missing else "",
+                            field, DOCA_HOST_FINGERPRINT))
     return armor(binary), prints, was_armored
 
 
-def verdict(ofed, dkms, release, loaded_version, loaded_srcversion, installed_srcversion, wanted_driver=None):
+def verdict(ofed, dkms, release, loaded_version, loaded_srcversion, installed_srcversion, wanted_driver=None,
+            module=DKMS_MODULE):
     """``{"problems": [one line each, with the fix], "reboot": reason or None}`` of the installed and loaded driver.
 
     ``ofed``: ``parse_ofed_info``'s ``ofed`` ({version, flavour}) or None; ``dkms``: :func:`parse_dkms_status`;
     ``release``: ``uname -r``; ``loaded_*``: ``/sys/module/mlx5_core/{version,srcversion}`` (None when not loaded or
-    inbox); ``installed_srcversion``: ``modinfo -F srcversion mlx5_core`` of the running kernel."""
+    inbox); ``installed_srcversion``: ``modinfo -F srcversion mlx5_core`` of the running kernel; ``module``: the DKMS
+    module's name on this distribution (:func:`dkms_module`)."""
     problems = []
     reboot = None
     if ofed is None:
@@ -455,7 +529,7 @@ def verdict(ofed, dkms, release, loaded_version, loaded_srcversion, installed_sr
     if wanted_driver and driver_version(ofed["version"]) != wanted_driver:
         problems.append("the installed driver is %s, the pinned DOCA version ships %s" % (ofed["version"],
                                                                                           wanted_driver))
-    mine = [e for e in dkms if e["module"] == DKMS_MODULE]
+    mine = [e for e in dkms if e["module"] == module]
     if mine:
         # Only the installed driver's own entry counts: after an upgrade whose build was skipped, the old version's
         # modules are still "installed" for this kernel while the new one is only "added".
@@ -463,15 +537,15 @@ def verdict(ofed, dkms, release, loaded_version, loaded_srcversion, installed_sr
         here = [e for e in current if e["kernel"] == release and e["state"] == "installed"]
         if not current:
             problems.append("dkms has %s %s, not the installed driver %s (its DKMS package was not upgraded with "
-                            "it); fix: install the pinned version's mlnx-ofed-kernel-dkms, then reboot or restart "
-                            "the driver" % (DKMS_MODULE, ", ".join(sorted(set(e["version"] for e in mine))),
-                                            ofed["version"]))
+                            "it); fix: install the pinned version's %s-dkms, then reboot or restart the driver"
+                            % (module, ", ".join(sorted(set(e["version"] for e in mine))), ofed["version"],
+                               "mlnx-ofed-kernel" if module == DKMS_MODULES["apt"] else module))
         elif not here:
             others = sorted(set(e["kernel"] for e in current if e["kernel"]))
             problems.append("the running kernel %s has no %s modules built (dkms has them for %s); fix: install the "
                             "kernel headers (linux-headers-%s or kernel-devel-%s) and run 'dkms autoinstall -k %s', "
                             "then reboot or restart the driver"
-                            % (release, DKMS_MODULE, ", ".join(others) or "no kernel", release, release, release))
+                            % (release, module, ", ".join(others) or "no kernel", release, release, release))
     if loaded_version is None and loaded_srcversion is not None:
         reboot = "the loaded mlx5_core is the kernel's own, not DOCA-OFED's: the installed driver loads at the next " \
                  "boot (or driver restart)"
@@ -510,3 +584,100 @@ def restart_refusal(management, mellanox, storage, problem=None):
         return ("doca_ofed: a driver restart would pull the RDMA stack from under storage (%s); not restarted. Fix: "
                 "stop those users, or reboot the node instead (fabric_reboot)" % "; ".join(storage))
     return None
+
+
+# -- the kernel's lifecycle: the DKMS module per distribution, headers for future kernels, the kernel the next boot
+# starts ---------------------------------------------------------------------------------------------------------
+
+RPM_FAMILY = ("rhel", "fedora", "centos", "rocky", "almalinux", "ol", "redhat", "sles", "suse", "opensuse")
+
+
+def package_family(os_release):
+    """``"apt"`` (Debian, Ubuntu), ``"dnf"`` (the RHEL family; SUSE's zypper reads the same RPM packaging) or None,
+    from ``/etc/os-release``'s ``ID`` and ``ID_LIKE``."""
+    ids = set(("%s %s" % ((os_release or {}).get("ID", ""), (os_release or {}).get("ID_LIKE", ""))).lower().split())
+    if ids & {"debian", "ubuntu"}:
+        return "apt"
+    if ids & set(RPM_FAMILY):
+        return "dnf"
+    return None
+
+
+def dkms_module(os_release):
+    """The DKMS module name of the driver's kernel part on this distribution: ``mlnx-ofed-kernel`` from the Debian
+    packaging, ``mlnx-ofa_kernel`` from the RPM packaging (unknown distributions: the Debian name)."""
+    return DKMS_MODULES.get(package_family(os_release), DKMS_MODULE)
+
+
+def headers_meta_package(family, release, installed):
+    """The distribution's headers meta-package that follows the running kernel's flavour to every future kernel,
+    or None.
+
+    ``release``: ``uname -r`` (``6.1.0-18-cloud-amd64``, ``5.15.0-170-generic``); ``installed``: the names of the
+    installed packages. Debian and Ubuntu install a kernel through a meta-package ``linux-image-<flavour>``
+    (``linux-image-amd64``, ``linux-image-cloud-amd64``, ``linux-image-generic``, ``linux-image-generic-hwe-24.04``);
+    its sibling ``linux-headers-<flavour>`` pulls the headers of each kernel it pulls. The flavour is the running
+    release's suffix after the ABI number; among installed meta-packages the one named exactly after it wins, then one
+    that extends it (``generic-hwe-24.04``). The RHEL family has no such package: ``kernel-devel`` is an
+    install-only package whose upgrades install the headers of each new kernel beside the old ones, so it returns
+    None there."""
+    if family != "apt":
+        return None
+    match = re.match(r"^\d+\.\d+(?:\.\d+)*-\d+(?:\.\d+)*-(?P<flavour>[a-z][a-z0-9.+-]*)$", release or "")
+    if not match:
+        return None
+    flavour = match.group("flavour")
+    metas = sorted(name[len("linux-image-"):] for name in installed
+                   if name.startswith("linux-image-") and not name[len("linux-image-"):][:1].isdigit())
+    for name in [m for m in metas if m == flavour] + [m for m in metas if m.startswith(flavour + "-")]:
+        if name.startswith(flavour):
+            return "linux-headers-" + name
+    return None
+
+
+def _kernel_key(release):
+    """A kernel release as ``sort -V`` orders it: numbers as numbers, the rest as text."""
+    return [(0, int(part), "") if part.isdigit() else (1, 0, part) for part in re.findall(r"\d+|[^\d.+~-]+", release)]
+
+
+def boot_kernel(family, grubby_default="", vmlinuz=()):
+    """The kernel release the next boot starts, or None when it cannot be told.
+
+    RHEL family: ``grubby --default-kernel`` (``/boot/vmlinuz-5.14.0-503.15.1.el9_5.x86_64``). Debian and Ubuntu: the
+    newest ``/boot/vmlinuz-<release>`` in version order, which is the first entry ``update-grub`` writes and GRUB's
+    default unless ``GRUB_DEFAULT`` names another. ``vmlinuz``: the names in /boot (``vmlinuz-6.1.0-18-amd64``;
+    ``vmlinuz``, ``vmlinuz.old`` links and ``.old`` ignored)."""
+    if family == "dnf":
+        text = (grubby_default or "").strip().splitlines()
+        path = text[-1].strip() if text else ""
+        return path.rsplit("/vmlinuz-", 1)[-1] if "/vmlinuz-" in path else None
+    releases = [name[len("vmlinuz-"):] for name in vmlinuz
+                if name.startswith("vmlinuz-") and not name.endswith(".old") and len(name) > len("vmlinuz-")]
+    return max(releases, key=_kernel_key) if releases else None
+
+
+def boot_kernel_plan(ofed, dkms, module, running, boot, headers_present):
+    """What the next boot needs from DKMS: ``{"kernel", "built", "command", "problem"}``.
+
+    ``built``: the installed driver's own modules are ``installed`` for ``boot`` (:func:`same_driver`); otherwise
+    ``command`` is ``dkms autoinstall -k <boot>`` (dkms builds and installs every added module for that kernel), and
+    ``problem`` says what the boot would start with when the kernel's headers are missing (no build can succeed
+    then). Nothing is planned without an installed driver with a DKMS entry (prebuilt kernel packages), without a
+    known boot kernel, or when the boot kernel is the running one (the verdict judges that)."""
+    plan = {"kernel": boot, "built": True, "command": None, "problem": None}
+    if not ofed or not boot or boot == running:
+        return plan
+    current = [e for e in dkms if e["module"] == module and same_driver(e["version"], ofed["version"])]
+    if not current:
+        return plan
+    if any(e["kernel"] == boot and e["state"] == "installed" for e in current):
+        return plan
+    plan["built"] = False
+    if not headers_present:
+        plan["problem"] = ("the next boot starts kernel %s, which has no %s modules built and no headers to build them "
+                           "(it would come up with the kernel's own mlx5_core); fix: install its headers "
+                           "(linux-headers-%s or kernel-devel-%s) and run 'dkms autoinstall -k %s' before rebooting"
+                           % (boot, module, boot, boot, boot))
+        return plan
+    plan["command"] = ["dkms", "autoinstall", "-k", boot]
+    return plan
