@@ -192,6 +192,7 @@ reboot_pending:
   elements: str
 """
 
+import glob
 import gzip
 import lzma
 import os
@@ -200,6 +201,7 @@ from ansible.module_utils.basic import AnsibleModule
 from ansible.module_utils.urls import fetch_url
 
 from ansible_collections.ainet.fabric.plugins.module_utils.common.errors import FabricError
+from ansible_collections.ainet.fabric.plugins.module_utils.host import doca_ofed_load as load
 from ansible_collections.ainet.fabric.plugins.module_utils.host import doca_ofed_state as lib
 from ansible_collections.ainet.fabric.plugins.module_utils.host import mgmt_path
 from ansible_collections.ainet.fabric.plugins.module_utils.host.runner import VENDOR_MELLANOX, Runner, one_line
@@ -337,17 +339,65 @@ class Driver(object):
         return lib.parse_dkms_status(out)
 
     def loaded(self):
-        installed = None
+        """The loaded mlx5_core (``present``: /sys/module/mlx5_core exists; its ``version`` and ``srcversion``) and
+        the installed one (``installed``: ``modinfo mlx5_core``'s filename, version, srcversion, signer)."""
+        installed = {}
         if self.runner.bin("modinfo"):
-            rc, out, _err = self.runner.run(["modinfo", "-F", "srcversion", "mlx5_core"], check=False)
-            installed = (out.strip() or None) if rc == 0 else None
-        return {"version": self.runner.read_sys("/sys/module/mlx5_core/version"),
+            rc, out, _err = self.runner.run(["modinfo", "mlx5_core"], check=False)
+            fields = load.parse_modinfo(out) if rc == 0 else {}
+            installed = dict((key, fields[key]) for key in ("filename", "version", "srcversion", "signer")
+                             if key in fields)
+            if "filename" in installed:
+                installed.setdefault("signer", "")
+        return {"present": os.path.isdir(self.runner.sys("/sys/module/mlx5_core")),
+                "version": self.runner.read_sys("/sys/module/mlx5_core/version"),
                 "srcversion": self.runner.read_sys("/sys/module/mlx5_core/srcversion"),
-                "installed_srcversion": installed}
+                "installed_srcversion": installed.get("srcversion"), "installed": installed}
 
     def modules(self):
-        return set(line.split()[0] for line in (self.runner.read_sys("/proc/modules") or "").splitlines()
-                   if line.split())
+        """``/proc/modules`` as :func:`doca_ofed_load.parse_proc_modules`."""
+        return load.parse_proc_modules(self.runner.read_sys("/proc/modules"))
+
+    def secure_boot(self):
+        """``{"state", "certificate", "certificate_present", "key"}``: Secure Boot (mokutil, else the EFI variable,
+        else no EFI: ``unsupported``) and DKMS's signing certificate with its enrolment (``mokutil --test-key``)."""
+        state = None
+        if self.runner.bin("mokutil"):
+            _rc, out, err = self.runner.run(["mokutil", "--sb-state"], check=False)
+            state = load.parse_sb_state("%s\n%s" % (out, err))
+        if state is None:
+            try:
+                with open(self.runner.sys(load.SECURE_BOOT_EFIVAR), "rb") as handle:
+                    state = load.efi_secure_boot(handle.read())
+            except OSError:
+                state = None if os.path.isdir(self.runner.sys("/sys/firmware/efi")) else "unsupported"
+        conf = []
+        for path in [self.runner.conf("/etc/dkms/framework.conf")] + sorted(
+                glob.glob(self.runner.conf("/etc/dkms/framework.conf.d/*.conf"))):
+            try:
+                with open(path) as handle:
+                    conf.append(handle.read())
+            except OSError:
+                pass
+        cert = load.mok_certificate("\n".join(conf), self.runner.os_release().get("ID"))
+        present = os.path.isfile(self.runner.conf(cert))
+        key = None
+        if state == "enabled" and present and self.runner.bin("mokutil"):
+            _rc, out, err = self.runner.run(["mokutil", "--test-key", self.runner.conf(cert)], check=False)
+            key = load.parse_test_key("%s\n%s" % (out, err))
+        return {"state": state, "certificate": cert, "certificate_present": present, "key": key}
+
+    def blacklisted(self):
+        """Where mlx5_core is kept from loading (modprobe.d files, the kernel command line)."""
+        files = {}
+        for directory in ("/etc/modprobe.d", "/run/modprobe.d", "/usr/lib/modprobe.d", "/lib/modprobe.d"):
+            for path in sorted(glob.glob(self.runner.conf(directory + "/*.conf"))):
+                try:
+                    with open(path) as handle:
+                        files[directory + "/" + os.path.basename(path)] = handle.read()
+                except OSError:
+                    pass
+        return load.modprobe_blacklist(files, self.runner.read_sys("/proc/cmdline"))
 
     def nvme_transports(self):
         base = self.runner.sys("/sys/class/nvme")
@@ -448,6 +498,14 @@ def run_module():
             result["repository"] = lib.repository(version, release.get("ID"), release.get("VERSION_ID"),
                                                   os.uname()[4], params["mirror"] or None)
             result["headers"] = runner.kernel_headers()
+            # Before anything is installed: a DKMS-built driver that Secure Boot would refuse is not installed.
+            if load.dkms_builds(version, result["repository"]["family"]):
+                result["secure_boot"] = Driver(runner).secure_boot()
+                problem, pending = load.secure_boot_problem(**load.secure_boot_args(result["secure_boot"]))
+                if problem:
+                    raise lib.DocaError("doca_ofed: %s" % problem)
+                if pending:
+                    result["reboot_pending"].append("DOCA-OFED: %s" % pending)
         if params["state"] == "repository":
             found = Repository(module, runner, result["repository"]["url"], params["mirror_option"]).read(
                 result["repository"]["family"], version)
@@ -470,18 +528,37 @@ def run_module():
             result["msg"] = "DOCA-OFED is not installed and no version is pinned: nothing to verify"
             module.exit_json(**result)
 
+        result["secure_boot"] = driver.secure_boot()
+        mellanox = driver.mellanox()
+
         def judge(loaded):
-            return lib.verdict(result["ofed"], result["dkms"], driver.release, loaded["version"],
-                               loaded["srcversion"], loaded["installed_srcversion"], result["driver"])
+            found = lib.verdict(result["ofed"], result["dkms"], driver.release, loaded["version"],
+                                loaded["srcversion"], loaded["installed_srcversion"], result["driver"],
+                                loaded_present=loaded["present"], installed=loaded["installed"])
+            # Secure Boot matters while the installed driver is not the one running (it loads at the next boot).
+            waiting = found["reboot"] or not loaded["present"]
+            problem, pending = load.secure_boot_problem(**load.secure_boot_args(
+                result["secure_boot"], loaded["installed"].get("signer"),
+                any(e["module"] == lib.DKMS_MODULE for e in result["dkms"]))) if waiting else (None, None)
+            reasons = ([problem] if problem else []) + ["blacklisted in %s" % where for where in driver.blacklisted()]
+            if found["problems"]:
+                reasons.append("the driver's own problems: see the other messages")
+            missing = load.not_loaded_problem(mellanox, loaded["present"], reasons)
+            found["problems"].extend([missing] if missing else [problem] if problem else [])
+            found["pending"] = pending
+            return found
 
         found = judge(result["loaded"])
         if found["problems"]:
             raise lib.DocaError("doca_ofed: " + "; ".join(found["problems"]))
+        if found["pending"]:
+            result["reboot_pending"].append("DOCA-OFED: %s" % found["pending"])
         if found["reboot"] and params["restart"]:
-            result["storage"] = lib.storage_users(driver.modules(), runner.read_sys("/proc/mounts"),
-                                                  driver.nvme_transports())
+            modules = driver.modules()
+            result["storage"] = lib.storage_users(modules, runner.read_sys("/proc/mounts"), driver.nvme_transports())
             _devices, management, problem = mgmt_path.read_management(runner, params["management_addresses"])
-            refusal = lib.restart_refusal(management, driver.mellanox(), result["storage"], problem)
+            refusal = lib.restart_refusal(management, mellanox, result["storage"], problem,
+                                          blockers=load.restart_blockers(modules))
             if refusal:
                 raise lib.DocaError(refusal)
             argv = driver.restart_argv()
@@ -491,8 +568,9 @@ def run_module():
                 runner.run(argv)
                 result["loaded"] = driver.loaded()
                 again = judge(result["loaded"])
-                if again["reboot"]:
-                    raise lib.DocaError("doca_ofed: after the restart, %s" % again["reboot"])
+                if again["problems"] or again["reboot"]:
+                    raise lib.DocaError("doca_ofed: after the restart, %s" % "; ".join(
+                        again["problems"] + ([again["reboot"]] if again["reboot"] else [])))
         elif found["reboot"]:
             result["reboot_pending"].append("DOCA-OFED: %s" % found["reboot"])
     except FabricError as exc:
