@@ -28,12 +28,24 @@ description:
   - With O(state=verify), reads what is installed and what runs - C(ofed_info -s), C(dkms status), the loaded
     C(mlx5_core)'s C(version) and C(srcversion) against C(modinfo) - and fails with one line per problem and its fix
     (the installed driver is not the pinned one; the running kernel has no DOCA-OFED modules built, the classic
-    breakage after a kernel update). A loaded driver older than the installed one is a pending reboot.
+    breakage after a kernel update). A loaded driver older than the installed one is a pending reboot; which
+    C(mlx5_core) runs is told by the module's path (in C(modinfo), C(updates/dkms/) or C(extra/mlnx-ofa_kernel/) is
+    DOCA's, C(kernel/drivers/net/ethernet/mellanox/) the kernel's) and C(/sys/module/mlx5_core/version) (only DOCA's
+    has it), so the kernel's own without a C(srcversion) (Debian) is a pending reboot too.
+  - With O(state=verify), a node with ConnectX/BlueField functions (PCI vendor 15b3) and no C(mlx5_core) loaded
+    fails, naming what was found (Secure Boot and DKMS's key, a C(blacklist mlx5_core) in modprobe.d or on the
+    kernel command line, the driver's build problems).
+  - Secure Boot (C(mokutil --sb-state), else the EFI variable) - a DKMS-built driver is refused with O(state=plan)
+    (before any install) and fails O(state=verify) while it waits for the next boot, when DKMS's signing
+    certificate is missing, not enrolled (C(mokutil --test-key)), blocked, or cannot be checked (no C(mokutil));
+    the message gives C(mokutil --import <cert>) and the confirmation in MokManager on the console. A certificate
+    in the enrolment request is a pending reboot.
   - With O(restart=true) and a loaded driver that is not the installed one, restarts it (C(/etc/init.d/openibd
     restart)) and reads it back - but never when a ConnectX function carries the management path (a default route
     of any table, the address this session came in on, a bond, VLAN or bridge above them, or a path that cannot be
-    traced) or a storage user of the RDMA stack is there (NVMe-oF, NFS over RDMA, iSER, SRP); that refuses the run
-    before any change, naming it.
+    traced), a storage user of the RDMA stack is there (NVMe-oF, NFS over RDMA, iSER, SRP), C(nvidia_peermem) is
+    loaded, or a third-party RDMA provider module is (C(irdma), C(efa), C(bnxt_re) ..., the list of NVIDIA's driver
+    container); that refuses the run before any change, naming it. Nothing is unloaded by the module.
 extends_documentation_fragment:
   - ainet.fabric.host.roots
 options:
@@ -110,7 +122,7 @@ attributes:
     support: none
     description: Nothing is written by the module; the role's package tasks show their own changes.
 requirements:
-  - C(ofed_info) and C(dkms) (DOCA-OFED) to verify; C(modinfo)
+  - C(ofed_info) and C(dkms) (DOCA-OFED) to verify; C(modinfo); C(mokutil) where Secure Boot is on
 """
 
 EXAMPLES = r"""
@@ -171,9 +183,17 @@ dkms:
   type: list
   elements: dict
 loaded:
-  description: The loaded mlx5_core's C(version) (only the DOCA-OFED build has one) and C(srcversion), and
-    C(installed_srcversion) from modinfo.
+  description: The loaded mlx5_core - C(present) (C(/sys/module/mlx5_core) exists), its C(version) (only the
+    DOCA-OFED build has one) and C(srcversion) - and the installed one, C(installed) (C(modinfo mlx5_core)'s
+    C(filename), C(version), C(srcversion), C(signer); C(signer) empty when unsigned), C(installed_srcversion).
   returned: always
+  type: dict
+secure_boot:
+  description: With O(state=verify), and with O(state=plan) or O(state=repository) where DKMS builds the driver -
+    C(state) (C(enabled), C(disabled), C(unsupported) without EFI, null when unknown), C(certificate) (DKMS's
+    signing certificate), C(certificate_present), C(key) (C(enrolled), C(pending), C(not_enrolled), C(blocked);
+    null when not checked).
+  returned: when read
   type: dict
 storage:
   description: Storage users of the RDMA stack.
