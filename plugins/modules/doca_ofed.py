@@ -555,8 +555,9 @@ def run_module():
             found = lib.verdict(result["ofed"], result["dkms"], driver.release, loaded["version"],
                                 loaded["srcversion"], loaded["installed_srcversion"], result["driver"],
                                 loaded_present=loaded["present"], installed=loaded["installed"])
-            # Secure Boot matters while the installed driver is not the one running (it loads at the next boot).
-            waiting = found["reboot"] or not loaded["present"]
+            # Secure Boot matters while the installed driver is not the one running (it loads at the next boot) or
+            # a ConnectX has no driver; a node without one never loads it.
+            waiting = found["reboot"] or (mellanox and not loaded["present"])
             problem, pending = load.secure_boot_problem(**load.secure_boot_args(
                 result["secure_boot"], loaded["installed"].get("signer"),
                 any(e["module"] == lib.DKMS_MODULE for e in result["dkms"]))) if waiting else (None, None)
