@@ -57,8 +57,8 @@ def test_debian_inbox_without_srcversion_is_a_pending_reboot():
 
 
 def test_not_loaded_with_a_connectx_fails_with_its_reasons():
-    found = load.not_loaded_problem({"0000:3b:00.0"}, False, ["blacklisted in /etc/modprobe.d/x.conf: blacklist "
-                                                             "mlx5_core"])
+    reason = "blacklisted in /etc/modprobe.d/x.conf: blacklist mlx5_core"
+    found = load.not_loaded_problem({"0000:3b:00.0"}, False, [reason])
     assert found == ("no mlx5_core is loaded while ConnectX/BlueField devices are present (0000:3b:00.0): "
                      "blacklisted in /etc/modprobe.d/x.conf: blacklist mlx5_core")
     assert "no reason found here" in load.not_loaded_problem({"0000:3b:00.0"}, False, [])
