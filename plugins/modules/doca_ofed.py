@@ -29,16 +29,28 @@ description:
     C(mlnx-ofed-kernel) on Debian and Ubuntu, C(mlnx-ofa_kernel) on the RHEL family), the loaded C(mlx5_core)'s
     C(version) and C(srcversion) against C(modinfo) - and fails with one line per problem and its fix (the installed
     driver is not the pinned one; the running kernel has no DOCA-OFED modules built, the classic breakage after a
-    kernel update). A loaded driver older than the installed one is a pending reboot.
+    kernel update). A loaded driver older than the installed one is a pending reboot; which
+    C(mlx5_core) runs is told by the module's path (in C(modinfo), C(updates/dkms/) or C(extra/mlnx-ofa_kernel/) is
+    DOCA's, C(kernel/drivers/net/ethernet/mellanox/) the kernel's) and C(/sys/module/mlx5_core/version) (only DOCA's
+    has it), so the kernel's own without a C(srcversion) (Debian) is a pending reboot too.
   - Also with O(state=verify), before any reboot, the kernel the next boot starts (RHEL family C(grubby
     --default-kernel), Debian and Ubuntu the newest C(/boot/vmlinuz-*)) must have the installed driver's DKMS
     modules; where it has not, runs C(dkms autoinstall -k <kernel>) (reported as a change; in check mode only
     reported) and reads C(dkms status) back. Without that kernel's headers, fails with the fix.
+  - With O(state=verify), a node with ConnectX/BlueField functions (PCI vendor 15b3) and no C(mlx5_core) loaded
+    fails, naming what was found (Secure Boot and DKMS's key, a C(blacklist mlx5_core) in modprobe.d or on the
+    kernel command line, the driver's build problems).
+  - Secure Boot (C(mokutil --sb-state), else the EFI variable) - a DKMS-built driver is refused with O(state=plan)
+    (before any install) and fails O(state=verify) while it waits for the next boot, when DKMS's signing
+    certificate is missing, not enrolled (C(mokutil --test-key)), blocked, or cannot be checked (no C(mokutil));
+    the message gives C(mokutil --import <cert>) and the confirmation in MokManager on the console. A certificate
+    in the enrolment request is a pending reboot.
   - With O(restart=true) and a loaded driver that is not the installed one, restarts it (C(/etc/init.d/openibd
     restart)) and reads it back - but never when a ConnectX function carries the management path (a default route
     of any table, the address this session came in on, a bond, VLAN or bridge above them, or a path that cannot be
-    traced) or a storage user of the RDMA stack is there (NVMe-oF, NFS over RDMA, iSER, SRP); that refuses the run
-    before any change, naming it.
+    traced), a storage user of the RDMA stack is there (NVMe-oF, NFS over RDMA, iSER, SRP), C(nvidia_peermem) is
+    loaded, or a third-party RDMA provider module is (C(irdma), C(efa), C(bnxt_re) ..., the list of NVIDIA's driver
+    container); that refuses the run before any change, naming it. Nothing is unloaded by the module.
 extends_documentation_fragment:
   - ainet.fabric.host.roots
 options:
@@ -119,7 +131,7 @@ attributes:
     support: none
     description: Nothing is written by the module; the role's package tasks show their own changes.
 requirements:
-  - C(ofed_info) and C(dkms) (DOCA-OFED) to verify; C(modinfo)
+  - C(ofed_info) and C(dkms) (DOCA-OFED) to verify; C(modinfo); C(mokutil) where Secure Boot is on
 """
 
 EXAMPLES = r"""
@@ -189,9 +201,17 @@ dkms:
   type: list
   elements: dict
 loaded:
-  description: The loaded mlx5_core's C(version) (only the DOCA-OFED build has one) and C(srcversion), and
-    C(installed_srcversion) from modinfo.
+  description: The loaded mlx5_core - C(present) (C(/sys/module/mlx5_core) exists), its C(version) (only the
+    DOCA-OFED build has one) and C(srcversion) - and the installed one, C(installed) (C(modinfo mlx5_core)'s
+    C(filename), C(version), C(srcversion), C(signer); C(signer) empty when unsigned), C(installed_srcversion).
   returned: always
+  type: dict
+secure_boot:
+  description: With O(state=verify), and with O(state=plan) or O(state=repository) where DKMS builds the driver -
+    C(state) (C(enabled), C(disabled), C(unsupported) without EFI, null when unknown), C(certificate) (DKMS's
+    signing certificate), C(certificate_present), C(key) (C(enrolled), C(pending), C(not_enrolled), C(blocked);
+    null when not checked).
+  returned: when read
   type: dict
 storage:
   description: Storage users of the RDMA stack.
@@ -210,6 +230,7 @@ reboot_pending:
   elements: str
 """
 
+import glob
 import gzip
 import lzma
 import os
@@ -218,6 +239,7 @@ from ansible.module_utils.basic import AnsibleModule
 from ansible.module_utils.urls import fetch_url
 
 from ansible_collections.ainet.fabric.plugins.module_utils.common.errors import FabricError
+from ansible_collections.ainet.fabric.plugins.module_utils.host import doca_ofed_load as load
 from ansible_collections.ainet.fabric.plugins.module_utils.host import doca_ofed_state as lib
 from ansible_collections.ainet.fabric.plugins.module_utils.host import mgmt_path
 from ansible_collections.ainet.fabric.plugins.module_utils.host.runner import VENDOR_MELLANOX, Runner, one_line
@@ -355,17 +377,65 @@ class Driver(object):
         return lib.parse_dkms_status(out)
 
     def loaded(self):
-        installed = None
+        """The loaded mlx5_core (``present``: /sys/module/mlx5_core exists; its ``version`` and ``srcversion``) and
+        the installed one (``installed``: ``modinfo mlx5_core``'s filename, version, srcversion, signer)."""
+        installed = {}
         if self.runner.bin("modinfo"):
-            rc, out, _err = self.runner.run(["modinfo", "-F", "srcversion", "mlx5_core"], check=False)
-            installed = (out.strip() or None) if rc == 0 else None
-        return {"version": self.runner.read_sys("/sys/module/mlx5_core/version"),
+            rc, out, _err = self.runner.run(["modinfo", "mlx5_core"], check=False)
+            fields = load.parse_modinfo(out) if rc == 0 else {}
+            installed = dict((key, fields[key]) for key in ("filename", "version", "srcversion", "signer")
+                             if key in fields)
+            if "filename" in installed:
+                installed.setdefault("signer", "")
+        return {"present": os.path.isdir(self.runner.sys("/sys/module/mlx5_core")),
+                "version": self.runner.read_sys("/sys/module/mlx5_core/version"),
                 "srcversion": self.runner.read_sys("/sys/module/mlx5_core/srcversion"),
-                "installed_srcversion": installed}
+                "installed_srcversion": installed.get("srcversion"), "installed": installed}
 
     def modules(self):
-        return set(line.split()[0] for line in (self.runner.read_sys("/proc/modules") or "").splitlines()
-                   if line.split())
+        """``/proc/modules`` as :func:`doca_ofed_load.parse_proc_modules`."""
+        return load.parse_proc_modules(self.runner.read_sys("/proc/modules"))
+
+    def secure_boot(self):
+        """``{"state", "certificate", "certificate_present", "key"}``: Secure Boot (mokutil, else the EFI variable,
+        else no EFI: ``unsupported``) and DKMS's signing certificate with its enrolment (``mokutil --test-key``)."""
+        state = None
+        if self.runner.bin("mokutil"):
+            _rc, out, err = self.runner.run(["mokutil", "--sb-state"], check=False)
+            state = load.parse_sb_state("%s\n%s" % (out, err))
+        if state is None:
+            try:
+                with open(self.runner.sys(load.SECURE_BOOT_EFIVAR), "rb") as handle:
+                    state = load.efi_secure_boot(handle.read())
+            except OSError:
+                state = None if os.path.isdir(self.runner.sys("/sys/firmware/efi")) else "unsupported"
+        conf = []
+        for path in [self.runner.conf("/etc/dkms/framework.conf")] + sorted(
+                glob.glob(self.runner.conf("/etc/dkms/framework.conf.d/*.conf"))):
+            try:
+                with open(path) as handle:
+                    conf.append(handle.read())
+            except OSError:
+                pass
+        cert = load.mok_certificate("\n".join(conf), self.runner.os_release().get("ID"))
+        present = os.path.isfile(self.runner.conf(cert))
+        key = None
+        if state == "enabled" and present and self.runner.bin("mokutil"):
+            _rc, out, err = self.runner.run(["mokutil", "--test-key", self.runner.conf(cert)], check=False)
+            key = load.parse_test_key("%s\n%s" % (out, err))
+        return {"state": state, "certificate": cert, "certificate_present": present, "key": key}
+
+    def blacklisted(self):
+        """Where mlx5_core is kept from loading (modprobe.d files, the kernel command line)."""
+        files = {}
+        for directory in ("/etc/modprobe.d", "/run/modprobe.d", "/usr/lib/modprobe.d", "/lib/modprobe.d"):
+            for path in sorted(glob.glob(self.runner.conf(directory + "/*.conf"))):
+                try:
+                    with open(path) as handle:
+                        files[directory + "/" + os.path.basename(path)] = handle.read()
+                except OSError:
+                    pass
+        return load.modprobe_blacklist(files, self.runner.read_sys("/proc/cmdline"))
 
     def nvme_transports(self):
         base = self.runner.sys("/sys/class/nvme")
@@ -522,6 +592,14 @@ def run_module():
             url, origin = lib.key_location(result["repository"]["family"], params["key_url"] or "")
             result["key"] = {"url": url, "origin": origin,
                              "fingerprints": lib.pinned_fingerprints(params["key_fingerprint"])}
+            # Before anything is installed: a DKMS-built driver that Secure Boot would refuse is not installed.
+            if load.dkms_builds(version, result["repository"]["family"]):
+                result["secure_boot"] = Driver(runner).secure_boot()
+                problem, pending = load.secure_boot_problem(**load.secure_boot_args(result["secure_boot"]))
+                if problem:
+                    raise lib.DocaError("doca_ofed: %s" % problem)
+                if pending:
+                    result["reboot_pending"].append("DOCA-OFED: %s" % pending)
         if params["state"] == "repository":
             found = Repository(module, runner, result["repository"]["url"], params["mirror_option"]).read(
                 result["repository"]["family"], version)
@@ -547,19 +625,39 @@ def run_module():
         family = lib.package_family(runner.os_release())
         dkms_module = lib.dkms_module(runner.os_release())
 
+        result["secure_boot"] = driver.secure_boot()
+        mellanox = driver.mellanox()
+
         def judge(loaded):
-            return lib.verdict(result["ofed"], result["dkms"], driver.release, loaded["version"],
-                               loaded["srcversion"], loaded["installed_srcversion"], result["driver"], dkms_module)
+            found = lib.verdict(result["ofed"], result["dkms"], driver.release, loaded["version"],
+                                loaded["srcversion"], loaded["installed_srcversion"], result["driver"],
+                                loaded_present=loaded["present"], installed=loaded["installed"], module=dkms_module)
+            # Secure Boot matters while the installed driver is not the one running (it loads at the next boot) or
+            # a ConnectX has no driver; a node without one never loads it.
+            waiting = found["reboot"] or (mellanox and not loaded["present"])
+            problem, pending = load.secure_boot_problem(**load.secure_boot_args(
+                result["secure_boot"], loaded["installed"].get("signer"),
+                any(e["module"] == dkms_module for e in result["dkms"]))) if waiting else (None, None)
+            reasons = ([problem] if problem else []) + ["blacklisted in %s" % where for where in driver.blacklisted()]
+            if found["problems"]:
+                reasons.append("the driver's own problems: see the other messages")
+            missing = load.not_loaded_problem(mellanox, loaded["present"], reasons)
+            found["problems"].extend([missing] if missing else [problem] if problem else [])
+            found["pending"] = pending
+            return found
 
         found = judge(result["loaded"])
         if found["problems"]:
             raise lib.DocaError("doca_ofed: " + "; ".join(found["problems"]))
+        if found["pending"]:
+            result["reboot_pending"].append("DOCA-OFED: %s" % found["pending"])
         build_for_boot(module, driver, family, dkms_module, result)
         if found["reboot"] and params["restart"]:
-            result["storage"] = lib.storage_users(driver.modules(), runner.read_sys("/proc/mounts"),
-                                                  driver.nvme_transports())
+            modules = driver.modules()
+            result["storage"] = lib.storage_users(modules, runner.read_sys("/proc/mounts"), driver.nvme_transports())
             _devices, management, problem = mgmt_path.read_management(runner, params["management_addresses"])
-            refusal = lib.restart_refusal(management, driver.mellanox(), result["storage"], problem)
+            refusal = lib.restart_refusal(management, mellanox, result["storage"], problem,
+                                          blockers=load.restart_blockers(modules))
             if refusal:
                 raise lib.DocaError(refusal)
             argv = driver.restart_argv()
@@ -569,8 +667,9 @@ def run_module():
                 runner.run(argv)
                 result["loaded"] = driver.loaded()
                 again = judge(result["loaded"])
-                if again["reboot"]:
-                    raise lib.DocaError("doca_ofed: after the restart, %s" % again["reboot"])
+                if again["problems"] or again["reboot"]:
+                    raise lib.DocaError("doca_ofed: after the restart, %s" % "; ".join(
+                        again["problems"] + ([again["reboot"]] if again["reboot"] else [])))
         elif found["reboot"]:
             result["reboot_pending"].append("DOCA-OFED: %s" % found["reboot"])
     except FabricError as exc:

@@ -28,7 +28,8 @@ fingerprints can be checked against a pinned one.
 
 **Restart** (:func:`restart_refusal`): ``/etc/init.d/openibd restart`` unloads every RDMA module and the NICs'
 netdevs go down; it is refused when a ConnectX function carries the management path (NVIDIA network-operator
-issue 2176) or when a storage user of the RDMA stack is loaded or mounted (NVMe-oF, NFS over RDMA, iSER, SRP).
+issue 2176), when a storage user of the RDMA stack is loaded or mounted (NVMe-oF, NFS over RDMA, iSER, SRP), and
+while nvidia_peermem or a third-party RDMA provider is loaded (:mod:`doca_ofed_load`).
 """
 
 from __future__ import annotations
@@ -41,6 +42,7 @@ import re
 import struct
 
 from ansible_collections.ainet.fabric.plugins.module_utils.common.errors import FabricError
+from ansible_collections.ainet.fabric.plugins.module_utils.host import doca_ofed_load as load
 
 REPO_BASE = "https://linux.mellanox.com/public/repo/doca"
 # The repositories' signing key: since January 2026 every DOCA repository (all versions, latest too) is signed by the
@@ -515,15 +517,16 @@ def signing_key(data, field, origin, fingerprint=""):
 
 
 def verdict(ofed, dkms, release, loaded_version, loaded_srcversion, installed_srcversion, wanted_driver=None,
-            module=DKMS_MODULE):
+            module=DKMS_MODULE, loaded_present=None, installed=None):
     """``{"problems": [one line each, with the fix], "reboot": reason or None}`` of the installed and loaded driver.
 
     ``ofed``: ``parse_ofed_info``'s ``ofed`` ({version, flavour}) or None; ``dkms``: :func:`parse_dkms_status`;
     ``release``: ``uname -r``; ``loaded_*``: ``/sys/module/mlx5_core/{version,srcversion}`` (None when not loaded or
     inbox); ``installed_srcversion``: ``modinfo -F srcversion mlx5_core`` of the running kernel; ``module``: the DKMS
-    module's name on this distribution (:func:`dkms_module`)."""
+    module's name on this distribution (:func:`dkms_module`); ``loaded_present``: ``/sys/module/mlx5_core`` exists;
+    ``installed``: ``modinfo mlx5_core`` parsed (:func:`doca_ofed_load.parse_modinfo`; its path tells DOCA's module
+    from the kernel's own, see :func:`doca_ofed_load.running_reboot`)."""
     problems = []
-    reboot = None
     if ofed is None:
         return {"problems": ["DOCA-OFED is not installed (no ofed_info)"], "reboot": None}
     if wanted_driver and driver_version(ofed["version"]) != wanted_driver:
@@ -546,12 +549,10 @@ def verdict(ofed, dkms, release, loaded_version, loaded_srcversion, installed_sr
                             "kernel headers (linux-headers-%s or kernel-devel-%s) and run 'dkms autoinstall -k %s', "
                             "then reboot or restart the driver"
                             % (release, module, ", ".join(others) or "no kernel", release, release, release))
-    if loaded_version is None and loaded_srcversion is not None:
-        reboot = "the loaded mlx5_core is the kernel's own, not DOCA-OFED's: the installed driver loads at the next " \
-                 "boot (or driver restart)"
-    elif loaded_srcversion and installed_srcversion and loaded_srcversion != installed_srcversion:
-        reboot = "the loaded mlx5_core (srcversion %s) is not the installed one (%s): the new driver loads at the " \
-                 "next boot (or driver restart)" % (loaded_srcversion, installed_srcversion)
+    # Which mlx5_core runs against which is installed: by its path and version, not only srcversion (Debian's
+    # in-tree module has none).
+    reboot = load.running_reboot(loaded_present, loaded_version, loaded_srcversion,
+                                 installed if installed is not None else {"srcversion": installed_srcversion})
     return {"problems": problems, "reboot": reboot}
 
 
@@ -569,10 +570,11 @@ def storage_users(loaded_modules, mounts, nvme_transports):
     return found
 
 
-def restart_refusal(management, mellanox, storage, problem=None):
+def restart_refusal(management, mellanox, storage, problem=None, blockers=None):
     """One line when a driver restart must not run, else None. ``management``: {pci function: why} of the
     management path; ``mellanox``: the ConnectX PCI functions (all go down in a restart); ``storage``: from
-    :func:`storage_users`; ``problem``: why the management path is not known for sure."""
+    :func:`storage_users`; ``problem``: why the management path is not known for sure; ``blockers``: loaded modules
+    the restart must not run under (:func:`doca_ofed_load.restart_blockers`: nvidia_peermem, third-party RDMA)."""
     if problem:
         return "doca_ofed: a driver restart is refused: %s. Fix: reboot the node instead (fabric_reboot)" % problem
     hit = sorted((pci, why) for pci, why in management.items() if pci in mellanox)
@@ -583,6 +585,9 @@ def restart_refusal(management, mellanox, storage, problem=None):
     if storage:
         return ("doca_ofed: a driver restart would pull the RDMA stack from under storage (%s); not restarted. Fix: "
                 "stop those users, or reboot the node instead (fabric_reboot)" % "; ".join(storage))
+    if blockers:
+        return ("doca_ofed: a driver restart would unload the RDMA core under modules it does not manage (%s); not "
+                "restarted. Fix: unload them as said, or reboot the node instead (fabric_reboot)" % "; ".join(blockers))
     return None
 
 

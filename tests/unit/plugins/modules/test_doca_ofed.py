@@ -123,10 +123,13 @@ if name == "ofed_info":
 elif name == "dkms":
     sys.stdout.write(state["dkms"])
 elif name == "modinfo":
-    print(state["installed_srcversion"])
+    sys.stdout.write(state["modinfo"].replace("78352976D87E8F24553D352", state["installed_srcversion"]))
+elif name == "mokutil":
+    sys.stdout.write(state["sb_state"] if sys.argv[1] == "--sb-state" else state["test_key"])
 elif name == "openibd":
     # the driver loader: the installed module is now the loaded one
     sysroot = os.environ["STANDIN_SYS"]
+    os.makedirs(os.path.join(sysroot, "sys/module/mlx5_core"), exist_ok=True)
     open(os.path.join(sysroot, "sys/module/mlx5_core/srcversion"), "w").write(state["installed_srcversion"] + "\n")
     open(os.path.join(sysroot, "sys/module/mlx5_core/version"), "w").write("25.10-1.7.1\n")
 '''
@@ -152,7 +155,10 @@ def host(tmp_path, monkeypatch):
     (cfg / "etc/os-release").write_text('ID=ubuntu\nVERSION_ID="24.04"\n')
     state = {"ofed_info": "OFED-internal-25.10-1.7.1:",
              "dkms": "mlnx-ofed-kernel/25.10.OFED.25.10.1.7.1.1, %s, x86_64: installed\n" % RELEASE,
-             "installed_srcversion": "DOCA2510AB"}
+             "installed_srcversion": "DOCA2510AB",
+             # modinfo of DOCA's DKMS module (recorded on Debian 12), its srcversion replaced by installed_srcversion
+             "modinfo": data("doca", "modinfo", "debian12-doca-24.10-dkms.txt"),
+             "sb_state": "SecureBoot disabled\n", "test_key": ""}
     (tmp_path / "state.json").write_text(json.dumps(state))
     bin_dir = tmp_path / "bin"
     os.makedirs(str(bin_dir))
@@ -539,3 +545,99 @@ def test_repository_state_on_dnf_returns_the_versionlock_and_no_apt_pin(capsys, 
     # the repository is given on the command line only: nothing under /etc/yum.repos.d is read or written
     assert "--repofrompath=ainet-doca-ofed-probe,https://mirror.example/doca/3.2.2/rhel9/x86_64/" in (
         host / "dnf.log").read_text()
+
+
+# -- does the installed driver load (issue 30) ------------------------------------------------------------------
+
+def set_state(host, **changes):
+    state = json.loads((host / "state.json").read_text())
+    state.update(changes)
+    (host / "state.json").write_text(json.dumps(state))
+
+
+def with_mokutil(host, sb_state, test_key, cert="var/lib/shim-signed/mok/MOK.der"):
+    """mokutil on the host, Secure Boot as ``sb_state`` prints it, DKMS's certificate present (``cert``)."""
+    tool = host / "bin" / "mokutil"
+    tool.write_text((host / "bin" / "dkms").read_text())
+    os.chmod(str(tool), 0o755)
+    set_state(host, sb_state=data("doca", "mokutil", sb_state), test_key=data("doca", "mokutil", test_key))
+    if cert:
+        os.makedirs(str((host / "cfg" / cert).parent), exist_ok=True)
+        (host / "cfg" / cert).write_bytes(b"0\x82")
+
+
+def test_debian_inbox_module_without_srcversion_is_a_pending_reboot(capsys, host):
+    """Debian 12 right after the install: the kernel's own mlx5_core has neither version nor srcversion in sysfs.
+    The old code saw nothing to compare and verified the node."""
+    os.remove(str(host / "sys/sys/module/mlx5_core/srcversion"))
+    verify = run(capsys, host, version="3.2.1")
+    assert not verify.get("failed") and verify["reboot_pending"] == [
+        "DOCA-OFED: the loaded mlx5_core is the kernel's own, not DOCA-OFED's: the installed driver loads at the next "
+        "boot (or driver restart)"]
+    assert verify["loaded"]["installed"]["filename"] == "/lib/modules/6.1.0-31-amd64/updates/dkms/mlx5_core.ko"
+    # control: DOCA's module is the one loaded
+    (host / "sys/sys/module/mlx5_core/version").write_text("24.10-2.1.8\n")
+    (host / "sys/sys/module/mlx5_core/srcversion").write_text("DOCA2510AB\n")
+    assert run(capsys, host, version="3.2.1")["reboot_pending"] == []
+
+
+def test_no_mlx5_core_beside_a_connectx_fails_with_the_reason(capsys, host):
+    shutil.rmtree(str(host / "sys/sys/module/mlx5_core"))
+    bare = run(capsys, host, version="3.2.1")
+    assert bare["failed"] and "no mlx5_core is loaded while ConnectX/BlueField devices are present (0000:3b:00.0): " \
+        "no reason found here" in bare["msg"]
+    os.makedirs(str(host / "cfg/etc/modprobe.d"))
+    (host / "cfg/etc/modprobe.d/blacklist-ofed-modules.conf").write_text("blacklist mlx5_core\nblacklist ib_core\n")
+    listed = run(capsys, host, version="3.2.1")
+    assert listed["failed"] and "blacklisted in /etc/modprobe.d/blacklist-ofed-modules.conf: blacklist mlx5_core" \
+        in listed["msg"]
+    # control: no ConnectX on the node, nothing to load
+    os.remove(str(host / "sys/sys/bus/pci/devices/0000:3b:00.0/vendor"))
+    (host / "sys/sys/bus/pci/devices/0000:3b:00.0/vendor").write_text("0x8086\n")
+    assert not run(capsys, host, version="3.2.1").get("failed")
+
+
+def test_secure_boot_with_dkms_key_not_enrolled_fails_with_the_enrol_command(capsys, host):
+    with_mokutil(host, "sb-state-enabled.txt", "test-key-not-enrolled.txt")
+    verify = run(capsys, host, version="3.2.1")
+    assert verify["failed"] and verify["secure_boot"] == {
+        "state": "enabled", "certificate": "/var/lib/shim-signed/mok/MOK.der", "certificate_present": True,
+        "key": "not_enrolled"}
+    assert "DKMS's signing certificate /var/lib/shim-signed/mok/MOK.der is not enrolled: the kernel refuses " \
+        "the DKMS-built driver. Fix: 'mokutil --import /var/lib/shim-signed/mok/MOK.der'" in verify["msg"]
+    # ... and after that boot, with no mlx5_core at all, the reason is named
+    shutil.rmtree(str(host / "sys/sys/module/mlx5_core"))
+    booted = run(capsys, host, version="3.2.1")
+    assert booted["failed"] and booted["msg"].startswith(
+        "doca_ofed: no mlx5_core is loaded while ConnectX/BlueField devices are present (0000:3b:00.0): Secure Boot "
+        "is on and DKMS's signing certificate")
+    # the plan (before any install) refuses the same
+    plan = run(capsys, host, state="plan", version="3.2.1")
+    assert plan["failed"] and "'mokutil --import /var/lib/shim-signed/mok/MOK.der'" in plan["msg"]
+    # control: a node without a ConnectX never loads the driver, so its key does not fail the verification
+    (host / "sys/sys/bus/pci/devices/0000:3b:00.0/vendor").write_text("0x8086\n")
+    assert not run(capsys, host, version="3.2.1").get("failed")
+
+
+def test_secure_boot_with_the_key_enrolled_or_pending(capsys, host):
+    with_mokutil(host, "sb-state-enabled.txt", "test-key-enrolled.txt")
+    assert not run(capsys, host, state="plan", version="3.2.1").get("failed")
+    verify = run(capsys, host, version="3.2.1")
+    assert not verify.get("failed") and len(verify["reboot_pending"]) == 1
+    with_mokutil(host, "sb-state-enabled.txt", "test-key-pending.txt")
+    pending = run(capsys, host, version="3.2.1")
+    assert not pending.get("failed") and any("confirm it in MokManager on the console at the next boot" in line
+                                             for line in pending["reboot_pending"])
+    # Secure Boot off: the key does not matter
+    with_mokutil(host, "sb-state-disabled.txt", "test-key-not-enrolled.txt")
+    assert not run(capsys, host, version="3.2.1").get("failed")
+
+
+def test_restart_refused_under_nvidia_peermem_and_third_party_rdma(capsys, host):
+    (host / "sys/proc/modules").write_text(data("doca", "proc_modules", "peermem-irdma-synthetic.txt"))
+    refused = run(capsys, host, version="3.2.1", restart=True, management_addresses=["10.0.0.5"])
+    assert refused["failed"] and restarts(host) == []
+    assert "nvidia_peermem is in use (refcount 2)" in refused["msg"] and "(irdma)" in refused["msg"]
+    (host / "sys/proc/modules").write_text(data("doca", "proc_modules", "peermem-unused-synthetic.txt"))
+    unused = run(capsys, host, version="3.2.1", restart=True, management_addresses=["10.0.0.5"])
+    assert unused["failed"] and "'rmmod nvidia_peermem' first" in unused["msg"] and restarts(host) == []
