@@ -19,9 +19,14 @@ description:
     next-boot C(LINK_TYPE_P<n>) (port 1 is PCI function .0, port 2 is .1); only a port whose next-boot value differs
     is set (C(mlxconfig -y -d <pci> set LINK_TYPE_P<n>=<1|2>)).
   - A set link type runs after the next boot, which is reported in RV(reboot_pending) (never forced). With
-    O(reset=true) the firmware is reset instead (C(mlxfwreset -d <pci> -y reset)), which restarts the NIC's driver,
-    but never on a NIC that carries the management path (a default route, the address this session came in on,
-    or a bond, VLAN or bridge above them); that refuses the run before any change, naming the path.
+    O(reset=true) the firmware is reset instead (C(mlxfwreset -d <pci> -l <O(reset_level)> -y reset)), which restarts
+    the NIC's driver. Before any change the run is refused, naming the reason, on a NIC that carries the management
+    path (a default route, the address this session came in on, or a bond, VLAN or bridge above them), on a device
+    whose C(mlxfwreset -d <pci> q) does not list the level as supported, and on a device with SR-IOV VFs (the reset
+    sets C(sriov_numvfs) to 0).
+  - A BlueField (PCI device id a2d6, a2dc, a2d9, a2df) is asked its mode (C(mlxconfig -d <pci> -e q
+    INTERNAL_CPU_OFFLOAD_ENGINE)); in DPU mode (C(ENABLED(0))) a port that needs another link type is refused, since
+    a host reboot does not load its firmware configuration. In NIC mode (C(DISABLED(1))) it is handled as a ConnectX.
   - A port whose link type cannot be changed (not an NVIDIA/Mellanox NIC, a NIC with a fixed protocol, no
     C(mlxconfig)) and that runs another type than wanted fails the run before any change, naming it.
 extends_documentation_fragment:
@@ -63,6 +68,19 @@ options:
     description:
       - Reset the firmware of a NIC whose link type was set (or is pending), so that it runs the new type now,
         instead of reporting a pending reboot. Refused on a NIC that carries the management path.
+    type: bool
+    default: false
+  reset_level:
+    description:
+      - The C(mlxfwreset) reset level of O(reset). Only V(3) (driver restart and PCI reset) is run; level 4 is a warm
+        reboot of the node, which C(fabric_reboot) does in batches.
+    type: int
+    default: 3
+  defer_reset:
+    description:
+      - With O(reset=true), check that the reset may run (management path, level, VFs) and report the devices in
+        RV(reset_devices), but do not reset; the ports stay in RV(reboot_pending). C(playbooks/site.yml) sets it and
+        resets in the rolling play, C(fabric_reboot_batch) nodes at a time.
     type: bool
     default: false
   management_addresses:
@@ -142,9 +160,16 @@ management:
   returned: always
   type: list
   elements: str
+reset_devices:
+  description: The PCI functions whose device's firmware is reset (in check mode or with O(defer_reset), would be).
+  returned: always
+  type: list
+  elements: str
 """
 
+import glob
 import os
+import socket
 
 from ansible.module_utils.basic import AnsibleModule
 
@@ -160,10 +185,12 @@ ACTION_OPTIONS = ("cluster", "interfaces", "extra_ports", "pci")
 class Ports(object):
     """Reads the ports (sysfs) and their firmware (mlxconfig / mstconfig) through a :class:`Runner`."""
 
-    def __init__(self, runner):
+    def __init__(self, runner, host=None):
         self.runner = runner
+        self.host = host
         self.tool = runner.bin("mlxconfig") or runner.bin("mstconfig")
         self._firmware = {}
+        self._mode = {}
 
     def pci(self, port):
         if port["pci"]:
@@ -196,10 +223,46 @@ class Ports(object):
                     break
         arphrd = self.runner.read_sys("/sys/class/net/%s/type" % port["nic"]) if port["nic"] else None
         reading = {"nic": port["nic"], "pci": pci, "port": number, "vendor": self.runner.read_sys(base + "/vendor"),
+                   "device_id": self.runner.read_sys(base + "/device"), "host": self.host,
                    "link_layer": state_lib.link_layer(layer, arphrd), "firmware": None, "firmware_error": None}
         if reading["vendor"] == state_lib.MELLANOX and self.tool:
             reading["firmware"], reading["firmware_error"] = self.firmware(pci)
+            if (reading["device_id"] or "").lower() in state_lib.BLUEFIELD:
+                reading["mode"], reading["mode_error"] = self.mode(pci)
         return reading
+
+    def mode(self, pci):
+        """A BlueField's mode (``dpu``/``nic``/None) and why it is unknown."""
+        device = state_lib.device_of(pci)
+        if device not in self._mode:
+            argv = [self.tool, "-d", pci, "-e", "q", state_lib.MODE_PARAM]
+            rc, out, err = self.runner.run(argv, check=False)
+            facts = parse_mlxconfig(out) if rc == 0 else None
+            entry = next(iter(facts["firmware"].values()), None) if facts else None
+            mode = state_lib.bluefield_mode(entry)
+            error = None if mode else "%s failed (rc %d): %s" % (
+                " ".join([os.path.basename(self.tool)] + argv[1:]), rc, one_line(err or out, 200))
+            self._mode[device] = (mode, error)
+        return self._mode[device]
+
+    def vfs(self, device):
+        """``{pf: {"numvfs": n, "vfs": {vf: driver}}}`` of the device's functions, from sysfs."""
+        functions = {}
+        base = self.runner.sys("/sys/bus/pci/devices")
+        for name in sorted(os.listdir(base)) if os.path.isdir(base) else []:
+            if state_lib.device_of(name) != device:
+                continue
+            numvfs = self.runner.read_sys("/sys/bus/pci/devices/%s/sriov_numvfs" % name)
+            if not (numvfs or "").isdigit():
+                continue
+            path = os.path.join(base, name)
+            vfs = {}
+            for link in sorted(glob.glob(os.path.join(path, "virtfn*"))):
+                driver = os.path.join(link, "driver")
+                vfs[os.path.basename(os.path.realpath(link))] = \
+                    os.path.basename(os.path.realpath(driver)) if os.path.exists(driver) else None
+            functions[name] = {"numvfs": int(numvfs), "vfs": vfs}
+        return functions
 
     def firmware(self, pci):
         if pci not in self._firmware:
@@ -231,6 +294,8 @@ def run_module():
             extra_ports=dict(type="list", elements="raw"),
             pci=dict(type="dict"),
             reset=dict(type="bool", default=False),
+            reset_level=dict(type="int", default=3),
+            defer_reset=dict(type="bool", default=False),
             management_addresses=dict(type="list", elements="str", default=[]),
             sysfs_root=dict(type="path", default="/"),
         ),
@@ -239,11 +304,14 @@ def run_module():
     )
     refuse_action_options(module, ACTION_OPTIONS, "ainet.fabric.nic_link_type")
     params = module.params
-    result = {"changed": False, "ports": [], "commands": [], "reboot_pending": [], "management": []}
+    result = {"changed": False, "ports": [], "commands": [], "reboot_pending": [], "management": [],
+              "reset_devices": []}
     try:
         ports = state_lib.check_ports(params["ports"] or [])
+        level = state_lib.check_reset_level(params["reset_level"])
         runner = Runner(module, params["sysfs_root"], error=state_lib.LinkTypeError)
-        host = Ports(runner)
+        hostname = socket.gethostname()
+        host = Ports(runner, hostname)
         tool = os.path.basename(host.tool) if host.tool else "mlxconfig"
         readings = [host.reading(port) for port in ports]
         state_lib.check_one_want_per_port(ports, readings)
@@ -267,9 +335,20 @@ def run_module():
             for outcome in due:
                 if state_lib.device_of(outcome["pci"]) not in [state_lib.device_of(p) for p in resets]:
                     resets.append(outcome["pci"])
+            # read-only, before any change: the level must be supported now, and no VF may be on the device
+            for pci in resets:
+                _rc, out, err = runner.run(state_lib.query_argv(pci, reset_tool), check=False)
+                refusal = state_lib.reset_level_refusal(pci, level, state_lib.parse_fwreset_query(out), hostname) \
+                    or state_lib.vf_refusal(state_lib.device_of(pci), host.vfs(state_lib.device_of(pci)), hostname)
+                if refusal:
+                    raise state_lib.LinkTypeError(refusal if out.strip() or not err else "%s (%s)" % (
+                        refusal, one_line(err, 200)))
+            result["reset_devices"] = list(resets)
+            if params["defer_reset"]:
+                resets = []
         sets = [o for o in outcomes if o["action"] == "set"]
         result["commands"] = [" ".join([tool] + o["argv"][1:]) for o in sets]
-        result["commands"] += [" ".join(state_lib.reset_argv(pci, os.path.basename(reset_tool or "mlxfwreset")))
+        result["commands"] += [" ".join(state_lib.reset_argv(pci, os.path.basename(reset_tool or "mlxfwreset"), level))
                                for pci in resets]
         result["changed"] = bool(result["commands"])
         if module._diff:
@@ -280,7 +359,7 @@ def run_module():
                 runner.run(outcome["argv"])
                 host.forget(outcome["pci"])
             for pci in resets:
-                runner.run(state_lib.reset_argv(pci, reset_tool))
+                runner.run(state_lib.reset_argv(pci, reset_tool, level))
                 for outcome in due:
                     if state_lib.device_of(outcome["pci"]) == state_lib.device_of(pci):
                         host.forget(outcome["pci"])

@@ -26,6 +26,18 @@ LINK_TYPE_P<n>=<1|2>``; the port runs the new type after a reboot or a firmware 
 firmware already holds the wanted type for the next boot). Nothing is written outside the NIC's firmware,
 so the role owns no file; a port another tool set differently is simply set as the model says, since the
 model is the one description of what the port carries.
+
+**Firmware reset** (``reset``): ``mlxfwreset -d <pci> -l <level> -y reset`` with an explicit level (only 3, "Driver
+restart and PCI reset"), after ``mlxfwreset -d <pci> q`` (:func:`parse_fwreset_query`) says the device supports it:
+without ``-l`` the tool takes the minimal supported level, which can be 4, a warm reboot of the node (mstflint
+``mlxfwresetlib/cmd_reg_mfrl.py``, ``default_reset_level``). Refused on a device with VFs (:func:`vf_refusal`): the
+tool's driver stop writes 0 to ``sriov_numvfs`` of the device's functions .0 and .1 without asking (mstflint
+``mlxfwresetlib/mlxfwreset_mlnxdriver.py``, ``MlnxDriverLinux``).
+
+**BlueField** (PCI device ids :data:`BLUEFIELD`): in DPU mode (``INTERNAL_CPU_OFFLOAD_ENGINE`` ``ENABLED(0)``, read
+with ``mlxconfig -d <pci> -e q INTERNAL_CPU_OFFLOAD_ENGINE``) the host's firmware settings are not loaded by a host
+reboot (a power cycle is needed), so a port that needs another link type there is refused; in NIC mode
+(``DISABLED(1)``) it is handled as a ConnectX.
 """
 
 from __future__ import annotations
@@ -44,6 +56,20 @@ BDF = re.compile(r"^[0-9a-f]{4}:[0-9a-f]{2}:[0-1][0-9a-f]\.[0-7]$")
 # sysfs link_layer of an RDMA port, and ARPHRD types of /sys/class/net/<nic>/type
 LINK_LAYERS = {"ethernet": "ETH", "infiniband": "IB"}
 ARPHRD = {"1": "ETH", "32": "IB"}
+# mlxfwreset reset levels (mstflint mlxfwresetlib/cmd_reg_mfrl.py, reset_levels_db); only 3 is run here: 0 keeps the
+# driver, PCI link and network link up, 1 resets only a BlueField's Arm side, 4 is a warm reboot of the whole node
+# (fabric_reboot's job: batched, with the node read back)
+RESET_LEVELS = {0: "live-patch", 1: "immediate reset (Arm side only)", 3: "driver restart and PCI reset",
+                4: "warm reboot of the node"}
+RESET_LEVEL_CHOICES = (3,)
+QUERY_ROW = re.compile(r"^(?P<num>\d+):\s+(?P<text>.*?)\s*-(?P<state>Supported|Not [Ss]upported)\b\s*(?P<rest>.*)$")
+# PCI device ids of BlueField NIC functions (Mellanox/nic-configuration-operator pkg/consts/consts.go; mstflint
+# mtcr_ul/mtcr_ul_com.c names a2d6 and a2dc)
+BLUEFIELD = {"0xa2d6": "BlueField-2", "0xa2dc": "BlueField-3", "0xa2d9": "BlueField-3 Lx", "0xa2df": "BlueField-4"}
+# INTERNAL_CPU_OFFLOAD_ENGINE: ENABLED(0) = DPU mode, DISABLED(1) = NIC mode (nic-configuration-operator
+# NvParamBF3DpuMode/NvParamBF3NicMode; sriov-network-operator pkg/vendors/mellanox/mellanox.go)
+MODE_PARAM = "INTERNAL_CPU_OFFLOAD_ENGINE"
+MODES = {"0": "dpu", "1": "nic"}
 
 
 class LinkTypeError(FabricError):
@@ -116,6 +142,35 @@ def link_layer(value, arphrd=None):
     return ARPHRD.get((arphrd or "").strip())
 
 
+def bluefield_mode(firmware):
+    """``dpu``, ``nic`` or None (unknown) from a parsed ``mlxconfig -e q INTERNAL_CPU_OFFLOAD_ENGINE`` entry
+    (:func:`parse_mlxconfig`'s device entry): the value running now (``Current``; ``Next Boot`` without ``-e``)."""
+    row = (firmware or {}).get("configs", {}).get(MODE_PARAM) or {}
+    value = row.get("current") or row.get("next_boot") or ""
+    match = re.search(r"\((\d+)\)\s*$", value)
+    return MODES.get(match.group(1)) if match else None
+
+
+def _bluefield_refusal(port, reading, result):
+    """One line when a BlueField that is not known to be in NIC mode would need another link type."""
+    model = BLUEFIELD.get((reading.get("device_id") or "").lower())
+    if model is None or reading.get("mode") == "nic":
+        return None
+    pci = reading["pci"]
+    host = reading.get("host") or "this host"
+    what = ("%s: %s (%s) runs %s and %s wants %s"
+            % (host, port["nic"] or pci, pci, NAMES.get(result["current"], "an unknown link type"), port["source"],
+               NAMES[port["link_type"]]))
+    if reading.get("mode") == "dpu":
+        return ("nic_link_type: %s, but it is a %s in DPU mode (%s ENABLED(0)): its firmware does not take the "
+                "host's configuration and a host reboot does not load it, so rebooting would never converge; not set. "
+                "Fix: set LINK_TYPE_P%d on the DPU side (its Arm OS) and power-cycle the node, or switch the %s to NIC "
+                "mode" % (what, model, MODE_PARAM, result["port"], model))
+    return ("nic_link_type: %s, but it is a %s whose mode (DPU or NIC) could not be read: %s. Fix: check "
+            "'mlxconfig -d %s -e q %s' on the host (DISABLED(1) is NIC mode, which this role can configure)"
+            % (what, model, reading.get("mode_error") or "no %s in the query" % MODE_PARAM, pci, MODE_PARAM))
+
+
 def port_actions(port, reading, tool="mlxconfig"):
     """The outcome for one port: ``{"nic", "pci", "port", "link_type", "current", "next_boot", "action", "argv",
     "reboot"}``. ``current``/``next_boot`` are ``ETH``/``IB``/``VPI`` (None where unknown); ``action`` is ``ok``,
@@ -159,15 +214,104 @@ def port_actions(port, reading, tool="mlxconfig"):
         return result
     else:
         result["action"] = "pending"
+    refusal = _bluefield_refusal(port, reading, result)
+    if refusal:
+        raise LinkTypeError(refusal)
     result["reboot"] = ("%s of %s (%s): %s now, %s from the next boot (NIC firmware)"
                         % (config, pci, name, current or "unknown", want))
     return result
 
 
-def reset_argv(pci, tool="mlxfwreset"):
-    """The firmware reset that makes a set link type run without a reboot (MFT ``mlxfwreset``; level chosen by the
-    tool for the device, which restarts its driver: every netdev of the device goes down and comes back)."""
-    return [tool, "-d", pci, "-y", "reset"]
+def check_reset_level(level):
+    """The reset level asked for (``nic_link_type_reset_level``), checked: one line naming the value otherwise."""
+    if isinstance(level, bool) or not isinstance(level, int) or level not in RESET_LEVEL_CHOICES:
+        raise LinkTypeError("nic_link_type_reset_level: %r is not a reset level this role runs. Fix: use 3 (driver "
+                            "restart and PCI reset); level 4 is a warm reboot of the node: leave the reset off and "
+                            "reboot with fabric_reboot instead" % (level,))
+    return level
+
+
+def query_argv(pci, tool="mlxfwreset"):
+    """``mlxfwreset -d <pci> q``: the reset levels the device supports now."""
+    return [tool, "-d", pci, "q"]
+
+
+def reset_argv(pci, tool="mlxfwreset", level=3):
+    """The firmware reset that makes a set link type run without a reboot, at an explicit level (3: the device's
+    driver restarts and its PCI link is reset; every netdev of the device goes down and comes back)."""
+    return [tool, "-d", pci, "-l", str(level), "-y", "reset"]
+
+
+def parse_fwreset_query(text):
+    """``mlxfwreset``/``mstfwreset -d <dev> q``: ``{"levels": {3: {"text", "supported", "default"}}, "types": {...},
+    "sync": {...}}``. Rows are ``<n>: <text padded> -Supported|-Not Supported [(default)]`` under the section lines
+    ``Reset-levels:``, ``Reset-types ...``, ``Reset-sync ...``/``Reset sync ...``; other sections are skipped."""
+    result = {"levels": {}, "types": {}, "sync": {}}
+    section = None
+    for raw in (text or "").splitlines():
+        line = raw.strip()
+        lower = line.lower()
+        if lower.startswith("reset-levels"):
+            section = "levels"
+            continue
+        if lower.startswith("reset-types"):
+            section = "types"
+            continue
+        if lower.startswith("reset-sync") or lower.startswith("reset sync"):
+            section = "sync"
+            continue
+        if not line or lower.startswith("reset") or line.startswith("The following"):
+            section = None if line else section
+            continue
+        match = QUERY_ROW.match(line)
+        if match and section:
+            result[section][int(match.group("num"))] = {
+                "text": match.group("text"), "supported": match.group("state") == "Supported",
+                "default": "(default)" in match.group("rest")}
+    return result
+
+
+def reset_level_refusal(pci, level, query, host=None):
+    """One line when the device (``pci``) cannot be reset at ``level`` by its ``mlxfwreset q`` output (parsed by
+    :func:`parse_fwreset_query`), else None."""
+    levels = query.get("levels") or {}
+    where = "%s: %s" % (host, pci) if host else pci
+    if not levels:
+        return ("nic_link_type: %s: 'mlxfwreset -d %s q' lists no reset levels; not reset. Fix: reboot the node "
+                "instead (fabric_reboot)" % (where, pci))
+    row = levels.get(level)
+    if row and row["supported"]:
+        return None
+    supported = ", ".join("%d (%s)" % (n, RESET_LEVELS.get(n, levels[n]["text"])) for n in sorted(levels)
+                          if levels[n]["supported"]) or "none"
+    return ("nic_link_type: %s does not support firmware reset level %d (%s) now; supported: %s; not reset. Fix: "
+            "reboot the node instead (fabric_reboot), leaving nic_link_type_reset off"
+            % (where, level, RESET_LEVELS.get(level, "unknown"), supported))
+
+
+def vf_refusal(device, functions, host=None):
+    """One line when the PCI device (``0000:3b:00``) has VFs, else None. ``functions``: ``{pf: {"numvfs": n, "vfs":
+    {vf: driver or None}}}`` read from sysfs. Every VF counts as in use: the reset's driver stop writes 0 to
+    ``sriov_numvfs`` (mstflint ``MlnxDriverLinux``), removing each VF with whatever holds it (a pod's netdev, which
+    the host's sysfs does not show once it is in the pod's network namespace; a VM or DPDK through ``vfio-pci``),
+    and nothing creates them again until the sriov role or operator runs."""
+    held = []
+    for pf in sorted(functions):
+        entry = functions[pf]
+        if not entry.get("numvfs"):
+            continue
+        drivers = {}
+        for vf in sorted(entry.get("vfs") or {}):
+            driver = entry["vfs"][vf] or "no driver"
+            drivers[driver] = drivers.get(driver, 0) + 1
+        held.append("%s has %d VFs (%s)" % (pf, entry["numvfs"], ", ".join(
+            "%d %s" % (n, d if d == "no driver" else "bound to " + d) for d, n in sorted(drivers.items()))
+            or "none listed"))
+    if not held:
+        return None
+    return ("nic_link_type: %sa firmware reset of %s would remove its VFs (the reset sets sriov_numvfs to 0): %s; "
+            "not reset. Fix: stop their users and set sriov_numvfs to 0, or reboot the node instead (fabric_reboot)"
+            % ("%s: " % host if host else "", device, "; ".join(held)))
 
 
 def reset_refusal(pcis, management):

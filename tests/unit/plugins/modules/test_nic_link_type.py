@@ -28,6 +28,7 @@ from ansible_collections.ainet.fabric.plugins.module_utils.rdma.rdma_parse_pci i
 
 DATA = os.path.join(os.path.dirname(__file__), "..", "module_utils", "data")
 MLXCONFIG = os.path.join(DATA, "rdma", "mlxconfig")
+FWRESET = os.path.join(DATA, "rdma", "mlxfwreset")
 IPROUTE = os.path.join(DATA, "iproute")
 
 ROCE = {"name": "t", "rails": 2, "addressing": {"mode": "shared", "supernet": "172.16.0.0/16", "rail_prefix": 24}}
@@ -48,6 +49,13 @@ if slot not in fw:
     sys.stderr.write("-E- Failed to open device: %s. No such file or directory\n" % dev)
     sys.exit(1)
 name = {"1": "IB(1)", "2": "ETH(2)"}
+if "q" in args and "INTERNAL_CPU_OFFLOAD_ENGINE" in args:
+    mode = os.environ.get("STANDIN_MODE")
+    if not mode:
+        sys.stderr.write("-E- The Device doesn't support INTERNAL_CPU_OFFLOAD_ENGINE parameter\n")
+        sys.exit(1)
+    sys.stdout.write(open(mode).read())
+    sys.exit(0)
 if "q" in args:
     print("\nDevice #1:\n----------\n\nDevice type:        ConnectX7\nName:               MCX755106AS-HEA_Ax")
     print("Description:        NVIDIA ConnectX-7 HHHL Adapter Card; Dual-port QSFP112\nDevice:             %s\n" % dev)
@@ -74,6 +82,11 @@ with open(os.environ["STANDIN_LOG"], "a") as h:
     h.write(os.path.basename(sys.argv[0]) + " " + " ".join(sys.argv[1:]) + "\n")
 dev = sys.argv[sys.argv.index("-d") + 1]
 slot = dev.rsplit(".", 1)[0]
+if sys.argv[-1] == "q":
+    sys.stdout.write(open(os.environ["STANDIN_FWRESET_QUERY"]).read())
+    sys.exit(0)
+if sys.argv[-1] != "reset" or "-l" not in sys.argv:
+    sys.exit(255)  # this stand-in resets only at an explicit level
 layer = {"1": "InfiniBand", "2": "Ethernet"}
 for index, port in enumerate(("P1", "P2")):
     fw[slot][port][0] = fw[slot][port][1]
@@ -254,6 +267,8 @@ def host(tmp_path, monkeypatch):
     monkeypatch.setenv("STANDIN_FW", str(tmp_path / "fw.json"))
     monkeypatch.setenv("STANDIN_LOG", str(tmp_path / "tools.log"))
     monkeypatch.setenv("STANDIN_SYS", str(root))
+    monkeypatch.setenv("STANDIN_FWRESET_QUERY", os.path.join(FWRESET, "mstflint-layout-cx7-level3-default.txt"))
+    monkeypatch.delenv("STANDIN_MODE", raising=False)
     monkeypatch.delenv("SSH_CONNECTION", raising=False)
     return tmp_path
 
@@ -290,7 +305,8 @@ def test_set_ib_on_the_compute_port_then_pending_then_reset(capsys, host):
     assert len(log(host)) == 1
     # reset asked for: this NIC does not carry the management path (eno1 does): reset, read back, nothing pending
     reset, _sent = task(capsys, host, reset=True, management_addresses=["10.0.0.5"])
-    assert reset["changed"] and log(host)[-1] == "mlxfwreset -d 0000:3b:00.0 -y reset"
+    assert reset["changed"] and log(host)[-1] == "mlxfwreset -d 0000:3b:00.0 -l 3 -y reset"
+    assert reset["reset_devices"] == ["0000:3b:00.0"]
     assert reset["reboot_pending"] == [] and reset["ports"][0]["current"] == "IB"
     assert reset["management"] == ["0000:5e:00.0: eno1: the default route via 10.0.0.1"]
     final, _sent = task(capsys, host, reset=True, management_addresses=["10.0.0.5"])
@@ -336,3 +352,224 @@ def test_no_reset_when_the_session_address_is_unknown(capsys, host):
     assert result["failed"] and log(host) == []
     assert result["msg"].startswith("nic_link_type: a firmware reset is refused: the address this session came in on "
                                     "is not known")
+
+
+# -- the firmware reset: level, query, VFs (issue 30) ----------------------------------------------------------------
+
+def _query(name):
+    with open(os.path.join(FWRESET, name)) as handle:
+        return lib.parse_fwreset_query(handle.read())
+
+
+def test_fwreset_query_in_mstflints_layout_level_3_supported_and_default():
+    query = _query("mstflint-layout-cx7-level3-default.txt")
+    assert sorted(query["levels"]) == [0, 1, 3, 4]
+    assert query["levels"][3] == {"text": "Driver restart and PCI reset", "supported": True, "default": True}
+    assert [n for n, row in sorted(query["levels"].items()) if row["supported"]] == [3, 4]
+    assert query["types"][0]["default"] and not query["types"][1]["supported"]
+    assert query["sync"][1] == {"text": "NIC Driver is the owner", "supported": True, "default": False}
+    # the request-method and reset-reason sections are not taken as levels or syncs
+    assert sorted(query["sync"]) == [0, 1, 2]
+    assert lib.reset_level_refusal("0000:3b:00.0", 3, query, "gpu01") is None
+
+
+def test_fwreset_query_where_only_a_warm_reboot_is_supported_is_refused():
+    query = _query("mstflint-layout-level4-only-legacy.txt")
+    assert query["levels"][3]["supported"] is False and query["levels"][4]["default"] is True
+    assert query["sync"][1] == {"text": "Driver is the owner", "supported": False, "default": False}
+    text = lib.reset_level_refusal("0000:3b:00.0", 3, query, "gpu01")
+    assert text == ("nic_link_type: gpu01: 0000:3b:00.0 does not support firmware reset level 3 (driver restart and "
+                    "PCI reset) now; supported: 4 (warm reboot of the node); not reset. Fix: reboot the node instead "
+                    "(fabric_reboot), leaving nic_link_type_reset off")
+
+
+def test_fwreset_query_without_levels_is_refused():
+    assert "lists no reset levels" in lib.reset_level_refusal("0000:3b:00.0", 3, lib.parse_fwreset_query(
+        "-E- Failed to open device: 0000:3b:00.0\n"))
+
+
+def test_reset_runs_at_an_explicit_level_and_only_level_3_is_accepted():
+    assert lib.reset_argv("0000:3b:00.0") == ["mlxfwreset", "-d", "0000:3b:00.0", "-l", "3", "-y", "reset"]
+    assert lib.check_reset_level(3) == 3
+    for wrong in (4, 0, "3", True):
+        with pytest.raises(lib.LinkTypeError) as info:
+            lib.check_reset_level(wrong)
+        assert str(info.value).startswith("nic_link_type_reset_level: %r is not a reset level" % (wrong,))
+
+
+def test_vfs_on_the_device_refuse_the_reset_and_name_their_drivers():
+    assert lib.vf_refusal("0000:3b:00", {"0000:3b:00.0": {"numvfs": 0, "vfs": {}},
+                                         "0000:3b:00.1": {"numvfs": 0, "vfs": {}}}) is None
+    vfs = {"0000:3b:01.2": "vfio-pci", "0000:3b:01.3": "mlx5_core", "0000:3b:01.4": None}
+    text = lib.vf_refusal("0000:3b:00", {"0000:3b:00.0": {"numvfs": 0, "vfs": {}},
+                                         "0000:3b:00.1": {"numvfs": 3, "vfs": vfs}}, "gpu01")
+    assert text == ("nic_link_type: gpu01: a firmware reset of 0000:3b:00 would remove its VFs (the reset sets "
+                    "sriov_numvfs to 0): 0000:3b:00.1 has 3 VFs (1 bound to mlx5_core, 1 no driver, 1 bound to "
+                    "vfio-pci); not reset. Fix: stop their users and set sriov_numvfs to 0, or reboot the node "
+                    "instead (fabric_reboot)")
+
+
+def _fwreset_log(tmp_path):
+    path = tmp_path / "tools.log"
+    return [line for line in path.read_text().splitlines() if line.startswith("mlxfwreset")] if path.exists() else []
+
+
+def test_reset_refused_before_any_change_where_level_3_is_not_supported(capsys, host, monkeypatch):
+    monkeypatch.setenv("STANDIN_FWRESET_QUERY", os.path.join(FWRESET, "mstflint-layout-level4-only-legacy.txt"))
+    result, _sent = task(capsys, host, reset=True, management_addresses=["10.0.0.5"])
+    assert result["failed"] and log(host) == [], result["commands"]
+    assert _fwreset_log(host) == ["mlxfwreset -d 0000:3b:00.0 q"]
+    assert "0000:3b:00.0 does not support firmware reset level 3" in result["msg"] and "\n" not in result["msg"]
+    # control: the same host with level 3 supported sets and resets
+    monkeypatch.setenv("STANDIN_FWRESET_QUERY", os.path.join(FWRESET, "mstflint-layout-cx7-level3-default.txt"))
+    result, _sent = task(capsys, host, reset=True, management_addresses=["10.0.0.5"])
+    assert not result.get("failed") and log(host) == ["mlxconfig -y -d 0000:3b:00.0 set LINK_TYPE_P1=1",
+                                                      "mlxfwreset -d 0000:3b:00.0 -l 3 -y reset"]
+
+
+def _add_vfs(host, pf, drivers):
+    base = host / "root/sys/bus/pci/devices"
+    (base / pf / "sriov_numvfs").write_text("%d\n" % len(drivers))
+    for index, driver in enumerate(drivers):
+        vf = base / ("0000:3b:01.%d" % (index + 2))
+        os.makedirs(str(vf))
+        os.symlink(str(vf), str(base / pf / ("virtfn%d" % index)))
+        if driver:
+            os.makedirs(str(host / "root/sys/bus/pci/drivers" / driver), exist_ok=True)
+            os.symlink(str(host / "root/sys/bus/pci/drivers" / driver), str(vf / "driver"))
+
+
+def test_reset_refused_before_any_change_when_the_other_port_has_vfs(capsys, host):
+    # the reset is for port 1 (0000:3b:00.0); the VFs sit on port 2's PF of the same device
+    (host / "root/sys/bus/pci/devices/0000:3b:00.0/sriov_numvfs").write_text("0\n")
+    _add_vfs(host, "0000:3b:00.1", ["vfio-pci", None])
+    result, _sent = task(capsys, host, reset=True, management_addresses=["10.0.0.5"])
+    assert result["failed"] and log(host) == [], result["commands"]
+    assert ("a firmware reset of 0000:3b:00 would remove its VFs (the reset sets sriov_numvfs to 0): 0000:3b:00.1 "
+            "has 2 VFs (1 no driver, 1 bound to vfio-pci)") in result["msg"]
+
+
+def test_no_vfs_written_as_zero_is_no_refusal(capsys, host):
+    for pf in ("0000:3b:00.0", "0000:3b:00.1"):
+        (host / "root/sys/bus/pci/devices" / pf / "sriov_numvfs").write_text("0\n")
+    result, _sent = task(capsys, host, reset=True, management_addresses=["10.0.0.5"])
+    assert not result.get("failed") and log(host)[-1] == "mlxfwreset -d 0000:3b:00.0 -l 3 -y reset"
+
+
+def test_deferred_reset_is_checked_reported_and_left_pending(capsys, host):
+    result, _sent = task(capsys, host, reset=True, defer_reset=True, management_addresses=["10.0.0.5"])
+    assert result["reset_devices"] == ["0000:3b:00.0"]
+    assert log(host) == ["mlxconfig -y -d 0000:3b:00.0 set LINK_TYPE_P1=1"]
+    assert _fwreset_log(host) == ["mlxfwreset -d 0000:3b:00.0 q"]
+    assert result["reboot_pending"] == ["LINK_TYPE_P1 of 0000:3b:00.0 (ens6f0np0): ETH now, IB from the next boot "
+                                        "(NIC firmware)"]
+    # the rolling play's reset (tasks/reset.yml): the same ports, reset now
+    after, _sent = task(capsys, host, reset=True, management_addresses=["10.0.0.5"])
+    assert log(host)[-1] == "mlxfwreset -d 0000:3b:00.0 -l 3 -y reset" and after["reboot_pending"] == []
+
+
+def test_deferred_reset_refusal_comes_in_the_first_play(capsys, host, monkeypatch):
+    monkeypatch.setenv("STANDIN_FWRESET_QUERY", os.path.join(FWRESET, "mstflint-layout-level4-only-legacy.txt"))
+    result, _sent = task(capsys, host, reset=True, defer_reset=True, management_addresses=["10.0.0.5"])
+    assert result["failed"] and log(host) == [] and "does not support firmware reset level 3" in result["msg"]
+
+
+# -- BlueField: DPU or NIC mode (issue 30) ---------------------------------------------------------------------------
+
+def test_bluefield_mode_from_the_offload_engine_query():
+    assert lib.bluefield_mode(_fw("synthetic-bf3-dpu-mode-e-q-offload-engine.txt")) == "dpu"
+    assert lib.bluefield_mode(_fw("synthetic-bf3-nic-mode-e-q-offload-engine.txt")) == "nic"
+    # a query without the parameter (older firmware, another device): unknown
+    assert lib.bluefield_mode(_fw("synthetic-cx7-doca-e-q.txt")) is None
+
+
+BF_READING = {"pci": "0000:3b:00.0", "vendor": "0x15b3", "device_id": "0xa2dc", "link_layer": "ETH", "host": "gpu01",
+              "firmware": {"configs": {"LINK_TYPE_P1": {}}, "link_type_p1": "ETH", "current": {"link_type_p1": "ETH"}}}
+
+
+def test_a_bluefield_in_nic_mode_is_set_like_a_connectx():
+    out = lib.port_actions(dict(PORT, link_type="IB"), dict(BF_READING, mode="nic"))
+    assert out["action"] == "set" and out["argv"][-1] == "LINK_TYPE_P1=1"
+
+
+def test_a_bluefield_in_dpu_mode_that_needs_another_type_is_refused():
+    with pytest.raises(lib.LinkTypeError) as info:
+        lib.port_actions(dict(PORT, link_type="IB"), dict(BF_READING, mode="dpu"))
+    assert str(info.value) == (
+        "nic_link_type: gpu01: ens6f0np0 (0000:3b:00.0) runs Ethernet and fabric compute wants InfiniBand, but it is "
+        "a BlueField-3 in DPU mode (INTERNAL_CPU_OFFLOAD_ENGINE ENABLED(0)): its firmware does not take the host's "
+        "configuration and a host reboot does not load it, so rebooting would never converge; not set. Fix: set "
+        "LINK_TYPE_P1 on the DPU side (its Arm OS) and power-cycle the node, or switch the BlueField-3 to NIC mode")
+
+
+def test_a_bluefield_in_dpu_mode_with_the_wanted_type_is_left_alone():
+    assert lib.port_actions(PORT, dict(BF_READING, mode="dpu"))["action"] == "ok"
+
+
+def test_a_bluefield_whose_mode_is_unknown_is_refused_and_a_connectx_is_not_asked():
+    with pytest.raises(lib.LinkTypeError) as info:
+        lib.port_actions(dict(PORT, link_type="IB"), dict(BF_READING, mode=None, mode_error="mlxconfig failed"))
+    assert "a BlueField-3 whose mode (DPU or NIC) could not be read: mlxconfig failed" in str(info.value)
+    # a ConnectX-7 (device 0x1021) has no mode: set as before
+    out = lib.port_actions(dict(PORT, link_type="IB"), dict(BF_READING, device_id="0x1021", mode=None))
+    assert out["action"] == "set"
+
+
+def _bluefield(host, monkeypatch, mode_file):
+    for pci in ("0000:3b:00.0", "0000:3b:00.1"):
+        (host / "root/sys/bus/pci/devices" / pci / "device").write_text("0xa2dc\n")
+    if mode_file:
+        monkeypatch.setenv("STANDIN_MODE", os.path.join(MLXCONFIG, mode_file))
+
+
+def test_module_refuses_a_dpu_mode_bluefield_before_any_change(capsys, host, monkeypatch):
+    import socket
+    _bluefield(host, monkeypatch, "synthetic-bf3-dpu-mode-e-q-offload-engine.txt")
+    result, _sent = task(capsys, host)
+    assert result["failed"] and log(host) == [], result["commands"]
+    assert result["msg"].startswith("nic_link_type: %s: ens6f0np0 (0000:3b:00.0) runs Ethernet and fabric compute "
+                                    "wants InfiniBand, but it is a BlueField-3 in DPU mode" % socket.gethostname())
+    queries = (host / "tools.log").read_text().splitlines()
+    assert "mlxconfig -d 0000:3b:00.0 -e q INTERNAL_CPU_OFFLOAD_ENGINE" in queries
+
+
+def test_module_sets_a_nic_mode_bluefield(capsys, host, monkeypatch):
+    _bluefield(host, monkeypatch, "synthetic-bf3-nic-mode-e-q-offload-engine.txt")
+    result, _sent = task(capsys, host)
+    assert not result.get("failed") and log(host) == ["mlxconfig -y -d 0000:3b:00.0 set LINK_TYPE_P1=1"]
+    assert result["reboot_pending"]
+
+
+def test_module_refuses_a_bluefield_whose_mode_query_fails(capsys, host, monkeypatch):
+    _bluefield(host, monkeypatch, None)
+    result, _sent = task(capsys, host)
+    assert result["failed"] and log(host) == []
+    assert "could not be read: mlxconfig -d 0000:3b:00.0 -e q INTERNAL_CPU_OFFLOAD_ENGINE failed (rc 1): -E- The " \
+           "Device doesn't support INTERNAL_CPU_OFFLOAD_ENGINE parameter" in result["msg"]
+
+
+# -- playbooks/site.yml: the reset runs in the reboot batches (issue 30) ---------------------------------------------
+
+def test_site_checks_the_reset_in_the_first_play_and_runs_it_in_the_reboot_batches():
+    import yaml
+    root = os.path.join(os.path.dirname(__file__), "..", "..", "..", "..")
+    with open(os.path.join(root, "playbooks", "site.yml")) as handle:
+        plays = yaml.safe_load(handle)
+    prepare = next(p for p in plays if any(r.get("role") == "ainet.fabric.nic_link_type" for r in p.get("roles", [])))
+    entry = next(r for r in prepare["roles"] if r.get("role") == "ainet.fabric.nic_link_type")
+    assert entry["vars"] == {"__nic_link_type_defer_reset": True}
+    rolling = next(p for p in plays if "serial" in p)
+    assert "fabric_reboot" in rolling["serial"] and rolling["max_fail_percentage"] == 0
+    names = [t["name"] for t in rolling["tasks"]]
+    reset = next(t for t in rolling["tasks"] if t.get("ansible.builtin.include_role", {}).get("tasks_from") == "reset")
+    assert reset["ansible.builtin.include_role"]["name"] == "ainet.fabric.nic_link_type"
+    assert "fabric_reboot | default(false) | bool" in reset["when"] and "not ansible_check_mode" in reset["when"]
+    assert names.index(reset["name"]) < names.index("Reboot the node")
+    # the batch-size guard runs before the reset, so a reset batch is never larger than asked
+    assert names.index("Check that the batches are as small as asked") < names.index(reset["name"])
+    with open(os.path.join(root, "roles", "nic_link_type", "tasks", "main.yml")) as handle:
+        main = yaml.safe_load(handle)[0]["ainet.fabric.nic_link_type"]
+    assert main["defer_reset"] == "{{ __nic_link_type_defer_reset | default(false) }}"
+    with open(os.path.join(root, "roles", "nic_link_type", "tasks", "reset.yml")) as handle:
+        again = yaml.safe_load(handle)[0]
+    assert again["ainet.fabric.nic_link_type"]["reset"] is True and again["register"] == "nic_link_type_reset_result"
