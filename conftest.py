@@ -26,7 +26,7 @@ def _drop_dead_module_proxies():
     (seen once: ReferenceError in a property test on a pytest worker that had run
     other files before).
     """
-    for name, module in list(sys.modules.items()):
+    for name, module in sys.modules.copy().items():  # one atomic copy: threads import while tests run
         if isinstance(module, weakref.ProxyTypes):
             try:
                 module.__name__  # pylint: disable=pointless-statement

@@ -28,7 +28,7 @@ from ansible_collections.ainet.fabric.plugins.module_utils.rdma.rdma_parse_pci i
 
 DATA = os.path.join(os.path.dirname(__file__), "..", "module_utils", "data")
 MLXCONFIG = os.path.join(DATA, "rdma", "mlxconfig")
-FWRESET = os.path.join(DATA, "rdma", "mlxfwreset")
+FWRESET = os.path.join(DATA, "firmware", "mlxfwreset")
 IPROUTE = os.path.join(DATA, "iproute")
 
 ROCE = {"name": "t", "rails": 2, "addressing": {"mode": "shared", "supernet": "172.16.0.0/16", "rail_prefix": 24}}
