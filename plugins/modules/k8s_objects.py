@@ -50,9 +50,9 @@ options:
     default: {}
   rail_pci:
     description:
-      - Host name to C({nic: PCI address}) of its rail NICs. Where every node of a fabric has them, the SR-IOV
+      - "Host name to C({nic: PCI address}) of its rail NICs. Where every node of a fabric has them, the SR-IOV
         selectors pick the rail PFs by PCI address (C(rootDevices)) instead of names. Hosts missing here take the
-        C(pciid) of their gathered facts (C(ansible_facts[<nic>].pciid)) when facts were gathered.
+        C(pciid) of their gathered facts (C(ansible_facts[<nic>].pciid)) when facts were gathered."
     type: dict
     default: {}
   remove_stale:
