@@ -25,6 +25,8 @@ ARGUMENT_SPEC = dict(
     nodes=dict(type="dict", required=True),
     dest=dict(type="path"),
     crd_dir=dict(type="path"),
+    node_names=dict(type="dict", default={}),
+    rail_pci=dict(type="dict", default={}),
     remove_stale=dict(type="bool", default=True),
 )
 HEADER = "# Managed by ainet.fabric (k8s_objects): %s of cluster %s, from the rail plan. Apply in file order.\n"
@@ -59,10 +61,11 @@ class ActionModule(ActionBase):
         _unused, args = self.validate_argument_spec(argument_spec=ARGUMENT_SPEC)
         try:
             plan = rail_plan(args["cluster"], args["nodes"])
-            objects = k8s_objects.render(plan)
+            pci = k8s_objects.rail_pci(plan, args["rail_pci"], (task_vars or {}).get("hostvars") or {})
+            objects = k8s_objects.render(plan, node_names=args["node_names"], pci=pci)
         except FabricError as exc:
             return dict(result, failed=True, msg=str(exc))
-        problems = k8s_objects.check_against_plan(plan, objects)
+        problems = k8s_objects.check_against_plan(plan, objects, node_names=args["node_names"])
         if problems:
             return dict(result, failed=True, problems=problems,
                         msg="k8s_objects: %d object(s) disagree with the plan: %s" % (len(problems), problems[0]))

@@ -24,7 +24,7 @@ description:
     C(openapi-schema-validator), says in RV(notes) that the check was skipped.
   - Writes one file per kind to O(dest), in apply order (C(10-configmaps.yaml), C(20-sriovnetworknodepolicies.yaml),
     C(30-spiderippools.yaml), C(30-cidrpools.yaml), C(40-spidermultusconfigs.yaml), C(40-sriovnetworks.yaml),
-    C(40-networkattachmentdefinitions.yaml)), only the files whose content changed; removes its own files of kinds
+    C(40-sriovibnetworks.yaml), C(40-networkattachmentdefinitions.yaml)), only the files whose content changed; removes its own files of kinds
     no longer rendered.
 options:
   cluster:
@@ -41,6 +41,20 @@ options:
   crd_dir:
     description: A directory of CustomResourceDefinitions (YAML, searched recursively) to validate against.
     type: path
+  node_names:
+    description:
+      - Inventory host name to Kubernetes node name, where they differ by more than case (an FQDN in the inventory,
+        a short name registered by kubelet). Other hosts are their lower-cased names. Used in node affinities and
+        selectors (SpiderIPPools, CIDRPools, per-node SR-IOV policies).
+    type: dict
+    default: {}
+  rail_pci:
+    description:
+      - "Host name to C({nic: PCI address}) of its rail NICs. Where every node of a fabric has them, the SR-IOV
+        selectors pick the rail PFs by PCI address (C(rootDevices)) instead of names. Hosts missing here take the
+        C(pciid) of their gathered facts (C(ansible_facts[<nic>].pciid)) when facts were gathered."
+    type: dict
+    default: {}
   remove_stale:
     description: Remove this module's own files (by their header) of kinds no longer rendered.
     type: bool

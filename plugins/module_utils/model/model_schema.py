@@ -197,6 +197,7 @@ PCIE_ACS = {
                    default="gpu_nic", choices=("gpu_nic", "listed", "none")),
     "bridges": Key("list", "PCI addresses of the bridges (`0000:3a:00.0`) for `listed`", elements="pci"),
 }
+_NAMESPACE_RE = re.compile(r"^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?\Z")
 KUBERNETES = {
     "ipam": Key("str", "how pods on the fabric get addresses: `spiderpool` (a SpiderIPPool per rail, or per node and "
                 "rail in `exclusive`, and a SpiderMultusConfig per rail), `nv-ipam` (NVIDIA network operator: a "
@@ -204,11 +205,22 @@ KUBERNETES = {
                 "`host-local` (in a NetworkAttachmentDefinition per rail; `shared` and `infiniband` only), `none` (the "
                 "objects without IPAM)", default="spiderpool",
                 choices=("spiderpool", "nv-ipam", "whereabouts", "host-local", "none")),
-    "namespace": Key("str", "namespace of the namespaced objects (NetworkAttachmentDefinitions, SpiderMultusConfigs, "
-                     "the device plugins' ConfigMaps, SR-IOV operator policies)", default="kube-system",
-                     pattern=re.compile(r"^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?\Z"), noun="namespace",
-                     fix="use a DNS label: lower-case letters, digits and '-'"),
-    "resource_prefix": Key("str", "prefix of the device plugins' resources (`<prefix>/<fabric>_rail<r>`)",
+    "namespace": Key("str", "namespace of the workload objects (NetworkAttachmentDefinitions, SpiderMultusConfigs, the "
+                     "NCCL ConfigMap; the SR-IOV operator's networkNamespace)", default="kube-system",
+                     pattern=_NAMESPACE_RE, noun="namespace", fix="use a DNS label: lower-case letters, digits and '-'"),
+    "operator_namespace": Key("str", "namespace of the SR-IOV operator's policies and networks (the operator reads only "
+                              "its own)", default="`sriov-network-operator` (prefix openshift.io), "
+                              "`nvidia-network-operator` (prefix nvidia.com)", pattern=_NAMESPACE_RE, noun="namespace",
+                              fix="use a DNS label: lower-case letters, digits and '-'"),
+    "ipam_namespace": Key("str", "namespace of nv-ipam's CIDRPools (the namespace nv-ipam watches)",
+                          default="nvidia-network-operator", pattern=_NAMESPACE_RE, noun="namespace",
+                          fix="use a DNS label: lower-case letters, digits and '-'"),
+    "device_plugin_namespace": Key("str", "namespace of the device plugins' ConfigMaps (sriovdp-config, rdma-devices)",
+                                   default="kube-system", pattern=_NAMESPACE_RE, noun="namespace",
+                                   fix="use a DNS label: lower-case letters, digits and '-'"),
+    "resource_prefix": Key("str", "prefix of the device plugins' resources (`<prefix>/<fabric>_rail<r>`); with "
+                           "`sriov_operator` the operator's RESOURCE_PREFIX: `openshift.io` (upstream) or `nvidia.com` "
+                           "(NVIDIA network operator)",
                            default="nvidia.com", pattern=re.compile(r"^[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?\Z"),
                            noun="resource prefix", fix="use a DNS name such as nvidia.com or rdma"),
     "pod_offset": Key("int", "index in each rail block of the first pod address (`shared`, `infiniband`)",

@@ -42,7 +42,18 @@ SRIOV_DP = ("sriov", "host-device")
 SHARED_DP = ("macvlan", "ipvlan", "ipoib")
 POD_CNIS = SRIOV_DP + SHARED_DP
 DEFAULTS = {"ipam": "spiderpool", "namespace": "kube-system", "resource_prefix": "nvidia.com", "pod_offset": None,
-            "pod_count": None, "rdma_hca_max": 100, "sriov_operator": False}
+            "pod_count": None, "rdma_hca_max": 100, "sriov_operator": False, "operator_namespace": None,
+            "ipam_namespace": "nvidia-network-operator", "device_plugin_namespace": "kube-system"}
+# The SR-IOV network operator writes a SriovNetwork's NetworkAttachmentDefinition with its own RESOURCE_PREFIX
+# (api/v1/helper.go RenderNetAttDef): openshift.io upstream (hack/env.sh, the chart's values.yaml), nvidia.com in
+# NVIDIA's network operator. Each with the namespace its install docs put it in (the webhook ignores policies in any
+# other namespace: pkg/webhook/validate.go).
+OPERATOR_NAMESPACES = {"openshift.io": "sriov-network-operator", "nvidia.com": "nvidia-network-operator"}
+# Resource names every SR-IOV operator webhook accepts (`^[a-zA-Z0-9_]+$` until sriov-network-operator f900cbc,
+# pkg/webhook/validate.go; later ones also take an inner '-').
+RESOURCE_RE = re.compile(r"^[A-Za-z0-9_]+\Z")
+PCI_RE = re.compile(r"^[0-9a-f]{4}:[0-9a-f]{2}:[0-9a-f]{2}\.[0-7]\Z")
+DNS_SUBDOMAIN_RE = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*\Z")
 VENDOR_MELLANOX = "15b3"
 CNI_VERSION = "0.4.0"
 # Files, one per kind, in the order they are applied (device plugins before the networks that name their
@@ -54,6 +65,7 @@ FILES = (
     ("CIDRPool", "30-cidrpools.yaml"),
     ("SpiderMultusConfig", "40-spidermultusconfigs.yaml"),
     ("SriovNetwork", "40-sriovnetworks.yaml"),
+    ("SriovIBNetwork", "40-sriovibnetworks.yaml"),
     ("NetworkAttachmentDefinition", "40-networkattachmentdefinitions.yaml"),
 )
 KIND_ORDER = dict((kind, index) for index, (kind, _name) in enumerate(FILES))
@@ -86,8 +98,39 @@ def rail_name(cluster, fabric, rail):
 
 
 def resource_name(fabric, rail):
-    """A rail's device-plugin resource (without its prefix): ``[<fabric>_]rail<r>``."""
-    return ("rail%d" % rail) if fabric == "default" else "%s_rail%d" % (fabric, rail)
+    """A rail's device-plugin resource (without its prefix): ``[<fabric>_]rail<r>``, every character the device
+    plugins refuse (``-`` of a fabric name) as ``_``."""
+    return ("rail%d" % rail) if fabric == "default" else re.sub(r"[^A-Za-z0-9_]", "_", "%s_rail%d" % (fabric, rail))
+
+
+def node_name(host, node_names=None):
+    """The Kubernetes node name of an inventory host: ``node_names[host]`` where given, else the host name in lower
+    case (kubelet registers the lower-cased host name). Raises :class:`FabricModelError` where it is no DNS
+    subdomain (a node name has to be one)."""
+    name = (node_names or {}).get(host)
+    name = str(name) if name is not None else str(host).lower()
+    if len(name) > 253 or not DNS_SUBDOMAIN_RE.match(name):
+        raise FabricModelError("k8s_objects_node_names.%s" % host, name, "is not a Kubernetes node name (a DNS "
+                               "subdomain: lower-case letters, digits, '-' and '.')",
+                               "map the host to the name its kubelet registers in k8s_objects_node_names")
+    return name
+
+
+def _node_names(plan, node_names):
+    """``{host: node name}`` of every node of the plan; two hosts on one node name are refused."""
+    out, seen = {}, {}
+    unknown = sorted(set(node_names or {}) - set(plan["nodes"]))
+    if unknown:
+        raise FabricModelError("k8s_objects_node_names.%s" % unknown[0], (node_names or {})[unknown[0]],
+                               "maps a host that is not a node of the plan", "map only the hosts of the node group")
+    for host in sorted(plan["nodes"]):
+        name = node_name(host, node_names)
+        if name in seen:
+            raise FabricModelError("k8s_objects_node_names.%s" % host, name, "is also the node name of %s" % seen[name],
+                                   "give every host its own node name")
+        seen[name] = host
+        out[host] = name
+    return out
 
 
 def _meta(name, namespace, cluster, fabric, rail, node=None):
@@ -166,9 +209,12 @@ def _ipam_config(kind, block, first, last, gateway):
     return out
 
 
-def _cni_config(cni, name, master, mtu, ipam):
-    """The CNI configuration list of a NetworkAttachmentDefinition (as JSON text)."""
-    plugin = {"type": cni}
+def _cni_config(cni, name, master, mtu, ipam, ib=False):
+    """The CNI configuration list of a NetworkAttachmentDefinition (as JSON text). ``sriov`` on InfiniBand is
+    Mellanox's ``ib-sriov``. sriov-cni does not set a VF's MTU from its configuration (it reports the VF's own:
+    pkg/sriov/sriov.go), so an Ethernet VF gets the fabric MTU from a chained ``tuning`` plugin."""
+    plugin = {"type": "ib-sriov" if cni == "sriov" and ib else cni}
+    chained = []
     if cni in ("macvlan", "ipvlan"):
         plugin.update(master=master, mtu=mtu)
         if cni == "macvlan":
@@ -179,25 +225,97 @@ def _cni_config(cni, name, master, mtu, ipam):
         plugin.update(master=master)
     elif cni == "host-device":
         plugin.update(device=master)
-    elif cni == "sriov":
-        plugin.update(mtu=mtu)
+    elif cni == "sriov" and not ib:
+        chained.append({"type": "tuning", "mtu": mtu})
     if ipam:
         plugin["ipam"] = ipam
-    plugins = [plugin]
+    plugins = [plugin] + chained
     if cni in SRIOV_DP:
         plugins.append({"type": "rdma"})  # the netdev's RDMA device moves with it (exclusive netns mode)
     return json.dumps({"cniVersion": CNI_VERSION, "name": name, "plugins": plugins}, sort_keys=True)
 
 
-def render(plan):
+def rail_pci(plan, given=None, hostvars=None):
+    """``{host: {nic: PCI address}}`` of the plan's rail NICs: ``given[host][nic]`` (``k8s_objects_rail_pci``), else the
+    ``pciid`` that Ansible's Linux network facts record per interface (the ``device`` link under /sys/class/net;
+    ``ansible_facts[<nic with '-' as '_'>].pciid``) where the host's facts were gathered. Addresses are written in
+    their full lower-case form (``0000:3b:00.0``); one that is not a PCI address is refused."""
+    out = {}
+    for host, node in plan["nodes"].items():
+        mine = dict((given or {}).get(host) or {})
+        facts = ((hostvars or {}).get(host) or {}).get("ansible_facts") or {}
+        found = {}
+        for entry in node["rails"]:
+            nic = entry["interface"]
+            if not nic:
+                continue
+            value = mine.get(nic)
+            field = "k8s_objects_rail_pci.%s.%s" % (host, nic)
+            if value is None:
+                value = (facts.get(nic.replace("-", "_").replace(":", "_")) or {}).get("pciid") if isinstance(facts, dict) else None
+                field = "hostvars[%s].ansible_facts.%s.pciid" % (host, nic)
+            if value is None:
+                continue
+            text = str(value).strip().lower()
+            text = "0000:" + text if len(text) == 7 else text
+            if not PCI_RE.match(text):
+                raise FabricModelError(field, value, "is not a PCI address", "write it as 0000:3b:00.0")
+            found[nic] = text
+        if found:
+            out[host] = found
+    return out
+
+
+def _conflicts(per_node):
+    """``per_node``: ``{host: [selector value per rail]}``. The values that select one rail's NIC on a node and another
+    rail's on another node, as ``(value, (host, rail), (host, rail))``; None when there is none."""
+    owner = {}
+    for host in sorted(per_node):
+        for index, value in enumerate(per_node[host]):
+            if value is None:
+                continue
+            first = owner.setdefault(value, (host, index + 1))
+            if first[1] != index + 1:
+                return value, first, (host, index + 1)
+    return None
+
+
+def _pf_selection(plan, fname, rails, pci):
+    """How each rail's PFs are selected: ``("rootDevices" | "pfNames", {rail: [values]}, conflict)``. PCI addresses
+    (``pci``: ``{host: {nic: address}}``) where every node of the fabric has them, else NIC names; ``conflict`` is
+    the first value that would select two rails' PFs (node models naming or placing their NICs differently), None
+    when the union per rail is safe cluster-wide."""
+    names = {}
+    for host, node in plan["nodes"].items():
+        entries = sorted((e for e in node["rails"] if e["fabric"] == fname), key=lambda e: e["rail"])
+        names[host] = [e["interface"] for e in entries]
+    addresses = dict((host, [((pci or {}).get(host) or {}).get(nic) for nic in nics]) for host, nics in names.items())
+    choices = []
+    if addresses and all(None not in values for values in addresses.values()):
+        choices.append(("rootDevices", addresses))
+    choices.append(("pfNames", names))
+    ranked = [(key, per_node, _conflicts(per_node)) for key, per_node in choices]
+    key, per_node, conflict = ([c for c in ranked if c[2] is None] or ranked)[0]
+    union = dict((r, sorted(set(values[r - 1] for values in per_node.values()))) for r in rails)
+    return key, union, per_node, conflict
+
+
+def render(plan, node_names=None, pci=None):
     """The objects of every fabric whose ``cni`` attaches pods: a list in apply order (see :data:`FILES`).
+
+    ``node_names``: ``{inventory host: Kubernetes node name}`` where they differ by more than case (see
+    :func:`node_name`); ``pci``: ``{host: {nic: PCI address}}`` (the hosts' facts): the SR-IOV selectors pick PFs by
+    PCI address where every node has them.
 
     Raises :class:`FabricModelError` (one line, naming the field) where the model cannot give pods a network:
     ``p2p`` addressing, whereabouts or host-local in ``exclusive`` (a cluster-wide range cannot follow a node's
-    own subnet), a master NIC without one name on every node."""
+    own subnet), host-local on more than one node, a master NIC without one name on every node, PF selectors
+    that would cross rails in a device-plugin ConfigMap, a resource prefix the SR-IOV operator does not write."""
     cluster = plan["cluster"]["name"]
+    k8s_nodes = _node_names(plan, node_names)
     objects = []
     configmaps = {}
+    resources = {}
     for fname, fabric in plan["cluster"]["fabrics"].items():
         cni = fabric["cni"]
         if cni not in POD_CNIS:
@@ -205,8 +323,10 @@ def render(plan):
         k8s = settings(fabric)
         field = _field(fabric, "kubernetes")
         mode = fabric["addressing"]["mode"]
+        ib = mode == "infiniband"
         ipam = k8s["ipam"]
         namespace = k8s["namespace"]
+        rail_hosts = sorted(h for h, n in plan["nodes"].items() if any(e["fabric"] == fname for e in n["rails"]))
         if mode == "p2p" and ipam != "none":
             raise FabricModelError(field + ".ipam", ipam, "cannot give pods addresses in p2p addressing (each node "
                                    "and rail has a /31 or /127: no address is left)",
@@ -219,71 +339,99 @@ def render(plan):
             raise FabricModelError(field + ".ipam", ipam, "hands out one cluster-wide range per network, while in "
                                    "exclusive addressing every node has its own subnet per rail",
                                    "use ipam spiderpool (a pool per node and rail), or shared addressing")
+        if ipam == "host-local" and len(rail_hosts) > 1:
+            raise FabricModelError(field + ".ipam", ipam, "keeps its allocations on each node (one store per node), so "
+                                   "the %d nodes of fabric %s would give their pods the same addresses from the one "
+                                   "range of each rail" % (len(rail_hosts), fname),
+                                   "use ipam whereabouts or spiderpool (one allocation store for the cluster)")
         if k8s["sriov_operator"] and cni != "sriov":
             raise FabricModelError(field + ".sriov_operator", True, "is for cni sriov (the fabric's cni is %s)" % cni,
                                    "remove sriov_operator, or set cni: sriov")
+        operator_namespace = k8s["operator_namespace"]
+        if k8s["sriov_operator"]:
+            if k8s["resource_prefix"] not in OPERATOR_NAMESPACES:
+                raise FabricModelError(field + ".resource_prefix", k8s["resource_prefix"], "is not the SR-IOV "
+                                       "operator's: it names the resources pods request with its own RESOURCE_PREFIX "
+                                       "(openshift.io upstream, nvidia.com in NVIDIA's network operator)",
+                                       "set resource_prefix to the prefix of the operator you run")
+            operator_namespace = operator_namespace or OPERATOR_NAMESPACES[k8s["resource_prefix"]]
         version = 6 if fabric["family"] == 6 else 4
         rails = [r for r in plan["rails"] if r["fabric"] == fname]
+        selection = None
+        if cni in SRIOV_DP:
+            for rail_entry in rails:
+                _interfaces(plan, fname, rail_entry["rail"])  # every node names its rail NICs
+            selection = _pf_selection(plan, fname, [r["rail"] for r in rails], pci)
+            key, _union, _per_node, conflict = selection
+            if conflict and not k8s["sriov_operator"]:
+                value, (host_a, rail_a), (host_b, rail_b) = conflict
+                raise FabricModelError("fabric_rail_interfaces" if key == "pfNames" else "k8s_objects_rail_pci",
+                                       value, "is rail %d's PF on %s and rail %d's on %s: the device plugin's "
+                                       "selector of each rail (one ConfigMap for every node) would take both"
+                                       % (rail_a, host_a, rail_b, host_b),
+                                       "name the rail NICs alike on every node (a udev rule), or set "
+                                       "kubernetes.sriov_operator (a policy per node)")
         for rail_entry in rails:
             rail = rail_entry["rail"]
             name = rail_name(cluster, fname, rail)
             resource = resource_name(fname, rail)
+            if not RESOURCE_RE.match(resource) or resources.setdefault(resource, fname) != fname:
+                raise FabricModelError("fabric_cluster.fabrics", fname, "gives the resource name %s, %s" % (
+                    resource, "which the device plugins refuse" if not RESOURCE_RE.match(resource) else
+                    "which is also fabric %s's" % resources[resource]),
+                    "rename the fabric so its resource names differ (letters, digits, '_')")
             full_resource = "%s/%s" % (k8s["resource_prefix"], resource)
             names = _interfaces(plan, fname, rail)
             pf_names = sorted(names)
             # -- the device plugin's share of the rail NIC
-            if cni in SRIOV_DP and k8s["sriov_operator"]:
-                objects.append({
-                    "apiVersion": "sriovnetwork.openshift.io/v1", "kind": "SriovNetworkNodePolicy",
-                    "metadata": _meta(name, namespace, cluster, fname, rail),
-                    "spec": {"resourceName": resource, "numVfs": (fabric.get("sriov") or {}).get("vfs", 0),
-                             "nicSelector": {"vendor": VENDOR_MELLANOX, "pfNames": pf_names},
-                             "nodeSelector": {"feature.node.kubernetes.io/network-sriov.capable": "true"},
-                             "deviceType": "netdevice", "isRdma": True, "mtu": fabric["mtu"]}})
-            elif cni in SRIOV_DP:
-                configmaps.setdefault(("sriovdp-config", namespace), []).append({
-                    "resourceName": resource, "resourcePrefix": k8s["resource_prefix"],
-                    "selectors": {"vendors": [VENDOR_MELLANOX], "pfNames": pf_names, "isRdma": True}})
+            if cni in SRIOV_DP:
+                key, union, per_node, conflict = selection
+                if k8s["sriov_operator"]:
+                    objects.extend(_node_policies(fabric, rail, name, resource, operator_namespace, cluster, key,
+                                                  union[rail], per_node, conflict, k8s_nodes, ib))
+                else:
+                    configmaps.setdefault(("sriovdp-config", k8s["device_plugin_namespace"]), []).append({
+                        "resourceName": resource, "resourcePrefix": k8s["resource_prefix"],
+                        "selectors": {"vendors": [VENDOR_MELLANOX], key: union[rail], "isRdma": True}})
             else:
-                configmaps.setdefault(("rdma-devices", namespace), []).append({
+                configmaps.setdefault(("rdma-devices", k8s["device_plugin_namespace"]), []).append({
                     "resourceName": resource, "resourcePrefix": k8s["resource_prefix"],
                     "rdmaHcaMax": k8s["rdma_hca_max"], "selectors": {"ifNames": pf_names}})
             master = _one_interface(names, rail, cni, _field(fabric, "cni")) \
                 if cni in ("macvlan", "ipvlan", "ipoib", "host-device") else None
             # -- addresses
-            pools = []
             if ipam == "nv-ipam":
-                objects.append(_cidr_pool(plan, fabric, rail_entry, name, namespace, cluster))
+                objects.append(_cidr_pool(plan, fabric, rail_entry, name, k8s["ipam_namespace"], cluster, k8s_nodes))
                 ipam_conf = {"type": "nv-ipam", "poolName": name, "poolType": "cidrpool"}
                 if cni == "sriov" and k8s["sriov_operator"]:
-                    meta = _meta(name, namespace, cluster, fname, rail)
-                    objects.append({"apiVersion": "sriovnetwork.openshift.io/v1", "kind": "SriovNetwork",
-                                    "metadata": meta,
-                                    "spec": {"resourceName": resource, "networkNamespace": namespace,
-                                             "ipam": json.dumps(ipam_conf, sort_keys=True),
-                                             "metaPlugins": json.dumps({"type": "rdma"}, sort_keys=True)}})
+                    objects.append(_operator_network(fabric, rail, name, resource, operator_namespace, namespace,
+                                                     cluster, ipam_conf, ib))
                 else:
                     meta = _meta(name, namespace, cluster, fname, rail)
                     meta["annotations"] = {"k8s.v1.cni.cncf.io/resourceName": full_resource}
                     objects.append({"apiVersion": "k8s.cni.cncf.io/v1", "kind": "NetworkAttachmentDefinition",
                                     "metadata": meta,
-                                    "spec": {"config": _cni_config(cni, name, master, fabric["mtu"], ipam_conf)}})
+                                    "spec": {"config": _cni_config(cni, name, master, fabric["mtu"], ipam_conf, ib)}})
             elif ipam == "spiderpool":
-                pools = _spider_pools(plan, fabric, rail_entry, k8s, field, cluster, name)
+                pools = _spider_pools(plan, fabric, rail_entry, k8s, field, cluster, name, k8s_nodes)
                 objects.extend(pools)
                 objects.append(_multus_config(cni, name, namespace, cluster, fname, rail, master, fabric["mtu"],
-                                              full_resource, [p["metadata"]["name"] for p in pools], version))
+                                              full_resource, [p["metadata"]["name"] for p in pools], version, ib))
             else:
                 first = last = gateway = None
                 if ipam != "none":
                     first, last = shared_pod_range(fabric, rail_entry["block"], k8s, field)
                     gateway = rail_entry["gateway"]
-                conf = _cni_config(cni, name, master, fabric["mtu"],
-                                   _ipam_config(ipam, rail_entry["block"], first, last, gateway))
+                ipam_conf = _ipam_config(ipam, rail_entry["block"], first, last, gateway)
+                if cni == "sriov" and k8s["sriov_operator"]:  # the operator writes the NAD (SriovIBNetwork: ib-sriov)
+                    objects.append(_operator_network(fabric, rail, name, resource, operator_namespace, namespace,
+                                                     cluster, ipam_conf, ib))
+                    continue
                 meta = _meta(name, namespace, cluster, fname, rail)
                 meta["annotations"] = {"k8s.v1.cni.cncf.io/resourceName": full_resource}
                 objects.append({"apiVersion": "k8s.cni.cncf.io/v1", "kind": "NetworkAttachmentDefinition",
-                                "metadata": meta, "spec": {"config": conf}})
+                                "metadata": meta,
+                                "spec": {"config": _cni_config(cni, name, master, fabric["mtu"], ipam_conf, ib)}})
         objects.append(_nccl_env(plan["cluster"]["name"], fname, fabric, namespace))
     for (cm_name, namespace), entries in sorted(configmaps.items()):
         if cm_name == "sriovdp-config":
@@ -296,6 +444,41 @@ def render(plan):
                         "data": {"config.json": json.dumps(data, indent=2, sort_keys=True) + "\n"}})
     objects.sort(key=lambda o: KIND_ORDER[o["kind"]])
     return objects
+
+
+def _node_policies(fabric, rail, name, resource, namespace, cluster, key, union, per_node, conflict, k8s_nodes, ib):
+    """The SR-IOV operator's ``SriovNetworkNodePolicy`` of a rail: one for every node when the union of the rail's
+    PF selectors is safe (:func:`_pf_selection`), else one per node (``nodeSelector`` on its hostname label,
+    ``nicSelector`` its own PF of the rail): the operator merges the policies of one resource name per node."""
+    fname = fabric["name"]
+    base = {"resourceName": resource, "numVfs": (fabric.get("sriov") or {}).get("vfs", 0),
+            "deviceType": "netdevice", "isRdma": True, "mtu": fabric["mtu"]}
+    if ib:
+        base["linkType"] = "ib"
+    if conflict is None:
+        spec = dict(base, nicSelector={"vendor": VENDOR_MELLANOX, key: union},
+                    nodeSelector={"feature.node.kubernetes.io/network-sriov.capable": "true"})
+        return [{"apiVersion": "sriovnetwork.openshift.io/v1", "kind": "SriovNetworkNodePolicy",
+                 "metadata": _meta(name, namespace, cluster, fname, rail), "spec": spec}]
+    out = []
+    for host in sorted(per_node):
+        value = per_node[host][rail - 1]
+        spec = dict(base, nicSelector={"vendor": VENDOR_MELLANOX, key: [value]},
+                    nodeSelector={HOSTNAME_LABEL: k8s_nodes[host]})
+        out.append({"apiVersion": "sriovnetwork.openshift.io/v1", "kind": "SriovNetworkNodePolicy",
+                    "metadata": _meta(dns_name(name, k8s_nodes[host]), namespace, cluster, fname, rail, node=host),
+                    "spec": spec})
+    return out
+
+
+def _operator_network(fabric, rail, name, resource, namespace, network_namespace, cluster, ipam_conf, ib):
+    """The SR-IOV operator's network of a rail (it writes the NetworkAttachmentDefinition into ``networkNamespace``):
+    ``SriovIBNetwork`` on InfiniBand (ib-sriov), else ``SriovNetwork``."""
+    return {"apiVersion": "sriovnetwork.openshift.io/v1", "kind": "SriovIBNetwork" if ib else "SriovNetwork",
+            "metadata": _meta(name, namespace, cluster, fabric["name"], rail),
+            "spec": {"resourceName": resource, "networkNamespace": network_namespace,
+                     "ipam": json.dumps(ipam_conf or {}, sort_keys=True),
+                     "metaPlugins": json.dumps({"type": "rdma"}, sort_keys=True)}}
 
 
 def _nccl_env(cluster, fname, fabric, namespace):
@@ -317,7 +500,7 @@ def _nccl_env(cluster, fname, fabric, namespace):
             "data": data}
 
 
-def _spider_pools(plan, fabric, rail_entry, k8s, field, cluster, name):
+def _spider_pools(plan, fabric, rail_entry, k8s, field, cluster, name, k8s_nodes):
     fname, rail = fabric["name"], rail_entry["rail"]
     version = 6 if fabric["family"] == 6 else 4
     mode = fabric["addressing"]["mode"]
@@ -341,24 +524,26 @@ def _spider_pools(plan, fabric, rail_entry, k8s, field, cluster, name):
                     "gateway": entry["gateway"],
                     "routes": [{"dst": rail_entry["block"], "gw": entry["gateway"]}],
                     "nodeAffinity": {"matchExpressions": [{"key": HOSTNAME_LABEL, "operator": "In",
-                                                           "values": [host]}]}}
+                                                           "values": [k8s_nodes[host]]}]}}
             pools.append({"apiVersion": "spiderpool.spidernet.io/v2beta1", "kind": "SpiderIPPool",
                           "metadata": _meta(dns_name(name, host), None, cluster, fname, rail, node=host),
                           "spec": spec})
     return pools
 
 
-def _cidr_pool(plan, fabric, rail_entry, name, namespace, cluster):
+def _cidr_pool(plan, fabric, rail_entry, name, namespace, cluster, k8s_nodes):
     """The NVIDIA network operator's nv-ipam ``CIDRPool`` of a rail (``exclusive``): the rail block, each node's
     subnet as its static allocation with the ToR as gateway, the ToR's and the host's indexes excluded in every
-    node's prefix, a route to the rail block."""
+    node's prefix, a route to the rail block; its ``nodeSelector`` the rail's nodes (without one the controller
+    hands a prefix to every node of the cluster: pkg/ipam-controller/controllers/cidrpool/cidrpool.go)."""
     fname, rail = fabric["name"], rail_entry["rail"]
     addressing = fabric["addressing"]
     allocations = []
     for host in sorted(plan["nodes"], key=lambda h: plan["nodes"][h]["node_id"]):
         for entry in plan["nodes"][host]["rails"]:
             if entry["fabric"] == fname and entry["rail"] == rail:
-                allocations.append({"nodeName": host, "prefix": entry["subnet"], "gateway": entry["gateway"]})
+                allocations.append({"nodeName": k8s_nodes[host], "prefix": entry["subnet"],
+                                    "gateway": entry["gateway"]})
     size = 1 << ((128 if fabric["family"] == 6 else 32) - addressing["node_prefix"])
     last = size - (1 if fabric["family"] == 6 else 2)
     gateway_index = addressing["gateway_offset"] % (last + 1) if addressing["gateway_offset"] < 0 else \
@@ -369,13 +554,22 @@ def _cidr_pool(plan, fabric, rail_entry, name, namespace, cluster):
             "spec": {"cidr": rail_entry["block"], "perNodeNetworkPrefix": addressing["node_prefix"],
                      "gatewayIndex": gateway_index,
                      "perNodeExclusions": [{"startIndex": host_index, "endIndex": host_index}],
-                     "staticAllocations": allocations, "routes": [{"dst": rail_entry["block"]}]}}
+                     "staticAllocations": allocations, "routes": [{"dst": rail_entry["block"]}],
+                     "nodeSelector": {"nodeSelectorTerms": [{"matchExpressions": [{
+                         "key": HOSTNAME_LABEL, "operator": "In", "values": [a["nodeName"] for a in allocations]}]}]}}}
 
 
-def _multus_config(cni, name, namespace, cluster, fabric, rail, master, mtu, resource, pools, version):
+def _multus_config(cni, name, namespace, cluster, fabric, rail, master, mtu, resource, pools, version, ib=False):
+    """A rail's SpiderMultusConfig. Its pools are named in the CNI configuration Spiderpool writes (the
+    ``default_ipv4_ippool``/``default_ipv6_ippool`` of the spiderpool IPAM, in order: a pod takes the first whose
+    node affinity holds its node; pkg/ipam/pool_selections.go getPoolFromNetConf), never left to the namespace's or
+    cluster's default pools. ``sriov`` on InfiniBand is ``ib-sriov``."""
     ippools = {"ipv%d" % version: pools}
     spec = {}
-    if cni == "sriov":
+    if cni == "sriov" and ib:
+        spec = {"cniType": "ib-sriov", "ibsriov": {"resourceName": resource, "rdmaIsolation": True,
+                                                   "ippools": ippools}}
+    elif cni == "sriov":
         spec = {"cniType": "sriov", "sriov": {"resourceName": resource, "rdmaIsolation": True, "mtu": mtu,
                                               "ippools": ippools}}
     elif cni in ("macvlan", "ipvlan"):
@@ -384,8 +578,9 @@ def _multus_config(cni, name, namespace, cluster, fabric, rail, master, mtu, res
     elif cni == "ipoib":
         spec = {"cniType": "ipoib", "ipoib": {"master": master, "ippools": ippools}}
     elif cni == "host-device":
+        ipam = {"type": "spiderpool", "default_ipv%d_ippool" % version: list(pools)}
         plugin = {"cniVersion": CNI_VERSION, "name": name, "plugins": [
-            {"type": "host-device", "device": master, "ipam": {"type": "spiderpool"}}, {"type": "rdma"}]}
+            {"type": "host-device", "device": master, "ipam": ipam}, {"type": "rdma"}]}
         spec = {"cniType": "custom", "customCNI": json.dumps(plugin, sort_keys=True)}
     meta = _meta(name, namespace, cluster, fabric, rail)
     if cni == "host-device":
@@ -431,7 +626,7 @@ def _plan_entry(plan, host, fabric, rail):
     return None
 
 
-def _check_cidr_pool(plan, obj, what, fabric, rail, rail_entry, seen):
+def _check_cidr_pool(plan, obj, what, fabric, rail, rail_entry, seen, k8s_nodes):
     """A CIDRPool against the plan: the rail block, every planned node of the rail with its own subnet and ToR
     gateway, no other node, the host's index excluded in each node's prefix (its ranges join the overlap check)."""
     problems = []
@@ -446,7 +641,7 @@ def _check_cidr_pool(plan, obj, what, fabric, rail, rail_entry, seen):
         entry = _plan_entry(plan, host, fabric, rail)
         if entry is None:
             continue
-        allocation = given.pop(host, None)
+        allocation = given.pop(k8s_nodes[host], None)
         if allocation is None:
             problems.append("%s: %s has no static allocation (the plan gives it %s)" % (what, host, entry["subnet"]))
             continue
@@ -465,7 +660,7 @@ def _check_cidr_pool(plan, obj, what, fabric, rail, rail_entry, seen):
     return problems
 
 
-def check_against_plan(plan, objects):
+def check_against_plan(plan, objects, node_names=None):
     """Problems (one line each) of rendered objects against the plan, read back from the objects themselves: every
     pool (a SpiderIPPool's ``ips``, an IPAM range of a NetworkAttachmentDefinition) inside its rail's subnet
     (the node's, in ``exclusive``), holding no node's host address and no gateway; no two pools of a rail
@@ -474,6 +669,7 @@ def check_against_plan(plan, objects):
     problems = []
     seen = {}
     networks = set()
+    k8s_nodes = _node_names(plan, node_names)
     host_addresses = {}  # (fabric, rail) -> sorted [(address, host)]
     for host, node in plan["nodes"].items():
         for entry in node["rails"]:
@@ -492,10 +688,11 @@ def check_against_plan(plan, objects):
         if rail_entry is None:
             problems.append("%s: fabric %s rail %s is not in the plan" % (what, fabric, rail))
             continue
-        if kind in ("SpiderMultusConfig", "NetworkAttachmentDefinition", "SriovNetworkNodePolicy", "SriovNetwork"):
+        if kind in ("SpiderMultusConfig", "NetworkAttachmentDefinition", "SriovNetworkNodePolicy", "SriovNetwork",
+                    "SriovIBNetwork"):
             networks.add((fabric, rail))
         if kind == "CIDRPool":
-            problems.extend(_check_cidr_pool(plan, obj, what, fabric, rail, rail_entry, seen))
+            problems.extend(_check_cidr_pool(plan, obj, what, fabric, rail, rail_entry, seen, k8s_nodes))
             continue
         ranges, subnet, gateway, node = [], None, None, labels.get(LABEL + "node")
         if kind == "SpiderIPPool":
@@ -503,11 +700,13 @@ def check_against_plan(plan, objects):
             ranges, subnet, gateway = _ranges(spec.get("ips", [])), spec.get("subnet"), spec.get("gateway")
             affinity = [v for e in (spec.get("nodeAffinity") or {}).get("matchExpressions", [])
                         if e.get("key") == HOSTNAME_LABEL and e.get("operator") == "In" for v in e.get("values", [])]
-            if node is not None and affinity != [node]:
+            if node is not None and affinity != [k8s_nodes.get(node, node)]:
                 problems.append("%s: the pool of %s is bound to %s" % (what, node, affinity or "every node"))
-        elif kind == "NetworkAttachmentDefinition":
-            conf = json.loads(obj["spec"]["config"])
-            ipam = conf["plugins"][0].get("ipam") or {}
+        elif kind in ("NetworkAttachmentDefinition", "SriovNetwork", "SriovIBNetwork"):
+            if kind == "NetworkAttachmentDefinition":
+                ipam = json.loads(obj["spec"]["config"])["plugins"][0].get("ipam") or {}
+            else:
+                ipam = json.loads(obj["spec"].get("ipam") or "{}")
             if ipam.get("type") == "whereabouts":
                 ranges = [(ipaddress.ip_address(ipam["range_start"]), ipaddress.ip_address(ipam["range_end"]))]
                 subnet, gateway = ipam.get("range"), ipam.get("gateway")

@@ -49,7 +49,9 @@ BASE = {
             "switch_mtu_headroom": 18, "share_priority": False},
     "cni": "sriov", "sriov": {"vfs": 4, "trust": False, "spoof_check": True, "link_state": "auto", "firmware_vfs": 8},
     "kubernetes": {"ipam": "spiderpool", "namespace": "kube-system", "resource_prefix": "nvidia.com",
-                   "pod_offset": 128, "pod_count": 64, "rdma_hca_max": 100, "sriov_operator": False},
+                   "pod_offset": 128, "pod_count": 64, "rdma_hca_max": 100, "sriov_operator": False,
+                   "operator_namespace": "sriov-network-operator", "ipam_namespace": "nvidia-network-operator",
+                   "device_plugin_namespace": "kube-system"},
 }
 EXAMPLES = 60
 
@@ -389,4 +391,4 @@ def test_the_loaders_relation_tables_cover_the_schemas_choices():
 def test_every_leaf_is_varied():
     fields = [_field(p) for p, _k in LEAVES]
     assert "fabric_cluster.qos.cnp_strict" in fields and "fabric_cluster.tors[0].nodes" in fields
-    assert len(fields) == len(set(fields)) == 61
+    assert len(fields) == len(set(fields)) == 64

@@ -65,12 +65,20 @@ CASES = [
     ("sriov", "p2p", 4, {"ipam": "none"}),
     ("sriov", "exclusive", 4, {"ipam": "nv-ipam", "sriov_operator": True, "namespace": "nvidia-network-operator"}),
     ("macvlan", "exclusive", 6, {"ipam": "nv-ipam"}),
+    ("sriov", "infiniband", 4, {}),
+    ("sriov", "infiniband", 4, {"sriov_operator": True, "ipam": "whereabouts", "pod_offset": 200, "pod_count": 20}),
+    ("sriov", "shared", 4, {"sriov_operator": True, "resource_prefix": "openshift.io", "ipam": "whereabouts"}),
 ]
+
+
+def nodes_of(k8s):
+    """host-local keeps its allocations per node: one node is all it can serve."""
+    return 1 if k8s.get("ipam") == "host-local" else 3
 
 
 @pytest.mark.parametrize("cni,mode,family,k8s", CASES, ids=["-".join(str(x) for x in c[:3]) + str(c[3]) for c in CASES])
 def test_every_cni_and_ipam_agrees_with_the_plan(cni, mode, family, k8s):
-    plan = plan_of(cluster(cni, mode, family, **k8s))
+    plan = plan_of(cluster(cni, mode, family, **k8s), nodes=nodes_of(k8s))
     objects = k8s_objects.render(plan)
     assert k8s_objects.check_against_plan(plan, objects) == []
     kinds = [o["kind"] for o in objects]
@@ -110,7 +118,7 @@ def test_every_cni_and_ipam_agrees_with_the_plan(cni, mode, family, k8s):
 def test_every_object_passes_its_crd(cni, mode, family, k8s):
     pytest.importorskip("openapi_schema_validator")
     schemas = k8s_validate.load_crds(CRDS)
-    objects = k8s_objects.render(plan_of(cluster(cni, mode, family, **k8s)))
+    objects = k8s_objects.render(plan_of(cluster(cni, mode, family, **k8s), nodes=nodes_of(k8s)))
     violations, unchecked = k8s_validate.validate(objects, schemas)
     # nv-ipam's CIDRPool is checked where the directory has nv-ipam's CRDs (../shared/validators/k8s/crds-nvipam),
     # and named as unchecked where it has not; every other kind always has its CRD there.
