@@ -14,8 +14,9 @@ import os
 
 from ansible.plugins.action import ActionBase
 
-from ansible_collections.ainet.fabric.plugins.module_utils.cabling import cabling_check, lldp_parse
+from ansible_collections.ainet.fabric.plugins.module_utils.cabling import cabling_check, lldp_parse, port_names
 from ansible_collections.ainet.fabric.plugins.module_utils.common.errors import FabricError
+from ansible_collections.ainet.fabric.plugins.module_utils.host.host_files import read_text
 from ansible_collections.ainet.fabric.plugins.module_utils.plan.rail_plan import rail_plan
 from ansible_collections.ainet.fabric.plugins.plugin_utils.reports import link_states, write_reports
 
@@ -26,6 +27,8 @@ ARGUMENT_SPEC = dict(
     lldpcli_var=dict(type="str", default="__cabling_check_lldpcli"),
     lldptool_var=dict(type="str", default="__cabling_check_lldptool"),
     links_var=dict(type="str", default="__cabling_check_links"),
+    switch_config_dir=dict(type="path"),
+    switch_configs=dict(type="dict", default={}),
     report=dict(type="path"),
     fail_on_findings=dict(type="bool", default=True),
 )
@@ -48,6 +51,23 @@ def host_neighbours(hostvars, lldpcli_var, lldptool_var):
     return None, (why[0] if why else "no LLDP output")
 
 
+def sonic_aliases(plan, directory, given):
+    """``{tor: {alias: EthernetN}}`` for the plan's SONiC ToRs whose config_db is given (text, or ``{text: ...}``)
+    or in ``directory`` as ``<tor>.json``; a ToR with neither is absent (its aliases stay unverified)."""
+    out = {}
+    for name, tor in sorted((plan.get("tors") or {}).items()):
+        if tor.get("platform") != "sonic":
+            continue
+        text = given.get(name)
+        if isinstance(text, dict) and "text" in text:
+            text = text["text"]
+        if text is None and directory and os.path.isfile(os.path.join(directory, name + ".json")):
+            text = read_text(os.path.join(directory, name + ".json"))
+        if text is not None:
+            out[name] = port_names.sonic_port_aliases(text, "ToR %s" % name)
+    return out
+
+
 class ActionModule(ActionBase):
     TRANSFERS_FILES = False
     _requires_connection = False
@@ -66,8 +86,9 @@ class ActionModule(ActionBase):
                 else:
                     neighbours[host] = found
             hosts = [h for h in args["hosts"] if h in plan["nodes"]]
+            aliases = sonic_aliases(plan, args["switch_config_dir"], args["switch_configs"])
             verdict = cabling_check.check_cabling(plan, neighbours, hosts, dict(
-                (h, link_states(hostvars.get(h, {}).get(args["links_var"]))) for h in hosts))
+                (h, link_states(hostvars.get(h, {}).get(args["links_var"]))) for h in hosts), aliases)
         except FabricError as exc:
             return dict(result, failed=True, msg=str(exc))
         report = cabling_check.findings_markdown(verdict)

@@ -25,6 +25,8 @@ ARGUMENT_SPEC = dict(
     fabric=dict(type="str"),
     results_var=dict(type="str", default="__link_test_results"),
     links_var=dict(type="str", default="__link_test_links"),
+    rdma=dict(type="bool", default=False),
+    rdma_var=dict(type="str", default="__link_test_rdma"),
     min_gbps=dict(type="float"),
     max_usec=dict(type="float"),
     report=dict(type="path"),
@@ -32,7 +34,7 @@ ARGUMENT_SPEC = dict(
 )
 
 
-def report_markdown(cluster, verdict, schedule_note, results=()):
+def report_markdown(cluster, verdict, schedule_note, results=(), skipped=()):
     lines = ["# Link test: %s" % cluster, "", schedule_note, "",
              "%d tests, %d failed." % (verdict["tested"], verdict["failed"]), ""]
     rows = [(kind, f) for kind in ("broken", "slow", "suspect") for f in verdict[kind]]
@@ -52,6 +54,8 @@ def report_markdown(cluster, verdict, schedule_note, results=()):
             lines.append("| %s | %s | %s %s | %s | %s | %s |" % (
                 r["b"], r["a"], r["fabric"], r["rail"], r["test"], "" if r["gbps"] is None else "%g" % r["gbps"],
                 "" if r["usec"] is None else "%g" % r["usec"]))
+    if skipped:
+        lines += ["", "Not run:", ""] + ["- %s" % line for line in skipped]
     return "\n".join(lines) + "\n"
 
 
@@ -77,6 +81,9 @@ class ActionModule(ActionBase):
             for host in hosts:
                 results.extend(link_results.results_of(host, hostvars.get(host, {}).get(args["results_var"])))
             verdict = pair_schedule.verdict(results, plan, args["min_gbps"], args["max_usec"])
+            rdma_rails = dict((h, (hostvars.get(h, {}).get(args["rdma_var"]) or {}).get("rails")) for h in hosts)
+            skipped = link_results.not_run(plan, hosts, args["rdma"], dict(
+                (h, r) for h, r in rdma_rails.items() if r is not None), args["fabric"])
             for finding in verdict["broken"]:
                 state = link_states(hostvars.get(finding["host"], {}).get(args["links_var"])).get(finding["interface"])
                 if state is not None and state.upper() not in ("UP", "UNKNOWN"):
@@ -88,9 +95,9 @@ class ActionModule(ActionBase):
             len(hosts), len(rounds), " (full mesh)" if args["full_mesh"] else "")
         changed = False
         if args["report"]:
-            text = report_markdown(plan["cluster"]["name"], verdict, note, results)
+            text = report_markdown(plan["cluster"]["name"], verdict, note, results, skipped)
             changed = write_reports({args["report"]: text}, self._task.check_mode, "link_test")
-        result.update(changed=changed, verdict=verdict, results=results, report=args["report"])
+        result.update(changed=changed, verdict=verdict, results=results, not_run=skipped, report=args["report"])
         if verdict["broken"] and args["fail_on_broken"]:
             lines = ["%s %s (%s rail %s, %s %s): %s" % (
                 f["host"], f["interface"], f["fabric"], f["rail"], f["tor"], f["tor_port"], f["why"])

@@ -47,6 +47,15 @@ options:
       whose link is down is reported as down).
     type: str
     default: __cabling_check_links
+  switch_config_dir:
+    description: Directory of the SONiC ToRs' config_db files, C(<tor>.json). SONiC announces a port's alias (C(etp2),
+      C(etp1a), C(fortyGigE0/4)) as LLDP Port ID, subtype local; the C(alias) of its C(PORT|EthernetN) entry maps
+      it to the C(EthernetN) the plan uses. A SONiC ToR without a config_db leaves such a rail's port unverified.
+    type: path
+  switch_configs:
+    description: SONiC config_db texts already read, C({tor: text}); they win over O(switch_config_dir).
+    type: dict
+    default: {}
   report:
     description: A Markdown file for the findings, and beside it the same name with C(.json) (summary and findings,
       which the plan job's C(rails.md) shows as the cabling status); without it nothing is written.

@@ -60,6 +60,16 @@ options:
       down says so).
     type: str
     default: __link_test_links
+  rdma:
+    description: Whether RDMA tests were asked for (the role's C(link_test_rdma)); the report says what was not run, and
+      why, under "Not run" (V(false) - every RDMA test; V(true) - each rail without an RDMA device or a RoCE v2 GID for
+      its address, IPv4 or IPv6).
+    type: bool
+    default: false
+  rdma_var:
+    description: The host variable holding each node's registered C(ainet.fabric.rdma_facts) result (its C(rails)).
+    type: str
+    default: __link_test_rdma
   min_gbps:
     description: The average RDMA bandwidth below which a link is slow.
     type: float
@@ -113,6 +123,11 @@ results:
   returned: when mode is verdict
   type: list
   elements: dict
+not_run:
+  description: One line per test not run, each with its reason ("ib_write_bw skipped on ..., because ...").
+  returned: when mode is verdict
+  type: list
+  elements: str
 report:
   description: The report file.
   returned: when mode is verdict

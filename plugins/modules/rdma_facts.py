@@ -20,7 +20,7 @@ description:
   - Per network interface, from sysfs - PCI address, driver, NUMA node, RDMA devices, SR-IOV total and current VFs
     with each VF's PCI address and netdev.
   - For the O(interfaces) (the rail NICs) - which RDMA device and port each one is, and the index of the RoCEv2 GID
-    of its IPv4 address (O(addresses)), so later roles refer to rails rather than device names.
+    of its address (O(addresses)), so later roles refer to rails rather than device names.
   - A tool that is missing or fails is reported in RV(sources) as not available with the reason; it never fails
     the module.
 options:
@@ -30,7 +30,9 @@ options:
     elements: str
     default: []
   addresses:
-    description: Rail NIC to its IPv4 address (C(a.b.c.d) or C(a.b.c.d/len)), to find the RoCEv2 GID index.
+    description: Rail NIC to its IPv4 or IPv6 address (C(/len) allowed), to find the index of the RoCEv2 GID holding
+      it - in the GID table (C(/sys/class/infiniband/<dev>/ports/<n>/gids/<i>), C(gid_attrs/types/<i>) C(RoCE v2),
+      C(gid_attrs/ndevs/<i>) the rail NIC) an IPv4 address is C(::ffff:a.b.c.d), an IPv6 address its own 16 bytes.
     type: dict
     default: {}
   firmware:
@@ -74,7 +76,7 @@ netdevs:
   returned: always
   type: dict
 rails:
-  description: Per rail NIC, in O(interfaces) order - netdev, rdma_device, port, gid_index, ipv4.
+  description: Per rail NIC, in O(interfaces) order - netdev, rdma_device, port, gid_index, address.
   returned: always
   type: list
   elements: dict

@@ -11,9 +11,12 @@ parser's flat list. A host missing from the neighbours has no LLDP data at all.
 Each rail gets one verdict:
 
 * ok: one neighbour, the planned ToR (case and a domain suffix ignored: ``su1-leaf1.example.net``
-  is ``su1-leaf1``) and the planned port (case ignored; names compared as announced, no mapping
-  between NOS naming schemes). A neighbour on the planned ToR that announces no port name is
-  ok with ``port_verified: False`` (counted in ``summary.unverified_ports``).
+  is ``su1-leaf1``) and the planned port (case ignored). Names are compared as announced, except a
+  SONiC ToR's Port ID of subtype ``local``: that is the port's alias (lldpmgrd), mapped to the
+  ``EthernetN`` the plan uses through the ToR's PORT table (``port_aliases``, see :mod:`port_names`).
+  A neighbour on the planned ToR whose port cannot be named (none announced; a SONiC alias without
+  its PORT table) is ok with ``port_verified: False`` and ``why`` (counted in
+  ``summary.unverified_ports``), never a ``wrong_port``.
 * ``missing``: the interface has no LLDP data, or no neighbour.
 * ``unexpected``: more than one neighbour on the rail interface.
 * ``swapped``: two rail interfaces of the host each reach the other's planned ToR port; one
@@ -29,9 +32,8 @@ wrong, then the fix). Findings and ok entries are sorted by (host, fabric, rail)
 
 from __future__ import annotations
 
-from ansible_collections.ainet.fabric.plugins.module_utils.cabling.lldp_parse import (
-    neighbour_port, neighbours_by_interface,
-)
+from ansible_collections.ainet.fabric.plugins.module_utils.cabling.lldp_parse import neighbours_by_interface
+from ansible_collections.ainet.fabric.plugins.module_utils.cabling.port_names import planned_name
 from ansible_collections.ainet.fabric.plugins.module_utils.common.errors import FabricError
 
 KINDS = ("missing", "swapped", "wrong_tor", "wrong_port", "unexpected", "unknown_interface")
@@ -150,7 +152,15 @@ def _finding(base, kind, seen, detail, problem, fix):
     return finding
 
 
-def _check_rail(host, entry, neighbours, findings, ok, mismatches, links=None):
+def _port_of(neighbour, tors, port_aliases):
+    """(port, why) of ``neighbour`` named as the plan names the ports of the ToR it is (its system name among the
+    plan's ToRs; unknown: as announced)."""
+    name = next((t for t in sorted(tors) if same_switch(neighbour.get("system_name"), t)), None)
+    platform = (tors.get(name) or {}).get("platform") if name else None
+    return planned_name(neighbour, platform, (port_aliases or {}).get(name) if name else None)
+
+
+def _check_rail(host, entry, neighbours, findings, ok, mismatches, links=None, tors=None, port_aliases=None):
     iface = entry.get("interface")
     expected = {"tor": entry["tor"], "port": entry.get("tor_port")}
     base = {"host": host, "fabric": entry.get("fabric"), "rail": entry["rail"], "interface": iface,
@@ -189,7 +199,8 @@ def _check_rail(host, entry, neighbours, findings, ok, mismatches, links=None):
             "plug %s %s into %s (check the cable, the optics and that LLDP is on at the switch port)"
             % (host, iface, planned)))
         return
-    ports = [neighbour_port(n) for n in seen_all]
+    named = [_port_of(n, tors or {}, port_aliases) for n in seen_all]
+    ports = [port for port, _why in named]
     if len(seen_all) > 1:
         listed = ", ".join(_where(n, p) for n, p in zip(seen_all, ports))
         findings.append(_finding(
@@ -203,8 +214,10 @@ def _check_rail(host, entry, neighbours, findings, ok, mismatches, links=None):
     seen = {"tor": neighbour.get("system_name"), "port": port}
     tor_ok = same_switch(seen["tor"], expected["tor"])
     if tor_ok and (port is None or expected["port"] is None):
+        why = named[0][1] or ("the plan names no port" if expected["port"] is None else
+                              "the neighbour announces no port name (%s)" % _where(neighbour, None))
         ok.append({"host": host, "fabric": entry.get("fabric"), "rail": entry["rail"], "interface": iface,
-                   "tor": seen["tor"], "port": port, "port_verified": False})
+                   "tor": seen["tor"], "port": port, "port_verified": False, "why": why})
         return
     if tor_ok and same_port(port, expected["port"]):
         ok.append({"host": host, "fabric": entry.get("fabric"), "rail": entry["rail"], "interface": iface,
@@ -264,11 +277,12 @@ def _report_mismatches(host, mismatches, findings):
                 "%s reaches %s, planned %s" % (label, where, planned), fix))
 
 
-def check_cabling(plan, neighbours_by_host, hosts=None, links=None):
+def check_cabling(plan, neighbours_by_host, hosts=None, links=None, port_aliases=None):
     """Findings of the LLDP neighbours against the rail plan (see the module docstring).
 
     ``links``: ``{host: {interface: operstate}}`` (``ip -j link``'s ``operstate``, optional): a rail NIC without a
-    neighbour whose link is not up is reported as down, with that fix.
+    neighbour whose link is not up is reported as down, with that fix. ``port_aliases``: ``{tor: {alias:
+    EthernetN}}`` (:func:`port_names.sonic_port_aliases` of each SONiC ToR's config_db, optional).
 
     Returns ``{"findings": [...], "ok": [...], "summary": {...}}``; ``summary`` has ``hosts``,
     ``rails``, ``ok``, ``findings``, ``by_kind`` ({kind: count}) and ``unverified_ports``.
@@ -289,7 +303,8 @@ def check_cabling(plan, neighbours_by_host, hosts=None, links=None):
         neighbours = _host_neighbours(neighbours_by_host.get(host), host)
         mismatches = []
         for entry in rails:
-            _check_rail(host, entry, neighbours, findings, ok, mismatches, (links or {}).get(host))
+            _check_rail(host, entry, neighbours, findings, ok, mismatches, (links or {}).get(host),
+                        plan.get("tors") or {}, port_aliases)
         _report_mismatches(host, mismatches, findings)
     findings.sort(key=_order)
     ok.sort(key=_order)
@@ -314,13 +329,26 @@ def _cell(value):
     return str(value if value is not None else "-").replace("|", "\\|").replace("\n", " ")
 
 
+def _unverified_lines(result):
+    """One line per rail on its planned ToR whose port could not be verified, with why."""
+    rows = [entry for entry in result.get("ok") or [] if not entry.get("port_verified", True)]
+    if not rows:
+        return []
+    lines = ["", "%d rail(s) reach their planned ToR but the port was not verified:" % len(rows), ""]
+    lines += ["- %s %s (rail %s, %s): %s" % (
+        e.get("host"), e.get("interface"), e.get("rail"), e.get("tor"), e.get("why") or "no port name") for e in rows]
+    return lines
+
+
 def findings_markdown(result):
-    """A short Markdown table of the findings (host, interface, rail, finding, fix)."""
+    """A short Markdown table of the findings (host, interface, rail, finding, fix), then the rails whose port
+    was not verified, with why."""
     findings = result.get("findings") or []
     summary = result.get("summary") or {}
     if not findings:
-        return "No cabling findings: %s rails on %s hosts match the plan.\n" % (
+        text = "No cabling findings: %s rails on %s hosts match the plan." % (
             summary.get("rails", 0), summary.get("hosts", 0))
+        return "\n".join([text] + _unverified_lines(result)) + "\n"
     lines = ["| host | interface | rail | finding | fix |", "|---|---|---|---|---|"]
     for finding in findings:
         interface, rail = finding.get("interface"), finding.get("rail")
@@ -331,7 +359,7 @@ def findings_markdown(result):
         text = "%s: %s" % (finding.get("kind", "").replace("_", " "), finding.get("detail", ""))
         lines.append("| %s | %s | %s | %s | %s |" % (
             _cell(finding.get("host")), _cell(interface), _cell(rail), _cell(text), _cell(finding.get("fix"))))
-    return "\n".join(lines) + "\n"
+    return "\n".join(lines + _unverified_lines(result)) + "\n"
 
 
 def status_markdown(status):

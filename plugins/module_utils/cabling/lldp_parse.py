@@ -269,9 +269,10 @@ def neighbour_port(entry):
     """The neighbour's port name, or None when it announces none.
 
     The Port ID when its subtype is ``ifname`` (Cumulus ``swp17``, EOS ``Ethernet17/1``), or
-    ``local`` and it reads as a port name (EOS, some NOSes); otherwise the Port Description when
-    it reads as one (SONiC sends a MAC Port ID and ``Ethernet0`` there; Juniper a local number
-    and ``ge-0/0/15.0``). Names are returned as announced: no mapping between NOS schemes.
+    ``local`` and it reads as a port name; otherwise the Port Description when it reads as one
+    (lldpd with a MAC Port ID: ``eth1``; Juniper a local number and ``ge-0/0/15.0``). Names are
+    returned as announced: a SONiC ToR's ``local`` Port ID is its port alias (``etp2``), which
+    :func:`port_names.planned_name` maps to ``EthernetN`` through the ToR's PORT table.
     """
     port_id = entry.get("port_id")
     kind = (entry.get("port_id_type") or "").lower()

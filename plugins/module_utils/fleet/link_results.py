@@ -95,8 +95,9 @@ def assignments(plan, hosts, count, full_mesh=False, fabric=None):
     """The schedule as each host runs it: ``[{host: {"peer", "role", "rails": [...]}}, ...]`` per round.
 
     ``role``: ``server`` (the first of the pair) or ``client``; ``rails``: the pair's rails of ``fabric`` (every
-    fabric when None), each ``{"fabric", "rail", "interface", "ip", "peer_ip", "mtu", "ping_size", "port"}``:
-    ``ping_size`` fills the rail MTU with a DF ping (MTU less 28 bytes of IPv4 and ICMP headers, 48 for IPv6)."""
+    fabric when None), each ``{"fabric", "rail", "interface", "ip", "peer_ip", "mtu", "ping_size", "port",
+    "perftest_args"}``: ``ping_size`` fills the rail MTU with a DF ping (MTU less 28 bytes of IPv4 and ICMP headers, 48
+    for IPv6); ``perftest_args`` is ``["--ipv6-addr"]`` on an IPv6 rail, for both ends of ``ib_write_bw``."""
     members = [h for h in hosts if h in plan["nodes"]]
     out = []
     for pairs in schedule_rounds(members, count, full_mesh):
@@ -114,7 +115,10 @@ def assignments(plan, hosts, count, full_mesh=False, fabric=None):
                     rails.append({"fabric": entry["fabric"], "rail": entry["rail"], "interface": entry["interface"],
                                   "ip": entry["ip"], "peer_ip": theirs[key]["ip"], "mtu": entry["mtu"],
                                   "ping_size": entry["mtu"] - (48 if v6 else 28),
-                                  "port": PERFTEST_PORT + entry["rail"]})
+                                  "port": PERFTEST_PORT + entry["rail"],
+                                  # perftest exchanges its parameters over TCP/IPv4 unless told --ipv6-addr (both
+                                  # ends; linux-rdma/perftest src/perftest_parameters.c: ai_family AF_INET6)
+                                  "perftest_args": ["--ipv6-addr"] if v6 else []})
                 this[me] = {"peer": peer, "role": role, "rails": rails}
         out.append(this)
     return out
@@ -193,3 +197,33 @@ def one_error(text):
         if re.search(r"(?i)(error|fail|reject|unreachable|timed? ?out|refused|cma event)", line):
             return line.strip()
     return None
+
+
+def not_run(plan, hosts, rdma, rdma_rails, fabric=None):
+    """One line per test the link test did not run, each saying why ("skipped, because ...").
+
+    ``rdma``: whether RDMA tests were asked for (``link_test_rdma``); ``rdma_rails``: ``{host: rdma_facts' rails}``
+    (``{"netdev", "rdma_device", "port", "gid_index", "address"}`` per rail NIC; a host absent: rdma_facts gave
+    nothing). ib_write_bw needs the rail's RDMA device and the index of the RoCE v2 GID of its address, rping the
+    device; a rail without them on either end of a pair is not RDMA-tested."""
+    if not rdma:
+        return ["RDMA tests (ib_write_bw, rping) skipped on every rail, because link_test_rdma is false: ICMP only."]
+    lines = []
+    for host in [h for h in hosts if h in plan["nodes"]]:
+        facts = rdma_rails.get(host)
+        by_nic = dict((r.get("netdev"), r) for r in facts or [])
+        for entry in plan["nodes"][host]["rails"]:
+            if fabric is not None and entry["fabric"] != fabric:
+                continue
+            where = "%s %s (%s rail %s, %s)" % (host, entry["interface"], entry["fabric"], entry["rail"], entry["ip"])
+            rail = by_nic.get(entry["interface"])
+            if facts is None or rail is None:
+                lines.append("ib_write_bw and rping skipped on %s, because rdma_facts reported nothing for it" % where)
+            elif rail.get("rdma_device") is None:
+                lines.append("ib_write_bw and rping skipped on %s, because the NIC has no RDMA device" % where)
+            elif rail.get("gid_index") is None:
+                lines.append("ib_write_bw skipped on %s, because %s port %s has no RoCE v2 GID holding %s (GID table: "
+                             "/sys/class/infiniband/%s/ports/%s/gids; the address must be on the NIC itself)"
+                             % (where, rail["rdma_device"], rail.get("port"), entry["ip"], rail["rdma_device"],
+                                rail.get("port")))
+    return lines

@@ -93,7 +93,10 @@ def netdev_sysfs(root="/", names=None):
 
 
 def rails(facts, nics, netdevs, addresses=None):
-    """Per rail NIC: ``{"netdev", "rdma_device", "port", "gid_index", "ipv4"}`` (None where unknown)."""
+    """Per rail NIC: ``{"netdev", "rdma_device", "port", "gid_index", "address"}`` (None where unknown).
+
+    ``addresses``: rail NIC -> its IPv4 or IPv6 address (``/len`` allowed); the GID index is that of the RoCE v2 GID
+    holding it (IPv4 as ``::ffff:a.b.c.d``, IPv6 as its own 16 bytes), see :func:`rdma_facts.roce_v2_gid_index`."""
     out = []
     addresses = addresses or {}
     for nic in nics:
@@ -102,7 +105,7 @@ def rails(facts, nics, netdevs, addresses=None):
             name = netdevs[nic]["rdma_devices"][0]
         ports = ((facts.get("devices") or {}).get(name) or {}).get("ports") or {}
         port = next((number for number, entry in sorted(ports.items()) if (entry or {}).get("netdev") == nic), None)
-        ipv4 = addresses.get(nic)
-        index = roce_v2_gid_index(facts, nic, ipv4.split("/")[0]) if ipv4 else None
-        out.append({"netdev": nic, "rdma_device": name, "port": port, "gid_index": index, "ipv4": ipv4})
+        address = addresses.get(nic)
+        index = roce_v2_gid_index(facts, nic, address.split("/")[0]) if address else None
+        out.append({"netdev": nic, "rdma_device": name, "port": port, "gid_index": index, "address": address})
     return out

@@ -83,8 +83,8 @@ def test_lldpd_integration_json_and_json0_agree():
 
 GPU017 = [
     nb("ens7f0np0", "su1-leaf3", "1c:34:da:10:00:03", "swp17", "ifname", "swp17"),
-    nb("ens8f0np0", "su1-leaf4", "98:03:9b:20:00:04", "98:03:9b:20:00:04", "mac", "Ethernet0"),
-    nb("ens9f0np0", "su1-leaf5.example.net", "44:4c:a8:30:00:05", "Ethernet17/1", "local", "gpu017 rail 5"),
+    nb("ens8f0np0", "su1-leaf4", "98:03:9b:20:00:04", "etp1", "local", "gpu017 ens8f0np0 rail4 [ainet]"),
+    nb("ens9f0np0", "su1-leaf5.example.net", "44:4c:a8:30:00:05", "Ethernet17/1", "ifname", "gpu017 rail 5"),
     nb("ens10f0np0", "su1-leaf6", "1c:34:da:10:00:06", "swp17", "ifname", None),
     nb("ens10f0np0", None, "b8:3f:d2:40:00:10", "b8:3f:d2:40:00:10", "mac", None),
 ]
@@ -94,8 +94,9 @@ GPU017 = [
 def test_gpu_host_json_and_json0(name):
     got = parse_lldpcli_json(sample(name))
     assert got == GPU017
-    # Cumulus ifname, SONiC MAC id + Ethernet0 in descr, EOS local id, none for a MAC-only speaker.
-    assert [neighbour_port(e) for e in got] == ["swp17", "Ethernet0", "Ethernet17/1", "swp17", None]
+    # Cumulus ifname, SONiC's alias (local; as announced here, mapped by port_names), EOS ifname, none for a
+    # MAC-only speaker.
+    assert [neighbour_port(e) for e in got] == ["swp17", "etp1", "Ethernet17/1", "swp17", None]
     grouped = neighbours_by_interface(got)
     assert list(grouped) == ["ens7f0np0", "ens8f0np0", "ens9f0np0", "ens10f0np0"]
     assert len(grouped["ens10f0np0"]) == 2
@@ -385,9 +386,11 @@ def test_parsed_gpu_output_against_a_plan():
         {"fabric": "compute", "rail": 2, "interface": "ens8f0np0", "tor": "su1-leaf4", "tor_port": "Ethernet0"},
         {"fabric": "compute", "rail": 3, "interface": "ens9f0np0", "tor": "su1-leaf5", "tor_port": "Ethernet17/1"},
         {"fabric": "compute", "rail": 4, "interface": "ens10f0np0", "tor": "su1-leaf6", "tor_port": "swp17"},
-    ]}}}
+    ]}}, "tors": {"su1-leaf3": {"platform": "cumulus"}, "su1-leaf4": {"platform": "sonic"},
+                  "su1-leaf5": {"platform": "eos"}, "su1-leaf6": {"platform": "cumulus"}}}
     entries = parse_lldpcli_json(sample("lldpcli-json0-gpu-synthetic.json"))
-    result = check_cabling(plan, {"gpu017": entries})
+    # su1-leaf4 is SONiC: its Port ID is the alias etp1, Ethernet0 in its PORT table.
+    result = check_cabling(plan, {"gpu017": entries}, port_aliases={"su1-leaf4": {"etp1": "Ethernet0"}})
     assert [(e["rail"], e["port"]) for e in result["ok"]] == [(1, "swp17"), (2, "Ethernet0"), (3, "Ethernet17/1")]
     assert [(f["rail"], f["kind"]) for f in result["findings"]] == [(4, "unexpected")]
 

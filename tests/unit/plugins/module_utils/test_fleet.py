@@ -166,3 +166,45 @@ def test_rping_results_from_the_vm_recording():
     rejected = lr.results_of("vm2", [{"round": 1, "peer": "vm1", "rdma_cm": [
         dict(item=rail1, rc=255, stdout="", stderr="cma event RDMA_CM_EVENT_REJECTED, error 8\nconnect error -1\n")]}])
     assert rejected[0]["error"] == "rdma_cm: rping cma event RDMA_CM_EVENT_REJECTED, error 8"
+
+
+def plan4_v6():
+    addressing = {"mode": "exclusive", "supernet": "fd00:17::/48", "rail_prefix": 64, "node_prefix": 80}
+    return rail_plan({"name": "t", "rails": 2, "addressing": addressing},
+                     dict(("gpu%02d" % n, {"node_id": n, "rail_interfaces": ["ens6f0np0", "ens6f1np1"]})
+                          for n in range(1, 5)))
+
+
+def test_ib_write_bw_on_an_ipv6_rail_negotiates_over_ipv6_and_ipv4_stays_as_it_was():
+    v6 = lr.assignments(plan4_v6(), ["gpu01", "gpu02"], 1)[0]
+    assert [r["perftest_args"] for a in v6.values() for r in a["rails"]] == [["--ipv6-addr"]] * 4
+    v4 = lr.assignments(plan4(), ["gpu01", "gpu02"], 1)[0]
+    assert [r["perftest_args"] for a in v4.values() for r in a["rails"]] == [[]] * 4
+
+
+def rdma_rails(host, plan, override=None):
+    out = []
+    for entry in plan["nodes"][host]["rails"]:
+        rail = {"netdev": entry["interface"], "rdma_device": "mlx5_%d" % entry["rail"], "port": 1, "gid_index": 3,
+                "address": entry["ip"]}
+        rail.update((override or {}).get(entry["rail"], {}))
+        out.append(rail)
+    return out
+
+
+def test_not_run_says_why_each_rdma_test_was_skipped():
+    plan = plan4_v6()
+    hosts = ["gpu01", "gpu02", "gpu03"]
+    facts = {"gpu01": rdma_rails("gpu01", plan), "gpu02": rdma_rails("gpu02", plan)}
+    assert lr.not_run(plan, ["gpu01", "gpu02"], True, facts) == []  # control: every rail has device and GID
+    facts["gpu02"] = rdma_rails("gpu02", plan, {2: {"gid_index": None}})
+    lines = lr.not_run(plan, hosts, True, facts)
+    ip = plan["nodes"]["gpu02"]["rails"][1]["ip"]
+    assert lines[0] == ("ib_write_bw skipped on gpu02 ens6f1np1 (default rail 2, %s), because mlx5_2 port 1 has no "
+                        "RoCE v2 GID holding %s (GID table: /sys/class/infiniband/mlx5_2/ports/1/gids; the address "
+                        "must be on the NIC itself)" % (ip, ip))
+    assert len(lines) == 3 and all("gpu03" in line and "rdma_facts reported nothing" in line for line in lines[1:])
+    facts["gpu01"] = rdma_rails("gpu01", plan, {1: {"rdma_device": None}})
+    assert "because the NIC has no RDMA device" in lr.not_run(plan, ["gpu01"], True, facts)[0]
+    assert lr.not_run(plan, hosts, False, {}) == [
+        "RDMA tests (ib_write_bw, rping) skipped on every rail, because link_test_rdma is false: ICMP only."]
