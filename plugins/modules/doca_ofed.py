@@ -240,6 +240,7 @@ from ansible.module_utils.urls import fetch_url
 
 from ansible_collections.ainet.fabric.plugins.module_utils.common.errors import FabricError
 from ansible_collections.ainet.fabric.plugins.module_utils.host import doca_ofed_load as load
+from ansible_collections.ainet.fabric.plugins.module_utils.host import doca_ofed_old_stack as old
 from ansible_collections.ainet.fabric.plugins.module_utils.host import doca_ofed_state as lib
 from ansible_collections.ainet.fabric.plugins.module_utils.host import mgmt_path
 from ansible_collections.ainet.fabric.plugins.module_utils.host.runner import VENDOR_MELLANOX, Runner, one_line
@@ -269,6 +270,16 @@ def _rpm_compare(one, two):
         return rpm.labelCompare(split(one), split(two))
     except ImportError:
         return lib.rpm_version_compare(split(one), split(two))
+
+
+def installed_packages(runner, family):
+    """``{name: {"version", "status"}}`` of the packages this host knows: ``dpkg-query -W`` on Debian and Ubuntu
+    (every status: ``ii``, ``rc`` ...), ``rpm -qa`` on the RHEL family (status ``ii``)."""
+    if family == "apt":
+        _rc, out, _err = runner.run(["dpkg-query", "-W", "-f", "${Package} ${Version} ${db:Status-Abbrev}\n"])
+        return lib.parse_dpkg_query(out)
+    _rc, out, _err = runner.run(["rpm", "-qa", "--qf", "%{NAME} %{EPOCHNUM}:%{VERSION}-%{RELEASE}\n"])
+    return dict((name, {"version": version, "status": "ii"}) for name, version in lib.parse_rpm_qa(out).items())
 
 
 def fetch(module, url):
@@ -315,9 +326,8 @@ class Repository(object):
             failures.append((name, status, body))
         else:
             self.unreadable(failures)
-        _rc, out, _err = self.runner.run(["dpkg-query", "-W", "-f", "${Package} ${Version} ${db:Status-Abbrev}\n"])
-        installed = dict((f[0], f[1]) for f in (line.split() for line in out.splitlines())
-                         if len(f) >= 3 and f[2].startswith("ii"))
+        installed = dict((name, entry["version"]) for name, entry in installed_packages(self.runner, "apt").items()
+                         if entry["status"] == "ii")
         return available, installed, _dpkg_compare(self.runner)
 
     def dnf(self):
@@ -327,12 +337,7 @@ class Repository(object):
         if rc != 0:
             self.unreadable([("repodata", -1, one_line(err or out))])
         available = lib.parse_repoquery(out)
-        _rc, out, _err = self.runner.run(["rpm", "-qa", "--qf", "%{NAME} %{EPOCHNUM}:%{VERSION}-%{RELEASE}\n"])
-        installed = {}
-        for line in out.splitlines():
-            fields = line.split()
-            if len(fields) == 2:
-                installed[fields[0]] = fields[1][2:] if fields[1].startswith("0:") else fields[1]
+        installed = dict((name, entry["version"]) for name, entry in installed_packages(self.runner, "dnf").items())
         return available, installed, _rpm_compare
 
     def unreadable(self, failures):
@@ -478,6 +483,61 @@ def headers_meta(runner, family, release):
     return lib.headers_meta_package(family, release, installed)
 
 
+def rdma_users(runner, driver, addresses):
+    """What uses the RDMA stack on this node: ``(storage users, the arguments of lib.rdma_in_use and
+    lib.restart_refusal)`` - the management path over a ConnectX, storage, nvidia_peermem and third-party RDMA."""
+    modules = driver.modules()
+    storage = lib.storage_users(modules, runner.read_sys("/proc/mounts"), driver.nvme_transports())
+    _devices, management, problem = mgmt_path.read_management(runner, addresses)
+    return storage, (management, driver.mellanox(), storage, problem, load.restart_blockers(modules))
+
+
+def read_old_stack(runner, driver):
+    """An old stack (MLNX_OFED, DOCA before 2.6) on this host (:func:`old.old_stack`), or None."""
+    family = lib.package_family(runner.os_release())
+    tool = "dpkg-query" if family == "apt" else "rpm"
+    return old.old_stack(driver.ofed(), installed_packages(runner, family) if runner.bin(tool) else {}, family,
+                         os.path.isfile(runner.conf(old.UNINSTALLER)))
+
+
+def judge_old_stack(runner, driver, params, version, result):
+    """Reads the old stack into ``result["old_stack"]`` and refuses (one line) what must not go on: an old stack
+    without O(replace_old_stack), one nothing here can remove, one under RDMA users."""
+    stack = read_old_stack(runner, driver)
+    result["old_stack"] = stack
+    in_use = None
+    if stack and params["replace_old_stack"] and not stack["problem"]:
+        storage, args = rdma_users(runner, driver, params["management_addresses"])
+        result["storage"] = storage
+        in_use = lib.rdma_in_use(*args)
+    refusal = old.old_stack_refusal(stack, version, params["replace_old_stack"], in_use)
+    if refusal:
+        raise lib.DocaError(refusal)
+    return stack
+
+
+def remove_old_stack(module, runner, driver, version, result):
+    """State ``old_stack``: removes an old stack as NVIDIA's guide does (only reported in check mode); its modules
+    stay loaded, so a reboot is pending."""
+    stack = judge_old_stack(runner, driver, module.params, version, result)
+    if not stack:
+        return
+    result["changed"] = True
+    result["commands"].extend(" ".join(argv) for argv in stack["commands"])
+    result["reboot_pending"].append(old.removed_reboot(stack))
+    if module.check_mode:
+        return
+    for argv in stack["commands"]:
+        here = [runner.conf(argv[0])] + argv[1:] if argv[0] == old.UNINSTALLER else argv
+        runner.run(here, environ={"DEBIAN_FRONTEND": "noninteractive"} if argv[0] == "apt-get" else None)
+    runner.forget()  # the old ofed_info went with it
+    left = read_old_stack(runner, driver)
+    if left:
+        raise lib.DocaError("doca_ofed: after %s, %s is still installed (packages: %s); fix: remove it by hand, "
+                            "reboot, and run again" % ("; ".join(result["commands"]), left["installed"],
+                                                       ", ".join(left["packages"]) or "none named"))
+
+
 def write_key(module):
     """State ``key``: the repository's signing key, armored, at ``key_path``; exits the module."""
     params = module.params
@@ -549,7 +609,7 @@ def build_for_boot(module, driver, family, dkms_module, result):
 def run_module():
     module = AnsibleModule(
         argument_spec=dict(
-            state=dict(type="str", choices=["plan", "repository", "key", "verify"], default="verify"),
+            state=dict(type="str", choices=["plan", "repository", "key", "old_stack", "verify"], default="verify"),
             key_source=dict(type="path"),
             # public: a key's URL, its name and fingerprint are no secrets
             key_url=dict(type="str", no_log=False),
@@ -563,6 +623,7 @@ def run_module():
             mirror_option=dict(type="str", default="doca_ofed_mirror"),
             allow_downgrade=dict(type="bool", default=False),
             restart=dict(type="bool", default=False),
+            replace_old_stack=dict(type="bool", default=False),
             management_addresses=dict(type="list", elements="str", default=[]),
             config_root=dict(type="path", default="/"),
             sysfs_root=dict(type="path", default="/"),
@@ -600,6 +661,12 @@ def run_module():
                     raise lib.DocaError("doca_ofed: %s" % problem)
                 if pending:
                     result["reboot_pending"].append("DOCA-OFED: %s" % pending)
+            # Before anything changes: an old stack is refused without the opt-in, or under RDMA users with it.
+            if params["state"] == "plan":
+                judge_old_stack(runner, Driver(runner), params, version, result)
+        if params["state"] == "old_stack":
+            remove_old_stack(module, runner, Driver(runner), version, result)
+            module.exit_json(**result)
         if params["state"] == "repository":
             found = Repository(module, runner, result["repository"]["url"], params["mirror_option"]).read(
                 result["repository"]["family"], version)
@@ -607,7 +674,9 @@ def run_module():
             if result["repository"]["family"] == "apt":
                 result["repository"]["apt_preferences"] = lib.apt_pin(version, result["repository"]["url"],
                                                                       found["available"])
-            if result["repository"]["downgrade"] and not params["allow_downgrade"]:
+            # An old stack about to be removed is replaced, not downgraded: NVIDIA installs afresh after it.
+            replaced = params["replace_old_stack"] and read_old_stack(runner, Driver(runner))
+            if result["repository"]["downgrade"] and not params["allow_downgrade"] and not replaced:
                 raise lib.DocaError(
                     "doca_ofed_version: %s is older than what this host has (%s); a downgrade is refused. Fix: pin "
                     "the installed DOCA version, or set doca_ofed_allow_downgrade" % (
@@ -653,11 +722,8 @@ def run_module():
             result["reboot_pending"].append("DOCA-OFED: %s" % found["pending"])
         build_for_boot(module, driver, family, dkms_module, result)
         if found["reboot"] and params["restart"]:
-            modules = driver.modules()
-            result["storage"] = lib.storage_users(modules, runner.read_sys("/proc/mounts"), driver.nvme_transports())
-            _devices, management, problem = mgmt_path.read_management(runner, params["management_addresses"])
-            refusal = lib.restart_refusal(management, mellanox, result["storage"], problem,
-                                          blockers=load.restart_blockers(modules))
+            result["storage"], args = rdma_users(runner, driver, params["management_addresses"])
+            refusal = lib.restart_refusal(*args)
             if refusal:
                 raise lib.DocaError(refusal)
             argv = driver.restart_argv()
