@@ -51,15 +51,24 @@ description:
     traced), a storage user of the RDMA stack is there (NVMe-oF, NFS over RDMA, iSER, SRP), C(nvidia_peermem) is
     loaded, or a third-party RDMA provider module is (C(irdma), C(efa), C(bnxt_re) ..., the list of NVIDIA's driver
     container); that refuses the run before any change, naming it. Nothing is unloaded by the module.
+  - An old stack - MLNX_OFED (C(ofed_info -s) C(MLNX_OFED_LINUX-...)), or DOCA before 2.6 (the release in the version of
+    C(doca-host), C(doca-host-repo-<os>), a profile's meta-package, C(doca-runtime), C(doca-tools), C(doca-sdk); an
+    C(OFED-internal) driver before 24.01) - must be uninstalled before DOCA-Host installs (NVIDIA's DOCA-Host guide;
+    2.6 and later upgrade in place). O(state=plan) refuses it with one line naming it and the commands that would
+    remove it, unless O(replace_old_stack); with it, while the RDMA stack is in use (the same conditions as a
+    restart). With O(state=old_stack) and O(replace_old_stack), removes it as the guide does - C(apt-get remove
+    --purge) of the packages named like C(doca|flexio|dpa-gdbserver|dpa-stats|dpa-resource-mgmt|dpaeumgmt) (dnf
+    C(remove) of those named like C(doca)), then C(/usr/sbin/ofed_uninstall.sh --force) - and reports the reboot its
+    still loaded modules need; never reboots.
 extends_documentation_fragment:
   - ainet.fabric.host.roots
 options:
   state:
     description: V(plan) names the repository and packages; V(repository) also reads what the configured repository
-      ships and would change; V(key) writes the repository's signing key; V(verify) reads the host (and restarts
-      when asked).
+      ships and would change; V(key) writes the repository's signing key; V(old_stack) removes an old MLNX_OFED or
+      DOCA before 2.6 (with O(replace_old_stack)); V(verify) reads the host (and restarts when asked).
     type: str
-    choices: [plan, repository, key, verify]
+    choices: [plan, repository, key, old_stack, verify]
     default: verify
   version:
     description: The pinned DOCA version (C(3.2.1)); required with O(state=plan). With O(state=verify) the installed
@@ -117,6 +126,12 @@ options:
       under storage users); otherwise that is a pending reboot.
     type: bool
     default: false
+  replace_old_stack:
+    description: With O(state=plan) or O(state=old_stack), an old MLNX_OFED or DOCA before 2.6 may be removed (refused
+      otherwise, and while the RDMA stack is in use); with O(state=repository), a downgrade against its packages is not
+      refused (they are removed first).
+    type: bool
+    default: false
   management_addresses:
     description: This host's addresses (or names) that Ansible reaches it on; the NIC that holds one carries the
       management path.
@@ -147,6 +162,13 @@ EXAMPLES = r"""
     key_url: https://linux.mellanox.com/public/repo/doca/public_keys/nvidia-doca-debian-gpg-public-key.gpg
     key_path: /etc/apt/keyrings/ainet-doca-ofed.asc
     key_fingerprint: 70454E6BF5D9C2D3B78709E8DC726C5E41B9CC50
+
+- name: Remove MLNX_OFED or a DOCA before 2.6 before DOCA 3.2.1 installs (refused while the RDMA stack is in use)
+  ainet.fabric.doca_ofed:
+    state: old_stack
+    version: 3.2.1
+    replace_old_stack: true
+    management_addresses: [10.0.0.5]
 
 - name: Verify the installed and running driver, restart it if the management path allows
   ainet.fabric.doca_ofed:
@@ -212,6 +234,12 @@ secure_boot:
     signing certificate), C(certificate_present), C(key) (C(enrolled), C(pending), C(not_enrolled), C(blocked);
     null when not checked).
   returned: when read
+  type: dict
+old_stack:
+  description: With O(state=plan) or O(state=old_stack), an old stack that must go before DOCA-Host installs -
+    C(installed) (what it is), C(packages) (those the package manager removes), C(commands) (argv lists, in order),
+    C(problem) (why nothing here can remove it, or null); null when there is none.
+  returned: when state is plan or old_stack
   type: dict
 storage:
   description: Storage users of the RDMA stack.
