@@ -51,15 +51,24 @@ description:
     traced), a storage user of the RDMA stack is there (NVMe-oF, NFS over RDMA, iSER, SRP), C(nvidia_peermem) is
     loaded, or a third-party RDMA provider module is (C(irdma), C(efa), C(bnxt_re) ..., the list of NVIDIA's driver
     container); that refuses the run before any change, naming it. Nothing is unloaded by the module.
+  - An old stack - MLNX_OFED (C(ofed_info -s) C(MLNX_OFED_LINUX-...)), or DOCA before 2.6 (the release in the version of
+    C(doca-host), C(doca-host-repo-<os>), a profile's meta-package, C(doca-runtime), C(doca-tools), C(doca-sdk); an
+    C(OFED-internal) driver before 24.01) - must be uninstalled before DOCA-Host installs (NVIDIA's DOCA-Host guide;
+    2.6 and later upgrade in place). O(state=plan) refuses it with one line naming it and the commands that would
+    remove it, unless O(replace_old_stack); with it, while the RDMA stack is in use (the same conditions as a
+    restart). With O(state=old_stack) and O(replace_old_stack), removes it as the guide does - C(apt-get remove
+    --purge) of the packages named like C(doca|flexio|dpa-gdbserver|dpa-stats|dpa-resource-mgmt|dpaeumgmt) (dnf
+    C(remove) of those named like C(doca)), then C(/usr/sbin/ofed_uninstall.sh --force) - and reports the reboot its
+    still loaded modules need; never reboots.
 extends_documentation_fragment:
   - ainet.fabric.host.roots
 options:
   state:
     description: V(plan) names the repository and packages; V(repository) also reads what the configured repository
-      ships and would change; V(key) writes the repository's signing key; V(verify) reads the host (and restarts
-      when asked).
+      ships and would change; V(key) writes the repository's signing key; V(old_stack) removes an old MLNX_OFED or
+      DOCA before 2.6 (with O(replace_old_stack)); V(verify) reads the host (and restarts when asked).
     type: str
-    choices: [plan, repository, key, verify]
+    choices: [plan, repository, key, old_stack, verify]
     default: verify
   version:
     description: The pinned DOCA version (C(3.2.1)); required with O(state=plan). With O(state=verify) the installed
@@ -117,6 +126,12 @@ options:
       under storage users); otherwise that is a pending reboot.
     type: bool
     default: false
+  replace_old_stack:
+    description: With O(state=plan) or O(state=old_stack), an old MLNX_OFED or DOCA before 2.6 may be removed (refused
+      otherwise, and while the RDMA stack is in use); with O(state=repository), a downgrade against its packages is not
+      refused (they are removed first).
+    type: bool
+    default: false
   management_addresses:
     description: This host's addresses (or names) that Ansible reaches it on; the NIC that holds one carries the
       management path.
@@ -147,6 +162,13 @@ EXAMPLES = r"""
     key_url: https://linux.mellanox.com/public/repo/doca/public_keys/nvidia-doca-debian-gpg-public-key.gpg
     key_path: /etc/apt/keyrings/ainet-doca-ofed.asc
     key_fingerprint: 70454E6BF5D9C2D3B78709E8DC726C5E41B9CC50
+
+- name: Remove MLNX_OFED or a DOCA before 2.6 before DOCA 3.2.1 installs (refused while the RDMA stack is in use)
+  ainet.fabric.doca_ofed:
+    state: old_stack
+    version: 3.2.1
+    replace_old_stack: true
+    management_addresses: [10.0.0.5]
 
 - name: Verify the installed and running driver, restart it if the management path allows
   ainet.fabric.doca_ofed:
@@ -213,6 +235,12 @@ secure_boot:
     null when not checked).
   returned: when read
   type: dict
+old_stack:
+  description: With O(state=plan) or O(state=old_stack), an old stack that must go before DOCA-Host installs -
+    C(installed) (what it is), C(packages) (those the package manager removes), C(commands) (argv lists, in order),
+    C(problem) (why nothing here can remove it, or null); null when there is none.
+  returned: when state is plan or old_stack
+  type: dict
 storage:
   description: Storage users of the RDMA stack.
   returned: always
@@ -240,6 +268,7 @@ from ansible.module_utils.urls import fetch_url
 
 from ansible_collections.ainet.fabric.plugins.module_utils.common.errors import FabricError
 from ansible_collections.ainet.fabric.plugins.module_utils.host import doca_ofed_load as load
+from ansible_collections.ainet.fabric.plugins.module_utils.host import doca_ofed_old_stack as old
 from ansible_collections.ainet.fabric.plugins.module_utils.host import doca_ofed_state as lib
 from ansible_collections.ainet.fabric.plugins.module_utils.host import mgmt_path
 from ansible_collections.ainet.fabric.plugins.module_utils.host.runner import VENDOR_MELLANOX, Runner, one_line
@@ -269,6 +298,16 @@ def _rpm_compare(one, two):
         return rpm.labelCompare(split(one), split(two))
     except ImportError:
         return lib.rpm_version_compare(split(one), split(two))
+
+
+def installed_packages(runner, family):
+    """``{name: {"version", "status"}}`` of the packages this host knows: ``dpkg-query -W`` on Debian and Ubuntu
+    (every status: ``ii``, ``rc`` ...), ``rpm -qa`` on the RHEL family (status ``ii``)."""
+    if family == "apt":
+        _rc, out, _err = runner.run(["dpkg-query", "-W", "-f", "${Package} ${Version} ${db:Status-Abbrev}\n"])
+        return lib.parse_dpkg_query(out)
+    _rc, out, _err = runner.run(["rpm", "-qa", "--qf", "%{NAME} %{EPOCHNUM}:%{VERSION}-%{RELEASE}\n"])
+    return dict((name, {"version": version, "status": "ii"}) for name, version in lib.parse_rpm_qa(out).items())
 
 
 def fetch(module, url):
@@ -315,9 +354,8 @@ class Repository(object):
             failures.append((name, status, body))
         else:
             self.unreadable(failures)
-        _rc, out, _err = self.runner.run(["dpkg-query", "-W", "-f", "${Package} ${Version} ${db:Status-Abbrev}\n"])
-        installed = dict((f[0], f[1]) for f in (line.split() for line in out.splitlines())
-                         if len(f) >= 3 and f[2].startswith("ii"))
+        installed = dict((name, entry["version"]) for name, entry in installed_packages(self.runner, "apt").items()
+                         if entry["status"] == "ii")
         return available, installed, _dpkg_compare(self.runner)
 
     def dnf(self):
@@ -327,12 +365,7 @@ class Repository(object):
         if rc != 0:
             self.unreadable([("repodata", -1, one_line(err or out))])
         available = lib.parse_repoquery(out)
-        _rc, out, _err = self.runner.run(["rpm", "-qa", "--qf", "%{NAME} %{EPOCHNUM}:%{VERSION}-%{RELEASE}\n"])
-        installed = {}
-        for line in out.splitlines():
-            fields = line.split()
-            if len(fields) == 2:
-                installed[fields[0]] = fields[1][2:] if fields[1].startswith("0:") else fields[1]
+        installed = dict((name, entry["version"]) for name, entry in installed_packages(self.runner, "dnf").items())
         return available, installed, _rpm_compare
 
     def unreadable(self, failures):
@@ -478,6 +511,61 @@ def headers_meta(runner, family, release):
     return lib.headers_meta_package(family, release, installed)
 
 
+def rdma_users(runner, driver, addresses):
+    """What uses the RDMA stack on this node: ``(storage users, the arguments of lib.rdma_in_use and
+    lib.restart_refusal)`` - the management path over a ConnectX, storage, nvidia_peermem and third-party RDMA."""
+    modules = driver.modules()
+    storage = lib.storage_users(modules, runner.read_sys("/proc/mounts"), driver.nvme_transports())
+    _devices, management, problem = mgmt_path.read_management(runner, addresses)
+    return storage, (management, driver.mellanox(), storage, problem, load.restart_blockers(modules))
+
+
+def read_old_stack(runner, driver):
+    """An old stack (MLNX_OFED, DOCA before 2.6) on this host (:func:`old.old_stack`), or None."""
+    family = lib.package_family(runner.os_release())
+    tool = "dpkg-query" if family == "apt" else "rpm"
+    return old.old_stack(driver.ofed(), installed_packages(runner, family) if runner.bin(tool) else {}, family,
+                         os.path.isfile(runner.conf(old.UNINSTALLER)))
+
+
+def judge_old_stack(runner, driver, params, version, result):
+    """Reads the old stack into ``result["old_stack"]`` and refuses (one line) what must not go on: an old stack
+    without O(replace_old_stack), one nothing here can remove, one under RDMA users."""
+    stack = read_old_stack(runner, driver)
+    result["old_stack"] = stack
+    in_use = None
+    if stack and params["replace_old_stack"] and not stack["problem"]:
+        storage, args = rdma_users(runner, driver, params["management_addresses"])
+        result["storage"] = storage
+        in_use = lib.rdma_in_use(*args)
+    refusal = old.old_stack_refusal(stack, version, params["replace_old_stack"], in_use)
+    if refusal:
+        raise lib.DocaError(refusal)
+    return stack
+
+
+def remove_old_stack(module, runner, driver, version, result):
+    """State ``old_stack``: removes an old stack as NVIDIA's guide does (only reported in check mode); its modules
+    stay loaded, so a reboot is pending."""
+    stack = judge_old_stack(runner, driver, module.params, version, result)
+    if not stack:
+        return
+    result["changed"] = True
+    result["commands"].extend(" ".join(argv) for argv in stack["commands"])
+    result["reboot_pending"].append(old.removed_reboot(stack))
+    if module.check_mode:
+        return
+    for argv in stack["commands"]:
+        here = [runner.conf(argv[0])] + argv[1:] if argv[0] == old.UNINSTALLER else argv
+        runner.run(here, environ={"DEBIAN_FRONTEND": "noninteractive"} if argv[0] == "apt-get" else None)
+    runner.forget()  # the old ofed_info went with it
+    left = read_old_stack(runner, driver)
+    if left:
+        raise lib.DocaError("doca_ofed: after %s, %s is still installed (packages: %s); fix: remove it by hand, "
+                            "reboot, and run again" % ("; ".join(result["commands"]), left["installed"],
+                                                       ", ".join(left["packages"]) or "none named"))
+
+
 def write_key(module):
     """State ``key``: the repository's signing key, armored, at ``key_path``; exits the module."""
     params = module.params
@@ -549,7 +637,7 @@ def build_for_boot(module, driver, family, dkms_module, result):
 def run_module():
     module = AnsibleModule(
         argument_spec=dict(
-            state=dict(type="str", choices=["plan", "repository", "key", "verify"], default="verify"),
+            state=dict(type="str", choices=["plan", "repository", "key", "old_stack", "verify"], default="verify"),
             key_source=dict(type="path"),
             # public: a key's URL, its name and fingerprint are no secrets
             key_url=dict(type="str", no_log=False),
@@ -563,6 +651,7 @@ def run_module():
             mirror_option=dict(type="str", default="doca_ofed_mirror"),
             allow_downgrade=dict(type="bool", default=False),
             restart=dict(type="bool", default=False),
+            replace_old_stack=dict(type="bool", default=False),
             management_addresses=dict(type="list", elements="str", default=[]),
             config_root=dict(type="path", default="/"),
             sysfs_root=dict(type="path", default="/"),
@@ -600,6 +689,12 @@ def run_module():
                     raise lib.DocaError("doca_ofed: %s" % problem)
                 if pending:
                     result["reboot_pending"].append("DOCA-OFED: %s" % pending)
+            # Before anything changes: an old stack is refused without the opt-in, or under RDMA users with it.
+            if params["state"] == "plan":
+                judge_old_stack(runner, Driver(runner), params, version, result)
+        if params["state"] == "old_stack":
+            remove_old_stack(module, runner, Driver(runner), version, result)
+            module.exit_json(**result)
         if params["state"] == "repository":
             found = Repository(module, runner, result["repository"]["url"], params["mirror_option"]).read(
                 result["repository"]["family"], version)
@@ -607,7 +702,9 @@ def run_module():
             if result["repository"]["family"] == "apt":
                 result["repository"]["apt_preferences"] = lib.apt_pin(version, result["repository"]["url"],
                                                                       found["available"])
-            if result["repository"]["downgrade"] and not params["allow_downgrade"]:
+            # An old stack about to be removed is replaced, not downgraded: NVIDIA installs afresh after it.
+            replaced = params["replace_old_stack"] and read_old_stack(runner, Driver(runner))
+            if result["repository"]["downgrade"] and not params["allow_downgrade"] and not replaced:
                 raise lib.DocaError(
                     "doca_ofed_version: %s is older than what this host has (%s); a downgrade is refused. Fix: pin "
                     "the installed DOCA version, or set doca_ofed_allow_downgrade" % (
@@ -653,11 +750,8 @@ def run_module():
             result["reboot_pending"].append("DOCA-OFED: %s" % found["pending"])
         build_for_boot(module, driver, family, dkms_module, result)
         if found["reboot"] and params["restart"]:
-            modules = driver.modules()
-            result["storage"] = lib.storage_users(modules, runner.read_sys("/proc/mounts"), driver.nvme_transports())
-            _devices, management, problem = mgmt_path.read_management(runner, params["management_addresses"])
-            refusal = lib.restart_refusal(management, mellanox, result["storage"], problem,
-                                          blockers=load.restart_blockers(modules))
+            result["storage"], args = rdma_users(runner, driver, params["management_addresses"])
+            refusal = lib.restart_refusal(*args)
             if refusal:
                 raise lib.DocaError(refusal)
             argv = driver.restart_argv()

@@ -208,6 +208,29 @@ def parse_repoquery(text):
     return found
 
 
+def parse_dpkg_query(text):
+    """``dpkg-query -W -f '${Package} ${Version} ${db:Status-Abbrev}\\n'`` -> ``{name: {"version", "status"}}``;
+    ``status`` is the abbreviation without its blank error column (``ii``, ``rc``: removed, its configuration files
+    left; ``un``: not installed, with an empty version)."""
+    found = {}
+    for line in (text or "").splitlines():
+        parts = line.split(" ", 2)
+        if len(parts) == 3 and parts[0] and parts[2].strip():
+            found[parts[0]] = {"version": parts[1], "status": parts[2].strip()}
+    return found
+
+
+def parse_rpm_qa(text):
+    """``rpm -qa --qf '%{NAME} %{EPOCHNUM}:%{VERSION}-%{RELEASE}\\n'`` -> ``{name: "[epoch:]version-release"}``
+    (epoch 0 left out, as dnf writes it)."""
+    found = {}
+    for line in (text or "").splitlines():
+        fields = line.split()
+        if len(fields) == 2:
+            found[fields[0]] = fields[1][2:] if fields[1].startswith("0:") else fields[1]
+    return found
+
+
 def newest_versions(available, compare):
     """``{name: the newest of its versions}`` of ``{name: [versions]}``, in the package manager's order ``compare``."""
     newest_of = {}
@@ -570,25 +593,41 @@ def storage_users(loaded_modules, mounts, nvme_transports):
     return found
 
 
-def restart_refusal(management, mellanox, storage, problem=None, blockers=None):
-    """One line when a driver restart must not run, else None. ``management``: {pci function: why} of the
-    management path; ``mellanox``: the ConnectX PCI functions (all go down in a restart); ``storage``: from
-    :func:`storage_users`; ``problem``: why the management path is not known for sure; ``blockers``: loaded modules
-    the restart must not run under (:func:`doca_ofed_load.restart_blockers`: nvidia_peermem, third-party RDMA)."""
+def rdma_in_use(management, mellanox, storage, problem=None, blockers=None):
+    """The first reason the RDMA stack must not be pulled from under this node (a driver restart, the removal of an
+    old stack), as ``(kind, detail)``, else None. ``kind``: ``unknown`` (``problem``: why the management path is not
+    known for sure), ``management`` (a ConnectX function among ``mellanox`` carries the management path, ``management``:
+    {pci function: why}), ``storage`` (:func:`storage_users`), ``modules`` (``blockers``:
+    :func:`doca_ofed_load.restart_blockers`: nvidia_peermem, third-party RDMA)."""
     if problem:
-        return "doca_ofed: a driver restart is refused: %s. Fix: reboot the node instead (fabric_reboot)" % problem
+        return "unknown", problem
     hit = sorted((pci, why) for pci, why in management.items() if pci in mellanox)
     if hit:
-        return ("doca_ofed: a driver restart takes every ConnectX port down, and the management path runs over one "
-                "(%s); not restarted. Fix: reboot the node instead (fabric_reboot)"
-                % "; ".join("%s: %s" % item for item in hit))
+        return "management", "; ".join("%s: %s" % item for item in hit)
     if storage:
-        return ("doca_ofed: a driver restart would pull the RDMA stack from under storage (%s); not restarted. Fix: "
-                "stop those users, or reboot the node instead (fabric_reboot)" % "; ".join(storage))
+        return "storage", "; ".join(storage)
     if blockers:
-        return ("doca_ofed: a driver restart would unload the RDMA core under modules it does not manage (%s); not "
-                "restarted. Fix: unload them as said, or reboot the node instead (fabric_reboot)" % "; ".join(blockers))
+        return "modules", "; ".join(blockers)
     return None
+
+
+def restart_refusal(management, mellanox, storage, problem=None, blockers=None):
+    """One line when a driver restart must not run, else None (:func:`rdma_in_use`; all ConnectX functions go down
+    in a restart)."""
+    found = rdma_in_use(management, mellanox, storage, problem, blockers)
+    if found is None:
+        return None
+    kind, detail = found
+    if kind == "unknown":
+        return "doca_ofed: a driver restart is refused: %s. Fix: reboot the node instead (fabric_reboot)" % detail
+    if kind == "management":
+        return ("doca_ofed: a driver restart takes every ConnectX port down, and the management path runs over one "
+                "(%s); not restarted. Fix: reboot the node instead (fabric_reboot)" % detail)
+    if kind == "storage":
+        return ("doca_ofed: a driver restart would pull the RDMA stack from under storage (%s); not restarted. Fix: "
+                "stop those users, or reboot the node instead (fabric_reboot)" % detail)
+    return ("doca_ofed: a driver restart would unload the RDMA core under modules it does not manage (%s); not "
+            "restarted. Fix: unload them as said, or reboot the node instead (fabric_reboot)" % detail)
 
 
 # -- the kernel's lifecycle: the DKMS module per distribution, headers for future kernels, the kernel the next boot

@@ -47,15 +47,19 @@ class Runner(object):
             raise self.error("%s is not installed on this host" % name)
         return self._bins[name]
 
-    def run(self, argv, check=True, data=None):
-        """(rc, stdout, stderr) of ``argv`` in the C locale; ``argv[0]`` may be a bare tool name.
+    def forget(self):
+        """Find every tool again (after a package removal took some away)."""
+        self._bins = {}
+
+    def run(self, argv, check=True, data=None, environ=None):
+        """(rc, stdout, stderr) of ``argv`` in the C locale (plus ``environ``); ``argv[0]`` may be a bare tool name.
 
         With ``check`` a non-zero exit raises one line: the command, its exit status and its message."""
         argv = list(argv)
         if not os.path.isabs(argv[0]):
             argv[0] = self.bin(argv[0], required=True)
         rc, out, err = self.module.run_command(argv, data=data, binary_data=data is not None,
-                                               environ_update={"LC_ALL": "C", "LANG": "C"})
+                                               environ_update=dict(environ or {}, LC_ALL="C", LANG="C"))
         if check and rc != 0:
             raise self.error("%s failed (rc %d): %s" % (" ".join(argv), rc, one_line(err or out)))
         return rc, out, err

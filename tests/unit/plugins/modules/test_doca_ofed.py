@@ -641,3 +641,112 @@ def test_restart_refused_under_nvidia_peermem_and_third_party_rdma(capsys, host)
     (host / "sys/proc/modules").write_text(data("doca", "proc_modules", "peermem-unused-synthetic.txt"))
     unused = run(capsys, host, version="3.2.1", restart=True, management_addresses=["10.0.0.5"])
     assert unused["failed"] and "'rmmod nvidia_peermem' first" in unused["msg"] and restarts(host) == []
+
+
+# -- an old stack (MLNX_OFED, DOCA before 2.6) removed before the install, only when asked ---------------------------
+
+OLD_STANDIN = r'''
+import json, os, sys
+name = os.path.basename(sys.argv[0])
+path = os.environ["STANDIN_STATE"]
+state = json.load(open(path))
+with open(os.environ["STANDIN_LOG"], "a") as h:
+    h.write(name + " " + " ".join(sys.argv[1:]) + "\n")
+if name == "dpkg-query":
+    sys.stdout.write(state["dpkg"])
+elif name == "apt-get":
+    assert os.environ.get("DEBIAN_FRONTEND") == "noninteractive"
+    gone = set(sys.argv[5:])
+    state["dpkg"] = "".join(l + "\n" for l in state["dpkg"].splitlines() if l.split(" ")[0] not in gone)
+elif name == "ofed_uninstall.sh":
+    # MLNX_OFED's uninstaller: its packages and ofed_info go, itself too
+    state["dpkg"] = "".join(l + "\n" for l in state["dpkg"].splitlines() if not l.startswith("mlnx-"))
+    os.remove(os.path.join(os.path.dirname(os.environ["STANDIN_LOG"]), "bin", "ofed_info"))
+    os.remove(sys.argv[0])
+json.dump(state, open(path, "w"))
+'''
+
+
+@pytest.fixture
+def mlnx_host(host):
+    """The node of ``host`` with MLNX_OFED 24.10 instead (``ofed_info -s`` as the field host printed it, its packages
+    as dpkg-query lists them) and its ofed_uninstall.sh."""
+    state = json.loads((host / "state.json").read_text())
+    state["ofed_info"] = data("rdma", "ofed_info", "mlnx-ofed-24.10-2.1.8.txt").strip()
+    state["dpkg"] = data("doca", "packages", "dpkg-query-mlnx-ofed-23.10.txt")
+    (host / "state.json").write_text(json.dumps(state))
+    for name in ("dpkg-query", "apt-get"):
+        (host / "bin" / name).write_text("#!%s\n%s" % (sys.executable, OLD_STANDIN))
+        os.chmod(str(host / "bin" / name), 0o755)
+    os.makedirs(str(host / "cfg/usr/sbin"))
+    (host / "cfg/usr/sbin/ofed_uninstall.sh").write_text("#!%s\n%s" % (sys.executable, OLD_STANDIN))
+    os.chmod(str(host / "cfg/usr/sbin/ofed_uninstall.sh"), 0o755)
+    return host
+
+
+def changes(tmp_path):
+    path = tmp_path / "tools.log"
+    return [line for line in path.read_text().splitlines()
+            if line.split(" ")[0] in ("apt-get", "ofed_uninstall.sh")] if path.exists() else []
+
+
+def test_plan_refuses_an_old_stack_without_the_opt_in(capsys, mlnx_host):
+    refused = run(capsys, mlnx_host, state="plan", version="3.2.1")
+    assert refused["failed"] and refused["msg"].startswith(
+        "doca_ofed: MLNX_OFED_LINUX-24.10-2.1.8.0 is installed; DOCA 3.2.1 requires removing it first")
+    assert "doca_ofed_replace_old_stack: true" in refused["msg"] and changes(mlnx_host) == []
+    allowed = run(capsys, mlnx_host, state="plan", version="3.2.1", replace_old_stack=True,
+                  management_addresses=["10.0.0.5"])
+    assert not allowed.get("failed") and not allowed["changed"] and changes(mlnx_host) == []
+    assert allowed["old_stack"]["commands"] == [["/usr/sbin/ofed_uninstall.sh", "--force"]]
+
+
+def test_a_current_doca_is_no_old_stack(capsys, host):
+    """The control: DOCA 25.10 installed (the ``host`` fixture) is upgraded in place."""
+    plan = run(capsys, host, state="plan", version="3.2.1")
+    assert not plan.get("failed") and plan["old_stack"] is None
+    removal = run(capsys, host, state="old_stack", version="3.2.1", replace_old_stack=True)
+    assert not removal["changed"] and removal["commands"] == [] and changes(host) == []
+
+
+def test_the_old_stack_removed_when_asked_then_a_reboot_is_pending(capsys, mlnx_host):
+    check = run(capsys, mlnx_host, check=True, state="old_stack", version="3.2.1", replace_old_stack=True,
+                management_addresses=["10.0.0.5"])
+    assert check["changed"] and check["commands"] == ["/usr/sbin/ofed_uninstall.sh --force"]
+    assert changes(mlnx_host) == [] and (mlnx_host / "bin" / "ofed_info").exists()
+    done = run(capsys, mlnx_host, state="old_stack", version="3.2.1", replace_old_stack=True,
+               management_addresses=["10.0.0.5"])
+    assert done["changed"] and changes(mlnx_host) == ["ofed_uninstall.sh --force"]
+    assert done["reboot_pending"] == ["DOCA-OFED: MLNX_OFED_LINUX-24.10-2.1.8.0 was removed; its kernel modules stay "
+                                      "loaded until the next boot"]
+    again = run(capsys, mlnx_host, state="old_stack", version="3.2.1", replace_old_stack=True,
+                management_addresses=["10.0.0.5"])
+    assert not again["changed"] and again["old_stack"] is None and len(changes(mlnx_host)) == 1
+
+
+def test_old_doca_packages_purged_first(capsys, mlnx_host):
+    state = json.loads((mlnx_host / "state.json").read_text())
+    state["ofed_info"] = ""
+    state["dpkg"] = data("doca", "packages", "dpkg-query-doca-2.5-synthetic.txt")
+    (mlnx_host / "state.json").write_text(json.dumps(state))
+    done = run(capsys, mlnx_host, state="old_stack", version="3.2.1", replace_old_stack=True,
+               management_addresses=["10.0.0.5"])
+    assert changes(mlnx_host) == ["apt-get remove --purge -y doca-host-repo-ubuntu2204 doca-runtime doca-sdk flexio",
+                                  "ofed_uninstall.sh --force"]
+    assert done["changed"] and done["old_stack"]["installed"].startswith("DOCA 2.5 (doca-host-repo-ubuntu2204")
+
+
+def test_the_removal_is_refused_under_rdma_users(capsys, mlnx_host):
+    (mlnx_host / "sys/proc/modules").write_text("nvme_rdma 49152 2 - Live 0x0\nmlx5_core 2166784 1 - Live 0x0\n")
+    storage = run(capsys, mlnx_host, state="old_stack", version="3.2.1", replace_old_stack=True,
+                  management_addresses=["10.0.0.5"])
+    assert storage["failed"] and "storage runs over the RDMA stack (module nvme_rdma is loaded)" in storage["msg"]
+    assert changes(mlnx_host) == []
+    (mlnx_host / "sys/proc/modules").write_text("mlx5_core 2166784 0 - Live 0x0\n")
+    (mlnx_host / "bin" / "ip").write_text("#!/bin/sh\ncase \"$*\" in *route*) echo '%s';; *) echo '[]';; esac\n"
+                                          % json.dumps([{"dst": "default", "gateway": "10.0.0.1",
+                                                         "dev": "ens6f0np0"}]))
+    mgmt = run(capsys, mlnx_host, state="plan", version="3.2.1", replace_old_stack=True,
+               management_addresses=["10.0.0.5"])
+    assert mgmt["failed"] and "the management path runs over a ConnectX port (0000:3b:00.0" in mgmt["msg"]
+    assert changes(mlnx_host) == []
