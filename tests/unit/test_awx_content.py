@@ -1,21 +1,18 @@
 # -*- coding: utf-8 -*-
-"""The AWX objects in extensions/awx/controller_config.yml agree with the playbooks and roles."""
+"""The AWX objects in extensions/awx/configs/controller_config.yml agree with the playbooks and roles."""
 
 from __future__ import annotations
 
 import os
 
-import yaml
-
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from awx_config import PROJECT_PLAYBOOKS, ROOT, load_config, load_yaml
 
 
 def load(*parts):
-    with open(os.path.join(ROOT, *parts), encoding="utf-8") as handle:
-        return yaml.safe_load(handle)
+    return load_yaml(os.path.join(ROOT, *parts))
 
 
-CONFIG = load("extensions", "awx", "controller_config.yml")
+CONFIG = load_config()
 TEMPLATES = {t["name"]: t for t in CONFIG["controller_templates"]}
 
 
@@ -23,9 +20,23 @@ def role_options(role):
     return load("roles", role, "meta", "argument_specs.yml")["argument_specs"]["main"]["options"]
 
 
-def test_every_template_runs_a_playbook_of_the_collection():
+def test_every_template_runs_a_playbook_the_project_ships():
+    # the project's playbooks/ is extensions/awx/project/playbooks/ (docs/awx.md)
     for template in TEMPLATES.values():
-        assert os.path.isfile(os.path.join(ROOT, template["playbook"])), template["name"]
+        directory, name = os.path.split(template["playbook"])
+        assert directory == "playbooks" and os.path.isfile(os.path.join(PROJECT_PLAYBOOKS, name)), template["name"]
+
+
+def test_the_thin_playbooks_import_the_collection_playbook_of_their_name():
+    for name in sorted(os.listdir(PROJECT_PLAYBOOKS)):
+        plays = load_yaml(os.path.join(PROJECT_PLAYBOOKS, name))
+        imports = [play["ansible.builtin.import_playbook"] for play in plays if "ansible.builtin.import_playbook" in play]
+        if name == "plan_lock_gate.yml":
+            assert imports == []  # plays of its own (tests/unit/test_awx_workflow.py)
+            continue
+        job = name[:-len(".yml")]
+        assert imports == ["ainet.fabric." + job], name
+        assert os.path.isfile(os.path.join(ROOT, "playbooks", name)), name
 
 
 def test_the_plan_job_is_never_sliced_and_the_host_jobs_are():
@@ -57,16 +68,6 @@ def test_the_tor_job_is_never_sliced_and_asks_only_whether_to_push():
         assert set(question["choices"]) == {"true", "false"} and question["default"] == "false"
 
 
-def test_workflow_is_plan_check_apply_qos_validate():
-    nodes = {n["identifier"]: n for n in CONFIG["controller_workflows"][0]["simplified_workflow_nodes"]}
-    order, node = [], "plan"
-    while node:
-        order.append(nodes[node]["unified_job_template"])
-        node = (nodes[node].get("success_nodes") or [None])[0]
-    assert order == ["ainet-fabric plan", "ainet-fabric rdma host", "ainet-fabric check", "ainet-fabric apply",
-                     "ainet-fabric qos", "ainet-fabric validate"]
-
-
 def test_the_rdma_host_job_runs_the_host_roles_of_site_yml_and_asks_only_opt_ins():
     template = TEMPLATES["ainet-fabric rdma host"]
     assert template["playbook"] == "playbooks/site.yml" and template["job_slice_count"] == 1  # reboots roll
@@ -75,8 +76,12 @@ def test_the_rdma_host_job_runs_the_host_roles_of_site_yml_and_asks_only_opt_ins
     plays = load("playbooks", "site.yml")
     tags = {tag for play in plays for role in play.get("roles", []) for tag in role.get("tags", [])}
     assert set(template["job_tags"].split(",")) <= tags
-    sriov = role_options("sriov")
+    sriov, doca = role_options("sriov"), role_options("doca_ofed")
     for question in template["survey_spec"]["spec"]:
+        if question["type"] == "text":
+            # no default: unanswered, the inventory's value stays (AWX passes every survey default)
+            assert question["variable"] in doca and "default" not in question and not question["required"]
+            continue
         assert set(question["choices"]) == {"true", "false"} and question["default"] == "false"
         assert question["variable"] in sriov or "%s | default(false) | bool" % question["variable"] in site
 
@@ -84,6 +89,7 @@ def test_the_rdma_host_job_runs_the_host_roles_of_site_yml_and_asks_only_opt_ins
 def test_inventory_source_is_the_directory_with_the_lock_and_the_constructed_groups():
     source = CONFIG["controller_inventory_sources"][0]
     assert source["source_path"] == "{{ ainet_awx_inventory_path }}"
-    path = CONFIG["ainet_awx_inventory_path"]
-    assert os.path.isfile(os.path.join(ROOT, path, "rail_plan_lock.json"))
-    assert load(path, "rails.yml")["plugin"] == "ansible.builtin.constructed"
+    # the project's inventory/ is a copy of the example inventory (docs/awx.md, getting-started step 2)
+    assert CONFIG["ainet_awx_inventory_path"] == "inventory"
+    assert os.path.isfile(os.path.join(ROOT, "inventories", "lab", "rail_plan_lock.json"))
+    assert load("inventories", "lab", "rails.yml")["plugin"] == "ansible.builtin.constructed"

@@ -1,12 +1,13 @@
 # -*- coding: utf-8 -*-
-"""extensions/awx/controller_config.yml against the object schema AWX's own modules declare.
+"""extensions/awx/configs/controller_config.yml against the object schema AWX's own modules declare.
 
 infra.aap_configuration applies each ``controller_*`` list by calling one module of the controller
 collection per item (``awx.awx`` / ``ansible.controller``), passing each key of the item as the
 module option of the same name. The option schema (names, aliases, types, choices, list elements,
 required options) is the ``DOCUMENTATION`` of those modules in ``awx.awx``, which the ``ansible``
 package of requirements-dev.txt installs; every object is validated against it with ansible-core's
-own argument-spec validator, so a misspelled key, a wrong type or an unknown choice fails here
+own argument-spec validator (with the rules between options that each module's ``AnsibleModule`` call
+adds: ``mutually_exclusive``, ``required_if``...), so a misspelled key, a wrong type or an unknown choice fails here
 instead of being dropped (or refused) when AWX is configured.
 
 Where infra.aap_configuration reads a key under another name than the module option it feeds, the
@@ -26,11 +27,12 @@ import yaml
 
 from ansible.module_utils.common.arg_spec import ArgumentSpecValidator
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-CONFIG_PATH = os.path.join(ROOT, "extensions", "awx", "controller_config.yml")
+from awx_config import load_config
 
 # infra.aap_configuration variable -> the awx.awx module its role calls for each item
 MODULE_OF = {
+    "controller_credential_types": "credential_type",
+    "controller_credentials": "credential",
     "controller_execution_environments": "execution_environment",
     "controller_projects": "project",
     "controller_inventories": "inventory",
@@ -66,13 +68,28 @@ pytestmark = pytest.mark.skipif(AWX_MODULES is None, reason="awx.awx is not inst
                                 "requirements-dev.txt carries it)")
 
 
-def _documentation(module):
+def _module_tree(module):
     with open(os.path.join(AWX_MODULES, module + ".py"), encoding="utf-8") as handle:
-        tree = ast.parse(handle.read())
-    for node in tree.body:
+        return ast.parse(handle.read())
+
+
+def _documentation(module):
+    for node in _module_tree(module).body:
         if isinstance(node, ast.Assign) and any(getattr(t, "id", None) == "DOCUMENTATION" for t in node.targets):
             return yaml.safe_load(node.value.value)
     raise AssertionError("awx.awx.%s has no DOCUMENTATION" % module)
+
+
+RULES = ("mutually_exclusive", "required_if", "required_one_of", "required_together", "required_by")
+
+
+def _rules(module):
+    """The rules between options the module's main() hands to AnsibleModule (``mutually_exclusive = [...]``)."""
+    found = {}
+    for node in ast.walk(_module_tree(module)):
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and getattr(node.targets[0], "id", None) in RULES:
+            found[node.targets[0].id] = ast.literal_eval(node.value)
+    return found
 
 
 def _spec(options):
@@ -80,7 +97,7 @@ def _spec(options):
     spec = {}
     for name, doc in options.items():
         entry = {"type": doc.get("type", "str")}
-        for key in ("choices", "aliases", "elements", "required"):
+        for key in ("choices", "aliases", "elements", "required", "default"):
             if key in doc:
                 entry[key] = doc[key]
         if "suboptions" in doc:
@@ -94,14 +111,15 @@ _SPECS = {}
 
 def module_spec(module):
     if module not in _SPECS:
-        _SPECS[module] = _spec(_documentation(module)["options"])
+        _SPECS[module] = (_spec(_documentation(module)["options"]), _rules(module))
     return _SPECS[module]
 
 
 def errors(module, item):
     """One line per way in which ``item`` does not fit the module's options, as the module would say it."""
     params = {RENAMED.get(module, {}).get(key, key): value for key, value in item.items()}
-    result = ArgumentSpecValidator(module_spec(module)).validate(params)
+    spec, rules = module_spec(module)
+    result = ArgumentSpecValidator(spec, **rules).validate(params)
     return ["%s %r: %s" % (module, item.get("name", item.get("identifier")), msg) for msg in result.error_messages]
 
 
@@ -115,11 +133,6 @@ def config_errors(config):
             for node in nodes or []:
                 found += errors("workflow_job_template_node", dict(node, workflow_job_template=item["name"]))
     return found
-
-
-def load_config():
-    with open(CONFIG_PATH, encoding="utf-8") as handle:
-        return yaml.safe_load(handle)
 
 
 CONFIG = load_config()
@@ -141,7 +154,7 @@ def test_workflow_nodes_name_templates_and_nodes_that_exist():
         identifiers = [n["identifier"] for n in nodes]
         assert len(identifiers) == len(set(identifiers)), identifiers
         for node in nodes:
-            assert node["unified_job_template"] in templates, node
+            assert "approval_node" in node or node["unified_job_template"] in templates, node
             for link in ("success_nodes", "failure_nodes", "always_nodes"):
                 assert set(node.get(link, [])) <= set(identifiers), (node, link)
 
@@ -184,3 +197,27 @@ def test_renamed_keys_are_checked_under_the_option_they_feed():
     config["controller_projects"][0]["job_timeout"] = "long"
     found = config_errors(config)
     assert len(found) == 1 and "timeout" in found[0], found
+
+
+def test_the_check_applies_the_rules_between_options():
+    # a node is either a template or an approval (workflow_job_template_node's mutually_exclusive)
+    config = copy.deepcopy(CONFIG)
+    node = next(n for n in config["controller_workflows"][0][NODES_KEY] if "approval_node" in n)
+    node["unified_job_template"] = "ainet-fabric plan"
+    found = config_errors(config)
+    assert len(found) == 1 and "mutually exclusive" in found[0] and "approval_node" in found[0], found
+
+
+def test_the_check_catches_a_bad_approval_node():
+    config = copy.deepcopy(CONFIG)
+    node = next(n for n in config["controller_workflows"][0][NODES_KEY] if "approval_node" in n)
+    node["approval_node"]["timeout"] = "a day"
+    found = config_errors(config)
+    assert len(found) == 1 and "timeout" in found[0], found
+
+
+def test_the_check_catches_a_bad_credential():
+    config = copy.deepcopy(CONFIG)
+    del config["controller_credentials"][0]["credential_type"]
+    found = config_errors(config)
+    assert len(found) == 1 and "credential_type" in found[0], found
