@@ -14,7 +14,8 @@ import os
 
 from ansible.plugins.action import ActionBase
 
-from ansible_collections.ainet.fabric.plugins.module_utils.cabling import cabling_check, lldp_parse, port_names
+from ansible_collections.ainet.fabric.plugins.module_utils.cabling import cabling_check, lldp_parse
+from ansible_collections.ainet.fabric.plugins.module_utils.tor import platforms
 from ansible_collections.ainet.fabric.plugins.module_utils.common.errors import FabricError
 from ansible_collections.ainet.fabric.plugins.module_utils.host.host_files import read_text
 from ansible_collections.ainet.fabric.plugins.module_utils.plan.rail_plan import rail_plan
@@ -51,20 +52,21 @@ def host_neighbours(hostvars, lldpcli_var, lldptool_var):
     return None, (why[0] if why else "no LLDP output")
 
 
-def sonic_aliases(plan, directory, given):
-    """``{tor: {alias: EthernetN}}`` for the plan's SONiC ToRs whose config_db is given (text, or ``{text: ...}``)
-    or in ``directory`` as ``<tor>.json``; a ToR with neither is absent (its aliases stay unverified)."""
+def tor_port_aliases(plan, directory, given):
+    """``{tor: {alias: port} or None}`` for the plan's ToRs whose NOS announces port aliases over LLDP (the platform
+    registry says which): the table from the ToR's running configuration given (text, or ``{text: ...}``) or in
+    ``directory`` as ``<tor>.json``, None when there is none (that ToR's ports stay unverified)."""
     out = {}
     for name, tor in sorted((plan.get("tors") or {}).items()):
-        if tor.get("platform") != "sonic":
+        platform = tor.get("platform")
+        if not platforms.lldp_announces_alias(platform):
             continue
         text = given.get(name)
         if isinstance(text, dict) and "text" in text:
             text = text["text"]
         if text is None and directory and os.path.isfile(os.path.join(directory, name + ".json")):
             text = read_text(os.path.join(directory, name + ".json"))
-        if text is not None:
-            out[name] = port_names.sonic_port_aliases(text, "ToR %s" % name)
+        out[name] = platforms.lldp_port_aliases(platform, text, "ToR %s" % name) if text is not None else None
     return out
 
 
@@ -86,7 +88,7 @@ class ActionModule(ActionBase):
                 else:
                     neighbours[host] = found
             hosts = [h for h in args["hosts"] if h in plan["nodes"]]
-            aliases = sonic_aliases(plan, args["switch_config_dir"], args["switch_configs"])
+            aliases = tor_port_aliases(plan, args["switch_config_dir"], args["switch_configs"])
             verdict = cabling_check.check_cabling(plan, neighbours, hosts, dict(
                 (h, link_states(hostvars.get(h, {}).get(args["links_var"]))) for h in hosts), aliases)
         except FabricError as exc:

@@ -156,8 +156,9 @@ def _port_of(neighbour, tors, port_aliases):
     """(port, why) of ``neighbour`` named as the plan names the ports of the ToR it is (its system name among the
     plan's ToRs; unknown: as announced)."""
     name = next((t for t in sorted(tors) if same_switch(neighbour.get("system_name"), t)), None)
-    platform = (tors.get(name) or {}).get("platform") if name else None
-    return planned_name(neighbour, platform, (port_aliases or {}).get(name) if name else None)
+    if name is not None and name in (port_aliases or {}):
+        return planned_name(neighbour, True, port_aliases[name])
+    return planned_name(neighbour)
 
 
 def _check_rail(host, entry, neighbours, findings, ok, mismatches, links=None, tors=None, port_aliases=None):
@@ -282,7 +283,9 @@ def check_cabling(plan, neighbours_by_host, hosts=None, links=None, port_aliases
 
     ``links``: ``{host: {interface: operstate}}`` (``ip -j link``'s ``operstate``, optional): a rail NIC without a
     neighbour whose link is not up is reported as down, with that fix. ``port_aliases``: ``{tor: {alias:
-    EthernetN}}`` (:func:`port_names.sonic_port_aliases` of each SONiC ToR's config_db, optional).
+    port} or None}`` for each ToR whose NOS announces port aliases over LLDP (``tor.platforms.lldp_port_aliases``
+    of its running configuration; None: none given, its ports stay unverified); other ToRs are compared as
+    announced.
 
     Returns ``{"findings": [...], "ok": [...], "summary": {...}}``; ``summary`` has ``hosts``,
     ``rails``, ``ok``, ``findings``, ``by_kind`` ({kind: count}) and ``unverified_ports``.

@@ -15,69 +15,31 @@ What each NOS puts in the Port ID TLV (sources in docs/workloads.md, "What each 
 * Cumulus Linux (lldpd), Arista EOS, Cisco NX-OS, Dell OS10: the interface name, subtype ``ifname``
   (``swp17``, ``Ethernet17/1``, ``Ethernet1/14``, ``ethernet1/1/1``): compared as announced.
 
-:func:`sonic_port_aliases` reads the PORT table; :func:`planned_name` turns one neighbour into the port name the
-plan uses, or says why it cannot.
+:func:`planned_name` turns one neighbour into the port name the plan uses, or says why it cannot. Which NOS
+announces an alias, and the alias table of a ToR, come from the ToR platform registry (``tor.platforms``:
+``lldp_announces_alias``, ``lldp_port_aliases``, read by the cabling_check action), since this wing does not know
+platforms.
 """
 
 from __future__ import annotations
 
-import json
-
 from ansible_collections.ainet.fabric.plugins.module_utils.cabling.lldp_parse import neighbour_port
-from ansible_collections.ainet.fabric.plugins.module_utils.common.errors import FabricError
 
 
-def sonic_port_aliases(config_db, tor="the ToR"):
-    """``{alias (lower case): EthernetN}`` from a SONiC config_db (JSON text, bytes or the parsed object: the
-    ``PORT`` table, as ``config_db.json`` and ``sonic-cfggen -d --print-data`` print it). A port without an
-    ``alias`` maps its own name (lldpmgrd announces the name then). Two ports with one alias, or text that is not
-    a config_db, raise one-line ``FabricError`` naming ``tor`` and the field."""
-    data = config_db
-    if isinstance(data, bytes):
-        data = data.decode("utf-8", "replace")
-    if isinstance(data, str):
-        try:
-            data = json.loads(data)
-        except ValueError as exc:
-            raise FabricError("cabling check: the config_db of %s is not JSON (%s); Fix: give the switch's "
-                              "/etc/sonic/config_db.json or 'sonic-cfggen -d --print-data'"
-                              % (tor, str(exc).splitlines()[0]))
-    if not isinstance(data, dict):
-        raise FabricError("cabling check: the config_db of %s is a %s, expected an object with a PORT table"
-                          % (tor, type(data).__name__))
-    ports = data.get("PORT")
-    if ports is None:
-        return {}
-    if not isinstance(ports, dict):
-        raise FabricError("cabling check: PORT of the config_db of %s is a %s, expected {EthernetN: {alias: ...}}"
-                          % (tor, type(ports).__name__))
-    out = {}
-    for name, fields in sorted(ports.items()):
-        alias = (fields or {}).get("alias") if isinstance(fields, dict) else None
-        alias = str(alias).strip() if alias not in (None, "") else name
-        key = alias.lower()
-        if key in out and out[key] != name:
-            raise FabricError("cabling check: config_db of %s: PORT|%s and PORT|%s have the same alias %r; Fix: "
-                              "give every port its own alias (SONiC announces the alias over LLDP)"
-                              % (tor, out[key], name, alias))
-        out[key] = name
-    return out
-
-
-def planned_name(neighbour, platform=None, aliases=None):
+def planned_name(neighbour, announces_alias=False, aliases=None):
     """``(port, why)``: the port ``neighbour`` (a parser entry) names, as the plan names the ToR's ports, and
     None or the reason it cannot be verified.
 
-    ``platform``: the plan's platform of the ToR the neighbour is (None: unknown); ``aliases``: that ToR's
-    :func:`sonic_port_aliases` (None: no PORT table given). A SONiC Port ID of subtype ``local`` is the port's
-    alias: mapped to ``EthernetN`` through ``aliases``; without them, or when the alias is not in them, the port
-    is None and ``why`` says so. Every other case is :func:`lldp_parse.neighbour_port`."""
+    ``announces_alias``: the ToR the neighbour is runs a NOS that announces the port alias (SONiC); ``aliases``:
+    that ToR's ``{alias (lower case): port}`` table (None: no PORT table given). A Port ID of subtype ``local``
+    from such a ToR is the port's alias: mapped through ``aliases``; without them, or when the alias is not in
+    them, the port is None and ``why`` says so. Every other case is :func:`lldp_parse.neighbour_port`."""
     port_id = neighbour.get("port_id")
     kind = (neighbour.get("port_id_type") or "").lower()
-    if platform != "sonic" or kind != "local" or not port_id:
+    if not announces_alias or kind != "local" or not port_id:
         return neighbour_port(neighbour), None
     if aliases is None:
-        return None, ("SONiC announces the port alias %r (LLDP Port ID subtype local), not its EthernetN name; give "
+        return None, ("the ToR announces the port alias %r (LLDP Port ID subtype local), not the port's name; give "
                       "the ToR's config_db (its PORT table has the aliases) to verify the port" % port_id)
     name = aliases.get(port_id.strip().lower())
     if name is None:

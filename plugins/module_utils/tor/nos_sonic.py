@@ -73,6 +73,7 @@ import os
 import re
 import uuid
 
+from ansible_collections.ainet.fabric.plugins.module_utils.common.errors import FabricError
 from ansible_collections.ainet.fabric.plugins.module_utils.qos.qos_parse_sonic import lossless_pg_profile
 from ansible_collections.ainet.fabric.plugins.module_utils.tor.tor_intent import scheduler
 from ansible_collections.ainet.fabric.plugins.module_utils.tor.tor_diff import (
@@ -91,6 +92,11 @@ PORT_MTU = 9216
 PORT_MTU_MAX = 9216
 PORT_NAME = "Ethernet<n>"
 PORT_NAME_RE = re.compile(r"^Ethernet[0-9]+\Z")
+
+# LLDP: lldpmgrd (sonic-buildimage dockers/docker-lldp/lldpmgrd) runs, per front-panel port, ``lldpcli configure ports
+# <EthernetN> lldp portidsubtype local <alias> [description <description>]``: the Port ID is the PORT entry's alias
+# (subtype local), not the port's name; :func:`lldp_port_aliases` maps it back.
+LLDP_PORT_ID = "alias"
 PUSH = "ssh"
 HTTP_PORT = None
 
@@ -836,4 +842,41 @@ def read(connection, via):
         tables = None
     if not isinstance(tables, dict):
         raise PushError("%s printed no config_db JSON: %s" % (" ".join(READ_COMMAND), " ".join(out.split())[:200]))
+    return out
+
+
+def lldp_port_aliases(config_db, tor="the ToR"):
+    """``{alias (lower case): EthernetN}`` from a SONiC config_db (JSON text, bytes or the parsed object: the
+    ``PORT`` table, as ``config_db.json`` and ``sonic-cfggen -d --print-data`` print it). A port without an
+    ``alias`` maps its own name (lldpmgrd announces the name then). Two ports with one alias, or text that is not
+    a config_db, raise one-line ``FabricError`` naming ``tor`` and the field."""
+    data = config_db
+    if isinstance(data, bytes):
+        data = data.decode("utf-8", "replace")
+    if isinstance(data, str):
+        try:
+            data = json.loads(data)
+        except ValueError as exc:
+            raise FabricError("the config_db of %s is not JSON (%s); Fix: give the switch's "
+                              "/etc/sonic/config_db.json or 'sonic-cfggen -d --print-data'"
+                              % (tor, str(exc).splitlines()[0]))
+    if not isinstance(data, dict):
+        raise FabricError("the config_db of %s is a %s, expected an object with a PORT table"
+                          % (tor, type(data).__name__))
+    ports = data.get("PORT")
+    if ports is None:
+        return {}
+    if not isinstance(ports, dict):
+        raise FabricError("PORT of the config_db of %s is a %s, expected {EthernetN: {alias: ...}}"
+                          % (tor, type(ports).__name__))
+    out = {}
+    for name, fields in sorted(ports.items()):
+        alias = (fields or {}).get("alias") if isinstance(fields, dict) else None
+        alias = str(alias).strip() if alias not in (None, "") else name
+        key = alias.lower()
+        if key in out and out[key] != name:
+            raise FabricError("config_db of %s: PORT|%s and PORT|%s have the same alias %r; Fix: "
+                              "give every port its own alias (SONiC announces the alias over LLDP)"
+                              % (tor, out[key], name, alias))
+        out[key] = name
     return out

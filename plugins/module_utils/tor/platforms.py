@@ -27,6 +27,9 @@ test see every edge) and holds:
 ``HTTP_PORT``          :class:`tor_push.HttpTransport`; ``HTTP_PORT`` the API's default port, None:
                        443/80) or ``"ssh"`` (``push(run, item, check)``, ``run(argv, data)`` on the
                        switch through the host's connection)
+``LLDP_PORT_ID``,      what the NOS announces as LLDP Port ID: ``"alias"`` (the port's alias, subtype
+``lldp_port_aliases``  local; ``lldp_port_aliases(running_text, tor)`` maps aliases to port names) or, when
+                       absent, the port's own name (subtype ifname)
 ``READ``, ``read``,    how the lossless check reads the running configuration live (:mod:`tor_read`):
 ``READ_COMMAND``       the ways, the default first (``"http"``: its API through a
                        :class:`tor_push.HttpTransport`; ``"ssh"``: ``READ_COMMAND`` over the switch's
@@ -142,3 +145,18 @@ def stale_ports(platform, running_text, rendered):
 def file_name(name, platform):
     """``tors/<switch>.<ext>``: where the rendered file of ToR ``name`` goes, relative to the plan directory."""
     return "tors/%s.%s" % (name, nos(platform).EXTENSION)
+
+
+def lldp_announces_alias(platform):
+    """Whether ``platform``'s NOS announces the port alias, not the port's name, as its LLDP Port ID."""
+    module = nos(platform)
+    return module is not None and getattr(module, "LLDP_PORT_ID", "ifname") == "alias"
+
+
+def lldp_port_aliases(platform, running_text, tor="the ToR"):
+    """``{alias (lower case): port}`` of a ToR of ``platform`` from its running configuration's text (None when the
+    NOS announces port names); one-line ``FabricError`` naming ``tor`` when the text is not readable."""
+    module = nos(platform)
+    if not lldp_announces_alias(platform):
+        return None
+    return module.lldp_port_aliases(running_text, tor)

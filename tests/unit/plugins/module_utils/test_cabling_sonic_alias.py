@@ -15,7 +15,8 @@ from ansible_collections.ainet.fabric.plugins.module_utils.cabling.cabling_check
     check_cabling, findings_markdown,
 )
 from ansible_collections.ainet.fabric.plugins.module_utils.cabling.lldp_parse import parse_lldpcli_json
-from ansible_collections.ainet.fabric.plugins.module_utils.cabling.port_names import planned_name, sonic_port_aliases
+from ansible_collections.ainet.fabric.plugins.module_utils.cabling.port_names import planned_name
+from ansible_collections.ainet.fabric.plugins.module_utils.tor.nos_sonic import lldp_port_aliases as sonic_port_aliases
 from ansible_collections.ainet.fabric.plugins.module_utils.common.errors import FabricError
 
 DATA = os.path.join(os.path.dirname(__file__), "data", "lldp")
@@ -95,15 +96,18 @@ def test_crossed_sonic_rails_on_one_tor_are_swapped():
     assert [(f["kind"], f["rail"], f["pair"]["rail"]) for f in result["findings"]] == [("swapped", 1, 2)]
 
 
-def test_without_the_port_table_a_sonic_alias_is_unverified_not_wrong_port():
-    result = check_cabling(plan(), neighbours())
+def test_without_the_port_table_a_sonic_alias_is_unverified_not_wrong_port(tmp_path):
+    # the action says which ToRs announce aliases (the platform registry) and finds no config_db for them
+    tables = action.tor_port_aliases(plan(), str(tmp_path), {})
+    assert tables == {"su1-leaf1": None, "su1-leaf2": None}
+    result = check_cabling(plan(), neighbours(), port_aliases=tables)
     assert result["findings"] == []
     assert [(e["port"], e["port_verified"]) for e in result["ok"]] == [(None, False), (None, False)]
     assert "alias 'etp2'" in result["ok"][0]["why"] and "config_db" in result["ok"][0]["why"]
     assert result["summary"]["unverified_ports"] == 2
     text = findings_markdown(result)
     assert "2 rail(s) reach their planned ToR but the port was not verified" in text
-    assert "- gpu01 ens1f0np0 (rail 1, su1-leaf1): SONiC announces the port alias 'etp2'" in text
+    assert "- gpu01 ens1f0np0 (rail 1, su1-leaf1): the ToR announces the port alias 'etp2'" in text
 
 
 def test_an_alias_missing_from_the_port_table_is_unverified_with_why():
@@ -117,14 +121,15 @@ def test_an_alias_missing_from_the_port_table_is_unverified_with_why():
 
 def test_a_local_port_id_of_a_non_sonic_tor_is_compared_as_announced():
     # Control for the platform: the same frames from a ToR the plan calls cumulus are not alias-mapped.
-    result = check_cabling(plan(port1="etp2", platform="cumulus"), neighbours(), port_aliases=aliases())
+    cumulus = plan(port1="etp2", platform="cumulus")
+    result = check_cabling(cumulus, neighbours(), port_aliases=action.tor_port_aliases(cumulus, None, {}))
     assert [(e["rail"], e["port"], e["port_verified"]) for e in result["ok"]] == [(1, "etp2", True), (2, None, False)]
 
 
 def test_planned_name_keeps_ifname_of_a_sonic_port_not_yet_configured_by_lldpmgrd():
     # lldpd.conf.j2 sets portidsubtype ifname before lldpmgrd configures each port: EthernetN, ifname.
     entry = {"port_id": "Ethernet8", "port_id_type": "ifname", "port_descr": None}
-    assert planned_name(entry, "sonic", {}) == ("Ethernet8", None)
+    assert planned_name(entry, True, {}) == ("Ethernet8", None)
 
 
 def test_the_action_reads_the_sonic_tors_config_db_from_the_directory_and_given_text_wins(tmp_path):
@@ -133,8 +138,8 @@ def test_the_action_reads_the_sonic_tors_config_db_from_the_directory_and_given_
     with open(str(tmp_path / "su1-leaf2.json"), "w") as handle:
         handle.write("not json")
     given = {"su1-leaf2": sample("sonic-config_db-sn4600c-d112c8-breakout.json")}
-    tables = action.sonic_aliases(plan(), str(tmp_path), given)
+    tables = action.tor_port_aliases(plan(), str(tmp_path), given)
     assert tables["su1-leaf1"]["etp2"] == "Ethernet8" and tables["su1-leaf2"]["etp1b"] == "Ethernet2"
-    assert action.sonic_aliases(plan(platform="cumulus"), str(tmp_path), {}) == {}
+    assert action.tor_port_aliases(plan(platform="cumulus"), str(tmp_path), {}) == {}
     with pytest.raises(FabricError, match="ToR su1-leaf2 is not JSON"):
-        action.sonic_aliases(plan(), str(tmp_path), {})
+        action.tor_port_aliases(plan(), str(tmp_path), {})
