@@ -108,6 +108,24 @@ def test_dkms_certificate_path():
     assert load.mok_certificate(conf, "ubuntu") == "/root/k.der"
 
 
+@pytest.mark.parametrize("conf,os_release,cert", [
+    # dkms-project/dkms@04154266 dkms.in prepare_mok (1292-1358), distro_version (486-505), read_framework_conf (975)
+    ("", {"ID": "ubuntu", "ID_LIKE": "debian"}, "/var/lib/shim-signed/mok/MOK.der"),
+    ("", {"ID": "linuxmint", "ID_LIKE": "ubuntu debian"}, "/var/lib/shim-signed/mok/MOK.der"),  # ${ID_LIKE[0]}
+    ("", {"ID": "debian"}, "/var/lib/dkms/mok.pub"),
+    ("", {"ID": "rocky", "ID_LIKE": "rhel centos fedora"}, "/var/lib/dkms/mok.pub"),
+    ('mok_signing_key="/root/s.key"\n', {"ID": "ubuntu"}, "/var/lib/dkms/mok.pub"),  # key alone: DKMS's cert
+    ("mok_certificate=/root/c.der\n", {"ID": "ubuntu"}, "/var/lib/shim-signed/mok/MOK.der"),  # cert alone: ignored
+    ("mok_certificate=/root/c.der\n", {"ID": "debian"}, "/root/c.der"),
+    # framework.conf sets the key, a later framework.conf.d file empties it: the last assignment wins
+    ('mok_signing_key=/root/s.key\nmok_certificate=/root/c.der\nmok_signing_key=""\n', {"ID": "ubuntu"},
+     "/var/lib/shim-signed/mok/MOK.der"),
+    ("mok_signing_key=/root/s.key\nmok_certificate='/root/c.der'  # ours\n", {"ID": "ubuntu"}, "/root/c.der"),
+])
+def test_dkms_certificate_follows_prepare_mok(conf, os_release, cert):
+    assert load.mok_certificate(conf, os_release) == cert
+
+
 def test_secure_boot_refusals_and_the_enrol_command():
     cert = "/var/lib/dkms/mok.pub"
     problem, pending = load.secure_boot_problem("enabled", cert, True, "not_enrolled")
