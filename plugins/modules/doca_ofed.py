@@ -387,10 +387,9 @@ class Driver(object):
                              if key in fields)
             if "filename" in installed:
                 installed.setdefault("signer", "")
-        return {"present": os.path.isdir(self.runner.sys("/sys/module/mlx5_core")),
-                "version": self.runner.read_sys("/sys/module/mlx5_core/version"),
-                "srcversion": self.runner.read_sys("/sys/module/mlx5_core/srcversion"),
-                "installed_srcversion": installed.get("srcversion"), "installed": installed}
+        loaded = load.read_loaded_mlx5_core(self.runner.read_sys, lambda path: os.path.isdir(self.runner.sys(path)))
+        loaded.update(installed_srcversion=installed.get("srcversion"), installed=installed)
+        return loaded
 
     def modules(self):
         """``/proc/modules`` as :func:`doca_ofed_load.parse_proc_modules`."""

@@ -42,6 +42,8 @@ PEERMEM = "nvidia_peermem"
 # dkms prepare_mok: the certificate DKMS signs with.
 DKMS_MOK = "/var/lib/dkms/mok.pub"
 UBUNTU_MOK = "/var/lib/shim-signed/mok/MOK.der"
+# The loaded module's sysfs directory (its version and srcversion files).
+MLX5_CORE_SYSFS = "/sys/module/mlx5_core"
 # The EFI global variable GUID (mokutil's efi_guid_global) of SecureBoot.
 SECURE_BOOT_EFIVAR = "/sys/firmware/efi/efivars/SecureBoot-8be4df61-93ca-11d2-aa0d-e098032b8c4c"
 
@@ -65,6 +67,17 @@ def module_origin(filename, version=None):
     if any(part in path for part in INBOX_PATHS):
         return "inbox"
     return "ofed" if version else None
+
+
+def read_loaded_mlx5_core(read_sys, is_dir):
+    """The loaded mlx5_core as sysfs shows it: ``{"present", "version", "srcversion"}`` (None where a file is
+    absent), read in this one place for every module that asks whether DOCA's driver is the loaded one
+    (:func:`loaded_origin` decides). ``read_sys(path)``: a file's stripped text or None; ``is_dir(path)``: whether a
+    directory exists (both take the path under the host's /sys, as :class:`host.runner.Runner` does).
+    ``/sys/module/mlx5_core`` is the module's own directory; NVIDIA's nic-configuration-operator reads the same
+    ``version`` through the driver's link to it (``/sys/bus/pci/drivers/mlx5_core/module/version``)."""
+    return {"present": bool(is_dir(MLX5_CORE_SYSFS)), "version": read_sys(MLX5_CORE_SYSFS + "/version"),
+            "srcversion": read_sys(MLX5_CORE_SYSFS + "/srcversion")}
 
 
 def loaded_origin(present, version):

@@ -197,8 +197,8 @@ def test_headers_meta_package_from_dpkg_query(name, release, meta):
 def test_parse_image_depends_layout():
     depends = lib.parse_image_depends(data("doca", "dpkg_query", "ubuntu2204-ga-and-hwe.txt"))
     assert "linux-image-5.15.0-91-generic" not in depends  # rc: removed, only its configuration left
-    assert depends["linux-image-generic-hwe-22.04"][:2] == ["linux-image-6.8.0-45-generic",
-                                                             "linux-modules-extra-6.8.0-45-generic"]
+    hwe = depends["linux-image-generic-hwe-22.04"]
+    assert hwe[:2] == ["linux-image-6.8.0-45-generic", "linux-modules-extra-6.8.0-45-generic"]
     debian = lib.parse_image_depends(data("doca", "dpkg_query", "debian12-amd64-and-cloud.txt"))
     assert debian["linux-image-amd64"] == ["linux-image-6.1.0-18-amd64"]  # "(= 6.1.76-1)" dropped
     assert debian["linux-image-6.1.0-18-amd64"][-2:] == ["initramfs-tools", "linux-initramfs-tool"]  # alternatives

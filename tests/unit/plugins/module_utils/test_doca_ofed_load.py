@@ -160,3 +160,16 @@ def test_proc_modules_and_restart_blockers():
     clean = dict((name, info) for name, info in modules.items() if name not in ("nvidia_peermem", "irdma"))
     assert load.restart_blockers(clean) == []
     assert lib.restart_refusal({}, {"0000:3b:00.0"}, [], blockers=load.restart_blockers(clean)) is None
+
+
+def test_the_loaded_mlx5_core_is_read_from_its_module_directory():
+    files = {"/sys/module/mlx5_core/version": "25.10-1.7.1", "/sys/module/mlx5_core/srcversion": "DOCA2510AB"}
+    dirs = {"/sys/module/mlx5_core"}
+    doca = load.read_loaded_mlx5_core(files.get, dirs.__contains__)
+    assert doca == {"present": True, "version": "25.10-1.7.1", "srcversion": "DOCA2510AB"}
+    assert load.loaded_origin(doca["present"], doca["version"]) == "ofed"
+    del files["/sys/module/mlx5_core/version"]  # the kernel's own module: no version file
+    inbox = load.read_loaded_mlx5_core(files.get, dirs.__contains__)
+    assert load.loaded_origin(inbox["present"], inbox["version"]) == "inbox"
+    assert load.loaded_origin(**dict((k, v) for k, v in load.read_loaded_mlx5_core(
+        {}.get, set().__contains__).items() if k != "srcversion")) is None

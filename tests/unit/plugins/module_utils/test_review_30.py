@@ -1,6 +1,7 @@
 # -*- coding: utf-8 -*-
 """Field review of issue 30 (REVIEW-30.md): each behaviour on samples in the other program's layout, a control
-where all is right and a case where exactly one stage is wrong; defects found are ``xfail(strict=True)``.
+where all is right and a case where exactly one stage is wrong. The defects found (D1, D2) were strict xfails; they
+pass since their fixes (the meta-packages' Depends, dkms's prepare_mok order).
 
 Samples: ``data/review30`` (ORIGIN.md: written from mstflint's and dkms's format strings) and inline lines written
 from the oracle named beside each (mokutil src/mokutil.c printf strings, Linux /proc/<pid>/limits, dkms do_status).
@@ -9,8 +10,6 @@ from the oracle named beside each (mokutil src/mokutil.c printf strings, Linux /
 from __future__ import annotations
 
 import os
-
-import pytest
 
 from ansible_collections.ainet.fabric.plugins.module_utils.host import doca_ofed_load as load
 from ansible_collections.ainet.fabric.plugins.module_utils.host import doca_ofed_state as lib
