@@ -420,10 +420,9 @@ class Driver(object):
                              if key in fields)
             if "filename" in installed:
                 installed.setdefault("signer", "")
-        return {"present": os.path.isdir(self.runner.sys("/sys/module/mlx5_core")),
-                "version": self.runner.read_sys("/sys/module/mlx5_core/version"),
-                "srcversion": self.runner.read_sys("/sys/module/mlx5_core/srcversion"),
-                "installed_srcversion": installed.get("srcversion"), "installed": installed}
+        loaded = load.read_loaded_mlx5_core(self.runner.read_sys, lambda path: os.path.isdir(self.runner.sys(path)))
+        loaded.update(installed_srcversion=installed.get("srcversion"), installed=installed)
+        return loaded
 
     def modules(self):
         """``/proc/modules`` as :func:`doca_ofed_load.parse_proc_modules`."""
@@ -450,7 +449,7 @@ class Driver(object):
                     conf.append(handle.read())
             except OSError:
                 pass
-        cert = load.mok_certificate("\n".join(conf), self.runner.os_release().get("ID"))
+        cert = load.mok_certificate("\n".join(conf), self.runner.os_release())
         present = os.path.isfile(self.runner.conf(cert))
         key = None
         if state == "enabled" and present and self.runner.bin("mokutil"):
@@ -500,15 +499,12 @@ class Driver(object):
 
 
 def headers_meta(runner, family, release):
-    """The headers meta-package of the running kernel's flavour (:func:`lib.headers_meta_package`), from the
-    installed ``linux-image-*`` packages; None on the RHEL family and where none is installed."""
+    """The headers meta-package that follows the running kernel's line (:func:`lib.headers_meta_package`), from what
+    the installed ``linux-image-*`` packages depend on; None on the RHEL family and where none is installed."""
     if family != "apt" or not runner.bin("dpkg-query"):
         return None
-    _rc, out, _err = runner.run(["dpkg-query", "-W", "-f", "${Package} ${db:Status-Abbrev}\n", "linux-image-*"],
-                                check=False)
-    installed = [f[0] for f in (line.split() for line in (out or "").splitlines()) if len(f) >= 2 and
-                 f[1].startswith("ii")]
-    return lib.headers_meta_package(family, release, installed)
+    _rc, out, _err = runner.run(["dpkg-query", "-W", "-f", lib.IMAGE_DEPENDS_FORMAT, "linux-image-*"], check=False)
+    return lib.headers_meta_package(family, release, lib.parse_image_depends(out))
 
 
 def rdma_users(runner, driver, addresses):

@@ -181,6 +181,7 @@ import os
 from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.ainet.fabric.plugins.module_utils.common.errors import FabricError
+from ansible_collections.ainet.fabric.plugins.module_utils.host import doca_ofed_load as load
 from ansible_collections.ainet.fabric.plugins.module_utils.host import gpu_host_state as lib
 from ansible_collections.ainet.fabric.plugins.module_utils.host.host_files import (
     file_changes, read_text, remove, unwritable, write_atomic,
@@ -316,12 +317,13 @@ class Host(object):
 
     def ofed(self):
         """MLNX_OFED / DOCA-OFED on the host: ``installed`` (ofed_info, or the /usr/src/ofa_kernel sources the
-        operator's nvidia-peermem build uses), ``loaded`` (mlx5_core reports a module version: the in-box driver has
+        operator's nvidia-peermem build uses), ``loaded`` (the loaded mlx5_core is DOCA's, :func:`doca_ofed_load.loaded_origin`: the in-box driver has
         none), ``evidence``."""
         found = [what for what, there in (("ofed_info", self.runner.bin("ofed_info")),
                                           ("/usr/src/ofa_kernel", os.path.isdir(self.runner.conf("/usr/src/ofa_kernel"))))
                  if there]
-        loaded = os.path.exists(self.runner.sys("/sys/bus/pci/drivers/mlx5_core/module/version"))
+        mlx5 = load.read_loaded_mlx5_core(self.runner.read_sys, lambda path: os.path.isdir(self.runner.sys(path)))
+        loaded = load.loaded_origin(mlx5["present"], mlx5["version"]) == "ofed"
         return {"installed": bool(found), "loaded": loaded, "evidence": ", ".join(found) or None}
 
     def sees_running_services(self):

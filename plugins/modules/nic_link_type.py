@@ -83,6 +83,17 @@ options:
         resets in the rolling play, C(fabric_reboot_batch) nodes at a time.
     type: bool
     default: false
+  reset_refused:
+    description:
+      - What a refused firmware reset (management path, level not supported now, VFs on the device, no mlxfwreset)
+        comes to. V(fail) fails the task before any change.
+      - V(reboot) is for a caller that reboots the node anyway, as C(roles/nic_link_type/tasks/reset.yml) in the
+        rolling play of C(playbooks/site.yml) with C(fabric_reboot). Nothing is reset, the ports stay in
+        RV(reboot_pending), each noted C(reset refused) with the reason and C(applied by the reboot), and
+        RV(reset_refused) says why; the reboot loads the link type C(mlxconfig) set for the next boot.
+    type: str
+    choices: [fail, reboot]
+    default: fail
   management_addresses:
     description:
       - This host's addresses that Ansible reaches it on (the action plugin fills the inventory's C(ansible_host));
@@ -165,6 +176,11 @@ reset_devices:
   returned: always
   type: list
   elements: str
+reset_refused:
+  description: With O(reset_refused=reboot), why the reset was refused and that the reboot applies the link types
+    (C(reset refused), the reason, C(applied by the reboot)); null otherwise.
+  returned: always
+  type: str
 """
 
 import glob
@@ -296,6 +312,7 @@ def run_module():
             reset=dict(type="bool", default=False),
             reset_level=dict(type="int", default=3),
             defer_reset=dict(type="bool", default=False),
+            reset_refused=dict(type="str", default="fail", choices=["fail", "reboot"]),
             management_addresses=dict(type="list", elements="str", default=[]),
             sysfs_root=dict(type="path", default="/"),
         ),
@@ -305,7 +322,7 @@ def run_module():
     refuse_action_options(module, ACTION_OPTIONS, "ainet.fabric.nic_link_type")
     params = module.params
     result = {"changed": False, "ports": [], "commands": [], "reboot_pending": [], "management": [],
-              "reset_devices": []}
+              "reset_devices": [], "reset_refused": None}
     try:
         ports = state_lib.check_ports(params["ports"] or [])
         level = state_lib.check_reset_level(params["reset_level"])
@@ -323,26 +340,31 @@ def run_module():
         if params["reset"] and due:
             _devices, management, problem = mgmt_path.read_management(runner, params["management_addresses"])
             result["management"] = ["%s: %s" % item for item in sorted(management.items())]
-            if problem:
-                raise state_lib.LinkTypeError("nic_link_type: a firmware reset is refused: %s. Fix: reboot the node "
-                                              "instead (fabric_reboot)" % problem)
-            refusal = state_lib.reset_refusal([o["pci"] for o in due], management)
-            if refusal:
-                raise state_lib.LinkTypeError(refusal)
-            if not reset_tool:
-                raise state_lib.LinkTypeError("nic_link_type: reset is asked for but neither mlxfwreset (MFT) nor "
-                                              "mstfwreset (mstflint) is installed; install one, or reboot instead")
-            for outcome in due:
-                if state_lib.device_of(outcome["pci"]) not in [state_lib.device_of(p) for p in resets]:
-                    resets.append(outcome["pci"])
+            refusal = ("nic_link_type: a firmware reset is refused: %s. Fix: reboot the node instead (fabric_reboot)"
+                       % problem) if problem else state_lib.reset_refusal([o["pci"] for o in due], management)
+            if not refusal and not reset_tool:
+                refusal = ("nic_link_type: reset is asked for but neither mlxfwreset (MFT) nor mstfwreset (mstflint) "
+                           "is installed; install one, or reboot instead")
+            if not refusal:
+                for outcome in due:
+                    if state_lib.device_of(outcome["pci"]) not in [state_lib.device_of(p) for p in resets]:
+                        resets.append(outcome["pci"])
             # read-only, before any change: the level must be supported now, and no VF may be on the device
-            for pci in resets:
+            for pci in resets if not refusal else []:
                 _rc, out, err = runner.run(state_lib.query_argv(pci, reset_tool), check=False)
                 refusal = state_lib.reset_level_refusal(pci, level, state_lib.parse_fwreset_query(out), hostname) \
                     or state_lib.vf_refusal(state_lib.device_of(pci), host.vfs(state_lib.device_of(pci)), hostname)
                 if refusal:
-                    raise state_lib.LinkTypeError(refusal if out.strip() or not err else "%s (%s)" % (
-                        refusal, one_line(err, 200)))
+                    refusal = refusal if out.strip() or not err else "%s (%s)" % (refusal, one_line(err, 200))
+                    break
+            error, note = state_lib.refused_reset(refusal, params["reset_refused"] == "reboot")
+            if error:
+                raise state_lib.LinkTypeError(error)
+            if note:  # no reset on this node: the reboot that follows loads the new link types
+                resets = []
+                result["reset_refused"] = note
+                for outcome in due:
+                    outcome["reboot"] = "%s: %s" % (outcome["reboot"], note)
             result["reset_devices"] = list(resets)
             if params["defer_reset"]:
                 resets = []

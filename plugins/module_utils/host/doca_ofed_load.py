@@ -18,8 +18,9 @@ with Secure Boot on, the kernel loads a DKMS-built module only when the key that
 state is ``mokutil --sb-state`` (``SecureBoot enabled``/``SecureBoot disabled``; ``EFI variables are not supported
 on this system`` on a BIOS boot) or the EFI variable itself; ``mokutil --test-key <cert>`` says whether DKMS's
 certificate is enrolled (``... is already enrolled``, ``... is not enrolled``, ``... is already in the enrollment
-request``). DKMS's certificate: ``mok_certificate`` of ``/etc/dkms/framework.conf(.d)``, else on Ubuntu
-``/var/lib/shim-signed/mok/MOK.der``, else ``/var/lib/dkms/mok.pub`` (dkms ``prepare_mok``).
+request``). DKMS's certificate (:func:`mok_certificate`, dkms ``prepare_mok``): on Ubuntu while
+``/etc/dkms/framework.conf(.d)`` sets no ``mok_signing_key``, ``/var/lib/shim-signed/mok/MOK.der``; otherwise its
+``mok_certificate``, else ``/var/lib/dkms/mok.pub``.
 
 **Restart blockers** (:func:`parse_proc_modules`, :func:`restart_blockers`): NVIDIA's driver container
 (Mellanox/doca-driver-build) refuses a driver reload while ``nvidia_peermem`` is in use, and while third-party RDMA
@@ -41,6 +42,8 @@ PEERMEM = "nvidia_peermem"
 # dkms prepare_mok: the certificate DKMS signs with.
 DKMS_MOK = "/var/lib/dkms/mok.pub"
 UBUNTU_MOK = "/var/lib/shim-signed/mok/MOK.der"
+# The loaded module's sysfs directory (its version and srcversion files).
+MLX5_CORE_SYSFS = "/sys/module/mlx5_core"
 # The EFI global variable GUID (mokutil's efi_guid_global) of SecureBoot.
 SECURE_BOOT_EFIVAR = "/sys/firmware/efi/efivars/SecureBoot-8be4df61-93ca-11d2-aa0d-e098032b8c4c"
 
@@ -64,6 +67,17 @@ def module_origin(filename, version=None):
     if any(part in path for part in INBOX_PATHS):
         return "inbox"
     return "ofed" if version else None
+
+
+def read_loaded_mlx5_core(read_sys, is_dir):
+    """The loaded mlx5_core as sysfs shows it: ``{"present", "version", "srcversion"}`` (None where a file is
+    absent), read in this one place for every module that asks whether DOCA's driver is the loaded one
+    (:func:`loaded_origin` decides). ``read_sys(path)``: a file's stripped text or None; ``is_dir(path)``: whether a
+    directory exists (both take the path under the host's /sys, as :class:`host.runner.Runner` does).
+    ``/sys/module/mlx5_core`` is the module's own directory; NVIDIA's nic-configuration-operator reads the same
+    ``version`` through the driver's link to it (``/sys/bus/pci/drivers/mlx5_core/module/version``)."""
+    return {"present": bool(is_dir(MLX5_CORE_SYSFS)), "version": read_sys(MLX5_CORE_SYSFS + "/version"),
+            "srcversion": read_sys(MLX5_CORE_SYSFS + "/srcversion")}
 
 
 def loaded_origin(present, version):
@@ -130,18 +144,45 @@ def parse_test_key(text):
     return None
 
 
-def mok_certificate(framework_conf, os_id):
-    """The certificate DKMS signs modules with: ``mok_certificate=`` of its framework configuration (the text of
-    ``/etc/dkms/framework.conf`` and ``framework.conf.d/*.conf`` in order; the last one wins), else Ubuntu's
-    ``update-secureboot-policy`` key, else DKMS's own."""
-    chosen = None
+def dkms_distribution(os_release):
+    """The distribution name dkms's ``distro_version`` derives from ``/etc/os-release``: ``ID`` on Ubuntu, else
+    ``${ID_LIKE[0]}`` when ``ID_LIKE`` is set (a sourced string is a one-element array: the whole value, so
+    ``"ubuntu debian"`` on Linux Mint), else ``ID``. ``os_release``: the parsed file (a dict) or its ``ID`` alone."""
+    release = os_release if isinstance(os_release, dict) else {"ID": os_release or ""}
+    os_id = str(release.get("ID") or "")
+    if os_id == "ubuntu":
+        return os_id
+    if "ID_LIKE" in release:
+        return str(release.get("ID_LIKE") or "")
+    return os_id
+
+
+def _framework_value(framework_conf, name):
+    """The value bash holds for ``name`` after sourcing the framework configuration (last assignment wins, an empty
+    one included); None when never assigned."""
+    value = None
     for line in (framework_conf or "").splitlines():
-        match = re.match(r"^\s*mok_certificate\s*=\s*[\"']?([^\"'#\s]+)", line)
+        match = re.match(r"^\s*%s\s*=\s*(?:\"([^\"]*)\"|'([^']*)'|([^\s#]*))" % name, line)
         if match:
-            chosen = match.group(1)
-    if chosen:
-        return chosen
-    return UBUNTU_MOK if str(os_id or "").lower() == "ubuntu" else DKMS_MOK
+            value = next(g for g in match.groups() if g is not None)
+    return value
+
+
+def mok_certificate(framework_conf, os_release):
+    """The certificate DKMS signs modules with, in dkms's own order (dkms.in ``prepare_mok``).
+
+    ``framework_conf``: the text of ``/etc/dkms/framework.conf`` and ``framework.conf.d/*.conf`` in that order (dkms
+    sources them in turn, so the last assignment wins); ``os_release``: ``/etc/os-release`` (a dict, or its ``ID``).
+    While ``mok_signing_key`` is unset or empty, dkms on Ubuntu and its derivatives (:func:`dkms_distribution`
+    ``ubuntu*``) takes ``update-secureboot-policy``'s key and ``/var/lib/shim-signed/mok/MOK.der``, whatever
+    ``mok_certificate`` says; once ``mok_signing_key`` is set, it keeps ``mok_certificate`` and falls back to
+    ``/var/lib/dkms/mok.pub``, as it does on every other distribution. (Gentoo's portage and kernel-config keys are
+    not modelled.)"""
+    certificate = _framework_value(framework_conf, "mok_certificate")
+    if not _framework_value(framework_conf, "mok_signing_key") and \
+            dkms_distribution(os_release).startswith("ubuntu"):
+        return UBUNTU_MOK
+    return certificate or DKMS_MOK
 
 
 def secure_boot_problem(state, cert, cert_exists, key_state, signer=None, dkms_module=True):

@@ -653,30 +653,77 @@ def dkms_module(os_release):
     return DKMS_MODULES.get(package_family(os_release), DKMS_MODULE)
 
 
-def headers_meta_package(family, release, installed):
-    """The distribution's headers meta-package that follows the running kernel's flavour to every future kernel,
+# A Debian/Ubuntu kernel release: upstream version, then the ABI (``-45``; Debian 13 ``+deb13``, backports ``+bpo``),
+# then the flavour (``generic``, ``cloud-amd64``); the line is the upstream major.minor.
+KERNEL_RELEASE = re.compile(r"^(?P<line>\d+\.\d+)(?:\.\d+)*(?:-\d+(?:\.\d+)*|\+[a-z]+\d*)-(?P<flavour>[a-z][a-z0-9.+-]*)$")
+# dpkg-query -W -f IMAGE_DEPENDS_FORMAT 'linux-image-*': one line per package, its state and its Depends field.
+IMAGE_DEPENDS_FORMAT = "${Package} ${db:Status-Abbrev} ${Depends}\n"
+
+
+def parse_image_depends(text):
+    """``dpkg-query -W -f '${Package} ${db:Status-Abbrev} ${Depends}\\n' 'linux-image-*'`` -> ``{package: [names it
+    depends on]}`` of the installed packages (state ``ii``; ``rc`` leftovers of removed kernels are skipped). The
+    Depends field is dpkg's: comma-separated, ``|`` between alternatives (each one kept), ``(= version)`` and
+    ``:arch`` dropped (``linux-image-6.8.0-45-generic, linux-modules-extra-6.8.0-45-generic, linux-firmware``)."""
+    found = {}
+    for line in (text or "").splitlines():
+        fields = line.split(None, 2)
+        if len(fields) < 2 or not fields[1].startswith("ii"):
+            continue
+        names = []
+        for item in re.split(r"[,|]", fields[2] if len(fields) > 2 else ""):
+            name = re.sub(r"\(.*?\)|\[.*?\]|<.*?>", "", item).strip().split(":")[0]
+            if name:
+                names.append(name)
+        found[fields[0]] = names
+    return found
+
+
+def _kernel_line(release):
+    """``(line, flavour)`` of a Debian/Ubuntu kernel release (``("6.8", "generic")``), or None."""
+    match = KERNEL_RELEASE.match(release or "")
+    return (match.group("line"), match.group("flavour")) if match else None
+
+
+def headers_meta_package(family, release, depends):
+    """The distribution's headers meta-package that follows the running kernel to every future kernel of its line,
     or None.
 
-    ``release``: ``uname -r`` (``6.1.0-18-cloud-amd64``, ``5.15.0-170-generic``); ``installed``: the names of the
-    installed packages. Debian and Ubuntu install a kernel through a meta-package ``linux-image-<flavour>``
-    (``linux-image-amd64``, ``linux-image-cloud-amd64``, ``linux-image-generic``, ``linux-image-generic-hwe-24.04``);
-    its sibling ``linux-headers-<flavour>`` pulls the headers of each kernel it pulls. The flavour is the running
-    release's suffix after the ABI number; among installed meta-packages the one named exactly after it wins, then one
-    that extends it (``generic-hwe-24.04``). The RHEL family has no such package: ``kernel-devel`` is an
-    install-only package whose upgrades install the headers of each new kernel beside the old ones, so it returns
-    None there."""
-    if family != "apt":
+    ``release``: ``uname -r`` (``6.1.0-18-cloud-amd64``, ``6.8.0-45-generic``, ``6.12.48+deb13-amd64``);
+    ``depends``: :func:`parse_image_depends` of the installed ``linux-image-*`` packages. Debian and Ubuntu install a
+    kernel through a meta-package ``linux-image-<name>`` (``linux-image-amd64``, ``linux-image-cloud-amd64``,
+    ``linux-image-generic``, ``linux-image-generic-hwe-22.04``) that depends on the current kernel of its line
+    (Ubuntu linux-meta ``linux-image-generic``: ``linux-image-6.8.0-138-generic, linux-modules-extra-...``; Debian
+    ``linux-image-cloud-amd64``: ``linux-image-6.1.0-18-cloud-amd64 (= 6.1.76-1)``); its sibling
+    ``linux-headers-<name>`` pulls the headers of each kernel it pulls. The name alone does not say which line a meta
+    follows: on Ubuntu 22.04 ``linux-image-generic`` pulls 5.15 and ``linux-image-generic-hwe-22.04`` 6.8, both
+    ``-generic``. So the meta wins whose kernel has the running kernel's flavour and major.minor line; when none has
+    (the HWE meta moved to the next line before the reboot), the one of the newest line, whose kernel the next boot
+    starts (:func:`boot_kernel`). Among equals: the meta named after the flavour, then one extending it, then by
+    name. The RHEL family has no such package: ``kernel-devel`` is an install-only package whose upgrades install
+    the headers of each new kernel beside the old ones, so it returns None there."""
+    running = _kernel_line(release)
+    if family != "apt" or not running:
         return None
-    match = re.match(r"^\d+\.\d+(?:\.\d+)*-\d+(?:\.\d+)*-(?P<flavour>[a-z][a-z0-9.+-]*)$", release or "")
-    if not match:
+    metas = {}
+    for meta, names in (depends or {}).items():
+        suffix = meta[len("linux-image-"):] if meta.startswith("linux-image-") else ""
+        if not suffix or suffix[:1].isdigit():
+            continue  # a kernel package itself (linux-image-6.8.0-45-generic), not a meta-package
+        lines = [_kernel_line(name[len("linux-image-"):]) for name in names if name.startswith("linux-image-")]
+        lines = [line for line in lines if line and line[1] == running[1]]
+        if lines:
+            metas[meta] = max((line[0] for line in lines), key=_kernel_key)
+    if not metas:
         return None
-    flavour = match.group("flavour")
-    metas = sorted(name[len("linux-image-"):] for name in installed
-                   if name.startswith("linux-image-") and not name[len("linux-image-"):][:1].isdigit())
-    for name in [m for m in metas if m == flavour] + [m for m in metas if m.startswith(flavour + "-")]:
-        if name.startswith(flavour):
-            return "linux-headers-" + name
-    return None
+    same = [meta for meta, line in metas.items() if line == running[0]]
+    if not same:
+        newest = max(metas.values(), key=_kernel_key)
+        same = [meta for meta, line in metas.items() if line == newest]
+    flavour = running[1]
+    best = min(same, key=lambda meta: (meta != "linux-image-" + flavour,
+                                       not meta.startswith("linux-image-%s-" % flavour), meta))
+    return "linux-headers-" + best[len("linux-image-"):]
 
 
 def _kernel_key(release):

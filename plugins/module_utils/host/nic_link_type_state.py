@@ -324,3 +324,22 @@ def reset_refusal(pcis, management):
     return ("nic_link_type: a firmware reset of %s would take down the management path (%s); not reset. Fix: "
             "reboot the node instead (fabric_reboot), or move the management path off this NIC"
             % (", ".join(sorted(devices)), "; ".join("%s: %s" % item for item in hit)))
+
+
+def refused_reset(refusal, reboot_follows):
+    """What a refused firmware reset comes to: ``(error, note)``, both None when nothing refused it.
+
+    ``refusal``: one of the refusal lines above (management path, level, VFs, no tool); ``reboot_follows``: the
+    caller reboots the node anyway when something is pending (``playbooks/site.yml``'s rolling play with
+    ``fabric_reboot``). The reset is only the faster path to the new link type: a reboot loads what ``mlxconfig``
+    wrote for the next boot as well (mlxconfig ends its ``set`` with "Please reboot machine to load new
+    configurations", and on ConnectX-4 to 6 Lx and BlueField(-2) arms the firmware to reload on the warm boot,
+    mstflint ``mlxconfig/mlxcfg_generic_commander.cpp`` ``loadConfigurationGetStr``). So with a reboot to follow the
+    refusal is no error: ``note`` (``reset refused (<reason>); applied by the reboot``) goes onto the ports that
+    stay pending. Without one, ``error`` is the refusal itself and nothing is changed."""
+    if not refusal:
+        return None, None
+    if not reboot_follows:
+        return refusal, None
+    reason = re.sub(r"(; not reset)?\.? Fix: .*$", "", re.sub(r"^nic_link_type: ", "", refusal))
+    return None, "reset refused (%s); applied by the reboot" % reason

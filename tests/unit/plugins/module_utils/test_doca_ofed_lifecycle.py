@@ -146,22 +146,67 @@ def test_a_rhel_kernel_update_without_built_modules_is_caught():
 
 # -- 4. headers for future kernels, the kernel the next boot starts ---------------------------------------------
 
-@pytest.mark.parametrize("release,installed,meta", [
-    ("6.1.0-18-amd64", ["linux-image-amd64", "linux-image-6.1.0-18-amd64"], "linux-headers-amd64"),
-    ("6.1.0-18-cloud-amd64", ["linux-image-cloud-amd64", "linux-image-6.1.0-18-cloud-amd64", "linux-image-amd64"],
-     "linux-headers-cloud-amd64"),
-    ("5.15.0-170-generic", ["linux-image-generic", "linux-image-5.15.0-170-generic"], "linux-headers-generic"),
-    ("6.8.0-45-generic", ["linux-image-generic-hwe-22.04", "linux-image-6.8.0-45-generic"],
+def metas(*pairs):
+    """``{meta: [its kernel package]}`` as :func:`lib.parse_image_depends` gives it (kernel packages left out)."""
+    return {meta: ["linux-image-" + kernel, "linux-firmware"] for meta, kernel in pairs}
+
+
+@pytest.mark.parametrize("release,depends,meta", [
+    ("6.1.0-18-amd64", metas(("linux-image-amd64", "6.1.0-18-amd64")), "linux-headers-amd64"),
+    ("6.1.0-18-cloud-amd64", metas(("linux-image-cloud-amd64", "6.1.0-18-cloud-amd64"),
+                                   ("linux-image-amd64", "6.1.0-18-amd64")), "linux-headers-cloud-amd64"),
+    ("5.15.0-170-generic", metas(("linux-image-generic", "5.15.0-170-generic")), "linux-headers-generic"),
+    ("6.8.0-45-generic", metas(("linux-image-generic-hwe-22.04", "6.8.0-45-generic")),
      "linux-headers-generic-hwe-22.04"),
-    ("6.8.0-45-generic", ["linux-image-6.8.0-45-generic"], None),           # no meta-package installed
-    ("6.1.0-18-amd64", ["linux-image-cloud-amd64"], None),                 # another flavour's meta-package
+    ("6.8.0-45-generic", {}, None),                                                    # no meta-package installed
+    ("6.1.0-18-amd64", metas(("linux-image-cloud-amd64", "6.1.0-18-cloud-amd64")), None),  # another flavour's
+    # the meta already pulls a newer kernel of the line (not rebooted yet): the line is what counts
+    ("6.8.0-45-generic", metas(("linux-image-generic-hwe-22.04", "6.8.0-50-generic")),
+     "linux-headers-generic-hwe-22.04"),
+    # Ubuntu 22.04 with both: the GA meta follows 5.15, the HWE meta 6.8 (REVIEW-30 D1) ...
+    ("6.8.0-45-generic", metas(("linux-image-generic", "5.15.0-170-generic"),
+                               ("linux-image-generic-hwe-22.04", "6.8.0-45-generic")),
+     "linux-headers-generic-hwe-22.04"),
+    # ... and running the GA kernel, the GA meta (control: the name still wins among metas of the same line)
+    ("5.15.0-170-generic", metas(("linux-image-generic", "5.15.0-170-generic"),
+                                 ("linux-image-generic-hwe-22.04", "6.8.0-45-generic")), "linux-headers-generic"),
+    ("6.8.0-45-generic", metas(("linux-image-generic", "6.8.0-45-generic"),
+                               ("linux-image-generic-hwe-24.04", "6.8.0-45-generic")), "linux-headers-generic"),
+    # the HWE meta moved to the next line before the reboot: the newest line, which the next boot starts
+    ("6.5.0-41-generic", metas(("linux-image-generic", "5.15.0-170-generic"),
+                               ("linux-image-generic-hwe-22.04", "6.8.0-45-generic")),
+     "linux-headers-generic-hwe-22.04"),
+    ("6.12.48+deb13-amd64", metas(("linux-image-amd64", "6.12.48+deb13-amd64")), "linux-headers-amd64"),
 ])
-def test_headers_meta_package_follows_the_running_flavour(release, installed, meta):
-    assert lib.headers_meta_package("apt", release, installed) == meta
+def test_headers_meta_package_follows_the_running_line(release, depends, meta):
+    assert lib.headers_meta_package("apt", release, depends) == meta
+
+
+@pytest.mark.parametrize("name,release,meta", [
+    ("ubuntu2204-ga-and-hwe.txt", "6.8.0-45-generic", "linux-headers-generic-hwe-22.04"),
+    ("ubuntu2204-ga-and-hwe.txt", "5.15.0-170-generic", "linux-headers-generic"),
+    ("debian12-amd64-and-cloud.txt", "6.1.0-18-cloud-amd64", "linux-headers-cloud-amd64"),
+    ("debian12-amd64-and-cloud.txt", "6.1.0-18-amd64", "linux-headers-amd64"),
+    ("debian13-amd64.txt", "6.12.48+deb13-amd64", "linux-headers-amd64"),
+])
+def test_headers_meta_package_from_dpkg_query(name, release, meta):
+    depends = lib.parse_image_depends(data("doca", "dpkg_query", name))
+    assert lib.headers_meta_package("apt", release, depends) == meta
+
+
+def test_parse_image_depends_layout():
+    depends = lib.parse_image_depends(data("doca", "dpkg_query", "ubuntu2204-ga-and-hwe.txt"))
+    assert "linux-image-5.15.0-91-generic" not in depends  # rc: removed, only its configuration left
+    hwe = depends["linux-image-generic-hwe-22.04"]
+    assert hwe[:2] == ["linux-image-6.8.0-45-generic", "linux-modules-extra-6.8.0-45-generic"]
+    debian = lib.parse_image_depends(data("doca", "dpkg_query", "debian12-amd64-and-cloud.txt"))
+    assert debian["linux-image-amd64"] == ["linux-image-6.1.0-18-amd64"]  # "(= 6.1.76-1)" dropped
+    assert debian["linux-image-6.1.0-18-amd64"][-2:] == ["initramfs-tools", "linux-initramfs-tool"]  # alternatives
+    assert lib.parse_image_depends("linux-image-generic ii \n") == {"linux-image-generic": []}
 
 
 def test_no_headers_meta_package_on_the_rhel_family():
-    assert lib.headers_meta_package("dnf", "5.14.0-503.15.1.el9_5.x86_64", ["kernel-devel"]) is None
+    assert lib.headers_meta_package("dnf", "5.14.0-503.15.1.el9_5.x86_64", {"kernel-devel": []}) is None
 
 
 def test_boot_kernel_from_grubby_and_from_boot():

@@ -108,6 +108,24 @@ def test_dkms_certificate_path():
     assert load.mok_certificate(conf, "ubuntu") == "/root/k.der"
 
 
+@pytest.mark.parametrize("conf,os_release,cert", [
+    # dkms-project/dkms@04154266 dkms.in prepare_mok (1292-1358), distro_version (486-505), read_framework_conf (975)
+    ("", {"ID": "ubuntu", "ID_LIKE": "debian"}, "/var/lib/shim-signed/mok/MOK.der"),
+    ("", {"ID": "linuxmint", "ID_LIKE": "ubuntu debian"}, "/var/lib/shim-signed/mok/MOK.der"),  # ${ID_LIKE[0]}
+    ("", {"ID": "debian"}, "/var/lib/dkms/mok.pub"),
+    ("", {"ID": "rocky", "ID_LIKE": "rhel centos fedora"}, "/var/lib/dkms/mok.pub"),
+    ('mok_signing_key="/root/s.key"\n', {"ID": "ubuntu"}, "/var/lib/dkms/mok.pub"),  # key alone: DKMS's cert
+    ("mok_certificate=/root/c.der\n", {"ID": "ubuntu"}, "/var/lib/shim-signed/mok/MOK.der"),  # cert alone: ignored
+    ("mok_certificate=/root/c.der\n", {"ID": "debian"}, "/root/c.der"),
+    # framework.conf sets the key, a later framework.conf.d file empties it: the last assignment wins
+    ('mok_signing_key=/root/s.key\nmok_certificate=/root/c.der\nmok_signing_key=""\n', {"ID": "ubuntu"},
+     "/var/lib/shim-signed/mok/MOK.der"),
+    ("mok_signing_key=/root/s.key\nmok_certificate='/root/c.der'  # ours\n", {"ID": "ubuntu"}, "/root/c.der"),
+])
+def test_dkms_certificate_follows_prepare_mok(conf, os_release, cert):
+    assert load.mok_certificate(conf, os_release) == cert
+
+
 def test_secure_boot_refusals_and_the_enrol_command():
     cert = "/var/lib/dkms/mok.pub"
     problem, pending = load.secure_boot_problem("enabled", cert, True, "not_enrolled")
@@ -142,3 +160,16 @@ def test_proc_modules_and_restart_blockers():
     clean = dict((name, info) for name, info in modules.items() if name not in ("nvidia_peermem", "irdma"))
     assert load.restart_blockers(clean) == []
     assert lib.restart_refusal({}, {"0000:3b:00.0"}, [], blockers=load.restart_blockers(clean)) is None
+
+
+def test_the_loaded_mlx5_core_is_read_from_its_module_directory():
+    files = {"/sys/module/mlx5_core/version": "25.10-1.7.1", "/sys/module/mlx5_core/srcversion": "DOCA2510AB"}
+    dirs = {"/sys/module/mlx5_core"}
+    doca = load.read_loaded_mlx5_core(files.get, dirs.__contains__)
+    assert doca == {"present": True, "version": "25.10-1.7.1", "srcversion": "DOCA2510AB"}
+    assert load.loaded_origin(doca["present"], doca["version"]) == "ofed"
+    del files["/sys/module/mlx5_core/version"]  # the kernel's own module: no version file
+    inbox = load.read_loaded_mlx5_core(files.get, dirs.__contains__)
+    assert load.loaded_origin(inbox["present"], inbox["version"]) == "inbox"
+    assert load.loaded_origin(**dict((k, v) for k, v in load.read_loaded_mlx5_core(
+        {}.get, set().__contains__).items() if k != "srcversion")) is None

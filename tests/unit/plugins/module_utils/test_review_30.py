@@ -1,6 +1,7 @@
 # -*- coding: utf-8 -*-
 """Field review of issue 30 (REVIEW-30.md): each behaviour on samples in the other program's layout, a control
-where all is right and a case where exactly one stage is wrong; defects found are ``xfail(strict=True)``.
+where all is right and a case where exactly one stage is wrong. The defects found (D1, D2) were strict xfails; they
+pass since their fixes (the meta-packages' Depends, dkms's prepare_mok order).
 
 Samples: ``data/review30`` (ORIGIN.md: written from mstflint's and dkms's format strings) and inline lines written
 from the oracle named beside each (mokutil src/mokutil.c printf strings, Linux /proc/<pid>/limits, dkms do_status).
@@ -9,8 +10,6 @@ from the oracle named beside each (mokutil src/mokutil.c printf strings, Linux /
 from __future__ import annotations
 
 import os
-
-import pytest
 
 from ansible_collections.ainet.fabric.plugins.module_utils.host import doca_ofed_load as load
 from ansible_collections.ainet.fabric.plugins.module_utils.host import doca_ofed_state as lib
@@ -56,18 +55,18 @@ def test_dkms_module_and_boot_kernel():
 
 
 def test_headers_meta_single_hwe_meta_control():
-    assert lib.headers_meta_package("apt", "6.8.0-45-generic", ["linux-image-generic-hwe-22.04"]) == \
-        "linux-headers-generic-hwe-22.04"
+    depends = {"linux-image-generic-hwe-22.04": ["linux-image-6.8.0-45-generic", "linux-firmware"]}
+    assert lib.headers_meta_package("apt", "6.8.0-45-generic", depends) == "linux-headers-generic-hwe-22.04"
 
 
-@pytest.mark.xfail(strict=True, reason="REVIEW-30 D1: with both Ubuntu 22.04 metas installed (GA linux-image-generic "
-                   "pulls 5.15, linux-image-generic-hwe-22.04 pulls 6.8) and the HWE 6.8 kernel running, the exact "
-                   "flavour name wins and linux-headers-generic (5.15 headers) is chosen; the next HWE kernel gets no "
-                   "headers and DKMS cannot build for it")
 def test_headers_meta_prefers_meta_of_running_kernel_line():
-    installed = ["linux-image-generic", "linux-image-generic-hwe-22.04", "linux-image-6.8.0-45-generic",
-                 "linux-image-5.15.0-170-generic"]
-    assert lib.headers_meta_package("apt", "6.8.0-45-generic", installed) == "linux-headers-generic-hwe-22.04"
+    # REVIEW-30 D1: both Ubuntu 22.04 metas installed (GA linux-image-generic pulls 5.15, linux-image-generic-hwe-22.04
+    # pulls 6.8), the HWE 6.8 kernel running: the meta whose kernel is of the running line wins
+    depends = {"linux-image-generic": ["linux-image-5.15.0-170-generic", "linux-firmware"],
+               "linux-image-generic-hwe-22.04": ["linux-image-6.8.0-45-generic", "linux-firmware"],
+               "linux-image-6.8.0-45-generic": ["linux-modules-6.8.0-45-generic"],
+               "linux-image-5.15.0-170-generic": ["linux-modules-5.15.0-170-generic"]}
+    assert lib.headers_meta_package("apt", "6.8.0-45-generic", depends) == "linux-headers-generic-hwe-22.04"
 
 
 # -- 4. Secure Boot, mokutil, DKMS's MOK certificate --------------------------------------------------------------
@@ -87,13 +86,15 @@ def test_mokutil_outputs_from_mokutil_c():
 def test_mok_certificate_control():
     assert load.mok_certificate("", "ubuntu") == "/var/lib/shim-signed/mok/MOK.der"
     assert load.mok_certificate("", "debian") == "/var/lib/dkms/mok.pub"
-    assert load.mok_certificate('mok_certificate="/root/mok.der"\n', "ubuntu") == "/root/mok.der"
+    both = 'mok_signing_key="/root/mok.key"\nmok_certificate="/root/mok.der"\n'
+    assert load.mok_certificate(both, "ubuntu") == "/root/mok.der"
+    # dkms.in prepare_mok:1294-1300: without mok_signing_key, Ubuntu's MOK.der replaces a mok_certificate of its own
+    assert load.mok_certificate('mok_certificate="/root/mok.der"\n', "ubuntu") == "/var/lib/shim-signed/mok/MOK.der"
+    assert load.mok_certificate('mok_certificate="/root/mok.der"\n', "debian") == "/root/mok.der"
 
 
-@pytest.mark.xfail(strict=True, reason="REVIEW-30 D2: dkms prepare_mok takes Ubuntu's MOK.der only when "
-                   "mok_signing_key is unset; a framework.conf that sets only mok_signing_key signs with the default "
-                   "certificate /var/lib/dkms/mok.pub, so mokutil --test-key is run on the wrong file")
 def test_mok_certificate_signing_key_only_on_ubuntu():
+    # REVIEW-30 D2: with mok_signing_key set, dkms skips Ubuntu's key pair and signs with /var/lib/dkms/mok.pub
     assert load.mok_certificate(data("framework-signing-key-only.conf"), "ubuntu") == "/var/lib/dkms/mok.pub"
 
 

@@ -619,6 +619,18 @@ def test_secure_boot_with_dkms_key_not_enrolled_fails_with_the_enrol_command(cap
     assert not run(capsys, host, version="3.2.1").get("failed")
 
 
+def test_a_signing_key_of_its_own_makes_dkms_sign_with_mok_pub_on_ubuntu(capsys, host):
+    """REVIEW-30 D2: framework.conf.d sets only mok_signing_key; dkms (prepare_mok) then signs with
+    /var/lib/dkms/mok.pub, not Ubuntu's MOK.der, so that is the certificate mokutil --test-key must check."""
+    with_mokutil(host, "sb-state-enabled.txt", "test-key-enrolled.txt", cert="var/lib/dkms/mok.pub")
+    os.makedirs(str(host / "cfg/etc/dkms/framework.conf.d"))
+    (host / "cfg/etc/dkms/framework.conf.d/signing.conf").write_text(
+        data("review30", "framework-signing-key-only.conf"))
+    verify = run(capsys, host, version="3.2.1")
+    assert verify["secure_boot"]["certificate"] == "/var/lib/dkms/mok.pub"
+    assert verify["secure_boot"]["certificate_present"] and verify["secure_boot"]["key"] == "enrolled"
+
+
 def test_secure_boot_with_the_key_enrolled_or_pending(capsys, host):
     with_mokutil(host, "sb-state-enabled.txt", "test-key-enrolled.txt")
     assert not run(capsys, host, state="plan", version="3.2.1").get("failed")

@@ -77,17 +77,24 @@ def test_a_failed_build_for_the_next_boot_is_one_line(capsys, host):  # noqa: F8
     assert "Bad return status" in result["msg"] and "\n" not in result["msg"]
 
 
-def test_the_plan_names_the_doca_host_key_and_the_headers_meta_package(capsys, host):  # noqa: F811
-    (host / "bin" / "dpkg-query").write_text("#!/bin/sh\nprintf 'linux-image-generic ii \\nlinux-image-%s ii \\n'\n"
-                                             % RELEASE)
+def test_the_plan_names_the_doca_host_key_and_the_headers_meta_package(capsys, host, monkeypatch):  # noqa: F811
+    # Ubuntu 22.04 with the GA and the HWE meta-packages, the HWE kernel running (REVIEW-30 D1)
+    recorded = os.path.join(os.path.dirname(__file__), "..", "module_utils", "data", "doca", "dpkg_query",
+                            "ubuntu2204-ga-and-hwe.txt")
+    # the stand-in answers only the query the sample was written for (format and pattern)
+    (host / "bin" / "dpkg-query").write_text(
+        "#!%s\nimport sys\nif sys.argv[1:] == ['-W', '-f', '${Package} ${db:Status-Abbrev} ${Depends}\\n', "
+        "'linux-image-*']:\n    sys.stdout.write(open(%r).read())\n" % (sys.executable, os.path.abspath(recorded)))
     os.chmod(str(host / "bin" / "dpkg-query"), 0o755)
+    uname = os.uname()
+    monkeypatch.setattr(os, "uname", lambda: (uname[0], uname[1], "6.8.0-45-generic", uname[3], uname[4]))
     plan = run(capsys, host, state="plan", version="3.2.1", key_fingerprint=["70454E6BF5D9C2D3B78709E8DC726C5E41B9CC50"])
     assert plan["key"] == {"url": "https://linux.mellanox.com/public/repo/doca/public_keys/"
                                   "nvidia-doca-debian-gpg-public-key.gpg",
                            "origin": "https://linux.mellanox.com/public/repo/doca/public_keys/"
                                      "nvidia-doca-debian-gpg-public-key.gpg",
                            "fingerprints": ["70454E6BF5D9C2D3B78709E8DC726C5E41B9CC50"]}
-    flavour = RELEASE.split("-", 2)[-1] if RELEASE.count("-") >= 2 else None
-    assert plan["headers"]["meta"] == ("linux-headers-generic" if flavour == "generic" else None)
+    assert plan["headers"]["release"] == "6.8.0-45-generic"
+    assert plan["headers"]["meta"] == "linux-headers-generic-hwe-22.04"
     bad = run(capsys, host, state="plan", version="3.2.1", key_fingerprint=["DC726C5E41B9CC50"])
     assert bad["failed"] and bad["msg"].startswith("doca_ofed_key_fingerprint: 'DC726C5E41B9CC50' is not a key")

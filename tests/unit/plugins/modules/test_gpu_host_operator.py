@@ -225,6 +225,21 @@ def test_host_ofed_on_the_peermem_path(capsys, host):
     assert values["driver.rdma.enabled"] is True and values["driver.rdma.useHostMofed"] is True
 
 
+def test_host_ofed_loaded_is_read_where_doca_ofed_reads_it(capsys, host):
+    """REVIEW-30: whether the loaded mlx5_core is DOCA's comes from doca_ofed_load.read_loaded_mlx5_core
+    (/sys/module/mlx5_core/version), the same reading doca_ofed's verification makes."""
+    os.makedirs(str(host / "cfg/usr/src/ofa_kernel/x86_64"))
+    os.makedirs(str(host / "sys/sys/module/mlx5_core"))
+    (host / "sys/sys/module/mlx5_core/srcversion").write_text("INBOX0001\n")  # the kernel's own: no version file
+
+    def unloaded_note():
+        reasons = run(capsys, host, boot_loader="none")["gpu_operator"]["reasons"]
+        return [r["why"] for r in reasons if "installed but not loaded" in (r["why"] or "")]
+    assert unloaded_note()
+    (host / "sys/sys/module/mlx5_core/version").write_text("25.10-1.7.1\n")  # DOCA's build is the loaded one
+    assert unloaded_note() == []
+
+
 def test_a_running_service_with_the_old_memlock_is_a_pending_restart_until_opted_in(capsys, host):
     first = run(capsys, host, boot_loader="none")
     pending = ["containerd (pid 812) runs with Max locked memory 8388608/8388608, wanted unlimited: restart "

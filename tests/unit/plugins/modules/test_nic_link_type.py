@@ -449,6 +449,39 @@ def test_reset_refused_before_any_change_when_the_other_port_has_vfs(capsys, hos
             "has 2 VFs (1 no driver, 1 bound to vfio-pci)") in result["msg"]
 
 
+def test_a_refused_reset_with_a_reboot_to_follow_is_applied_by_the_reboot():
+    refusal = lib.vf_refusal("0000:3b:00", {"0000:3b:00.1": {"numvfs": 2, "vfs": {}}}, "gpu01")
+    assert lib.refused_reset(None, True) == (None, None) and lib.refused_reset(None, False) == (None, None)
+    # no reboot follows (nic_link_type_reset alone, or site.yml's first play): the refusal fails the task
+    assert lib.refused_reset(refusal, False) == (refusal, None)
+    # the rolling play with fabric_reboot: no error, the reason goes onto the pending ports
+    assert lib.refused_reset(refusal, True) == (None, (
+        "reset refused (gpu01: a firmware reset of 0000:3b:00 would remove its VFs (the reset sets sriov_numvfs to "
+        "0): 0000:3b:00.1 has 2 VFs (none listed)); applied by the reboot"))
+    level = lib.reset_level_refusal("0000:3b:00.0", 3, {"levels": {4: {"text": "", "supported": True}}})
+    assert lib.refused_reset(level, True)[1] == ("reset refused (0000:3b:00.0 does not support firmware reset level "
+                                                 "3 (driver restart and PCI reset) now; supported: 4 (warm reboot of "
+                                                 "the node)); applied by the reboot")
+
+
+def test_rolling_reset_refused_by_vfs_the_sriov_role_made_falls_back_to_the_reboot(capsys, host):
+    """REVIEW-30 D3: the first play checked the reset before sriov created VFs on the NIC; in the rolling play the
+    reset is refused, and with fabric_reboot the node is rebooted instead of failing (and stopping the rollout)."""
+    first, _sent = task(capsys, host, reset=True, defer_reset=True, management_addresses=["10.0.0.5"])
+    assert first["reset_devices"] == ["0000:3b:00.0"] and not first.get("failed")
+    _add_vfs(host, "0000:3b:00.1", ["mlx5_core", "mlx5_core"])  # the sriov role runs after the check
+    rolling, _sent = task(capsys, host, reset=True, reset_refused="reboot", management_addresses=["10.0.0.5"])
+    assert not rolling.get("failed") and _fwreset_log(host)[-1] == "mlxfwreset -d 0000:3b:00.0 q"  # no reset run
+    assert rolling["reset_devices"] == [] and not rolling["changed"]
+    assert rolling["reset_refused"].startswith("reset refused (") and "would remove its VFs" in rolling["reset_refused"]
+    assert rolling["reset_refused"].endswith("); applied by the reboot")
+    assert rolling["reboot_pending"] == ["LINK_TYPE_P1 of 0000:3b:00.0 (ens6f0np0): ETH now, IB from the next boot "
+                                         "(NIC firmware): " + rolling["reset_refused"]]
+    # control: without a reboot to follow, the same refusal fails the task before any change
+    alone, _sent = task(capsys, host, reset=True, management_addresses=["10.0.0.5"])
+    assert alone["failed"] and "would remove its VFs" in alone["msg"] and alone["reset_refused"] is None
+
+
 def test_no_vfs_written_as_zero_is_no_refusal(capsys, host):
     for pf in ("0000:3b:00.0", "0000:3b:00.1"):
         (host / "root/sys/bus/pci/devices" / pf / "sriov_numvfs").write_text("0\n")
@@ -573,3 +606,12 @@ def test_site_checks_the_reset_in_the_first_play_and_runs_it_in_the_reboot_batch
     with open(os.path.join(root, "roles", "nic_link_type", "tasks", "reset.yml")) as handle:
         again = yaml.safe_load(handle)[0]
     assert again["ainet.fabric.nic_link_type"]["reset"] is True and again["register"] == "nic_link_type_reset_result"
+    # REVIEW-30 D3: a reset refused in the rolling play falls back to the reboot only where one follows
+    assert again["ainet.fabric.nic_link_type"]["reset_refused"] == \
+        "{{ (fabric_reboot | default(false) | bool) | ternary('reboot', 'fail') }}"
+    # ... and what the refused reset leaves pending is what the node reboots for
+    leave = next(t for t in rolling["tasks"] if t["name"] == "Leave out what the firmware reset resolved")
+    assert "+ nic_link_type_reset_result.reboot_pending" in leave["ansible.builtin.set_fact"]["__site_reboot_pending"]
+    assert names.index(reset["name"]) < names.index(leave["name"]) < names.index("Reboot the node")
+    # the sriov role (which may create VFs after the first play's check) runs before the rolling play
+    assert plays.index(prepare) < plays.index(rolling)
