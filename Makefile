@@ -52,6 +52,7 @@ lab-down:
 bench: setup
 	$(PY) tests/perf/bench_plan.py
 	bash tests/perf/bench_playbook.sh
+	$(PY) tests/perf/bench_k8s.py --repeat 3
 	@if [ "$$(id -u)" -eq 0 ]; then $(PY) tests/perf/bench_reconverge.py; \
 	else echo "bench_reconverge: skipped (needs root for the network-namespace lab; run: sudo make bench)"; fi
 

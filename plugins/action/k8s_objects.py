@@ -8,17 +8,15 @@ The logic lives in ``module_utils/workload``; this plugin reads the arguments an
 
 from __future__ import annotations
 
-import json
 import os
 
-import yaml
 from ansible.plugins.action import ActionBase
 
 from ansible_collections.ainet.fabric.plugins.module_utils.common.errors import FabricError
 from ansible_collections.ainet.fabric.plugins.module_utils.host.host_files import read_text, write_atomic
 from ansible_collections.ainet.fabric.plugins.module_utils.plan import plan_lock
 from ansible_collections.ainet.fabric.plugins.module_utils.plan.rail_plan import rail_plan
-from ansible_collections.ainet.fabric.plugins.module_utils.workload import k8s_objects, k8s_validate
+from ansible_collections.ainet.fabric.plugins.module_utils.workload import k8s_dump, k8s_objects, k8s_validate
 
 ARGUMENT_SPEC = dict(
     cluster=dict(type="dict", required=True),
@@ -29,27 +27,6 @@ ARGUMENT_SPEC = dict(
     rail_pci=dict(type="dict", default={}),
     remove_stale=dict(type="bool", default=True),
 )
-HEADER = "# Managed by ainet.fabric (k8s_objects): %s of cluster %s, from the rail plan. Apply in file order.\n"
-
-
-class _Dumper(yaml.SafeDumper):
-    """Block style for multi-line strings (the device plugins' config.json)."""
-
-
-def _str(dumper, value):
-    style = "|" if "\n" in value else None
-    return dumper.represent_scalar("tag:yaml.org,2002:str", value, style=style)
-
-
-_Dumper.add_representer(str, _str)
-
-
-def dump(kind, cluster, objects):
-    # Plain types only: the model's strings reach here as Ansible's tagged subclasses, which PyYAML's safe
-    # dumper does not know.
-    objects = json.loads(json.dumps(objects))
-    return HEADER % (kind, cluster) + yaml.dump_all(objects, Dumper=_Dumper, sort_keys=False, explicit_start=True,
-                                                    default_flow_style=False, width=120)
 
 
 class ActionModule(ActionBase):
@@ -88,7 +65,7 @@ class ActionModule(ActionBase):
         else:
             notes.append("CRD schemas not checked: no crd_dir (or AINET_K8S_CRD_DIR) given")
         cluster = plan["cluster"]["name"]
-        files = dict((name, dump(items[0]["kind"], cluster, items))
+        files = dict((name, k8s_dump.dump(items[0]["kind"], cluster, items))
                      for name, items in k8s_objects.by_file(objects).items())
         counts = {}
         for obj in objects:
@@ -101,13 +78,14 @@ class ActionModule(ActionBase):
                 before = read_text(path)
                 if before != text:
                     changed.append(path)
-                    diffs.append(plan_lock.short_diff(before, text, path))
+                    if self._task.diff:  # a diff of 4 MB of pools costs a second: only when asked for
+                        diffs.append(plan_lock.short_diff(before, text, path))
             if args["remove_stale"] and os.path.isdir(dest):
                 # Files of a kind this run no longer renders (a CNI or IPAM switched), only ours.
                 for _kind, name in k8s_objects.FILES:
                     path = os.path.join(dest, name)
                     if name not in files and os.path.isfile(path) and \
-                            (read_text(path) or "").startswith(HEADER.split("%s", 1)[0]):
+                            (read_text(path) or "").startswith(k8s_dump.HEADER.split("%s", 1)[0]):
                         removed.append(path)
             if not self._task.check_mode:
                 try:

@@ -14,8 +14,10 @@ from ansible_collections.ainet.fabric.plugins.module_utils.plan.rail_plan import
 from ansible_collections.ainet.fabric.plugins.module_utils.workload import nccl
 
 
-def nccl_settings(cluster, node_id, interfaces, facts, socket_ifname, fabric=None, cross_nic=0, host="this node"):
-    """One node's NCCL settings (``env``, ``gpu_nic``, ``problems``) and its ``/etc/nccl.conf`` text (``conf``)."""
+def nccl_settings(cluster, node_id, interfaces, facts, socket_ifname, fabric=None, cross_nic=0, host="this node",
+                  addr_range=False):
+    """One node's NCCL settings (``env``, ``gpu_nic``, ``problems``, ``warnings``) and its ``/etc/nccl.conf`` text
+    (``conf``)."""
     try:
         model = load_cluster(cluster)
         rails = _rail_addresses(cluster, node_id, "fabric_node_id")
@@ -23,7 +25,7 @@ def nccl_settings(cluster, node_id, interfaces, facts, socket_ifname, fabric=Non
         for entry in rails:
             entry["interface"] = nics[entry["fabric"]][entry["rail"] - 1]
         plan = {"cluster": model.to_dict(), "nodes": {host: {"rails": rails}}}
-        found = nccl.nccl_settings(plan, host, facts or {}, socket_ifname, fabric or None, cross_nic)
+        found = nccl.nccl_settings(plan, host, facts or {}, socket_ifname, fabric or None, cross_nic, bool(addr_range))
     except FabricError as exc:
         raise AnsibleFilterError(str(exc)) from None
     found["conf"] = nccl.nccl_conf(found)

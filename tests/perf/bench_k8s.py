@@ -1,23 +1,159 @@
-"""Benchmark the Kubernetes objects in-process (not a test: prints numbers).
+"""Benchmark the Kubernetes objects (not a test: prints numbers).
 
 Usage: .venv/bin/python tests/perf/bench_k8s.py [--nodes 1024] [--rails 8] [--repeat 5] [--crds DIR]
+       [--no-playbook] [--profile FILE]
 
 1,024 nodes x 8 rails in exclusive addressing, cni sriov, Spiderpool IPAM: a SpiderIPPool per node and rail
-(8,192), a SpiderMultusConfig per rail, the device plugin's ConfigMap. Times the plan, the render, the check
-against the plan and, with --crds (or AINET_K8S_CRD_DIR), the CRD schema check; the median of --repeat runs.
+(8,192), a SpiderMultusConfig per rail, the device plugin's ConfigMap, the NCCL env.
+
+* library only (in-process): the plan, the render, the check against the plan, the YAML files (k8s_dump) and,
+  with --crds (or AINET_K8S_CRD_DIR), the CRD schema check; the median of --repeat runs. The dump is timed with
+  libyaml's C emitter (what the module uses when PyYAML has it) and with the pure-Python one.
+* end to end: ``ansible-playbook playbooks/k8s.yml`` over a generated inventory of the same nodes, writing the
+  files to a temporary directory, against a no-op playbook over the same inventory (what Ansible itself costs);
+  skipped with --no-playbook.
+
+Wall and CPU times both: on a loaded machine (a CI run beside it) the wall time is the CPU time stretched.
+
+--profile FILE writes a cProfile of one in-process run (plan, render, check, dump) to FILE (pstats format).
 """
 
 import argparse
+import cProfile
 import os
+import resource
+import shutil
 import statistics
+import subprocess
 import sys
+import tempfile
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+LINK = os.path.join(ROOT, "build", ".collections", "ansible_collections", "ainet", "fabric")
+if not os.path.islink(LINK):
+    os.makedirs(os.path.dirname(LINK), exist_ok=True)
+    os.symlink(ROOT, LINK)
 sys.path.insert(0, os.path.join(ROOT, "build", ".collections"))
 
+import yaml  # noqa: E402
+
 from ansible_collections.ainet.fabric.plugins.module_utils.plan.rail_plan import rail_plan  # noqa: E402
-from ansible_collections.ainet.fabric.plugins.module_utils.workload import k8s_objects, k8s_validate  # noqa: E402
+from ansible_collections.ainet.fabric.plugins.module_utils.workload import k8s_dump, k8s_objects, k8s_validate  # noqa: E402
+
+
+def model(rails):
+    return {"name": "bench", "rails": rails, "cni": "sriov", "sriov": {"vfs": 8},
+            "addressing": {"mode": "exclusive", "supernet": "10.128.0.0/10", "rail_prefix": 13, "node_prefix": 24}}
+
+
+def interfaces(rails):
+    return ["ens%df0np0" % r for r in range(1, rails + 1)]
+
+
+def files_of(plan, objects, pure):
+    cluster = plan["cluster"]["name"]
+    return dict((name, k8s_dump.dump(items[0]["kind"], cluster, items, pure=pure))
+                for name, items in k8s_objects.by_file(objects).items())
+
+
+def library(args):
+    cluster = model(args.rails)
+    nodes = dict(("gpu%04d" % n, {"node_id": n, "rail_interfaces": interfaces(args.rails)})
+                 for n in range(1, args.nodes + 1))
+    times = {"plan": [], "render": [], "check": [], "dump": [], "crd": []}
+    schemas = k8s_validate.load_crds(args.crds) if args.crds else None
+    cpu = []
+    for _run in range(args.repeat):
+        cpu_start = time.process_time()
+        start = time.perf_counter()
+        plan = rail_plan(cluster, nodes)
+        planned = time.perf_counter()
+        objects = k8s_objects.render(plan)
+        rendered = time.perf_counter()
+        problems = k8s_objects.check_against_plan(plan, objects)
+        checked = time.perf_counter()
+        files_of(plan, objects, pure=False)
+        dumped = time.perf_counter()
+        cpu.append(time.process_time() - cpu_start)
+        times["plan"].append(planned - start)
+        times["render"].append(rendered - planned)
+        times["check"].append(checked - rendered)
+        times["dump"].append(dumped - checked)
+        if problems:
+            raise SystemExit("the objects disagree with the plan: %s" % problems[0])
+        if schemas is not None:
+            started = time.perf_counter()
+            violations, _unchecked = k8s_validate.validate(objects, schemas)
+            times["crd"].append(time.perf_counter() - started)
+            if violations:
+                raise SystemExit("CRD violations: %s" % violations[0])
+    start = time.perf_counter()
+    pure = files_of(plan, objects, pure=True)
+    pure_s = time.perf_counter() - start
+    same = pure == files_of(plan, objects, pure=False)
+    pools = sum(1 for o in objects if o["kind"] == "SpiderIPPool")
+    print("%d nodes x %d rails: %d objects (%d SpiderIPPools), %.1f MB of YAML" % (
+        args.nodes, args.rails, len(objects), pools, sum(len(t) for t in pure.values()) / 1e6))
+    print("library only (libyaml C emitter: %s)" % ("yes" if k8s_dump.C_DUMPER else "no, pure Python"))
+    total = 0.0
+    for name, values in times.items():
+        if values:
+            total += statistics.median(values)
+            print("  %-7s median %.3f s (min %.3f, %d runs)" % (name, statistics.median(values), min(values),
+                                                                len(values)))
+    print("  total   %.3f s (CPU: median %.3f s)" % (total, statistics.median(cpu)))
+    print("  (the pure-Python dump: %.3f s, one run; same bytes as the C emitter's: %s)" % (pure_s, same))
+    if args.profile:
+        profiler = cProfile.Profile()
+        profiler.enable()
+        plan = rail_plan(cluster, nodes)
+        objects = k8s_objects.render(plan)
+        k8s_objects.check_against_plan(plan, objects)
+        files_of(plan, objects, pure=False)
+        profiler.disable()
+        profiler.dump_stats(args.profile)
+        print("  profile of one run: %s" % args.profile)
+
+
+def playbook(args):
+    tmp = tempfile.mkdtemp(prefix="bench_k8s.")
+    try:
+        inv = os.path.join(tmp, "inv")
+        os.makedirs(os.path.join(inv, "group_vars"))
+        with open(os.path.join(inv, "group_vars", "all.yml"), "w") as handle:
+            yaml.safe_dump({"fabric_cluster": model(args.rails)}, handle)
+        group = {"hosts": dict(("gpu%04d" % n, {"fabric_node_id": n}) for n in range(1, args.nodes + 1)),
+                 "vars": {"fabric_rail_interfaces": interfaces(args.rails)}}
+        with open(os.path.join(inv, "hosts.yml"), "w") as handle:
+            yaml.safe_dump({"all": {"children": {"gpu_nodes": group}}}, handle)
+        noop = os.path.join(tmp, "noop.yml")
+        with open(noop, "w") as handle:
+            handle.write("- name: No-op over the same inventory\n  hosts: gpu_nodes\n  gather_facts: false\n"
+                         "  tasks:\n    - name: Nothing\n      ansible.builtin.debug:\n"
+                         "        msg: \"{{ groups['gpu_nodes'] | length }} nodes\"\n      run_once: true\n")
+        env = dict(os.environ, ANSIBLE_CONFIG=os.path.join(ROOT, "ansible.cfg"), ANSIBLE_NOCOLOR="1",
+                   PATH=os.path.dirname(sys.executable) + os.pathsep + os.environ.get("PATH", ""))
+        cmd = [os.path.join(os.path.dirname(sys.executable), "ansible-playbook"), "-i", inv]
+        runs, cpu = {"noop": [], "k8s.yml": []}, {"noop": [], "k8s.yml": []}
+        for run in range(args.repeat):
+            dest = os.path.join(tmp, "k8s%d" % run)  # a fresh directory: every file written
+            for name, extra in (("noop", [noop]),
+                                ("k8s.yml", [os.path.join(ROOT, "playbooks", "k8s.yml"), "-e", "k8s_objects_dest=" + dest])):
+                before = resource.getrusage(resource.RUSAGE_CHILDREN)
+                start = time.perf_counter()
+                done = subprocess.run(cmd + extra, cwd=ROOT, env=env, capture_output=True, text=True, check=False)
+                runs[name].append(time.perf_counter() - start)
+                after = resource.getrusage(resource.RUSAGE_CHILDREN)
+                cpu[name].append(after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime)
+                if done.returncode:
+                    raise SystemExit("%s failed:\n%s%s" % (name, done.stdout[-3000:], done.stderr[-3000:]))
+        print("end to end (ansible-playbook, %d runs)" % args.repeat)
+        for name, values in runs.items():
+            print("  %-8s median %.2f s (min %.2f); CPU of ansible-playbook and its workers: median %.2f s"
+                  % (name, statistics.median(values), min(values), statistics.median(cpu[name])))
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
 
 
 def main():
@@ -26,37 +162,12 @@ def main():
     parser.add_argument("--rails", type=int, default=8)
     parser.add_argument("--repeat", type=int, default=5)
     parser.add_argument("--crds", default=os.environ.get("AINET_K8S_CRD_DIR"))
+    parser.add_argument("--no-playbook", action="store_true", help="the library-only numbers only")
+    parser.add_argument("--profile", help="write a cProfile of one in-process run to this file")
     args = parser.parse_args()
-    cluster = {"name": "bench", "rails": args.rails, "cni": "sriov", "sriov": {"vfs": 8},
-               "addressing": {"mode": "exclusive", "supernet": "10.128.0.0/10", "rail_prefix": 13, "node_prefix": 24}}
-    nodes = dict(("gpu%04d" % n, {"node_id": n, "rail_interfaces": ["ens%df0np0" % r for r in range(1, args.rails + 1)]})
-                 for n in range(1, args.nodes + 1))
-    times = {"plan": [], "render": [], "check": [], "crd": []}
-    schemas = k8s_validate.load_crds(args.crds) if args.crds else None
-    for _run in range(args.repeat):
-        start = time.perf_counter()
-        plan = rail_plan(cluster, nodes)
-        planned = time.perf_counter()
-        objects = k8s_objects.render(plan)
-        rendered = time.perf_counter()
-        problems = k8s_objects.check_against_plan(plan, objects)
-        checked = time.perf_counter()
-        times["plan"].append(planned - start)
-        times["render"].append(rendered - planned)
-        times["check"].append(checked - rendered)
-        if problems:
-            raise SystemExit("the objects disagree with the plan: %s" % problems[0])
-        if schemas is not None:
-            violations, _unchecked = k8s_validate.validate(objects, schemas)
-            times["crd"].append(time.perf_counter() - checked)
-            if violations:
-                raise SystemExit("CRD violations: %s" % violations[0])
-    pools = sum(1 for o in objects if o["kind"] == "SpiderIPPool")
-    print("%d nodes x %d rails: %d objects (%d SpiderIPPools)" % (args.nodes, args.rails, len(objects), pools))
-    for name, values in times.items():
-        if values:
-            print("  %-7s median %.3f s (min %.3f, %d runs)" % (name, statistics.median(values), min(values),
-                                                                len(values)))
+    library(args)
+    if not args.no_playbook:
+        playbook(args)
 
 
 if __name__ == "__main__":

@@ -7,7 +7,19 @@
   (``=mlx5_0:1,mlx5_1:1``; the ``=`` makes NCCL take exactly these names instead of every device whose name
   starts with one of them).
 * ``NCCL_IB_GID_INDEX``: the index of the RoCE v2 GID that holds the rail address (IPv4 or IPv6) - the same on
-  every rail, or the node is reported; not set on InfiniBand fabrics (NCCL uses the LID there).
+  every rail, or the node is reported; not set on InfiniBand fabrics (NCCL uses the LID there), nor with
+  ``addr_range`` (NCCL then picks each port's GID itself).
+* ``NCCL_IB_ADDR_FAMILY`` / ``NCCL_IB_ADDR_RANGE`` (:func:`gid_selection_env`, NCCL >= 2.21): what NCCL's own GID
+  choice looks for when ``NCCL_IB_GID_INDEX`` is unset - in pods, which get no index, and with ``addr_range``.
+  NCCL (NVIDIA/nccl@5067397 ``src/transport/net_ib/connect.cc``, ``ncclIbGetGidIndex``/``ncclUpdateGidIndex``)
+  starts at GID 0 and moves to a candidate only when it is of the wanted family (default ``AF_INET``: an IPv4-mapped
+  GID), configured and not link-local, inside the range (when set), and of RoCE v2 (``NCCL_IB_ROCE_VERSION_NUM``,
+  default 2). On an IPv6-only rail no GID is IPv4, so it keeps GID 0 - the ``fe80::`` RoCE v1 GID, which no ToR
+  routes: an IPv6 fabric therefore gets ``AF_INET6``. A dual-stack NIC (IPv4 and IPv6 addresses on the rail)
+  gets the family of the address the plan gives the rail - the fabric's - since NCCL takes only GIDs of the one
+  family it is told (an IPv4 fabric leaves NCCL's default ``AF_INET``). ``NCCL_IB_ADDR_RANGE`` (with
+  ``addr_range``) is the fabric's supernet, in the same family: a second address of that family on the NIC
+  (SLAAC, a VIP) is then never taken, wherever the GID table puts it.
 * ``NCCL_SOCKET_IFNAME``: ``=`` and the management interface (never a rail NIC: NCCL's bootstrap and socket
   traffic must not ride the lossless class).
 * ``NCCL_IB_TC`` / ``NCCL_IB_SL``: the lossless profile's ToS (``roce_tos``: the DSCP shifted, with ECT) and
@@ -16,7 +28,10 @@
   wants (NCCL's 2 lets it cross rails when that looks faster).
 * ``UCX_NET_DEVICES``: the same devices and ports for UCX (``mlx5_0:1,mlx5_1:1``).
 * the GPU -> NIC table from ``nvidia-smi topo -m``: each GPU's nearest rail NIC (``PIX`` before ``PXB``, ``PHB``,
-  ``NODE``, ``SYS``).
+  ``NODE``, ``SYS``), and a warning for each GPU whose nearest rail NIC is ``NODE`` or ``SYS`` away (no PCIe switch
+  or host bridge shared: GPUDirect RDMA would cross the CPU's interconnect, and NCCL's default
+  ``NCCL_NET_GDR_LEVEL``, PXB - ``src/graph/paths.cc`` ``ncclTopoCheckGdr`` - stages that GPU's traffic through host
+  memory instead).
 """
 
 from __future__ import annotations
@@ -26,6 +41,9 @@ from ansible_collections.ainet.fabric.plugins.module_utils.rdma.rdma_facts impor
 
 # nvidia-smi topo -m relations, nearest first (NV# links are GPU-GPU only).
 NEARNESS = ("X", "PIX", "PXB", "PHB", "NODE", "SYS")
+# What each far relation crosses (nvidia-smi topo -m's legend).
+FAR = {"NODE": "the interconnect between PCIe host bridges within a NUMA node",
+       "SYS": "the SMP interconnect between NUMA nodes (QPI/UPI)"}
 MARKER = "# Managed by ainet.fabric (nccl): NCCL settings of this node's rail NICs."
 
 
@@ -55,13 +73,41 @@ def gpu_nic_table(facts, rail_devices):
     return table
 
 
-def nccl_settings(plan, host, facts, socket_ifname, fabric=None, cross_nic=0):
-    """``{"env": {NAME: value}, "gpu_nic": [...], "problems": [...]}`` of ``host``.
+def far_gpus(table):
+    """One warning per row of :func:`gpu_nic_table` whose nearest rail NIC is ``NODE`` or ``SYS`` away."""
+    return ["%s: its nearest rail NIC %s (%s, rail %d) is %s away - across %s, no PCIe switch or host bridge "
+            "shared; GPUDirect RDMA would go through the CPU, and NCCL (NCCL_NET_GDR_LEVEL default PXB) stages "
+            "this GPU's traffic through host memory instead. Fix: a rail NIC on this GPU's PCIe switch (PIX/PXB), "
+            "or check the slots" % (row["gpu"], row["device"], row["netdev"], row["rail"], row["relation"],
+                                    FAR[row["relation"]])
+            for row in table if row["relation"] in FAR]
+
+
+def gid_selection_env(model, addr_range=False):
+    """The variables that steer NCCL's own GID choice (used where ``NCCL_IB_GID_INDEX`` is unset) on the fabric
+    ``model`` (the cluster model's fabric: ``family``, ``addressing``): ``NCCL_IB_ADDR_FAMILY=AF_INET6`` on an IPv6
+    fabric (NCCL's default, ``AF_INET``, keeps an IPv6 rail on GID 0), and with ``addr_range`` the fabric's supernet
+    as ``NCCL_IB_ADDR_RANGE`` with its family spelled out. Nothing on InfiniBand (NCCL takes GID 0 or the routable
+    FLID GID there, whatever these say)."""
+    if model["addressing"]["mode"] == "infiniband":
+        return {}
+    env = {}
+    if model["family"] == 6 or addr_range:
+        env["NCCL_IB_ADDR_FAMILY"] = "AF_INET6" if model["family"] == 6 else "AF_INET"
+    if addr_range:
+        env["NCCL_IB_ADDR_RANGE"] = str(model["addressing"]["supernet"])
+    return env
+
+
+def nccl_settings(plan, host, facts, socket_ifname, fabric=None, cross_nic=0, addr_range=False):
+    """``{"env": {NAME: value}, "gpu_nic": [...], "problems": [...], "warnings": [...]}`` of ``host``.
 
     ``plan``: the rail plan; ``facts``: the node's RDMA facts (``rdma_facts``); ``socket_ifname``: the management
-    interface; ``fabric``: the fabric NCCL runs on (default: the first fabric of the cluster). A rail whose NIC has
-    no RDMA device or no RoCE v2 GID for its address is a problem (the env leaves it out); a management interface
-    that is a rail NIC is an error."""
+    interface; ``fabric``: the fabric NCCL runs on (default: the first fabric of the cluster); ``addr_range``: leave
+    ``NCCL_IB_GID_INDEX`` out and let NCCL pick each port's RoCE v2 GID inside the fabric's supernet (for GID
+    indexes that differ between rails or nodes, or move). A rail whose NIC has no RDMA device or no RoCE v2 GID for
+    its address is a problem (the env leaves it out); a management interface that is a rail NIC is an error; a GPU
+    whose nearest rail NIC is ``NODE``/``SYS`` away is a warning."""
     node = plan["nodes"].get(host)
     if node is None:
         raise FabricError("nccl: %s is not a node of the plan" % host)
@@ -98,18 +144,21 @@ def nccl_settings(plan, host, facts, socket_ifname, fabric=None, cross_nic=0):
     if hcas:
         env["NCCL_IB_HCA"] = "=" + ",".join(hcas)
         env["UCX_NET_DEVICES"] = ",".join(hcas)
-    if len(indexes) == 1:
+    if len(indexes) == 1 and not addr_range:
         env["NCCL_IB_GID_INDEX"] = str(list(indexes)[0])
-    elif len(indexes) > 1:
+    elif len(indexes) > 1 and not addr_range:  # with addr_range NCCL picks each port's GID: indexes may differ
+        where = "; ".join("%d: rails %s" % (i, ", ".join(str(r) for r in rails_)) for i, rails_ in sorted(indexes.items()))
         problems.append("the RoCE v2 GIDs of the rail addresses sit at different indexes (%s); NCCL takes one "
-                        "NCCL_IB_GID_INDEX" % "; ".join("%d: rails %s" % (i, ", ".join(str(r) for r in rails_))
-                                                        for i, rails_ in sorted(indexes.items())))
+                        "NCCL_IB_GID_INDEX. Fix: nccl_addr_range: true (NCCL >= 2.21 then picks each port's GID "
+                        "in the fabric's supernet)" % where)
+    env.update(gid_selection_env(model, addr_range))
     qos = model.get("qos") or {}
     if not infiniband and qos.get("roce_tos") is not None:
         env["NCCL_IB_TC"] = str(qos["roce_tos"])
     if not infiniband and qos.get("roce_priority") is not None:
         env["NCCL_IB_SL"] = str(qos["roce_priority"])
-    return {"env": env, "gpu_nic": gpu_nic_table(facts, rail_devices), "problems": problems}
+    table = gpu_nic_table(facts, rail_devices)
+    return {"env": env, "gpu_nic": table, "problems": problems, "warnings": far_gpus(table)}
 
 
 def nccl_conf(settings):
