@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import os
 
+from ansible.errors import AnsibleError
 from ansible.plugins.action import ActionBase
 
 from ansible_collections.ainet.fabric.plugins.module_utils.cabling import cabling_check
@@ -20,19 +21,20 @@ from ansible_collections.ainet.fabric.plugins.module_utils.plan import plan_lock
 from ansible_collections.ainet.fabric.plugins.module_utils.common.errors import FabricError, FabricModelError
 from ansible_collections.ainet.fabric.plugins.module_utils.host.host_files import write_atomic
 from ansible_collections.ainet.fabric.plugins.module_utils.plan.plan_report import render
-from ansible_collections.ainet.fabric.plugins.module_utils.plan.rail_plan import rail_plan
+from ansible_collections.ainet.fabric.plugins.module_utils.plan.rail_plan import node_group_hosts, node_map, rail_plan
 from ansible_collections.ainet.fabric.plugins.module_utils.workload import k8s_objects
 
 REPORTS = (("plan.json", "json"), ("rails.csv", "csv"), ("rails.md", "markdown"), ("topology.mmd", "mermaid"))
 DIFFED_REPORTS = ("rails.csv",)
 
 ARGUMENT_SPEC = dict(
-    cluster=dict(type="dict", required=True),
-    nodes=dict(type="dict", required=True),
+    cluster=dict(type="dict"),
+    nodes=dict(type="dict"),
+    node_groups=dict(type="dict"),
     output_dir=dict(type="path"),
     diagram_max_nodes=dict(type="int", default=64),
     return_plan=dict(type="bool", default=False),
-    mode=dict(type="str", default="plan", choices=["plan", "check"]),
+    mode=dict(type="str", default="plan", choices=["plan", "check", "validate"]),
     lock_file=dict(type="path"),
     lock=dict(type="raw"),
     require_lock=dict(type="bool", default=True),
@@ -56,7 +58,11 @@ class ActionModule(ActionBase):
         result = super().run(tmp, task_vars)
         _unused, args = self.validate_argument_spec(argument_spec=ARGUMENT_SPEC)
         try:
-            plan = rail_plan(args["cluster"], args["nodes"])
+            cluster, nodes = self._inputs(args, task_vars or {})
+            plan = rail_plan(cluster, nodes)
+            if args["mode"] == "validate":
+                result.update(changed=False, summary=plan["summary"])
+                return result
             if args["mode"] == "check":
                 return self._check(result, args, plan)
             reports = {}
@@ -131,6 +137,30 @@ class ActionModule(ActionBase):
             result["plan"] = plan
         return result
 
+    @staticmethod
+    def _inputs(args, task_vars):
+        """The model and the nodes: as given, or else from the node groups' hosts (their variables, as every role
+        of the job sees them). Every group of ``node_groups`` must have hosts; the first one's are the nodes."""
+        cluster, nodes, hosts = args["cluster"], args["nodes"], None
+        for variable, name in (args["node_groups"] or {}).items():
+            found = node_group_hosts(task_vars.get("groups") or {}, variable, name)
+            hosts = found if hosts is None else hosts
+        hostvars = task_vars.get("hostvars") or {}
+        if nodes is None and hosts is not None:
+            nodes = node_map(hosts, hostvars)
+        if cluster is None and hosts is not None:
+            try:
+                cluster = hostvars[hosts[0]].get("fabric_cluster")
+            except AnsibleError as exc:  # a template in the model that does not render
+                raise FabricModelError("fabric_cluster", None, "could not be read: %s" % str(exc).splitlines()[0],
+                                       "correct the cluster model (docs/cluster-model.md)") from None
+        if cluster is None:
+            raise FabricModelError("fabric_cluster", None, "is not defined",
+                                   "describe the cluster in the inventory's group_vars (docs/cluster-model.md)")
+        if nodes is None:
+            raise FabricModelError("nodes", None, "is not given", "pass nodes or node_groups")
+        return cluster, nodes
+
     def _check(self, result, args, plan):
         """Host job: the hosts it will touch must be in the published lock, exactly (the newest
         lock: plan_lock.published)."""
@@ -141,7 +171,7 @@ class ActionModule(ActionBase):
                 raise FabricModelError(
                     "rail_plan_lock_file", args["lock_file"],
                     "does not exist and no published plan (%s) was passed" % plan_lock.LOCK_VAR,
-                    "run the plan job (playbooks/plan.yml) on the whole inventory first: it writes the lock "
+                    "run the plan job (ansible-playbook ainet.fabric.plan) on the whole inventory first: it writes the lock "
                     "file and publishes %s as job artifacts" % plan_lock.LOCK_VAR)
             result.update(changed=False, summary=plan["summary"], checked=[], lock_source=None)
             return result

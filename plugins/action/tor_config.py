@@ -90,7 +90,7 @@ class ActionModule(ActionBase):
                 source, lock = plan_lock.published(args["lock"], args["lock_file"], text)
                 if lock is None:
                     return dict(result, failed=True, msg="no published plan (%s, or the variable %s): run the plan "
-                                "job (playbooks/plan.yml) on the whole inventory before pushing"
+                                "job (ansible-playbook ainet.fabric.plan) on the whole inventory before pushing"
                                 % (args["lock_file"], plan_lock.LOCK_VAR))
                 plan_lock.check_whole_plan(lock, plan, source)
             except FabricError as exc:

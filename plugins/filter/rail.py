@@ -12,6 +12,7 @@ from ansible_collections.ainet.fabric.plugins.module_utils.common.errors import 
 from ansible_collections.ainet.fabric.plugins.module_utils.plan.plan_report import render
 from ansible_collections.ainet.fabric.plugins.module_utils.plan.rail_plan import (
     fabric_interfaces,
+    node_map as _node_map,
     rail_addresses as _rail_addresses,
     rail_plan as _rail_plan,
 )
@@ -44,14 +45,7 @@ def cluster_model(cluster):
 
 def node_map(hosts, hostvars):
     """Map each host to its fabric_node_id and fabric_rail_interfaces (None where unset)."""
-    result = {}
-    for host in hosts:
-        variables = hostvars[host]
-        result[host] = {
-            "node_id": variables.get("fabric_node_id"),
-            "rail_interfaces": variables.get("fabric_rail_interfaces"),
-        }
-    return result
+    return _node_map(hosts, hostvars)
 
 
 def plan_report(plan, fmt, max_nodes=64):

@@ -18,15 +18,26 @@ description:
     nodes is large and Ansible copies registered results.
 options:
   cluster:
-    description: The cluster model (C(fabric_cluster)).
+    description:
+      - The cluster model (C(fabric_cluster)).
+      - Where omitted, the C(fabric_cluster) of the first host of the first group of O(node_groups).
     type: dict
-    required: true
   nodes:
     description:
       - Host name to C({node_id, rail_interfaces}), as built by the P(ainet.fabric.node_map#filter)
         filter, or host name to node id.
+      - Where omitted, the hosts of the first group of O(node_groups) with their C(fabric_node_id) and
+        C(fabric_rail_interfaces).
     type: dict
-    required: true
+  node_groups:
+    description:
+      - The inventory groups of the job, each under the name of the variable that names it, such as
+        C({rail_plan_node_group: gpu_nodes}). Each must exist and have hosts, or the task fails with one line
+        naming the variable, the group and the fix (a play on a missing group would be skipped and the job
+        succeed).
+      - The first group's hosts are the nodes where O(nodes) is omitted.
+      - One of O(nodes) and O(node_groups) is required.
+    type: dict
   output_dir:
     description: Directory for the report files on the controller; omit it to only validate and plan.
     type: path
@@ -47,8 +58,10 @@ options:
         before any host is touched, every host of O(check_hosts) that the published lock does not
         give exactly the same node id, rail NICs and addresses, or a lock made from another
         cluster model. It writes nothing.
+      - V(validate) (the first play of every job) validates the model and the nodes and checks O(node_groups);
+        it writes and checks nothing else.
     type: str
-    choices: [plan, check]
+    choices: [plan, check, validate]
     default: plan
   lock_file:
     description:
@@ -108,6 +121,13 @@ EXAMPLES = r"""
     lock: "{{ rail_plan_lock | default(omit) }}"
     lock_file: "{{ inventory_dir }}/rail_plan_lock.json"
     check_hosts: "{{ ansible_play_hosts_all }}"
+  run_once: true
+
+- name: Check the job's node group and the cluster model before any host is touched
+  ainet.fabric.rail_plan:
+    mode: validate
+    node_groups:
+      rail_plan_node_group: "{{ rail_plan_node_group | default('gpu_nodes') }}"
   run_once: true
 """
 

@@ -206,7 +206,7 @@ def test_nothing_is_pushed_without_the_published_plan_or_against_it(tmp_path, sw
     inv = inventory(tmp_path)
     unpublished = run(ns, inv)
     assert unpublished.returncode != 0
-    assert "no published plan" in unpublished.stdout and "run the plan job (playbooks/plan.yml)" in unpublished.stdout
+    assert "no published plan" in unpublished.stdout and "run the plan job (ansible-playbook ainet.fabric.plan)" in unpublished.stdout
     publish_plan(inv)
     hosts = yaml.safe_load((inv / "hosts.yml").read_text())
     hosts["all"]["children"]["gpu_nodes"]["hosts"]["gpu02"]["fabric_node_id"] = 7   # renumbered since the review

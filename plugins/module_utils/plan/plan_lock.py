@@ -76,13 +76,13 @@ def lock_load(data, source):
             data = json.loads(data)
         except ValueError as exc:
             raise FabricModelError(source, None, "is not JSON (%s)" % exc,
-                                   "write it with the plan job (playbooks/plan.yml), do not edit it by hand")
+                                   "write it with the plan job (ansible-playbook ainet.fabric.plan), do not edit it by hand")
         try:
             data = data["all"]["vars"][LOCK_VAR]
         except (KeyError, TypeError):
             raise FabricModelError(source, None, "does not set all.vars.%s" % LOCK_VAR,
-                                   "write it with the plan job (playbooks/plan.yml), do not edit it by hand") from None
-    fix = "publish a new lock with the plan job (playbooks/plan.yml)"
+                                   "write it with the plan job (ansible-playbook ainet.fabric.plan), do not edit it by hand") from None
+    fix = "publish a new lock with the plan job (ansible-playbook ainet.fabric.plan)"
     if not isinstance(data, dict) or data.get("version") != LOCK_VERSION:
         raise FabricModelError(source + ".version", data.get("version") if isinstance(data, dict) else data,
                                "is not a plan lock of version %d" % LOCK_VERSION, fix)
@@ -123,7 +123,7 @@ def check_whole_plan(lock, plan, source):
         problems = list(exc.errors)
     except FabricModelError as exc:
         problems = [exc]
-    fix = ("publish the plan of the whole inventory first (the plan job, playbooks/plan.yml), or restore the "
+    fix = ("publish the plan of the whole inventory first (the plan job, ansible-playbook ainet.fabric.plan), or restore the "
            "inventory to the published plan")
     problems += [FabricModelError("inventory", host, "is in the published plan %s but not in the inventory" % source,
                                   None) for host in gone[:MAX_PROBLEMS]]
@@ -140,7 +140,7 @@ def check_plan(lock, plan, source):
     come from the same cluster model. Raises FabricModelErrors naming each disagreement.
     """
     problems = []
-    fix = ("publish the plan of the whole inventory first (the plan job, playbooks/plan.yml, writes %s "
+    fix = ("publish the plan of the whole inventory first (the plan job, ansible-playbook ainet.fabric.plan, writes %s "
            "and the job artifact %s), or restore the inventory to the published plan" % (source, LOCK_VAR))
     name = plan["summary"]["cluster"]
     if lock["cluster"] != name:

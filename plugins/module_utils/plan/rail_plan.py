@@ -19,6 +19,7 @@ Layout per mode (``b`` = rail block r of the supernet, carved at rail_prefix):
 
 from __future__ import annotations
 
+import difflib
 import gc
 import re
 import socket
@@ -208,6 +209,36 @@ def rail_addresses(cluster_raw, node_id, field="fabric_node_id", fabric=None):
     node_id = check_node_id(cluster, node_id, field)
     fabrics = [cluster.fabric(fabric)] if fabric is not None else cluster.fabrics
     return [entry for f in fabrics for entry in Planner(f).node(node_id)]
+
+
+def node_map(hosts, hostvars):
+    """Map each host to its fabric_node_id and fabric_rail_interfaces (None where unset): the ``nodes`` of
+    :func:`rail_plan`. ``hostvars`` is any mapping of host name to that host's variables."""
+    result = {}
+    for host in hosts:
+        variables = hostvars[host]
+        result[host] = {
+            "node_id": variables.get("fabric_node_id"),
+            "rail_interfaces": variables.get("fabric_rail_interfaces"),
+        }
+    return result
+
+
+def node_group_hosts(groups, variable, name):
+    """The hosts of the node group ``name`` that the variable ``variable`` names (``groups``: the inventory's
+    group name to host names). A job whose group is missing or empty must fail, not match no host and succeed."""
+    fix = "put the GPU nodes in group %r or name their group with -e %s=<group>" % (name, variable)
+    if variable != "rail_plan_node_group":
+        fix += " (or rail_plan_node_group: every job's node group defaults to it)"
+    if not isinstance(name, str) or not name:
+        raise FabricModelError(variable, name, "is not the name of an inventory group", fix)
+    if name not in groups:
+        near = difflib.get_close_matches(name, [g for g in groups if g not in ("all", "ungrouped")], n=3)
+        where = " (close: %s)" % ", ".join(near) if near else ""
+        raise FabricModelError(variable, name, "is not an inventory group%s" % where, fix)
+    if not groups[name]:
+        raise FabricModelError(variable, name, "is an inventory group without hosts", fix)
+    return list(groups[name])
 
 
 def _normalise_nodes(cluster, nodes):

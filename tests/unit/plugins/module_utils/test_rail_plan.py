@@ -9,7 +9,7 @@ import ipaddress
 import pytest
 
 from ansible_collections.ainet.fabric.plugins.module_utils.common.errors import FabricModelError
-from ansible_collections.ainet.fabric.plugins.module_utils.plan.rail_plan import rail_addresses, rail_plan
+from ansible_collections.ainet.fabric.plugins.module_utils.plan.rail_plan import node_group_hosts, node_map, rail_addresses, rail_plan
 
 SEED = {
     "name": "seed003",
@@ -188,3 +188,35 @@ def test_addresses_are_valid_and_inside_subnets():
                 if entry["gateway"]:
                     assert ipaddress.ip_address(entry["gateway"]) in net
                     assert ipaddress.ip_address(entry["gateway"]) != iface.ip
+
+
+def test_node_group_hosts_are_the_groups_hosts():
+    assert node_group_hosts({"gpu_nodes": ["gpu01", "gpu02"]}, "rail_plan_node_group", "gpu_nodes") == ["gpu01", "gpu02"]
+
+
+@pytest.mark.parametrize("groups,name,expected", [
+    ({"all": ["a"], "gpu_nodes": ["a"]}, "gpu_node",
+     "rail_plan_node_group: 'gpu_node' is not an inventory group (close: gpu_nodes). Fix: put the GPU nodes in group "
+     "'gpu_node' or name their group with -e rail_plan_node_group=<group>"),
+    ({"all": ["a"], "gpu_nodes": ["a"]}, "workers", "rail_plan_node_group: 'workers' is not an inventory group. Fix: "),
+    ({"all": ["a"], "gpu_nodes": []}, "gpu_nodes", "rail_plan_node_group: 'gpu_nodes' is an inventory group without hosts"),
+    ({"all": ["a"]}, "", "rail_plan_node_group: '' is not the name of an inventory group"),
+])
+def test_a_missing_or_empty_node_group_names_the_variable(groups, name, expected):
+    with pytest.raises(FabricModelError) as err:
+        node_group_hosts(groups, "rail_plan_node_group", name)
+    assert str(err.value).startswith(expected)
+    assert "or rail_plan_node_group" not in str(err.value)
+
+
+def test_a_role_specific_node_group_also_names_rail_plan_node_group():
+    with pytest.raises(FabricModelError) as err:
+        node_group_hosts({"gpu_nodes": ["a"]}, "link_test_node_group", "gpux")
+    assert str(err.value).endswith("-e link_test_node_group=<group> (or rail_plan_node_group: every job's node group "
+                                   "defaults to it)")
+
+
+def test_node_map_reads_each_hosts_node_id_and_rail_nics():
+    hostvars = {"a": {"fabric_node_id": 1, "fabric_rail_interfaces": ["ens1"]}, "b": {"fabric_node_id": 2}}
+    assert node_map(["a", "b"], hostvars) == {"a": {"node_id": 1, "rail_interfaces": ["ens1"]},
+                                              "b": {"node_id": 2, "rail_interfaces": None}}
