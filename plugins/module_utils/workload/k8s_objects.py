@@ -36,6 +36,7 @@ import json
 import re
 
 from ansible_collections.ainet.fabric.plugins.module_utils.common.errors import FabricModelError
+from ansible_collections.ainet.fabric.plugins.module_utils.workload import nccl
 
 # Pod CNIs -> the device plugin that hands out the rail NIC (or its VFs) to pods.
 SRIOV_DP = ("sriov", "host-device")
@@ -493,6 +494,8 @@ def _nccl_env(cluster, fname, fabric, namespace):
             data["NCCL_IB_TC"] = str(qos["roce_tos"])
         if qos.get("roce_priority") is not None:
             data["NCCL_IB_SL"] = str(qos["roce_priority"])
+    # NCCL's own GID choice: AF_INET6 on an IPv6 fabric (its AF_INET default keeps an IPv6 rail on GID 0)
+    data.update(nccl.gid_selection_env(fabric))
     name = dns_name(cluster, None if fname == "default" else fname, "nccl-env")
     return {"apiVersion": "v1", "kind": "ConfigMap",
             "metadata": {"name": name, "namespace": namespace,

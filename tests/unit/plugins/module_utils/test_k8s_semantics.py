@@ -218,3 +218,11 @@ def test_inventory_hosts_become_kubernetes_node_names():
     with pytest.raises(FabricModelError) as info:
         k8s_objects.render(p, node_names={"gpu02.lab.example": "GPU_02"})
     assert info.value.field == "k8s_objects_node_names.gpu02.lab.example" and info.value.value == "GPU_02"
+
+
+@pytest.mark.parametrize("family,want", [(4, None), (6, "AF_INET6")])
+def test_the_pods_nccl_env_names_the_address_family_of_an_ipv6_fabric(family, want):
+    # NCCL's GID choice defaults to AF_INET: on an IPv6 rail it keeps GID 0 (RoCE v1, link-local) unless told
+    env = [o for o in k8s_objects.render(plan(model("sriov", "exclusive", family)))
+           if o["kind"] == "ConfigMap" and o["metadata"]["name"].endswith("nccl-env")]
+    assert env and {o["data"].get("NCCL_IB_ADDR_FAMILY") for o in env} == {want}
