@@ -32,7 +32,7 @@ options:
   node_groups:
     description:
       - The inventory groups of the job, each under the name of the variable that names it, such as
-        C({rail_plan_node_group: gpu_nodes}). Each must exist and have hosts, or the task fails with one line
+        C(rail_plan_node_group=gpu_nodes). Each must exist and have hosts, or the task fails with one line
         naming the variable, the group and the fix (a play on a missing group would be skipped and the job
         succeed).
       - The first group's hosts are the nodes where O(nodes) is omitted.
