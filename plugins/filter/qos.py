@@ -7,6 +7,8 @@ from __future__ import annotations
 
 from ansible.errors import AnsibleFilterError
 
+from ansible_collections.ainet.fabric.plugins.module_utils.qos.counters_parse import parse_counters as _parse_counters
+from ansible_collections.ainet.fabric.plugins.module_utils.qos.load_verdict import load_verdict as _load_verdict
 from ansible_collections.ainet.fabric.plugins.module_utils.qos.lossless_check import lossless_diff as _lossless_diff
 from ansible_collections.ainet.fabric.plugins.module_utils.qos.qos_parse import parse_qos as _parse_qos
 
@@ -27,8 +29,25 @@ def lossless_diff(host, switch, port=None, profile=None, host_port=None):
         raise AnsibleFilterError(str(exc)) from None
 
 
+def parse_counters(data, format, port=None):  # noqa: A002 - the documented argument name
+    try:
+        return _parse_counters(data, format, port)
+    except ValueError as exc:
+        raise AnsibleFilterError(str(exc)) from None
+
+
+def load_verdict(before, after, profile=None, port=None, host_port=None, priorities=None, seconds=None,
+                 max_pause_ratio=0.5, max_storm_events=0, queues=None):
+    try:
+        return _load_verdict(before, after, profile, port, host_port, priorities, seconds, max_pause_ratio,
+                             max_storm_events, queues)
+    except ValueError as exc:
+        raise AnsibleFilterError(str(exc)) from None
+
+
 class FilterModule(object):
     """ainet.fabric lossless QoS filters."""
 
     def filters(self):
-        return {"parse_qos": parse_qos, "lossless_diff": lossless_diff}
+        return {"parse_qos": parse_qos, "lossless_diff": lossless_diff, "parse_counters": parse_counters,
+                "load_verdict": load_verdict}

@@ -55,3 +55,30 @@ def test_unknown_format_and_port_are_filter_errors():
     switch = FILTERS["parse_qos"](text("sonic", "qos-arista7050.json"), "sonic_config_db")
     with pytest.raises(AnsibleFilterError, match="port Ethernet999 is not in the sonic_config_db facts"):
         FILTERS["lossless_diff"](HOST, switch, port="Ethernet999")
+
+
+COUNTERS = os.path.join(os.path.dirname(__file__), "..", "module_utils", "data", "counters")
+
+
+def counters_text(name):
+    with open(os.path.join(COUNTERS, name)) as handle:
+        return handle.read()
+
+
+def test_parse_counters_and_load_verdict_filters_on_recorded_reads():
+    reads = {}
+    for when in ("before", "after"):
+        reads[when] = {
+            "nic": FILTERS["parse_counters"](counters_text("ethtool-cx6dx-%s.txt" % when), "ethtool_mlx5", port="ens1f0np0"),
+            "tor_pfc": FILTERS["parse_counters"](counters_text("sonic-pfc-%s.txt" % when), "sonic_pfc"),
+            "tor_queue": FILTERS["parse_counters"](counters_text("sonic-queue-%s.txt" % when), "sonic_queue")}
+    verdict = FILTERS["load_verdict"](reads["before"], reads["after"], profile="nvidia", port="Ethernet8")
+    assert verdict["verdict"] == "lossless_under_load"
+
+
+def test_counter_filters_fail_with_one_line():
+    with pytest.raises(AnsibleFilterError, match="is not a counter format"):
+        FILTERS["parse_counters"]("", "eos")
+    tor = FILTERS["parse_counters"](counters_text("sonic-pfc-after.txt"), "sonic_pfc")
+    with pytest.raises(AnsibleFilterError, match="name the link's with port="):
+        FILTERS["load_verdict"]({"tor": tor}, {"tor": tor}, profile="nvidia")

@@ -1,0 +1,242 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, ainet.fabric contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The verdict of a lossless load test on one link: counters read before and after, per lossless class.
+
+``load_verdict(before, after, profile=...)`` takes the reads of one link's participants, each a mapping
+``{read name: counter facts}`` (:func:`counters_parse.parse_counters`), the same names before and after; for
+example ``{"nic": ethtool, "rdma": hw_counters, "tor_pfc": show pfc counters, "tor_queue": show queue counters}``.
+It returns::
+
+    {"verdict": "lossless_under_load", "classes": [{"priority": 3, "queue": 3, "verdict": ..., "message": ...,
+      "moved": {"pause": [...], "ecn": [...], "drop": [...], "storm": [...], "link_pause": [...]},
+      "reset": [...], "not_reported": [...]}], "counters": [...], "problems": [...]}
+
+Verdicts per class, worst first (the link's ``verdict`` is its worst class's):
+
+* ``dropped``: a drop, retransmission or sequence-error counter of the class (or of the whole port/device)
+  moved; the message names each counter and its side (host NIC, RDMA, switch).
+* ``pause_storm``: the NIC's pause-storm events moved above ``max_storm_events``, or the NIC sent PFC pauses on
+  the class for more than ``max_pause_ratio`` of the run (``seconds``).
+* ``ecn_inactive``: the class was PFC-paused, ECN counters are reported and the profile runs DCQCN on the class,
+  but no ECN mark and no CNP moved.
+* ``inconclusive``: no congestion reached (no PFC pause, no ECN mark: says what to raise), a counter reset between
+  the reads, or no drop counter of the class reported at all.
+* ``lossless_under_load``: congestion reached (a PFC pause or an ECN mark of the class moved) and no drop.
+
+Drop counters of the whole port or device count against every class judged; device-wide ECN and CNP counters
+(the RDMA ones) only when one class is judged (``priorities=[p]``: one class per run).
+
+Link-level (802.3x) pause is not PFC: it is reported under ``link_pause`` and never counts as congestion reached.
+
+Deltas follow each counter's width (:func:`counter_delta`): a decrease of a 32-bit counter is a wrap only when the
+wrap explains it (the wrapped delta is below 2**31) and nothing else in the same read was reset; any other decrease
+is a reset, whose delta is unknown (None), never negative. A counter missing from either read is *not reported*.
+"""
+
+from __future__ import annotations
+
+from ansible_collections.ainet.fabric.plugins.module_utils.qos.counters_parse import DEFAULT_PORT, FORMATS, describe
+from ansible_collections.ainet.fabric.plugins.module_utils.qos.lossless_check import resolve
+
+VERDICTS = ("dropped", "pause_storm", "ecn_inactive", "inconclusive", "lossless_under_load")
+WRAP_LIMIT = 1 << 31
+DROP_FACTS = ("drop", "transport_error")
+ECN_FACTS = ("ecn_mark", "cnp")
+# Facts counted for the whole port or device (no priority in the name) that still judge every class.
+PORT_WIDE = DROP_FACTS + ECN_FACTS + ("pause_storm", "link_pause")
+
+
+def counter_delta(before, after, width):
+    """``(delta, state)`` of one counter: state ``counted``, ``wrapped`` (32-bit wrap, delta through the top),
+    ``reset`` (delta None) or ``not_reported`` (absent from a read; delta None)."""
+    if before is None or after is None:
+        return None, "not_reported"
+    if after >= before:
+        return after - before, "counted"
+    if width == 32:
+        wrapped = after + (1 << 32) - before
+        if wrapped < WRAP_LIMIT:
+            return wrapped, "wrapped"
+    return None, "reset"
+
+
+def _facts(reads, which):
+    if isinstance(reads, (list, tuple)):
+        reads = {str(i): r for i, r in enumerate(reads)}
+    if not isinstance(reads, dict) or not reads:
+        raise ValueError("%s: give the reads of the link as a mapping {name: parse_counters output}, got %r"
+                         % (which, type(reads).__name__))
+    for name, facts in reads.items():
+        if not isinstance(facts, dict) or facts.get("format") not in FORMATS or not isinstance(facts.get("ports"), dict):
+            raise ValueError("%s[%s]: is not counter facts; pass the output of ainet.fabric.parse_counters (formats: %s)"
+                             % (which, name, ", ".join(FORMATS)))
+    return reads
+
+
+def _port(facts_b, facts_a, name, wanted, problems):
+    ports = sorted(set(facts_b["ports"]) | set(facts_a["ports"]))
+    if wanted is None:
+        if len(ports) > 1:
+            raise ValueError("reads[%s]: holds the ports %s; name the link's with %s" % (
+                name, ", ".join(ports), "port=" if facts_b["side"] == "switch" else "host_port="))
+        if not ports:
+            problems.append("%s: no counters in either read (%s)" % (name, "; ".join(
+                facts_b["problems"] + facts_a["problems"]) or "empty"))
+            return None
+        return ports[0]
+    if wanted not in ports:
+        if facts_b["side"] != "switch" and len(ports) == 1 and ports[0] == DEFAULT_PORT:
+            return DEFAULT_PORT  # a host read parsed without its port's name
+        raise ValueError("reads[%s]: port %s is in neither read (ports: %s)" % (name, wanted, ", ".join(ports) or "none"))
+    for when, facts in (("before", facts_b), ("after", facts_a)):
+        if wanted not in facts["ports"]:
+            problems.append("%s: port %s is missing from the %s read" % (name, wanted, when))
+    return wanted
+
+
+def read_deltas(name, facts_b, facts_a, port):
+    """The delta record of every counter of one read, wraps undone where a reset explains them."""
+    fmt = facts_b["format"]
+    before = facts_b["ports"].get(port, {})
+    after = facts_a["ports"].get(port, {})
+    records = []
+    for counter in sorted(set(before) | set(after)):
+        meaning = describe(fmt, counter)
+        delta, state = counter_delta(before.get(counter), after.get(counter), meaning["width"])
+        records.append(dict(meaning, read=name, side=facts_b["side"], port=port, counter=counter,
+                            before=before.get(counter), after=after.get(counter), delta=delta, state=state))
+    if any(r["state"] == "reset" for r in records):
+        for r in records:
+            if r["state"] == "wrapped":  # the same read was reset: this decrease is the reset too
+                r["delta"], r["state"] = None, "reset"
+    return records
+
+
+def _where(r):
+    return r["side"] if r["port"] == DEFAULT_PORT else "%s %s" % (r["side"], r["port"])
+
+
+def _list(records):
+    return "; ".join("%s %s +%s%s" % (_where(r), r["counter"], format(r["delta"], ","),
+                                      " (wrapped)" if r["state"] == "wrapped" else "") for r in records)
+
+
+def _names(records):
+    return ", ".join("%s %s" % (_where(r), r["counter"]) for r in records)
+
+
+def load_verdict(before, after, profile=None, port=None, host_port=None, priorities=None, seconds=None,
+                 max_pause_ratio=0.5, max_storm_events=0, queues=None):
+    """The verdict of one link (see the module). ``profile``: a preset name or a resolved profile (which priorities
+    are lossless and which run DCQCN); ``priorities``: the classes to judge (default: the profile's PFC priorities);
+    ``port``/``host_port``: the switch port and host interface when a read holds several; ``seconds``: the run's
+    length (for the pause-duration bound); ``queues``: {priority: switch queue} (default: the same number).
+    Raises ValueError (one line) on input that is not the link's reads."""
+    profile = resolve(profile)
+    if priorities is None:
+        if profile is None:
+            raise ValueError("profile: give the fabric's lossless profile (a preset name or the qos of a fabric) or "
+                             "priorities=[...] to say which classes are lossless")
+        priorities = profile["pfc_priorities"]
+    priorities = sorted({int(p) for p in priorities})
+    ecn_expected = set(profile["dcqcn_priorities"]) if profile else set()
+    queues = {int(k): int(v) for k, v in (queues or {}).items()}
+    before, after = _facts(before, "before"), _facts(after, "after")
+    problems = []
+    missing = sorted(set(before) ^ set(after))
+    if missing:
+        raise ValueError("reads %s: in only one of before and after; read every participant twice" % ", ".join(missing))
+    records = []
+    for name in sorted(before):
+        fb, fa = before[name], after[name]
+        if fb["format"] != fa["format"]:
+            raise ValueError("reads[%s]: %s before but %s after" % (name, fb["format"], fa["format"]))
+        problems.extend("%s (before): %s" % (name, p) for p in fb["problems"])
+        problems.extend("%s (after): %s" % (name, p) for p in fa["problems"])
+        chosen = _port(fb, fa, name, port if fb["side"] == "switch" else host_port, problems)
+        if chosen is not None:
+            records.extend(read_deltas(name, fb, fa, chosen))
+    single = len(priorities) == 1
+    classes = [_judge(p, queues.get(p, p), records, p in ecn_expected, seconds, max_pause_ratio, max_storm_events,
+                      single) for p in priorities]
+    worst = min((c["verdict"] for c in classes), key=VERDICTS.index) if classes else "inconclusive"
+    return {"verdict": worst, "classes": classes, "counters": records, "problems": problems}
+
+
+def _judge(prio, queue, records, ecn_expected, seconds, max_pause_ratio, max_storm_events, single):
+    def mine(r):
+        if r["priority"] is not None:
+            return r["priority"] == prio
+        if r["queue"] is not None:
+            return r["queue"] == queue
+        if r["fact"] in ECN_FACTS:  # device-wide ECN/CNP counters tell no class apart: only a run of one class
+            return single
+        return r["fact"] in PORT_WIDE
+
+    rel = [r for r in records if mine(r)]
+    known = [r for r in rel if r["delta"] is not None]
+
+    def moved(*facts):
+        return [r for r in known if r["fact"] in facts and r["delta"]]
+
+    pauses, ecn, drops, link_pause = moved("pfc_pause"), moved(*ECN_FACTS), moved(*DROP_FACTS), moved("link_pause")
+    storm = [r for r in known if r["fact"] == "pause_storm" and r["delta"] > max_storm_events]
+    if seconds:
+        storm += [r for r in known if r["fact"] == "pfc_pause_duration" and r["counter"].startswith("tx_")
+                  and r["delta"] > max_pause_ratio * seconds * 1e6]
+    resets = [r for r in rel if r["state"] == "reset"]
+    out = {"priority": prio, "queue": queue,
+           "moved": {"pause": pauses, "ecn": ecn, "drop": drops, "storm": storm, "link_pause": link_pause},
+           "reset": resets, "not_reported": [r for r in rel if r["state"] == "not_reported"]}
+    drop_read = [r for r in known if r["fact"] in DROP_FACTS]
+    ecn_read = [r for r in known if r["fact"] in ECN_FACTS]
+    traffic = [r for r in known if r["fact"] == "traffic" and (r["priority"] is not None or r["queue"] is not None)]
+    notes = []
+    if link_pause:
+        notes.append(" Link-level pause moved (%s): 802.3x flow control, not PFC, is pausing this link; it proves "
+                     "nothing about the lossless class." % _list(link_pause))
+    if storm and not drops:
+        verdict = "pause_storm"
+        message = "Priority %d pause storm: %s (bounds: %d storm events, pauses sent for %d %% of the run)." % (
+            prio, _list(storm), max_storm_events, round(max_pause_ratio * 100))
+    elif drops:
+        verdict = "dropped"
+        message = "Priority %d dropped under load: %s." % (prio, _list(drops))
+        if storm:
+            message += " Pause storm as well: %s." % _list(storm)
+    elif [r for r in resets if r["fact"] in DROP_FACTS + ("pfc_pause",) + ECN_FACTS]:
+        verdict = "inconclusive"
+        message = ("Priority %d cannot be judged: counters were reset between the reads (%s); read them again and "
+                   "rerun the load." % (prio, _names(resets)))
+    elif not drop_read:
+        verdict = "inconclusive"
+        message = ("Priority %d cannot be shown lossless: no drop, retransmission or sequence-error counter of it was "
+                   "reported on any side; read the host NIC, RDMA and switch queue counters." % prio)
+    elif not pauses and not ecn:
+        verdict = "inconclusive"
+        message = ("No congestion reached on priority %d: no PFC pause and no ECN mark moved. Raise the load: more "
+                   "senders per receiver (incast fan-in), more QPs per sender, larger messages or a longer run." % prio)
+        if traffic and not any(r["delta"] for r in traffic):
+            message += (" No traffic was counted on the class either (%s +0): check that the test sends with the "
+                        "class's ToS and that the switch maps it to queue %d." % (_names(traffic), queue))
+    elif not ecn and ecn_expected and ecn_read:
+        verdict = "ecn_inactive"
+        message = ("Priority %d was paused (%s) but no ECN mark or CNP moved (%s +0): DCQCN is not acting; check ECN "
+                   "on switch queue %d and roce_np/roce_rp enable on the NICs." % (prio, _list(pauses), _names(ecn_read),
+                                                                                   queue))
+    else:
+        verdict = "lossless_under_load"
+        seen = []
+        if pauses:
+            seen.append("PFC pauses (%s)" % _list(pauses))
+        if ecn:
+            seen.append("ECN (%s)" % _list(ecn))
+        message = "Priority %d stayed lossless under load: %s, and none of %d drop counters moved." % (
+            prio, " and ".join(seen), len(drop_read))
+        if ecn_expected and not ecn_read:
+            message += (" ECN was not judged: no ECN or CNP counter of the class was reported%s." % (
+                "" if single else " (the RDMA ones count the whole device: judge one class per run to use them)"))
+    out["verdict"] = verdict
+    out["message"] = message + "".join(notes)
+    return out
