@@ -295,7 +295,7 @@ def dkms_builds(version, family):
     RHEL family from DOCA 3.2 on, which ships no prebuilt kmods (NVIDIA DOCA 3.2.1 general-support notes)."""
     if family == "apt":
         return True
-    major_minor = tuple(int(part) for part in str(version or "0.0").split("-")[0].split(".")[:2])
+    major_minor = tuple(int(part) for part in str(version or "0.0").split("-", 1)[0].split(".")[:2])
     return major_minor >= (3, 2)
 
 
