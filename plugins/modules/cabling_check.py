@@ -53,7 +53,7 @@ options:
       it to the C(EthernetN) the plan uses. A SONiC ToR without a config_db leaves such a rail's port unverified.
     type: path
   switch_configs:
-    description: SONiC config_db texts already read, C({tor: text}); they win over O(switch_config_dir).
+    description: "SONiC config_db texts already read, C({tor: text}); they win over O(switch_config_dir)."
     type: dict
     default: {}
   report:
