@@ -84,3 +84,12 @@ def test_bad_addressing_names_the_role_variable():
         new_cluster("prod", "gpu01", NICS, addressing={"mode": "exclusive", "supernet": "10.0.0.0/16",
                                                        "rail_prefix": 24, "node_prefix": 20})
     assert err.value.field.startswith("new_cluster_addressing (fabric_cluster.addressing"), str(err.value)
+
+
+def test_the_scaffolds_constructed_groups_are_the_examples():
+    """rails.yml has one source of truth for both layouts: the role's copy is the example's (same groups)."""
+    import os
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))))
+    with open(os.path.join(root, "roles", "new_cluster", "files", "rails.yml")) as a, \
+            open(os.path.join(root, "inventories", "lab", "rails.yml")) as b:
+        assert a.read() == b.read()
