@@ -6,7 +6,7 @@ STAMP := $(VENV)/.installed
 export PATH := $(abspath $(VENV))/bin:$(PATH)
 export ANSIBLE_CONFIG := $(abspath ansible.cfg)
 
-.PHONY: setup plan tors test unit lint sanity molecule lab lab-down bench dist clean
+.PHONY: setup plan tors test unit lint sanity molecule lab lab-down bench dist release-notes clean
 
 $(STAMP): requirements-dev.txt requirements-yang.txt
 	python3 -m venv $(VENV)
@@ -55,6 +55,15 @@ bench: setup
 	$(PY) tests/perf/bench_k8s.py --repeat 3
 	@if [ "$$(id -u)" -eq 0 ]; then $(PY) tests/perf/bench_reconverge.py; \
 	else echo "bench_reconverge: skipped (needs root for the network-namespace lab; run: sudo make bench)"; fi
+
+# At release time only, once every branch's fragments are merged: changelogs/fragments/*.yml become the
+# section of galaxy.yml's version in changelogs/changelog.yaml and CHANGELOG.rst (antsibull-changelog,
+# requirements-dev.txt). The fragments stay (keep_fragments) but are no longer in the tarball.
+release-notes:
+	@mkdir -p build/.collections/ansible_collections/ainet
+	@ln -sfn $(abspath .) build/.collections/ansible_collections/ainet/fabric
+	cd build/.collections/ansible_collections/ainet/fabric && antsibull-changelog lint && antsibull-changelog release
+	@grep -q "^v$$(sed -n 's/^version: *//p' galaxy.yml)$$" CHANGELOG.rst
 
 dist: setup
 	@mkdir -p build/dist

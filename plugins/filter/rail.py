@@ -10,6 +10,7 @@ from ansible.errors import AnsibleFilterError
 from ansible_collections.ainet.fabric.plugins.module_utils.model.cluster_model import load_cluster
 from ansible_collections.ainet.fabric.plugins.module_utils.common.errors import FabricError
 from ansible_collections.ainet.fabric.plugins.module_utils.plan.plan_report import render
+from ansible_collections.ainet.fabric.plugins.module_utils.plan.scaffold import new_cluster
 from ansible_collections.ainet.fabric.plugins.module_utils.plan.rail_plan import (
     fabric_interfaces,
     node_map as _node_map,
@@ -48,6 +49,12 @@ def node_map(hosts, hostvars):
     return _node_map(hosts, hostvars)
 
 
+def cluster_scaffold(hosts, name, rail_interfaces, existing=None, addressing=None, tor_platform=None,
+                     tor_port_template=None, mtu=9000):
+    """A new cluster's model, node ids and NIC list (the new_cluster role writes them)."""
+    return _call(new_cluster, name, hosts, rail_interfaces, existing, addressing, tor_platform, tor_port_template, mtu)
+
+
 def plan_report(plan, fmt, max_nodes=64):
     return _call(render, plan, fmt, max_nodes)
 
@@ -62,4 +69,5 @@ class FilterModule(object):
             "cluster_model": cluster_model,
             "plan_report": plan_report,
             "node_map": node_map,
+            "cluster_scaffold": cluster_scaffold,
         }

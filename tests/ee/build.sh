@@ -11,11 +11,13 @@ CONTEXT=$ROOT/build/ee/context
 bash "$ROOT/tests/ee/context.sh" "$CONTEXT"
 "$ENGINE" build -f "$CONTEXT/Containerfile" -t "ainet-fabric-ee:$VERSION" "$CONTEXT"
 # The collection must be visible to AWX's job user (uid 1000, HOME=/runner) and to an arbitrary
-# uid in group 0 (OpenShift), and every optional feature's Python package must import.
+# uid in group 0 (OpenShift), every optional feature's Python package must import, and kubectl
+# (k8s_objects_kubeconfig) must run.
 for user in 1000 123456:0; do
     "$ENGINE" run --rm --user "$user" "ainet-fabric-ee:$VERSION" \
         ansible-doc -t module ainet.fabric.rail_interfaces >/dev/null
     "$ENGINE" run --rm --user "$user" "ainet-fabric-ee:$VERSION" \
-        python3 -c 'import pyavd, nvueschema.models, libyang'
+        python3 -c 'import pyavd, nvueschema.models, libyang, openapi_schema_validator'
+    "$ENGINE" run --rm --user "$user" "ainet-fabric-ee:$VERSION" kubectl version --client
 done
 echo "ainet-fabric-ee:$VERSION"

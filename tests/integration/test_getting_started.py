@@ -1,16 +1,20 @@
 # -*- coding: utf-8 -*-
 """docs/getting-started.md, run as written: every ``sh`` block, line by line, from the built tarball.
 
-A new user with ansible-core and nothing else: an empty HOME (so ``~`` is theirs), no ansible.cfg,
-no collection but what the guide installs (the venv's ``ansible`` package is hidden with
-``ANSIBLE_COLLECTIONS_SCAN_SYS_PATH=false``), the tarball in the working directory. Where the test
-runs as root, the commands run as an unprivileged uid, as a platform engineer's login would.
+A new user with ansible-core and nothing else, as a platform engineer's login is: a user of its own
+(``useradd``, so not root: mode bits hold), an empty HOME (so ``~`` is theirs), no ansible.cfg, a venv
+with nothing but ansible-core (built from the system's Python, cached under ``build/guide-venvs/``),
+the tarball in the working directory. It runs once per ansible-core the collection supports at both
+ends: 2.19 (the CI venv's version) and 2.16 (``meta/runtime.yml``'s minimum).
 
-Two things are filled in as the guide tells the reader to: ``<version>`` (galaxy.yml's) and the inventory edit
-of step 2, which here names the cluster ``prod`` and points every host at ``127.0.0.1`` port 1, so that the
-host jobs run their controller checks and then find their hosts unreachable at once (nothing on this machine
-is configured, no packet leaves it).
-An optional ``[--flags]`` part runs both ways.
+The guide's ``sudo`` lines are the administrator's: they run as root, the system-wide path
+``/usr/share/ansible/collections`` replaced by a directory of the test's (which stands in for it in the
+user's ``ANSIBLE_COLLECTIONS_PATH``), and the installed tree is then made read-only (``chmod -R a-w``),
+as an execution environment's or a distribution's is. Two more things are filled in as the guide tells
+the reader to: ``<version>`` (galaxy.yml's) and the inventory edit of step 2, which points every host
+at ``127.0.0.1`` port 1, so that the host jobs run their controller checks and then find their hosts
+unreachable at once (nothing on this machine is configured, no packet leaves it). An optional
+``[--flags]`` part runs both ways.
 
 Each command must exit as the guide implies (0; 4, hosts unreachable, for the host jobs), print
 no traceback, leave the installed collection exactly as it was, and the files must be where the
@@ -20,8 +24,10 @@ guide says they are.
 from __future__ import annotations
 
 import glob
+import importlib.metadata
 import json
 import os
+import pwd
 import re
 import shutil
 import stat
@@ -36,14 +42,18 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 BIN = os.path.dirname(sys.executable)
 GUIDE = os.path.join(ROOT, "docs", "getting-started.md")
-USER_UID = 1000
 sys.path.insert(0, HERE)
 from test_installed_collection import _listing  # noqa: E402  pylint: disable=wrong-import-position
 
+# The ansible-core releases the guide runs on: the CI venv's, and meta/runtime.yml's minimum.
+CORES = {"2.19": "ansible-core==%s" % importlib.metadata.version("ansible-core"), "2.16": "ansible-core==2.16.*"}
+VENVS = os.environ.get("AINET_GUIDE_VENVS", os.path.join(ROOT, "build", "guide-venvs"))
+SYSTEM_PATH = "/usr/share/ansible/collections"
+
 
 def collection_files(tree):
-    """The installed tree as the jobs must leave it: Python's byte-code caches (which any import
-    writes into a writable install) and the directory times they touch left out."""
+    """The installed tree as the jobs must leave it: Python's byte-code caches and the directory
+    times they touch left out (the read-only tree takes none, but a failed write must not pass)."""
     return {path: (kind, size, mode, None if stat.S_ISDIR(kind) else mtime)
             for path, (kind, size, mode, mtime) in _listing(tree).items() if "__pycache__" not in path}
 
@@ -53,10 +63,11 @@ HOST_JOBS = re.compile(r"ainet\.fabric\.(hosts|site|qos|validate)\b")
 
 
 def guide_commands(text):
-    """The shell lines of the guide's ``sh`` blocks, in order, each optional ``[...]`` part run both ways."""
+    """The shell lines of the guide's ``sh`` blocks, in order (a trailing backslash joins the next line),
+    each optional ``[...]`` part run both ways."""
     commands = []
     for block in re.findall(r"^```sh\n(.*?)^```", text, re.M | re.S):
-        for line in block.splitlines():
+        for line in block.replace("\\\n", " ").splitlines():
             if not line.strip() or line.lstrip().startswith("#"):
                 continue
             optional = re.search(r"\s\[([^\]]+)\]", line)
@@ -71,51 +82,74 @@ def guide_commands(text):
 def test_the_guide_has_the_whole_flow():
     with open(GUIDE, encoding="utf-8") as handle:
         commands = guide_commands(handle.read())
-    for job in ("plan", "hosts", "tors", "validate"):
+    for job in ("new_cluster", "plan", "hosts", "tors", "validate"):
         assert any("ainet.fabric.%s" % job in c for c in commands), job
-    assert any("collection install" in c for c in commands)
+    assert any("collection install" in c and SYSTEM_PATH in c for c in commands)
+    # what failed from a read-only install: a copy that keeps the install's modes
+    assert not [c for c in commands if re.match(r"cp -r ", c) and "--no-preserve=mode" not in c]
 
 
-def _user():
-    """(uid, gid) to run the user's commands as, or None to run them as this process."""
-    if os.geteuid() != 0 or not shutil.which("setpriv"):
-        return None
-    # through env: a second exec, after which no capability of root's is left (a venv whose Python
-    # lives under a private /root, as a pyenv one may, is root's alone: then the commands run as root)
-    probe = subprocess.run(["setpriv", "--reuid=%d" % USER_UID, "--regid=%d" % USER_UID, "--clear-groups", "--",
-                            "/usr/bin/env", os.path.join(BIN, "ansible-galaxy"), "--version"],
-                           capture_output=True, check=False)
-    return (USER_UID, USER_UID) if probe.returncode == 0 else None
+def _venv(core):
+    """A venv of the system's Python with nothing but this ansible-core, readable by any user (cached)."""
+    path = os.path.join(VENVS, "core-" + core)
+    if os.path.exists(os.path.join(path, ".ready")):
+        return path
+    python = shutil.which("python3", path="/usr/local/bin:/usr/bin:/bin")
+    if not python:
+        pytest.skip("no system python3 to build the user's venv from")
+    shutil.rmtree(path, ignore_errors=True)
+    os.makedirs(VENVS, exist_ok=True)
+    subprocess.run([python, "-m", "venv", path], check=True, capture_output=True)
+    pip = subprocess.run([os.path.join(path, "bin", "pip"), "install", "--quiet", "--disable-pip-version-check",
+                          CORES[core]], capture_output=True, text=True, check=False, timeout=600)
+    if pip.returncode:
+        shutil.rmtree(path, ignore_errors=True)
+        pytest.skip("cannot install %s (PyPI unreachable?): %s" % (CORES[core], pip.stderr.strip()[-300:]))
+    subprocess.run(["chmod", "-R", "a+rX", path], check=True)
+    open(os.path.join(path, ".ready"), "w").close()
+    return path
 
 
 class User(object):
-    def __init__(self, base):
+    """A user of its own with an empty home, and the administrator (root) beside it."""
+
+    def __init__(self, base, venv):
+        self.name = "aguide%d" % os.getpid()
         self.home = os.path.join(base, "home")
-        os.makedirs(self.home)
-        self.user = _user()
-        self.env = {k: v for k, v in os.environ.items() if not k.startswith(("ANSIBLE_", "PYTHON", "GIT_"))}
-        self.env.update(PATH=BIN + os.pathsep + os.environ.get("PATH", ""), HOME=self.home, ANSIBLE_NOCOLOR="1",
-                        ANSIBLE_FORCE_COLOR="0", ANSIBLE_COLLECTIONS_SCAN_SYS_PATH="false",
-                        GIT_AUTHOR_NAME="Platform Engineer", GIT_AUTHOR_EMAIL="pe@example.invalid",
-                        GIT_COMMITTER_NAME="Platform Engineer", GIT_COMMITTER_EMAIL="pe@example.invalid")
-        self.tree = os.path.join(self.home, ".ansible", "collections", "ansible_collections", "ainet", "fabric")
+        skel = os.path.join(base, "skel")
+        os.makedirs(skel)
+        subprocess.run(["useradd", "--create-home", "--home-dir", self.home, "--skel", skel, "--shell", "/bin/bash",
+                        "--user-group", self.name], check=True, capture_output=True)
+        entry = pwd.getpwnam(self.name)
+        self.uid, self.gid = entry.pw_uid, entry.pw_gid
+        self.system = os.path.join(base, "usr-share-ansible-collections")   # stands in for SYSTEM_PATH
+        self.tree = os.path.join(self.system, "ansible_collections", "ainet", "fabric")
+        self.venv = venv
+        bin_dir = os.path.join(venv, "bin")
+        self.env = {"PATH": bin_dir + os.pathsep + "/usr/local/bin:/usr/bin:/bin", "HOME": self.home, "USER": self.name,
+                    "LOGNAME": self.name, "LANG": "C.UTF-8", "ANSIBLE_NOCOLOR": "1", "ANSIBLE_FORCE_COLOR": "0",
+                    # the default search path, with the test's directory for the system-wide one
+                    "ANSIBLE_COLLECTIONS_PATH": os.pathsep.join([os.path.join(self.home, ".ansible", "collections"),
+                                                                 self.system]),
+                    "GIT_AUTHOR_NAME": "Platform Engineer", "GIT_AUTHOR_EMAIL": "pe@example.invalid",
+                    "GIT_COMMITTER_NAME": "Platform Engineer", "GIT_COMMITTER_EMAIL": "pe@example.invalid"}
 
     def run(self, command):
-        cmd = ["bash", "-c", command]
-        if self.user:
-            cmd = ["setpriv", "--reuid=%d" % self.user[0], "--regid=%d" % self.user[1], "--clear-groups", "--"] + cmd
+        """A line of the guide: ``sudo ...`` as the administrator, anything else as the user."""
+        if command.startswith("sudo "):
+            cmd = ["bash", "-c", command[len("sudo "):].replace(SYSTEM_PATH, self.system)]
+        else:
+            cmd = ["setpriv", "--reuid=%d" % self.uid, "--regid=%d" % self.gid, "--init-groups", "--",
+                   "bash", "-c", command]
         return subprocess.run(cmd, cwd=self.home, env=self.env, capture_output=True, text=True, timeout=600,
                               check=False)
 
+    def remove(self):
+        subprocess.run(["userdel", self.name], check=False, capture_output=True)
+
 
 def edit_inventory(path):
-    """Step 2's edit: the cluster's name, and the hosts' addresses (here: one that refuses at once)."""
-    model_file = os.path.join(path, "group_vars", "all", "fabric.yml")
-    with open(model_file) as handle:
-        model = yaml.safe_load(handle)
-    model["fabric_cluster"]["name"] = "prod"
-    with open(model_file, "w") as handle:
-        yaml.safe_dump(model, handle, sort_keys=False)
+    """Step 2's edit: the hosts' addresses (here: one that refuses at once)."""
     hosts_file = os.path.join(path, "hosts.yml")
     with open(hosts_file) as handle:
         hosts = yaml.safe_load(handle)
@@ -126,19 +160,38 @@ def edit_inventory(path):
 
 
 @pytest.fixture(scope="module")
-def user():
+def tarball():
+    base = tempfile.mkdtemp(prefix="guide-dist")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("ANSIBLE_")}
+    subprocess.run([os.path.join(BIN, "ansible-galaxy"), "collection", "build", "--force", "--output-path", base,
+                    ROOT], check=True, capture_output=True, env=env, cwd=base)
+    yield glob.glob(os.path.join(base, "ainet-fabric-*.tar.gz"))[0]
+    shutil.rmtree(base, ignore_errors=True)
+
+
+@pytest.fixture(params=sorted(CORES), ids=lambda core: "ansible-core-" + core)
+def user(request, tarball):
+    if os.geteuid() != 0 or not shutil.which("useradd") or not shutil.which("setpriv"):
+        pytest.skip("needs root, useradd and setpriv: the guide runs as a user of its own, against an install "
+                    "that only root can write (run as root, e.g. in CI)")
+    venv = _venv(request.param)
     base = tempfile.mkdtemp(prefix="guide")
     os.chmod(base, 0o755)
-    usr = User(base)
-    with open(os.path.join(ROOT, "galaxy.yml")) as handle:
-        usr.version = yaml.safe_load(handle)["version"]
-    env = dict(usr.env)
-    subprocess.run([os.path.join(BIN, "ansible-galaxy"), "collection", "build", "--force", "--output-path",
-                    usr.home, ROOT], check=True, capture_output=True, env=env, cwd=base)
-    if usr.user:
-        subprocess.run(["chown", "-R", "%d:%d" % usr.user, usr.home], check=True)
-    yield usr
-    shutil.rmtree(base, ignore_errors=True)
+    usr = User(base, venv)
+    try:
+        probe = usr.run("ansible-playbook --version")
+        if probe.returncode:
+            pytest.skip("the user cannot run %s (a venv under a private directory?): %s" % (venv, probe.stderr[-300:]))
+        assert "core %s." % request.param in probe.stdout, probe.stdout
+        shutil.copy(tarball, usr.home)
+        os.chown(os.path.join(usr.home, os.path.basename(tarball)), usr.uid, usr.gid)
+        with open(os.path.join(ROOT, "galaxy.yml")) as handle:
+            usr.version = yaml.safe_load(handle)["version"]
+        yield usr
+    finally:
+        usr.remove()
+        subprocess.run(["chmod", "-R", "u+w", base], check=False)
+        shutil.rmtree(base, ignore_errors=True)
 
 
 def test_every_command_of_the_guide_runs_as_written(user):
@@ -164,29 +217,36 @@ def test_every_command_of_the_guide_runs_as_written(user):
             assert unreachable == {"gpu01", "gpu02", "gpu03", "gpu04"}, text[-6000:]
             assert "agree with the published plan (%s)" % os.path.join(inventory, "rail_plan_lock.json") \
                 in result.stdout, text[-6000:]
-        if "collection install" in command:
+        if command.startswith("sudo ") and "collection install" in command:
             assert os.path.isfile(os.path.join(user.tree, "MANIFEST.json")), text
+            # read-only, as a system-wide or execution-environment install is
+            subprocess.run(["chmod", "-R", "a-w", user.system], check=True)
             before = collection_files(user.tree)
         elif before is not None:
             after = collection_files(user.tree)
             changed = sorted(set(after.items()) ^ set(before.items()))
             assert not changed, "%s wrote under the installed collection: %s" % (command, changed[:20])
-        if command.startswith("cp -r"):
+        if "ainet.fabric.new_cluster" in command:
             edit_inventory(inventory)
     assert before is not None, ran
+    assert not os.path.exists(os.path.join(user.home, ".ansible", "collections")), "the user installed a copy"
 
-    # The files are where the guide says.
+    # The files are where the guide says, and the user's.
     with open(os.path.join(inventory, "group_vars", "all", "fabric.yml")) as handle:
         cluster = yaml.safe_load(handle)["fabric_cluster"]["name"]
+    assert cluster == "prod"
     out = os.path.join(inventory, ".ainet-fabric", cluster)
     for name in ("plan.json", "rails.csv", "rails.md", "topology.mmd"):
-        assert os.path.isfile(os.path.join(out, name)), name
+        assert os.stat(os.path.join(out, name)).st_uid == user.uid, name
     assert glob.glob(os.path.join(out, "tors", "*")), "no ToR configuration in %s" % out
     with open(os.path.join(inventory, "rail_plan_lock.json")) as handle:
         lock = json.load(handle)["all"]["vars"]["rail_plan_lock"]
     assert lock["cluster"] == cluster and set(lock["nodes"]) == {"gpu01", "gpu02", "gpu03", "gpu04"}, lock
+    assert [lock["nodes"]["gpu0%d" % i]["node_id"] for i in range(1, 5)] == [1, 2, 3, 4]
     # The lock is committed; the plan's output directory is not.
     log = user.run("git -C ~/clusters/prod log --oneline -- rail_plan_lock.json")
     assert log.returncode == 0 and log.stdout.strip(), log.stdout + log.stderr
     status = user.run("git -C ~/clusters/prod status --porcelain --ignored")
     assert ".ainet-fabric" not in status.stdout.replace("!! .ainet-fabric/", ""), status.stdout
+    # The example copied out of the read-only install is the user's to change.
+    assert user.run("touch ~/clusters/example/hosts.yml").returncode == 0

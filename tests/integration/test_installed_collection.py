@@ -37,6 +37,8 @@ PLAYBOOKS = sorted(os.path.splitext(name)[0] for name in os.listdir(os.path.join
                    if name.endswith(".yml"))
 # The jobs that need no host: they run for real and write their files.
 CONTROLLER_JOBS = ("plan", "tors", "k8s")
+# The playbooks that write a new inventory directory (on localhost, no inventory needed).
+SCAFFOLDS = ("new_cluster",)
 # Where the docs (README "Where the jobs write", the roles' READMEs) put the files.
 OUT = ".ainet-fabric"
 PLAN_FILES = ("plan.json", "rails.csv", "rails.md", "topology.mmd")
@@ -230,7 +232,7 @@ def test_controller_jobs_write_beside_the_inventory(installed, work, job):
     assert sorted(json.loads(listed.stdout)["gpu_nodes"]["hosts"]) == ["gpu01", "gpu02", "gpu03", "gpu04"]
 
 
-@pytest.mark.parametrize("job", [name for name in PLAYBOOKS if name not in CONTROLLER_JOBS])
+@pytest.mark.parametrize("job", [name for name in PLAYBOOKS if name not in CONTROLLER_JOBS + SCAFFOLDS])
 def test_host_jobs_check_on_the_controller_then_fail_cleanly_on_unreachable_hosts(installed, work, job):
     if not os.path.exists(os.path.join(work, "inv", OUT)):
         installed.run("ansible-playbook", "-i", "inv", "ainet.fabric.plan", cwd=work, expect=0)
@@ -244,6 +246,76 @@ def test_host_jobs_check_on_the_controller_then_fail_cleanly_on_unreachable_host
         assert re.search(r"fatal: \[%s\]: UNREACHABLE! .*port 1: Connection refused" % host, result.stdout), \
             result.stdout[-3000:]
     assert _listing(work) == before
+
+
+def _scaffold(installed, cwd, directory, hosts, *extra, expect=0):
+    return installed.run("ansible-playbook", "ainet.fabric.new_cluster", "-e", "new_cluster_dir=" + directory,
+                         "-e", "new_cluster_hosts=" + hosts, "-e", "new_cluster_rail_interfaces=ens6f0np0,ens6f1np1",
+                         "-e", "new_cluster_tor_platform=sonic", "-e", "new_cluster_tor_port_template=Ethernet{node}",
+                         *extra, cwd=cwd, expect=expect)
+
+
+def _recap(result):
+    return re.search(r"^localhost\s+: ok=\d+\s+changed=(\d+)\s+unreachable=0\s+failed=(\d+)", result.stdout, re.M)
+
+
+def test_new_cluster_writes_an_inventory_the_jobs_read(installed):
+    """From the read-only install: a fresh directory becomes an inventory that ansible-inventory reads and the
+    plan job accepts; a second run changes nothing."""
+    cwd = os.path.join(installed.base, "scaffold")
+    os.makedirs(cwd)
+    inv = os.path.join(cwd, "prod")
+    result = _scaffold(installed, cwd, inv, "gpu01,gpu02=10.0.0.2,gpu03")
+    assert _recap(result).groups() == ("3", "0"), result.stdout[-3000:]   # the directory, the templates, rails.yml
+    written = sorted(os.path.relpath(os.path.join(d, n), inv) for d, _s, names in os.walk(inv) for n in names)
+    assert written == [".gitignore", "group_vars/all/fabric.yml", "group_vars/gpu_nodes.yml", "hosts.yml", "rails.yml"]
+    for name in written:
+        assert os.stat(os.path.join(inv, name)).st_mode & 0o200, name   # the user's to edit
+    graph = installed.run("ansible-inventory", "-i", inv, "--graph", cwd=cwd, expect=0)
+    assert "WARNING" not in graph.stderr, graph.stderr
+    for group in ("@gpu_nodes:", "@tor_prod_rail1_tor:", "@rail_default_2:"):
+        assert group in graph.stdout, graph.stdout
+    plan = installed.run("ansible-playbook", "-i", inv, "ainet.fabric.plan", cwd=cwd, expect=0)
+    assert "prod: 3 nodes, 2 rails" in plan.stdout, plan.stdout[-3000:]
+    with open(os.path.join(inv, LOCK)) as handle:
+        lock = json.load(handle)["all"]["vars"]["rail_plan_lock"]
+    assert {h: n["node_id"] for h, n in lock["nodes"].items()} == {"gpu01": 1, "gpu02": 2, "gpu03": 3}
+    before = _listing(inv)
+    again = _scaffold(installed, cwd, inv, "gpu01,gpu02=10.0.0.2,gpu03")
+    assert _recap(again).groups() == ("0", "0"), again.stdout[-3000:]
+    assert _listing(inv) == before
+
+
+def test_new_cluster_never_overwrites_without_the_flag_and_keeps_node_ids_with_it(installed):
+    cwd = os.path.join(installed.base, "scaffold-existing")
+    inv = os.path.join(cwd, "prod")
+    os.makedirs(inv)
+    hosts_file = os.path.join(inv, "hosts.yml")
+    with open(hosts_file, "w") as handle:   # the user's own, with node ids of its own
+        handle.write("all:\n  children:\n    gpu_nodes:\n      hosts:\n        gpu02: {fabric_node_id: 5}\n")
+    with open(hosts_file) as handle:
+        mine = handle.read()
+    result = _scaffold(installed, cwd, inv, "gpu01,gpu02")
+    with open(hosts_file) as handle:
+        assert handle.read() == mine
+    assert "kept as they were (already there; -e new_cluster_force=true rewrites them, node ids kept): hosts.yml" \
+        in result.stdout, result.stdout[-3000:]
+    assert os.path.exists(os.path.join(inv, "group_vars", "all", "fabric.yml"))   # the missing ones are written
+    # with the flag: rewritten, gpu02 keeps 5, gpu01 takes the next free id
+    _scaffold(installed, cwd, inv, "gpu01,gpu02", "-e", "new_cluster_force=true")
+    with open(hosts_file) as handle:
+        nodes = yaml.safe_load(handle)["all"]["children"]["gpu_nodes"]["hosts"]
+    assert {h: v["fabric_node_id"] for h, v in nodes.items()} == {"gpu01": 6, "gpu02": 5}
+
+
+def test_new_cluster_refuses_bad_input_before_writing(installed):
+    cwd = os.path.join(installed.base, "scaffold-bad")
+    os.makedirs(cwd)
+    inv = os.path.join(cwd, "prod")
+    result = _scaffold(installed, cwd, inv, "gpu01,gpu01", expect=2)
+    assert "new_cluster_hosts[1]: 'gpu01' is listed twice. Fix: list every GPU node once" in result.stdout, \
+        result.stdout[-3000:]
+    assert not os.path.exists(inv)
 
 
 def test_the_installed_tree_is_read_only_for_the_jobs(installed, work):
@@ -354,6 +426,11 @@ def test_execution_environment_context_carries_every_feature(tmp_path):
     assert rpm <= set(system), sorted(rpm - set(system))
     # the library in the final image; what builds the binding in the build stage only
     assert "compile" not in system["libyang"]
+    # kubectl (k8s_objects_kubeconfig) from the Kubernetes rpm repository, set up in the base stage that the
+    # final stage's package install runs in
+    assert system["kubectl"] == {"platform:rpm"}
+    base = (context / "Containerfile").read_text().split("FROM base AS builder", 1)[0]
+    assert "baseurl=https://pkgs.k8s.io/core:/stable:/" in base and "gpgcheck=1" in base
     assert all("compile" in system[name] for name in ("libyang-devel", "pcre2-devel", "python3-devel", "gcc"))
     containerfile = (context / "Containerfile").read_text()
     builder = containerfile.split("FROM base AS builder", 1)[1].split("FROM base AS final", 1)[0]
