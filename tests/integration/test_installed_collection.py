@@ -39,6 +39,8 @@ PLAYBOOKS = sorted(os.path.splitext(name)[0] for name in os.listdir(os.path.join
 CONTROLLER_JOBS = ("plan", "tors", "k8s")
 # The playbooks that write a new inventory directory (on localhost, no inventory needed).
 SCAFFOLDS = ("new_cluster",)
+# The AWX workflow's gate: no host job, it compares the plan with a lock in the project (test below).
+GATES = ("plan_lock_gate",)
 # Where the docs (README "Where the jobs write", the roles' READMEs) put the files.
 OUT = ".ainet-fabric"
 PLAN_FILES = ("plan.json", "rails.csv", "rails.md", "topology.mmd")
@@ -232,7 +234,7 @@ def test_controller_jobs_write_beside_the_inventory(installed, work, job):
     assert sorted(json.loads(listed.stdout)["gpu_nodes"]["hosts"]) == ["gpu01", "gpu02", "gpu03", "gpu04"]
 
 
-@pytest.mark.parametrize("job", [name for name in PLAYBOOKS if name not in CONTROLLER_JOBS + SCAFFOLDS])
+@pytest.mark.parametrize("job", [name for name in PLAYBOOKS if name not in CONTROLLER_JOBS + SCAFFOLDS + GATES])
 def test_host_jobs_check_on_the_controller_then_fail_cleanly_on_unreachable_hosts(installed, work, job):
     if not os.path.exists(os.path.join(work, "inv", OUT)):
         installed.run("ansible-playbook", "-i", "inv", "ainet.fabric.plan", cwd=work, expect=0)
@@ -246,6 +248,35 @@ def test_host_jobs_check_on_the_controller_then_fail_cleanly_on_unreachable_host
         assert re.search(r"fatal: \[%s\]: UNREACHABLE! .*port 1: Connection refused" % host, result.stdout), \
             result.stdout[-3000:]
     assert _listing(work) == before
+
+
+def test_the_lock_gate_passes_an_unchanged_plan_and_stops_a_changed_one(installed, work):
+    """The AWX rollout's gate (docs/awx.md), from the read-only install, run in the project's checkout as AWX does:
+    the lock beside the inventory agrees, so it passes; with one address of the lock changed, it fails naming the
+    changed count; nothing is written either way."""
+    if not os.path.exists(os.path.join(work, "inv", OUT)):
+        installed.run("ansible-playbook", "-i", "inv", "ainet.fabric.plan", cwd=work, expect=0)
+    gate = ("ansible-playbook", "-i", "inv", "ainet.fabric.plan_lock_gate", "-e", "ainet_awx_inventory_path=inv")
+    before = _listing(work)
+    installed.run(*gate, cwd=work, expect=0)
+    assert _listing(work) == before
+    lock = os.path.join(work, "inv", LOCK)
+    with open(lock) as handle:
+        text = handle.read()
+    changed = re.sub(r"172\.17\.(\d+)\.(\d+)", lambda m: "172.17.%s.%d" % (m.group(1), (int(m.group(2)) + 100) % 250), text,
+                     count=1)
+    assert changed != text
+    try:
+        with open(lock, "w") as handle:
+            handle.write(changed)
+        before = _listing(work)
+        result = installed.run(*gate, cwd=work, expect=2)
+        assert "The plan differs from the lock committed in" in result.stdout and "1 changed" in result.stdout, \
+            result.stdout[-3000:]
+        assert _listing(work) == before
+    finally:
+        with open(lock, "w") as handle:
+            handle.write(text)
 
 
 def _scaffold(installed, cwd, directory, hosts, *extra, expect=0):

@@ -31,9 +31,6 @@ def test_the_thin_playbooks_import_the_collection_playbook_of_their_name():
     for name in sorted(os.listdir(PROJECT_PLAYBOOKS)):
         plays = load_yaml(os.path.join(PROJECT_PLAYBOOKS, name))
         imports = [play["ansible.builtin.import_playbook"] for play in plays if "ansible.builtin.import_playbook" in play]
-        if name == "plan_lock_gate.yml":
-            assert imports == []  # plays of its own (tests/unit/test_awx_workflow.py)
-            continue
         job = name[:-len(".yml")]
         assert imports == ["ainet.fabric." + job], name
         assert os.path.isfile(os.path.join(ROOT, "playbooks", name)), name
