@@ -14,9 +14,16 @@ throw-away key served as ``<mirror>/GPG-KEY-Mellanox.pub``, armored, and ``GPG-K
   ``/usr/src/mlnx-ofed-kernel-<driver>/``) and the postinst every dh_dkms package runs (dkms's
   ``common.postinst``): on a host without the running kernel's headers, dkms registers the module and skips the
   build, exactly the state a kernel update without headers leaves ("added", no modules for the running kernel).
+  With the headers, dkms "builds" and installs it for real: the build step only copies a prebuilt stub
+  ``mlx5_core.ko`` (an ELF object holding nothing but a ``.modinfo`` section: ``version=<driver>``, a
+  ``srcversion``; made here with ``objcopy``, no compiler). dkms 3.0.10 needs a module file after the build
+  ("Build of mlx5_core.ko failed") and refuses to install one whose modinfo version equals the kernel's own
+  ("exactly matches what is already found in kernel"); with a version it installs it to
+  ``/lib/modules/<kernel>/updates/dkms/``, where ``modinfo mlx5_core`` then finds it, as it finds DOCA's.
+  The stub is never loaded (no ConnectX in the lab; loading it would fail: it has no code).
 
-No kernel module is built or loaded: what the stand-ins prove is the role's repository, key, pin, install,
-upgrade, idempotence and version checks on a real Debian with apt and dkms, never the driver itself.
+No driver is built or loaded: what the stand-ins prove is the role's repository, key, pin, install, upgrade,
+idempotence, version checks and DKMS bookkeeping on a real Debian with apt and dkms, never the driver itself.
 
 Usage: python tests/lab/doca_standin.py DIR [--version 3.2.1] [--driver 25.10-1.7.1]
 """
@@ -52,11 +59,14 @@ def _control(name, version, depends=None, description="stand-in"):
     return "\n".join(lines) + "\n"
 
 
+# The "build" copies the stub module (STRIP: it has no symbols to strip); dkms then checks mlx5_core.ko is there.
 DKMS_CONF = """PACKAGE_NAME="mlnx-ofed-kernel"
 PACKAGE_VERSION="{version}"
 BUILT_MODULE_NAME[0]="mlx5_core"
 DEST_MODULE_LOCATION[0]="/updates/dkms"
-MAKE[0]="true"
+STRIP[0]="no"
+MAKE[0]="cp stand-in/mlx5_core.ko mlx5_core.ko"
+CLEAN="rm -f mlx5_core.ko"
 AUTOINSTALL="yes"
 """
 # What dh_dkms writes into a DKMS package's postinst (the real package runs the same dkms script).
@@ -72,8 +82,25 @@ dkms remove -m mlnx-ofed-kernel -v {version} --all >/dev/null 2>&1 || true
 """
 
 
+def stub_module(work, name, fields):
+    """The bytes of an ELF relocatable object whose only content is a ``.modinfo`` section of ``fields`` (what
+    ``modinfo`` and ``depmod`` read from a module), made with binutils' objcopy."""
+    modinfo = os.path.join(work, name + ".modinfo")
+    with open(modinfo, "wb") as handle:
+        handle.write(b"".join(("%s=%s" % item).encode() + b"\0" for item in fields))
+    ko = os.path.join(work, name + ".ko")
+    try:
+        subprocess.run(["objcopy", "-I", "binary", "-O", "elf64-x86-64", "-B", "i386:x86-64", "--rename-section",
+                        ".data=.modinfo,alloc,load,readonly,data,contents", modinfo, ko], check=True,
+                       capture_output=True)
+    except OSError as exc:
+        raise SystemExit("doca_standin: objcopy (binutils) is needed for the DKMS stand-in's module: %s" % exc)
+    with open(ko, "rb") as handle:
+        return handle.read()
+
+
 def build_deb(work, out_dir, name, version, files, depends=None, scripts=None):
-    """One .deb from {path: (mode, text)} and maintainer scripts {name: text}; returns its file name."""
+    """One .deb from {path: (mode, text or bytes)} and maintainer scripts {name: text}; returns its file name."""
     tree = os.path.join(work, name)
     os.makedirs(os.path.join(tree, "DEBIAN"))
     with open(os.path.join(tree, "DEBIAN", "control"), "w", encoding="utf-8") as handle:
@@ -85,8 +112,8 @@ def build_deb(work, out_dir, name, version, files, depends=None, scripts=None):
     for path, (mode, text) in files.items():
         target = os.path.join(tree, path.lstrip("/"))
         os.makedirs(os.path.dirname(target), exist_ok=True)
-        with open(target, "w", encoding="utf-8") as handle:
-            handle.write(text)
+        with open(target, "wb") as handle:
+            handle.write(text if isinstance(text, bytes) else text.encode("utf-8"))
         os.chmod(target, mode)
     deb = "%s_%s_all.deb" % (name, version)
     subprocess.run(["dpkg-deb", "--root-owner-group", "-Zgzip", "--build", tree, os.path.join(out_dir, deb)],
@@ -138,8 +165,14 @@ def build(mirror, version="3.2.1", driver="25.10-1.7.1", os_dir="debian12", arch
                                   {"/lib/modules/%s/build/Makefile" % headers: (0o644, "# stand-in\n")}))
         if dkms:
             source = "/usr/src/mlnx-ofed-kernel-%s" % package_version
+            stub = stub_module(work, "mlx5_core", [
+                ("version", driver), ("license", "Dual BSD/GPL"),
+                ("description", "Mellanox 5th generation network adapters (ConnectX series) core driver (stand-in)"),
+                ("srcversion", hashlib.md5(driver.encode()).hexdigest()[:23].upper()), ("depends", ""),
+                ("name", "mlx5_core")])
             debs.append(build_deb(work, repo, "mlnx-ofed-kernel-dkms", package_version, {
                 source + "/dkms.conf": (0o644, DKMS_CONF.format(version=package_version)),
+                source + "/stand-in/mlx5_core.ko": (0o644, stub),
                 source + "/Makefile": (0o644, "all:\n\ttrue\n")}, depends=["dkms"],
                 scripts={"postinst": DKMS_POSTINST.format(version=package_version),
                          "prerm": DKMS_PRERM.format(version=package_version)}))

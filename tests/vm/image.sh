@@ -49,6 +49,9 @@ PACKAGES=(
     grub2-common
     # python3-apt: ansible.builtin.apt (doca_ofed installs from a repository copied from the controller)
     python3-apt
+    # dkms (with gcc, make, dpkg-dev): DOCA-OFED's DKMS package, the stand-in's, registers and installs its module
+    # through the real dkms (tests/lab/doca_standin.py)
+    dkms
 )
 
 now() { date +%s.%N; }
@@ -207,6 +210,38 @@ cat > "$GUEST/fstab" <<'EOF'
 /dev/vda  /  ext4  defaults,errors=remount-ro  0  1
 EOF
 
+# The VMs' Debian repository: the VMs reach no mirror (no route out of the lab), so the image carries a flat apt
+# repository of real Debian packages from $MIRROR at /var/lib/ainet-vm/debian, the VMs' only apt source (file:,
+# Trusted: it was fetched, signature-checked, by apt here), with its lists read. It holds what the roles install
+# on the VMs from the distribution and no more: the headers meta-package of the image's kernel flavour
+# (linux-headers-amd64) and the running kernel's headers (doca_ofed_headers), and a second kernel,
+# linux-image-<abi>-cloud-amd64, with its headers, that the verifier unpacks to be the kernel the next boot starts
+# (doca_ofed's dkms autoinstall -k). What those headers depend on (linux-headers-<abi>-common, linux-kbuild,
+# the compiler package: thousands of files, minutes of dpkg under TCG) is installed in the image; the headers
+# themselves and the meta-package are not: doca_ofed installs them (checked below and in the verifier).
+# shellcheck disable=SC2016
+DEBIAN_REPO_HOOK='set -e; export DEBIAN_FRONTEND=noninteractive
+v=$(cd "$1/boot" && ls vmlinuz-* | sort -V | tail -n1); v=${v#vmlinuz-}; abi=${v%-amd64}
+deps=$(chroot "$1" apt-cache depends --important "linux-headers-$v" | awk "\$1 == \"Depends:\" { print \$2 }")
+chroot "$1" apt-get install --yes --no-install-recommends $deps
+chroot "$1" apt-get clean
+chroot "$1" apt-get install --yes --no-install-recommends --download-only linux-headers-amd64 \
+    "linux-image-$abi-cloud-amd64" "linux-headers-$abi-cloud-amd64"
+mkdir -p "$1/var/lib/ainet-vm/debian"
+mv "$1"/var/cache/apt/archives/*.deb "$1/var/lib/ainet-vm/debian/"
+chroot "$1" sh -c "cd /var/lib/ainet-vm/debian && dpkg-scanpackages --multiversion . > Packages 2>/dev/null"
+rm -f "$1/etc/apt/sources.list"
+printf "%s\n" "# The VM tier: real Debian packages kept in the image (tests/vm/image.sh)" "Types: deb" \
+    "URIs: file:/var/lib/ainet-vm/debian" "Suites: ./" "Trusted: yes" > "$1/etc/apt/sources.list.d/ainet-vm-debian.sources"
+rm -rf "$1"/var/lib/apt/lists/*
+chroot "$1" apt-get update -qq
+for pkg in linux-headers-amd64 "linux-headers-$v"; do
+    if chroot "$1" dpkg-query -W -f "\${Status}" "$pkg" 2>/dev/null | grep -q "ok installed"; then
+        echo "image: $pkg is installed in the image; doca_ofed must install it" >&2; exit 1
+    fi
+done
+ls "$1/var/lib/ainet-vm/debian" > "$1/etc/ainet/debian-repo"'
+
 # --- 1. rootfs -------------------------------------------------------------
 T=$(now)
 echo "image: mmdebstrap bookworm (${#PACKAGES[@]} packages) from $MIRROR ..."
@@ -231,7 +266,9 @@ mmdebstrap --quiet --variant=minbase --components=main --include="$INCLUDE" \
     --customize-hook="mkdir -p -m 0700 \"\$1/root/.ssh\"; install -m 0600 $OUT/id_ed25519.pub \"\$1/root/.ssh/authorized_keys\"" \
     --customize-hook="copy-in $GUEST/ainet-vm-tier.conf /etc/initramfs-tools/conf.d" \
     --customize-hook="cat $GUEST/initramfs-modules >> \"\$1/etc/initramfs-tools/modules\"" \
-    --customize-hook='mkdir -p "$1/etc/ainet"; chroot "$1" dpkg-query -W -f "\${Package} \${Version}\n" linux-image-amd64 "linux-image-*-amd64" rdma-core ibverbs-providers iproute2 perftest infiniband-diags pciutils ethtool systemd openssh-server python3 > "$1/etc/ainet/image-packages"' \
+    --customize-hook='mkdir -p "$1/etc/ainet"; chroot "$1" dpkg-query -W -f "\${Package} \${Version}\n" linux-image-amd64 "linux-image-*-amd64" dkms rdma-core ibverbs-providers iproute2 perftest infiniband-diags pciutils ethtool systemd openssh-server python3 > "$1/etc/ainet/image-packages"' \
+    --customize-hook="$DEBIAN_REPO_HOOK" \
+    --skip=cleanup/apt/lists \
     bookworm "$WORK" "$MIRROR"
 echo "image: step rootfs (mmdebstrap) took $(took "$T") ($(du -sh "$WORK" | cut -f1))"
 
@@ -249,6 +286,7 @@ cp "$INITRD" "$OUT/initrd.img.tmp" && mv "$OUT/initrd.img.tmp" "$OUT/initrd.img"
     echo "built $(date -u +%Y-%m-%dT%H:%M:%SZ) stamp $STAMP mirror $MIRROR"
     echo "kernel $(basename "$KERNEL" | sed 's/^vmlinuz-//')"
     cat "$WORK/etc/ainet/image-packages"
+    sed 's/^/debian-repo /' "$WORK/etc/ainet/debian-repo"
 } > "$OUT/image.info"
 echo "image: step kernel+initrd took $(took "$T") ($(basename "$KERNEL"), $(du -h "$OUT/initrd.img" | cut -f1) initrd)"
 

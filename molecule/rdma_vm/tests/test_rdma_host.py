@@ -204,10 +204,38 @@ def test_doca_ofed_from_the_controllers_copy_is_installed_pinned_and_verified(ho
     with open(key, "rb") as handle:
         assert subprocess.run(["gpg", "--dearmor"], input=armored.encode(), capture_output=True,
                               check=True).stdout == handle.read()
-    # and the role's own verification, read on the node now: the pinned release, nothing pending
+    # and the role's own verification, read on the node now: the pinned release, nothing pending - with no mlx5_core
+    # loaded (no ConnectX here): the control of test_doca_ofed_tells_the_kernels_own_mlx5_core_from_the_installed_one
+    assert not host.file("/sys/module/mlx5_core").exists
     result = host.ansible("ainet.fabric.doca_ofed", json.dumps({"state": "verify", "version": "3.2.1"}), check=True)
     assert not result.get("failed") and result["ofed"]["version"] == "25.10-1.7.1", result
     assert result["reboot_pending"] == [], result
+
+
+DEBIAN_REPO = "/var/lib/ainet-vm/debian"   # the image's file repository of Debian packages (tests/vm/image.sh)
+STANDIN_DRIVER = "25.10-1.7.1"             # prepare.yml's stand-in driver (ofed_info -s, the stub's modinfo version)
+
+
+def test_doca_ofed_installed_the_headers_and_dkms_installed_the_driver_for_the_running_kernel(host):
+    """doca_ofed_headers: the running kernel's headers and the meta-package of its flavour, from Debian's packages
+    (the image's file repository: the VMs reach no mirror), installed by the role - the image had neither - and
+    with them the stand-in's DKMS package installed its module for the running kernel through the node's dkms."""
+    release = host.check_output("uname -r")
+    flavour = re.match(r"^\d+\.\d+\.\d+-\d+-(.+)$", release).group(1)      # 6.1.0-50-amd64 -> amd64
+    assert host.package("linux-image-%s" % flavour).is_installed   # the image's kernel comes by its meta-package
+    image = host.file("/etc/ainet/image-packages").content_string
+    for name in ("linux-headers-%s" % release, "linux-headers-%s" % flavour):
+        assert host.package(name).is_installed, name
+        assert not re.search(r"^%s " % re.escape(name), image, re.M), "%s was in the image already" % name
+        policy = host.check_output("apt-cache policy %s" % name)
+        assert re.search(r"^\s+\d+ file:%s \./ Packages$" % DEBIAN_REPO, policy, re.M), policy
+    assert host.file("/lib/modules/%s/build" % release).is_directory
+    status = host.check_output("dkms status -m mlnx-ofed-kernel -k %s" % release)
+    assert re.match(r"^mlnx-ofed-kernel/%s, %s, x86_64: installed" % (re.escape(STANDIN_DRIVER.replace("-", ".")),
+                                                                      re.escape(release)), status), status
+    # modinfo resolves mlx5_core to the DKMS copy (updates/dkms outranks the kernel's own), with DOCA's version
+    assert host.check_output("modinfo -n mlx5_core") == "/lib/modules/%s/updates/dkms/mlx5_core.ko" % release
+    assert host.check_output("modinfo -F version mlx5_core") == STANDIN_DRIVER
 
 
 def test_other_tools_objects_are_left_alone(host):
@@ -396,3 +424,107 @@ def test_bad_input_is_refused_on_the_real_node_before_any_change(host):
     assert "0000:00:1f.0" in msg and "not a PCI bridge" in msg
     # nothing changed: VF counts and settings, ACS, the netns mode, the units, the record, the options
     assert host.check_output(NODE_STATE) == before
+
+
+def doca_ofed_verify(**extra):
+    """The role's verify step's arguments (roles/doca_ofed/tasks/main.yml) for the module run by hand."""
+    return dict({"state": "verify", "version": "3.2.1"}, **extra)
+
+
+def test_doca_ofed_tells_the_kernels_own_mlx5_core_from_the_installed_one_and_refuses_a_restart_under_rdma_rxe(host):
+    """Debian's own mlx5_core loaded (its module file, as before the DOCA install), DOCA-OFED's installed (the DKMS
+    copy modinfo resolves): judged here from sysfs and modinfo, then the role must say the same - a pending reboot -
+    and, asked to restart the driver, refuse while soft-RoCE's rdma_rxe (lab-rxe.service) is loaded, naming it."""
+    before_the_reboot_only()
+    if host.backend.get_hostname() != "vm1":
+        return
+    release = host.check_output("uname -r")
+    inbox = "/lib/modules/%s/kernel/drivers/net/ethernet/mellanox/mlx5/core/mlx5_core.ko" % release
+    # Debian's in-tree module carries neither version nor srcversion; the installed one is the DKMS copy
+    assert host.run("modinfo -F version %s" % inbox).stdout.strip() == ""
+    assert host.check_output("modinfo -n mlx5_core").endswith("/updates/dkms/mlx5_core.ko")
+    assert not host.file("/sys/module/mlx5_core").exists
+    loaded_before = set(load.split()[0] for load in host.file("/proc/modules").content_string.splitlines())
+    depends = [d for d in host.check_output("modinfo -F depends %s" % inbox).split(",") if d]
+    try:
+        for name in depends:
+            host.check_output("modprobe %s" % name)
+        host.check_output("insmod %s" % inbox)
+        # the live state, read here: a mlx5_core is loaded and it has no version file, which the installed module
+        # (modinfo version 25.10-1.7.1) would have: the loaded one is not the installed one
+        assert host.file("/sys/module/mlx5_core").is_directory
+        assert not host.file("/sys/module/mlx5_core/version").exists
+        result = host.ansible("ainet.fabric.doca_ofed", json.dumps(doca_ofed_verify()), check=True)
+        assert not result.get("failed"), result
+        assert result["loaded"]["present"] and result["loaded"]["version"] is None, result["loaded"]
+        assert result["loaded"]["installed"]["filename"] == host.check_output("modinfo -n mlx5_core")
+        assert result["reboot_pending"] == ["DOCA-OFED: the loaded mlx5_core is the kernel's own, not DOCA-OFED's: "
+                                            "the installed driver loads at the next boot (or driver restart)"], result
+        # a restart asked for: soft-RoCE's module holds the RDMA core (it is loaded: /proc/modules says so)
+        modules = host.file("/proc/modules").content_string
+        assert re.search(r"^rdma_rxe ", modules, re.M), modules
+        msg = refused(host, "ainet.fabric.doca_ofed", doca_ofed_verify(
+            restart=True, management_addresses=[model(host)["ansible_host"]]))
+        assert "a driver restart would unload the RDMA core under modules it does not manage" in msg, msg
+        assert "third-party RDMA modules are loaded (rdma_rxe)" in msg and "not restarted" in msg, msg
+        # nothing was unloaded or restarted: the same modules, the kernel's mlx5_core still there, rxe0 still up
+        assert host.file("/sys/module/mlx5_core").is_directory and not host.file("/sys/module/mlx5_core/version").exists
+        assert host.run("rdma link show rxe0/1").rc == 0
+    finally:
+        host.run("rmmod mlx5_core")
+        for name in reversed(depends):
+            if name.replace("-", "_") not in loaded_before:
+                host.run("modprobe -r %s" % name)
+    assert not host.file("/sys/module/mlx5_core").exists
+
+
+def newest_vmlinuz(host):
+    """The newest /boot/vmlinuz-* in version order (sort -V): the kernel GRUB_DEFAULT=0 boots after update-grub."""
+    return host.check_output("ls /boot | grep '^vmlinuz-' | sort -V | tail -n1")[len("vmlinuz-"):]
+
+
+def test_doca_ofed_builds_the_driver_for_the_kernel_the_next_boot_starts(host):
+    """A second kernel, newer in version order (Debian's -cloud-amd64 build of the same ABI, from the image's Debian
+    repository), unpacked (dpkg --unpack: no maintainer scripts, so its kernel hooks - initramfs, GRUB, dkms - do not
+    run, as when its dkms hook could not build): without its headers the role fails with the fix; with them it runs
+    'dkms autoinstall -k <that kernel>' and dkms then lists the driver installed for it. Removed again before the
+    reboot (the VMs keep booting their own kernel)."""
+    before_the_reboot_only()
+    if host.backend.get_hostname() != "vm1":
+        return
+    release = host.check_output("uname -r")
+    second = re.sub(r"-amd64$", "-cloud-amd64", release)
+    debs = dict((pkg, host.check_output("ls %s/%s_*.deb" % (DEBIAN_REPO, pkg)))
+                for pkg in ("linux-image-" + second, "linux-headers-" + second))
+    assert newest_vmlinuz(host) == release and not host.file("/boot/vmlinuz-" + second).exists
+    dkms_entry = "mlnx-ofed-kernel/%s, %s, x86_64: installed" % (STANDIN_DRIVER.replace("-", "."), second)
+    try:
+        host.check_output("dpkg --unpack %s" % debs["linux-image-" + second])
+        assert newest_vmlinuz(host) == second
+        assert not host.file("/lib/modules/%s/build" % second).exists
+        # no headers for it: refused with the fix, nothing built
+        msg = refused(host, "ainet.fabric.doca_ofed", doca_ofed_verify())
+        assert ("the next boot starts kernel %s, which has no mlnx-ofed-kernel modules built and no headers" % second
+                in msg and "install its headers (linux-headers-%s" % second in msg
+                and "run 'dkms autoinstall -k %s' before rebooting" % second in msg), msg
+        assert not re.search(r", %s, x86_64: installed" % re.escape(second),
+                             host.check_output("dkms status -m mlnx-ofed-kernel -k %s" % second))
+        # its headers (their common part is installed with the running kernel's): the role builds for it
+        host.check_output("dpkg --unpack %s" % debs["linux-headers-" + second])
+        assert host.file("/lib/modules/%s/build" % second).is_directory
+        result = host.ansible("ainet.fabric.doca_ofed", json.dumps(doca_ofed_verify()), check=False)
+        assert not result.get("failed") and result["changed"], result
+        assert result["commands"] == ["dkms autoinstall -k %s" % second], result
+        # dkms says so itself, and the module is where modinfo looks for that kernel
+        assert host.check_output("dkms status -m mlnx-ofed-kernel -k %s" % second).startswith(dkms_entry)
+        assert host.check_output("modinfo -k %s -n mlx5_core" % second) == \
+            "/lib/modules/%s/updates/dkms/mlx5_core.ko" % second
+        # built: nothing left to do for the next boot
+        again = host.ansible("ainet.fabric.doca_ofed", json.dumps(doca_ofed_verify()), check=True)
+        assert not again["changed"] and again["commands"] == [], again
+    finally:
+        host.run("dkms remove -m mlnx-ofed-kernel -v %s -k %s" % (STANDIN_DRIVER.replace("-", "."), second))
+        host.run("dpkg --purge linux-headers-%s linux-image-%s" % (second, second))
+        host.run("rm -rf /lib/modules/%s /usr/src/linux-headers-%s /boot/*-%s" % (second, second, second))
+    assert newest_vmlinuz(host) == release
+    assert second not in host.file("/boot/grub/grub.cfg").content_string
