@@ -16,12 +16,13 @@ from ansible_collections.ainet.fabric.plugins.module_utils.plan.rail_plan import
 from ansible_collections.ainet.fabric.plugins.plugin_utils.reports import link_states, write_reports
 
 ARGUMENT_SPEC = dict(
-    mode=dict(type="str", choices=["schedule", "verdict"], required=True),
+    mode=dict(type="str", choices=["schedule", "round", "verdict"], required=True),
     cluster=dict(type="dict", required=True),
     nodes=dict(type="dict", required=True),
     hosts=dict(type="list", elements="str", required=True),
     rounds=dict(type="int", default=pair_schedule.DEFAULT_ROUNDS),
     full_mesh=dict(type="bool", default=False),
+    round=dict(type="int"),
     fabric=dict(type="str"),
     results_var=dict(type="str", default="__link_test_results"),
     links_var=dict(type="str", default="__link_test_links"),
@@ -73,9 +74,16 @@ class ActionModule(ActionBase):
                                   % (args["fabric"], ", ".join(plan["fabrics"])))
             hosts = [h for h in args["hosts"] if h in plan["nodes"]]
             if args["mode"] == "schedule":
-                rounds = link_results.assignments(plan, hosts, args["rounds"], args["full_mesh"], args["fabric"])
-                return dict(result, changed=False, rounds=rounds, hosts=len(hosts),
-                            pairs=sum(len(r) // 2 for r in rounds))
+                return dict(result, changed=False, **link_results.schedule(plan, hosts, args["rounds"], args["full_mesh"]))
+            if args["mode"] == "round":
+                total = link_results.schedule(plan, hosts, args["rounds"], args["full_mesh"])["rounds"]
+                if args["round"] is None or not 1 <= args["round"] <= total:
+                    raise FabricError("link_test: round=%r is not a round of this schedule (1 to %d: %d nodes, %s). "
+                                      "Fix: loop round over range(1, <mode=schedule's rounds> + 1)." % (
+                                          args["round"], total, len(hosts),
+                                          "full mesh" if args["full_mesh"] else "rounds=%d" % args["rounds"]))
+                this = link_results.round_assignments(plan, hosts, args["round"], args["fabric"])
+                return dict(result, changed=False, round=args["round"], assignments=this, pairs=len(this) // 2)
             hostvars = task_vars.get("hostvars", {})
             results = []
             for host in hosts:

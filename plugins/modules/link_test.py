@@ -12,20 +12,23 @@ version_added: 0.3.0
 author: ainet.fabric contributors (@ainet)
 description:
   - Runs on the controller (the role P(ainet.fabric.link_test#role) runs the tests on the nodes in between).
-  - With O(mode=schedule), pairs the O(hosts) round by round with the round-robin method - every node in at most one
-    pair per round, O(rounds) rounds (each node meets that many different peers) or, with O(full_mesh), every pair
-    of nodes exactly once in N-1 rounds (N rounded up to even) - and returns per round and host the peer, the role
-    (C(server), C(client)) and the pair's rails with both addresses from the plan, the DF ping size that fills the
-    rail MTU and a perftest port per rail.
+  - The O(hosts) are paired round by round with the round-robin method - every node in at most one pair per round,
+    O(rounds) rounds (each node meets that many different peers) or, with O(full_mesh), every pair of nodes exactly
+    once in N-1 rounds (N rounded up to even).
+  - With O(mode=schedule), returns how many rounds there are (RV(rounds)), not the rounds themselves.
+  - With O(mode=round), returns round O(round) only, computed on its own when it starts (a full mesh of 1,024 nodes
+    is 1,023 rounds, and a play holds one at a time) - per host the peer, the role (C(server), C(client)) and the
+    pair's rails with both addresses from the plan, the DF ping size that fills the rail MTU and a perftest port per
+    rail.
   - With O(mode=verdict), parses what every client registered (C(ping) and C(ib_write_bw) outputs) and judges each
     node's rail link - broken when it failed with two or more peers, slow when below O(min_gbps) with two or more,
     suspect when one peer only failed and that peer's own link is not broken - naming the node, NIC, ToR and port.
     Writes a Markdown O(report); fails when a link is broken unless O(fail_on_broken=false).
 options:
   mode:
-    description: V(schedule) or V(verdict).
+    description: V(schedule) (how many rounds), V(round) (one round's pairs) or V(verdict).
     type: str
-    choices: [schedule, verdict]
+    choices: [schedule, round, verdict]
     required: true
   cluster:
     description: The cluster model (C(fabric_cluster)).
@@ -48,6 +51,10 @@ options:
     description: Every pair of nodes once.
     type: bool
     default: false
+  round:
+    description: With O(mode=round), the round to return, from 1 to the RV(rounds) that O(mode=schedule) returned for
+      the same O(hosts), O(rounds) and O(full_mesh); required then.
+    type: int
   fabric:
     description: The fabric to test (every fabric when not given).
     type: str
@@ -93,7 +100,7 @@ attributes:
 """
 
 EXAMPLES = r"""
-- name: Plan the rounds of pairs
+- name: Count the rounds of pairs
   ainet.fabric.link_test:
     mode: schedule
     cluster: "{{ fabric_cluster }}"
@@ -101,17 +108,39 @@ EXAMPLES = r"""
     hosts: "{{ ansible_play_hosts }}"
   run_once: true
   register: schedule
+
+- name: Pair the nodes for round 1
+  ainet.fabric.link_test:
+    mode: round
+    round: 1
+    cluster: "{{ fabric_cluster }}"
+    nodes: "{{ groups['gpu_nodes'] | ainet.fabric.node_map(hostvars) }}"
+    hosts: "{{ ansible_play_hosts }}"
+  run_once: true
+  register: pairs
 """
 
 RETURN = r"""
 rounds:
-  description: With O(mode=schedule), per round, host to C({peer, role, rails}).
+  description: With O(mode=schedule), how many rounds the schedule has (0 below two nodes).
   returned: when mode is schedule
-  type: list
-  elements: dict
+  type: int
+hosts:
+  description: With O(mode=schedule), how many of the O(hosts) are nodes of the plan.
+  returned: when mode is schedule
+  type: int
+round:
+  description: With O(mode=round), the round returned.
+  returned: when mode is round
+  type: int
+assignments:
+  description: With O(mode=round), host to C({peer, role, rails}) for that round; a node without a peer in it (an odd
+    fleet's odd one out) is absent.
+  returned: when mode is round
+  type: dict
 pairs:
-  description: With O(mode=schedule), the number of pairs in all rounds.
-  returned: when mode is schedule
+  description: With O(mode=schedule), the number of pairs in all rounds; with O(mode=round), in that round.
+  returned: when mode is schedule or round
   type: int
 verdict:
   description: With O(mode=verdict), C(broken), C(slow) and C(suspect) links (host, fabric, rail, interface, tor,

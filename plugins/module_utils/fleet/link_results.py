@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import re
 
-from ansible_collections.ainet.fabric.plugins.module_utils.fleet.pair_schedule import rounds as schedule_rounds
+from ansible_collections.ainet.fabric.plugins.module_utils.fleet.pair_schedule import round_count, round_pairs
 
 # TCP port of the perftest exchange of rail r: PERFTEST_PORT + r, so that every rail of a pair runs at once.
 PERFTEST_PORT = 18515
@@ -91,37 +91,45 @@ def parse_perftest(text):
     return out
 
 
-def assignments(plan, hosts, count, full_mesh=False, fabric=None):
-    """The schedule as each host runs it: ``[{host: {"peer", "role", "rails": [...]}}, ...]`` per round.
+def round_assignments(plan, hosts, number, fabric=None):
+    """Round ``number`` (1, 2, ...) as each host runs it: ``{host: {"peer", "role", "rails": [...]}}``.
 
     ``role``: ``server`` (the first of the pair) or ``client``; ``rails``: the pair's rails of ``fabric`` (every
     fabric when None), each ``{"fabric", "rail", "interface", "ip", "peer_ip", "mtu", "ping_size", "port",
     "perftest_args"}``: ``ping_size`` fills the rail MTU with a DF ping (MTU less 28 bytes of IPv4 and ICMP headers, 48
-    for IPv6); ``perftest_args`` is ``["--ipv6-addr"]`` on an IPv6 rail, for both ends of ``ib_write_bw``."""
+    for IPv6); ``perftest_args`` is ``["--ipv6-addr"]`` on an IPv6 rail, for both ends of ``ib_write_bw``. One round
+    only (:func:`pair_schedule.round_pairs`), so that a play holds one round's assignments at a time."""
     members = [h for h in hosts if h in plan["nodes"]]
-    out = []
-    for pairs in schedule_rounds(members, count, full_mesh):
-        this = {}
-        for server, client in pairs:
-            for me, peer, role in ((server, client, "server"), (client, server, "client")):
-                mine = dict(((e["fabric"], e["rail"]), e) for e in plan["nodes"][me]["rails"]
-                            if fabric is None or e["fabric"] == fabric)
-                theirs = dict(((e["fabric"], e["rail"]), e) for e in plan["nodes"][peer]["rails"])
-                rails = []
-                for key, entry in sorted(mine.items()):
-                    if key not in theirs:
-                        continue
-                    v6 = ":" in entry["ip"]
-                    rails.append({"fabric": entry["fabric"], "rail": entry["rail"], "interface": entry["interface"],
-                                  "ip": entry["ip"], "peer_ip": theirs[key]["ip"], "mtu": entry["mtu"],
-                                  "ping_size": entry["mtu"] - (48 if v6 else 28),
-                                  "port": PERFTEST_PORT + entry["rail"],
-                                  # perftest exchanges its parameters over TCP/IPv4 unless told --ipv6-addr (both
-                                  # ends; linux-rdma/perftest src/perftest_parameters.c: ai_family AF_INET6)
-                                  "perftest_args": ["--ipv6-addr"] if v6 else []})
-                this[me] = {"peer": peer, "role": role, "rails": rails}
-        out.append(this)
-    return out
+    this = {}
+    for server, client in round_pairs(members, number):
+        for me, peer, role in ((server, client, "server"), (client, server, "client")):
+            mine = dict(((e["fabric"], e["rail"]), e) for e in plan["nodes"][me]["rails"]
+                        if fabric is None or e["fabric"] == fabric)
+            theirs = dict(((e["fabric"], e["rail"]), e) for e in plan["nodes"][peer]["rails"])
+            rails = []
+            for key, entry in sorted(mine.items()):
+                if key not in theirs:
+                    continue
+                v6 = ":" in entry["ip"]
+                rails.append({"fabric": entry["fabric"], "rail": entry["rail"], "interface": entry["interface"],
+                              "ip": entry["ip"], "peer_ip": theirs[key]["ip"], "mtu": entry["mtu"],
+                              "ping_size": entry["mtu"] - (48 if v6 else 28),
+                              "port": PERFTEST_PORT + entry["rail"],
+                              # perftest exchanges its parameters over TCP/IPv4 unless told --ipv6-addr (both
+                              # ends; linux-rdma/perftest src/perftest_parameters.c: ai_family AF_INET6)
+                              "perftest_args": ["--ipv6-addr"] if v6 else []})
+            this[me] = {"peer": peer, "role": role, "rails": rails}
+    return this
+
+
+def schedule(plan, hosts, count, full_mesh=False):
+    """The schedule's size, without its rounds: ``{"rounds", "hosts", "pairs"}`` (``pairs``: in all rounds, each
+    round pairing every node but an odd fleet's odd one out). The rounds themselves come one at a time from
+    :func:`round_assignments` as each starts: a full mesh of 1,024 nodes x 8 rails is 1,023 rounds of 8,192 rail
+    assignments each, never held at once."""
+    members = [h for h in hosts if h in plan["nodes"]]
+    number = round_count(len(members), count, full_mesh)
+    return {"rounds": number, "hosts": len(members), "pairs": number * (len(members) // 2)}
 
 
 TESTS = ("icmp", "icmp_small", "rdma_bw", "rdma_lat", "rdma_cm")

@@ -3,12 +3,13 @@
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 """Which nodes test their rail links against which, round by round, and what the results say.
 
-**Schedule** (:func:`rounds`): the round-robin ("circle") method. With N nodes (a stand-in added when N is odd,
-whose partner sits the round out), round k pairs the nodes so that every node is in at most one pair; the N-1
-rounds (N rounded up to even) together hold every pair of nodes exactly once - the full mesh, on request. By
-default only the first ``count`` rounds run (3): every node meets three different peers on every rail, in
-rounds whose pairs all run at once, so a fleet of N nodes is tested in 3 rounds, not N^2 tests. Every rail runs
-the same pairs in the same round (each on its own NICs and ToRs).
+**Schedule** (:func:`round_count`, :func:`round_pairs`): the round-robin ("circle") method. With N nodes (a
+stand-in added when N is odd, whose partner sits the round out), round k pairs the nodes so that every node is in at
+most one pair; the N-1 rounds (N rounded up to even) together hold every pair of nodes exactly once - the full mesh,
+on request. By default only the first ``count`` rounds run (3): every node meets three different peers on every
+rail, in rounds whose pairs all run at once, so a fleet of N nodes is tested in 3 rounds, not N^2 tests. Every rail
+runs the same pairs in the same round (each on its own NICs and ToRs). Each round is computed on its own, in O(N),
+when it starts: a play never holds more than one round (1,023 rounds of 1,024 nodes in the full mesh).
 
 **Verdict** (:func:`verdict`): a node's rail link is **broken** when its tests failed with at least two different
 peers (one failing peer only points at the pair, not at a link: it is **suspect**, unless that peer's own
@@ -22,33 +23,54 @@ from __future__ import annotations
 DEFAULT_ROUNDS = 3
 
 
-def rounds(nodes, count=DEFAULT_ROUNDS, full_mesh=False):
-    """``[[(a, b), ...], ...]``: the pairs of each round, ``a`` before ``b`` in ``nodes``' order (``a`` serves,
-    ``b`` connects). ``full_mesh``: every pair once (N-1 rounds, N rounded up to even); else the first ``count``
-    of those rounds."""
+def round_count(size, count=DEFAULT_ROUNDS, full_mesh=False):
+    """How many rounds a schedule of ``size`` nodes has: every round of the circle (``size`` - 1, ``size`` rounded up
+    to even) with ``full_mesh``, else the first ``count`` of them; none below two nodes."""
+    if size < 2:
+        return 0
+    total = size + size % 2 - 1
+    return total if full_mesh else min(max(int(count), 0), total)
+
+
+def round_pairs(nodes, number):
+    """``[(a, b), ...]``: the pairs of round ``number`` (1, 2, ...) of the circle, ``a`` before ``b`` in ``nodes``'
+    order (``a`` serves, ``b`` connects), sorted by ``a``.
+
+    Computed on its own in O(N), without the rounds before it: the circle fixes the first node and turns the others
+    one place per round, so in round k (from 0) position j >= 1 of the line holds the node ``(j - 1 + k) mod (M - 1)``
+    of the turning ones (M: N rounded up to even; a stand-in fills an odd fleet, whose partner sits the round out);
+    position i meets position M - 1 - i. A round holds a schedule's memory for one round only."""
     members = list(nodes)
     if len(members) != len(set(members)):
         raise ValueError("a node is listed twice")
-    if len(members) < 2:
-        return []
+    total = round_count(len(members), full_mesh=True)
+    if not 1 <= number <= total:
+        raise ValueError("round %r: %d nodes have rounds 1 to %d" % (number, len(members), total))
     order = dict((name, index) for index, name in enumerate(members))
     ring = members + ([None] if len(members) % 2 else [])
     size = len(ring)
-    total = size - 1
-    wanted = total if full_mesh else min(max(int(count), 0), total)
-    out = []
-    fixed, rest = ring[0], ring[1:]
-    for k in range(wanted):
-        turn = rest[k:] + rest[:k]  # rotate every node but the first one place per round
-        line = [fixed] + turn
-        pairs = []
-        for i in range(size // 2):
-            a, b = line[i], line[size - 1 - i]
-            if a is None or b is None:
-                continue
-            pairs.append((a, b) if order[a] < order[b] else (b, a))
-        out.append(sorted(pairs, key=lambda pair: order[pair[0]]))
-    return out
+    shift = number - 1
+
+    def at(position):
+        return ring[0] if position == 0 else ring[1 + (position - 1 + shift) % (size - 1)]
+
+    pairs = []
+    for i in range(size // 2):
+        a, b = at(i), at(size - 1 - i)
+        if a is None or b is None:
+            continue
+        pairs.append((a, b) if order[a] < order[b] else (b, a))
+    return sorted(pairs, key=lambda pair: order[pair[0]])
+
+
+def rounds(nodes, count=DEFAULT_ROUNDS, full_mesh=False):
+    """``[[(a, b), ...], ...]``: :func:`round_pairs` of every round, for small fleets and tests. ``full_mesh``: every
+    pair once (N-1 rounds, N rounded up to even); else the first ``count`` of those rounds. A play streams the rounds
+    instead (:func:`round_count` once, then :func:`round_pairs` as each round starts)."""
+    members = list(nodes)
+    if len(members) != len(set(members)):
+        raise ValueError("a node is listed twice")
+    return [round_pairs(members, number) for number in range(1, round_count(len(members), count, full_mesh) + 1)]
 
 
 def verdict(results, plan, min_gbps=None, max_usec=None):

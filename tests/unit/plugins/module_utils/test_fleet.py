@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import itertools
 
+import pytest
+
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -127,7 +129,7 @@ def test_perftest_outputs_in_both_units_with_interleaved_warnings():
 
 def test_assignments_give_both_ends_the_pair_and_the_plan_addresses():
     plan = plan4()
-    rounds = lr.assignments(plan, ["gpu01", "gpu02", "gpu03", "gpu04", "nothere"], 3)
+    rounds = streamed(plan, ["gpu01", "gpu02", "gpu03", "gpu04", "nothere"], 3)
     assert len(rounds) == 3 and all(len(r) == 4 for r in rounds)
     first = rounds[0]
     server = [h for h, a in first.items() if a["role"] == "server"][0]
@@ -176,9 +178,9 @@ def plan4_v6():
 
 
 def test_ib_write_bw_on_an_ipv6_rail_negotiates_over_ipv6_and_ipv4_stays_as_it_was():
-    v6 = lr.assignments(plan4_v6(), ["gpu01", "gpu02"], 1)[0]
+    v6 = lr.round_assignments(plan4_v6(), ["gpu01", "gpu02"], 1)
     assert [r["perftest_args"] for a in v6.values() for r in a["rails"]] == [["--ipv6-addr"]] * 4
-    v4 = lr.assignments(plan4(), ["gpu01", "gpu02"], 1)[0]
+    v4 = lr.round_assignments(plan4(), ["gpu01", "gpu02"], 1)
     assert [r["perftest_args"] for a in v4.values() for r in a["rails"]] == [[]] * 4
 
 
@@ -208,3 +210,111 @@ def test_not_run_says_why_each_rdma_test_was_skipped():
     assert "because the NIC has no RDMA device" in lr.not_run(plan, ["gpu01"], True, facts)[0]
     assert lr.not_run(plan, hosts, False, {}) == [
         "RDMA tests (ib_write_bw, rping) skipped on every rail, because link_test_rdma is false: ICMP only."]
+
+
+# -- the streamed schedule ----------------------------------------------------------------------------------------
+# Oracle: the whole schedule at once, as computed before the rounds were streamed (pair_schedule.rounds and
+# link_results.assignments of main@0d07781, copied unchanged). The streamed rounds must equal it round for round.
+
+def old_rounds(nodes, count=3, full_mesh=False):
+    members = list(nodes)
+    if len(members) < 2:
+        return []
+    order = dict((name, index) for index, name in enumerate(members))
+    ring = members + ([None] if len(members) % 2 else [])
+    size = len(ring)
+    total = size - 1
+    wanted = total if full_mesh else min(max(int(count), 0), total)
+    out = []
+    fixed, rest = ring[0], ring[1:]
+    for k in range(wanted):
+        turn = rest[k:] + rest[:k]
+        line = [fixed] + turn
+        pairs = []
+        for i in range(size // 2):
+            a, b = line[i], line[size - 1 - i]
+            if a is None or b is None:
+                continue
+            pairs.append((a, b) if order[a] < order[b] else (b, a))
+        out.append(sorted(pairs, key=lambda pair: order[pair[0]]))
+    return out
+
+
+def old_assignments(plan, hosts, count, full_mesh=False, fabric=None):
+    members = [h for h in hosts if h in plan["nodes"]]
+    out = []
+    for pairs in old_rounds(members, count, full_mesh):
+        this = {}
+        for server, client in pairs:
+            for me, peer, role in ((server, client, "server"), (client, server, "client")):
+                mine = dict(((e["fabric"], e["rail"]), e) for e in plan["nodes"][me]["rails"]
+                            if fabric is None or e["fabric"] == fabric)
+                theirs = dict(((e["fabric"], e["rail"]), e) for e in plan["nodes"][peer]["rails"])
+                rails = []
+                for key, entry in sorted(mine.items()):
+                    if key not in theirs:
+                        continue
+                    v6 = ":" in entry["ip"]
+                    rails.append({"fabric": entry["fabric"], "rail": entry["rail"], "interface": entry["interface"],
+                                  "ip": entry["ip"], "peer_ip": theirs[key]["ip"], "mtu": entry["mtu"],
+                                  "ping_size": entry["mtu"] - (48 if v6 else 28),
+                                  "port": lr.PERFTEST_PORT + entry["rail"],
+                                  "perftest_args": ["--ipv6-addr"] if v6 else []})
+                this[me] = {"peer": peer, "role": role, "rails": rails}
+        out.append(this)
+    return out
+
+
+def streamed(plan, hosts, count, full_mesh=False, fabric=None):
+    """The rounds as the role runs them: the count once, then each round on its own."""
+    total = lr.schedule(plan, hosts, count, full_mesh)["rounds"]
+    return [lr.round_assignments(plan, hosts, number, fabric) for number in range(1, total + 1)]
+
+
+def plan_of(size, v6=False):
+    addressing = ({"mode": "exclusive", "supernet": "fd00:17::/48", "rail_prefix": 64, "node_prefix": 80} if v6 else
+                  {"mode": "exclusive", "supernet": "10.0.0.0/12", "rail_prefix": 16, "node_prefix": 27})
+    return rail_plan({"name": "t", "fabrics": {"compute": {"rails": 2, "addressing": addressing},
+                                               "storage": {"rails": 1, "mtu": 4200, "addressing": {
+                                                   "mode": "shared", "supernet": "10.70.0.0/16",
+                                                   "rail_prefix": 16}}}},
+                     dict(("gpu%03d" % n, {"node_id": n, "rail_interfaces": {
+                         "compute": ["ens6f0np0", "ens6f1np1"], "storage": ["ens7f0np0"]}}) for n in range(1, size + 1)))
+
+
+def test_streamed_rounds_equal_the_whole_schedule_round_for_round():
+    for size in (1, 2, 3, 4, 7, 8, 70, 71):
+        plan = plan_of(size)
+        hosts = sorted(plan["nodes"], reverse=True) + ["notanode"]  # play order, not plan order; a stranger
+        for count, full_mesh in ((3, False), (3, True), (0, False), (100, False)):
+            old = old_assignments(plan, hosts, count, full_mesh)
+            assert streamed(plan, hosts, count, full_mesh) == old, (size, count, full_mesh)
+            assert lr.schedule(plan, hosts, count, full_mesh) == {
+                "rounds": len(old), "hosts": size, "pairs": sum(len(r) // 2 for r in old)}
+        assert streamed(plan, hosts, 3, True, "storage") == old_assignments(plan, hosts, 3, True, "storage")
+    v6 = plan_of(5, v6=True)
+    assert streamed(v6, list(v6["nodes"]), 3, True) == old_assignments(v6, list(v6["nodes"]), 3, True)
+    # not vacuous: 70 nodes in full mesh are 69 rounds of 35 pairs, every node on 3 rails
+    full = streamed(plan_of(70), sorted(plan_of(70)["nodes"]), 3, True)
+    assert len(full) == 69 and all(len(r) == 70 and all(len(a["rails"]) == 3 for a in r.values()) for r in full)
+
+
+@settings(max_examples=200, deadline=None)
+@given(nodes=NODES)
+def test_each_round_on_its_own_is_that_round_of_the_whole_schedule(nodes):
+    whole = old_rounds(nodes, full_mesh=True)
+    assert ps.round_count(len(nodes), full_mesh=True) == len(whole)
+    assert [ps.round_pairs(nodes, number) for number in range(1, len(whole) + 1)] == whole
+    assert ps.rounds(nodes, full_mesh=True) == whole
+    seen = [frozenset(pair) for number in range(1, len(whole) + 1) for pair in ps.round_pairs(nodes, number)]
+    assert len(seen) == len(set(seen)) == len(nodes) * (len(nodes) - 1) // 2  # every pair once, streamed
+
+
+def test_a_round_outside_the_schedule_is_refused():
+    nodes = ["a", "b", "c", "d"]
+    assert ps.round_pairs(nodes, 3) == [("a", "c"), ("b", "d")]  # control: the last round of 4 nodes (line a d b c)
+    for number in (0, 4, -1):
+        with pytest.raises(ValueError, match="round %d: 4 nodes have rounds 1 to 3" % number):
+            ps.round_pairs(nodes, number)
+    with pytest.raises(ValueError, match="listed twice"):
+        ps.round_pairs(["a", "b", "a"], 1)
