@@ -397,8 +397,16 @@ def test_gpg_reads_the_armored_key_back_byte_for_byte(tmp_path):
     assert gpg(tmp_path, "--dearmor", data=text.encode()) == binary
 
 
+@pytest.fixture
+def gnupg_home(tmp_path):
+    """The test's GnuPG home; its gpg-agent (started by key generation) is stopped at the end, not left running."""
+    yield tmp_path
+    subprocess.run(["gpgconf", "--homedir", str(tmp_path / "gnupg"), "--kill", "all"], capture_output=True, check=False)
+
+
 @needs_gpg
-def test_fingerprints_of_two_keys_with_subkeys_are_gpgs(tmp_path):
+def test_fingerprints_of_two_keys_with_subkeys_are_gpgs(gnupg_home):
+    tmp_path = gnupg_home
     for uid, algo in (("one <one@ainet-fabric.invalid>", "rsa2048"), ("two <two@ainet-fabric.invalid>", "ed25519")):
         gpg(tmp_path, "--quick-generate-key", uid, algo, "sign", "1d")
         fingerprint = [line.split(b":")[9] for line in gpg(tmp_path, "--with-colons", "--list-keys", uid).splitlines()
