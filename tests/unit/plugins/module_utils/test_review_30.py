@@ -1,5 +1,5 @@
 # -*- coding: utf-8 -*-
-"""Field review of issue 30 (REVIEW-30.md): each behaviour on samples in the other program's layout, a control
+"""Field review of issue 30 (docs/reviews/30-driver-layer.md): each behaviour on samples in the other program's layout, a control
 where all is right and a case where exactly one stage is wrong. The defects found (D1, D2) were strict xfails; they
 pass since their fixes (the meta-packages' Depends, dkms's prepare_mok order).
 
