@@ -16,7 +16,8 @@ from ansible_collections.ainet.fabric.plugins.module_utils.common.errors import 
 from ansible_collections.ainet.fabric.plugins.module_utils.host.host_files import read_text, write_atomic
 from ansible_collections.ainet.fabric.plugins.module_utils.plan import plan_lock
 from ansible_collections.ainet.fabric.plugins.module_utils.plan.rail_plan import rail_plan
-from ansible_collections.ainet.fabric.plugins.module_utils.workload import k8s_dump, k8s_objects, k8s_validate
+from ansible_collections.ainet.fabric.plugins.module_utils.workload import k8s_objects, k8s_validate
+from ansible_collections.ainet.fabric.plugins.plugin_utils import k8s_dump
 
 ARGUMENT_SPEC = dict(
     cluster=dict(type="dict", required=True),

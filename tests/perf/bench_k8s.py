@@ -39,7 +39,8 @@ sys.path.insert(0, os.path.join(ROOT, "build", ".collections"))
 import yaml  # noqa: E402
 
 from ansible_collections.ainet.fabric.plugins.module_utils.plan.rail_plan import rail_plan  # noqa: E402
-from ansible_collections.ainet.fabric.plugins.module_utils.workload import k8s_dump, k8s_objects, k8s_validate  # noqa: E402
+from ansible_collections.ainet.fabric.plugins.module_utils.workload import k8s_objects, k8s_validate
+from ansible_collections.ainet.fabric.plugins.plugin_utils import k8s_dump  # noqa: E402
 
 
 def model(rails):

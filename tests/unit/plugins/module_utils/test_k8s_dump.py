@@ -1,5 +1,5 @@
 # -*- coding: utf-8 -*-
-"""The Kubernetes objects' files (workload/k8s_dump): libyaml's C emitter writes the same bytes as PyYAML's
+"""The Kubernetes objects' files (plugin_utils/k8s_dump): libyaml's C emitter writes the same bytes as PyYAML's
 pure-Python one, and both the same bytes as PyYAML's own representer path (``yaml.dump_all`` with a
 ``SafeDumper`` after a JSON round trip - how the files were written before), for every CNI and IPAM the model
 allows; Ansible's tagged string subclasses and floats come out as their plain values."""
@@ -11,7 +11,8 @@ import json
 import pytest
 import yaml
 
-from ansible_collections.ainet.fabric.plugins.module_utils.workload import k8s_dump, k8s_objects
+from ansible_collections.ainet.fabric.plugins.module_utils.workload import k8s_objects
+from ansible_collections.ainet.fabric.plugins.plugin_utils import k8s_dump
 
 from test_workload import CASES, cluster, nodes_of, plan_of  # noqa: E402 (pytest puts this directory on sys.path)
 
