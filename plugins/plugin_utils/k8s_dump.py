@@ -79,7 +79,7 @@ def _events(dumper, cache):
             emit(map_end)
 
     def walk(data):
-        if type(data) is str:  # noqa: E721 (the common case first; subclasses below)
+        if type(data) is str:  # noqa: E721 (the common case first; subclasses below) # pylint: disable=unidiomatic-typecheck
             scalar(_STR, data, "|" if "\n" in data else None)
         elif isinstance(data, str):
             scalar(_STR, str(data), "|" if "\n" in data else None)

@@ -96,7 +96,8 @@ def library(args):
     pools = sum(1 for o in objects if o["kind"] == "SpiderIPPool")
     print("%d nodes x %d rails: %d objects (%d SpiderIPPools), %.1f MB of YAML" % (
         args.nodes, args.rails, len(objects), pools, sum(len(t) for t in pure.values()) / 1e6))
-    print("library only (libyaml C emitter: %s)" % ("yes" if k8s_dump.C_DUMPER else "no, pure Python"))
+    has_c = k8s_dump.C_DUMPER is not None
+    print("library only (libyaml C emitter: %s)" % ("yes" if has_c else "no, pure Python"))
     total = 0.0
     for name, values in times.items():
         if values:

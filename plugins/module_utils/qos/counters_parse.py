@@ -106,7 +106,7 @@ COUNTERS = {
         (r"(mc|all)\d+_.*", "info", None, 64),
     ),
 }
-_COMPILED = {fmt: [(re.compile(r"^(?:%s)$" % rx), fact, width) for rx, fact, _, width in rows]
+_COMPILED = {fmt: [(re.compile(r"^(?:%s)$" % rx), fact, width) for rx, fact, _queue, width in rows]
              for fmt, rows in COUNTERS.items()}
 
 

@@ -100,7 +100,7 @@ def test_mok_certificate_signing_key_only_on_ubuntu():
 
 def test_secure_boot_problem_one_stage_wrong():
     assert load.secure_boot_problem("enabled", "/var/lib/dkms/mok.pub", True, "enrolled") == (None, None)
-    problem, _ = load.secure_boot_problem("enabled", "/var/lib/dkms/mok.pub", True, "not_enrolled")
+    problem, _pending = load.secure_boot_problem("enabled", "/var/lib/dkms/mok.pub", True, "not_enrolled")
     assert "mokutil --import /var/lib/dkms/mok.pub" in problem
 
 
