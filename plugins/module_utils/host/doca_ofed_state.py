@@ -618,14 +618,18 @@ def restart_refusal(management, mellanox, storage, problem=None, blockers=None):
     if found is None:
         return None
     kind, detail = found
+    # the modules it does not manage are named even where another reason comes first: all of it in one line
+    also = (" It would also unload the RDMA core under modules it does not manage (%s)." % "; ".join(blockers)
+            if blockers and kind != "modules" else "")
     if kind == "unknown":
-        return "doca_ofed: a driver restart is refused: %s. Fix: reboot the node instead (fabric_reboot)" % detail
+        return "doca_ofed: a driver restart is refused: %s. Fix: reboot the node instead (fabric_reboot).%s" % (
+            detail, also)
     if kind == "management":
         return ("doca_ofed: a driver restart takes every ConnectX port down, and the management path runs over one "
-                "(%s); not restarted. Fix: reboot the node instead (fabric_reboot)" % detail)
+                "(%s); not restarted. Fix: reboot the node instead (fabric_reboot).%s" % (detail, also))
     if kind == "storage":
         return ("doca_ofed: a driver restart would pull the RDMA stack from under storage (%s); not restarted. Fix: "
-                "stop those users, or reboot the node instead (fabric_reboot)" % detail)
+                "stop those users, or reboot the node instead (fabric_reboot).%s" % (detail, also))
     return ("doca_ofed: a driver restart would unload the RDMA core under modules it does not manage (%s); not "
             "restarted. Fix: unload them as said, or reboot the node instead (fabric_reboot)" % detail)
 

@@ -156,6 +156,13 @@ def test_proc_modules_and_restart_blockers():
     refusal = lib.restart_refusal({}, {"0000:3b:00.0"}, [], blockers=load.restart_blockers(modules))
     assert refusal.startswith("doca_ofed: a driver restart would unload the RDMA core under modules it does not "
                               "manage (nvidia_peermem is in use (refcount 2)")
+    # storage users come first, and the modules it does not manage are named in the same line (the VM tier: Debian's
+    # rdma-core loads rpcrdma and ib_iser beside soft-RoCE's rdma_rxe)
+    both = lib.restart_refusal({}, {"0000:3b:00.0"}, ["module rpcrdma is loaded"], blockers=load.restart_blockers(modules))
+    assert both.startswith("doca_ofed: a driver restart would pull the RDMA stack from under storage (module rpcrdma")
+    assert "It would also unload the RDMA core under modules it does not manage (nvidia_peermem is in use" in both
+    assert "\n" not in both
+    assert "It would also" not in lib.restart_refusal({}, {"0000:3b:00.0"}, ["module rpcrdma is loaded"])
     # control: only NVIDIA's own stack loaded
     clean = dict((name, info) for name, info in modules.items() if name not in ("nvidia_peermem", "irdma"))
     assert load.restart_blockers(clean) == []
