@@ -715,8 +715,9 @@ def run_module():
             result["msg"] = "DOCA-OFED is not installed and no version is pinned: nothing to verify"
             module.exit_json(**result)
 
-        family = lib.package_family(runner.os_release())
-        dkms_module = lib.dkms_module(runner.os_release())
+        os_release = runner.os_release()
+        family = lib.package_family(os_release)
+        dkms_module = lib.dkms_module(os_release)
 
         result["secure_boot"] = driver.secure_boot()
         mellanox = driver.mellanox()

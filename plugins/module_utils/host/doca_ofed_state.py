@@ -127,8 +127,7 @@ def repository(version, os_id, os_version, arch, mirror=None):
     if machine is None:
         raise DocaError("doca_ofed: no DOCA-OFED repository for the %r architecture (x86_64, aarch64)" % (arch,))
     base = (mirror or REPO_BASE).rstrip("/")
-    family = "dnf" if directory.startswith("rhel") else "apt"
-    return {"family": family, "url": "%s/%s/%s/%s/" % (base, version, directory, machine), "os": directory}
+    return {"family": package_family({"ID": os_id}), "url": "%s/%s/%s/%s/" % (base, version, directory, machine), "os": directory}
 
 
 def driver_release(doca_version):
