@@ -244,12 +244,16 @@ class Ports(object):
         if reading["vendor"] == state_lib.MELLANOX and self.tool:
             reading["firmware"], reading["firmware_error"] = self.firmware(pci)
             if (reading["device_id"] or "").lower() in state_lib.BLUEFIELD:
-                reading["mode"], reading["mode_error"] = self.mode(pci)
+                reading["mode"], reading["mode_error"] = self.mode(pci, reading["firmware"])
         return reading
 
-    def mode(self, pci):
-        """A BlueField's mode (``dpu``/``nic``/None) and why it is unknown."""
+    def mode(self, pci, firmware=None):
+        """A BlueField's mode (``dpu``/``nic``/None) and why it is unknown: from the full query already read
+        (``firmware``) where it lists the mode, else from a query of that parameter alone."""
         device = state_lib.device_of(pci)
+        listed = state_lib.bluefield_mode(firmware)
+        if device not in self._mode and listed:
+            self._mode[device] = (listed, None)
         if device not in self._mode:
             argv = [self.tool, "-d", pci, "-e", "q", state_lib.MODE_PARAM]
             rc, out, err = self.runner.run(argv, check=False)

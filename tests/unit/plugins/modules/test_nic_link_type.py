@@ -65,6 +65,9 @@ if "q" in args:
         star = "*" if cur != nxt else " "
         print("%s        LINK_TYPE_%-36s%-20s%-20s%s" % (star, port, "IB(1)", name[cur], name[nxt]))
     print("         SRIOV_EN                                        False(0)            False(0)            False(0)")
+    if os.environ.get("STANDIN_FULL_MODE"):
+        mode = os.environ["STANDIN_FULL_MODE"]
+        print("         INTERNAL_CPU_OFFLOAD_ENGINE                     ENABLED(0)          %-20s%s" % (mode, mode))
     sys.exit(0)
 if "set" in args:
     key, value = args[-1].split("=")
@@ -571,6 +574,19 @@ def test_module_sets_a_nic_mode_bluefield(capsys, host, monkeypatch):
     result, _sent = task(capsys, host)
     assert not result.get("failed") and log(host) == ["mlxconfig -y -d 0000:3b:00.0 set LINK_TYPE_P1=1"]
     assert result["reboot_pending"]
+
+
+def test_a_mode_the_full_query_lists_is_read_from_it_without_a_second_query(capsys, host, monkeypatch):
+    # the full query (-e q) lists INTERNAL_CPU_OFFLOAD_ENGINE: no query of that parameter alone (none is given to
+    # the stand-in, so one would fail); DPU mode refused, NIC mode set, as from the parameter's own query
+    _bluefield(host, monkeypatch, None)
+    monkeypatch.setenv("STANDIN_FULL_MODE", "ENABLED(0)")
+    result, _sent = task(capsys, host)
+    assert result["failed"] and log(host) == [] and "a BlueField-3 in DPU mode" in result["msg"], result
+    assert not [q for q in (host / "tools.log").read_text().splitlines() if "INTERNAL_CPU_OFFLOAD_ENGINE" in q]
+    monkeypatch.setenv("STANDIN_FULL_MODE", "DISABLED(1)")
+    result, _sent = task(capsys, host)
+    assert not result.get("failed") and log(host) == ["mlxconfig -y -d 0000:3b:00.0 set LINK_TYPE_P1=1"], result
 
 
 def test_module_refuses_a_bluefield_whose_mode_query_fails(capsys, host, monkeypatch):
