@@ -117,13 +117,24 @@ def _where(r):
     return r["side"] if r["port"] == DEFAULT_PORT else "%s %s" % (r["side"], r["port"])
 
 
+def moved_text(record):
+    """One counter record that moved, as the verdict's messages write it: ``switch Ethernet8 pfc3_tx_pkts +5,500``
+    (`` (wrapped)`` after a 32-bit wrap)."""
+    return "%s %s +%s%s" % (_where(record), record["counter"], format(record["delta"], ","),
+                            " (wrapped)" if record["state"] == "wrapped" else "")
+
+
+def counter_name(record):
+    """Where a counter record was read and its name: ``host NIC ens1f0np0 rx_prio3_pause``."""
+    return "%s %s" % (_where(record), record["counter"])
+
+
 def _list(records):
-    return "; ".join("%s %s +%s%s" % (_where(r), r["counter"], format(r["delta"], ","),
-                                      " (wrapped)" if r["state"] == "wrapped" else "") for r in records)
+    return "; ".join(moved_text(r) for r in records)
 
 
 def _names(records):
-    return ", ".join("%s %s" % (_where(r), r["counter"]) for r in records)
+    return ", ".join(counter_name(r) for r in records)
 
 
 def load_verdict(before, after, profile=None, port=None, host_port=None, priorities=None, seconds=None,
