@@ -91,8 +91,8 @@ COUNTERS = {
         (r"rx_out_of_buffer", "drop", None, 32),
         (r"rx_if_down_packets", "info", None, 32),
         (r"dev_internal_queue_oob", "info", None, 32),
-        (r"rx_(crc_errors|symbol_err|in_range_len_errors|out_of_range_len|oversize_pkts|undersize_pkts|fragments|"
-         r"jabbers)_phy", "drop", None, 64),
+        (r"rx_(crc_errors|symbol_err|pcs_symbol_err|in_range_len_errors|out_of_range_len|oversize_pkts|"
+         r"undersize_pkts|fragments|jabbers)_phy", "drop", None, 64),
         (r"link_down_events_phy", "drop", None, 64),
         (r".*_phy", "info", None, 64),
     ),
