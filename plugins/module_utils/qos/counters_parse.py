@@ -326,7 +326,7 @@ def _json(data, fmt, problems):
         try:
             data = json.loads(data)
         except ValueError as exc:
-            problems.append("%s: not JSON (%s); run the command with `| json`" % (fmt, str(exc).split(":")[0]))
+            problems.append("%s: not JSON (%s); run the command with `| json`" % (fmt, str(exc).split(":", maxsplit=1)[0]))
             return None
     if isinstance(data, list) and len(data) == 1:
         data = data[0]

@@ -285,8 +285,8 @@ def render_html(grouped, counts, cluster, generated):
         cells = "".join('<td class="v-%s" title="%s">%s<br><small>%s -&gt; %s</small><br>%s</td>' % (
             state, html_text(_hover(key, link_runs)), html_text(key[1]), html_text(key[2] or "?"),
             html_text(key[0] or "?"), LABELS[state]) for key, state, link_runs in links)
-        out.append('<tr><th scope="row">%s<br><small>%s</small></th>%s</tr>' % (html_text(tor), html_text(where),
-                                                                              cells))
+        out.append('<tr><th scope="row">%s<br><small>%s</small></th>%s</tr>'
+                   % (html_text(tor), html_text(where), cells))
     out += ["</table>", "</body>", "</html>"]
     return "\n".join(out) + "\n"
 

@@ -137,7 +137,6 @@ td.n{text-align:right}table.links td:not(:last-child){white-space:nowrap}
 code{font-size:12px}ul{margin:2px 0;padding-left:18px}.count{font-weight:600}""" % COLOURS
 
 
-
 def render_html(links, meta):
     """The report as one self-contained HTML5 page (str): inline CSS, no script, no URL; a table
     of disagreements per code and one ``<tr class="agree|disagree|error">`` per link."""

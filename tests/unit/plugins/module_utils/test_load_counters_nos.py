@@ -17,7 +17,7 @@ from ansible_collections.ainet.fabric.plugins.module_utils.qos.counters_parse im
     DEFAULT_PORT, SWITCH_COMMANDS, describe, parse_counters,
 )
 from ansible_collections.ainet.fabric.plugins.module_utils.qos.load_verdict import load_verdict
-from test_load_counters import NIC, RDMA, edit, text  # noqa: E402 (pytest puts this directory on sys.path)
+from test_load_counters import NIC, RDMA, text  # noqa: E402 (pytest puts this directory on sys.path)
 
 
 def doc(name):
@@ -257,4 +257,3 @@ def test_every_switch_command_names_a_known_format():
         for command, fmt in reads:
             assert parse_counters("", fmt)["format"] == fmt, (platform, command)
     assert sorted(SWITCH_COMMANDS) == ["cumulus", "eos", "sonic"]
-
