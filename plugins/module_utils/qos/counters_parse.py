@@ -159,12 +159,13 @@ COUNTERS = {
         (r"(rx|tx)-stats\.(rx|tx)-roce-stats\.roce-(packets|bytes)", "traffic", None, None),
     ),
 }
-# What each switch platform runs to read its counters of one port (``{port}``), and the format that parses it.
+# What each switch platform runs to read a port's counters, and the format that parses it: the commands as their
+# sources print them (every port; parse_counters(..., port=) keeps the link's), NVUE's per interface (``{port}``).
 SWITCH_COMMANDS = {
-    "sonic": (("show pfc counters", "sonic_pfc"), ("show queue counters {port}", "sonic_queue")),
+    "sonic": (("show pfc counters", "sonic_pfc"), ("show queue counters", "sonic_queue")),
     "eos": (("show priority-flow-control counters | json", "eos_pfc"),
-            ("show interfaces {port} counters queue detail | json", "eos_queue"),
-            ("show qos interfaces {port} ecn counters queue | json", "eos_ecn")),
+            ("show interfaces counters queue detail | json", "eos_queue"),
+            ("show qos interfaces ecn counters queue | json", "eos_ecn")),
     "cumulus": (("nv show interface {port} counters qos", "nvue_qos"),
                 ("nv show interface {port} qos roce counters", "nvue_roce")),
 }
