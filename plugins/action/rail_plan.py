@@ -22,6 +22,7 @@ from ansible_collections.ainet.fabric.plugins.module_utils.common.errors import 
 from ansible_collections.ainet.fabric.plugins.module_utils.host.host_files import write_atomic
 from ansible_collections.ainet.fabric.plugins.module_utils.plan.plan_report import render
 from ansible_collections.ainet.fabric.plugins.module_utils.plan.rail_plan import node_group_hosts, node_map, rail_plan
+from ansible_collections.ainet.fabric.plugins.module_utils.qos import load_report
 from ansible_collections.ainet.fabric.plugins.module_utils.workload import k8s_objects
 
 REPORTS = (("plan.json", "json"), ("rails.csv", "csv"), ("rails.md", "markdown"), ("topology.mmd", "mermaid"))
@@ -67,8 +68,9 @@ class ActionModule(ActionBase):
                 return self._check(result, args, plan)
             reports = {}
             if args["output_dir"]:
-                # What the plan leads to beyond the hosts and ToRs: the pods' objects in rails.md, and the last
-                # cabling check in rails.md and, its findings drawn dotted, in the diagram.
+                # What the plan leads to beyond the hosts and ToRs: the pods' objects in rails.md, the last
+                # cabling check in rails.md and, its findings drawn dotted, in the diagram, and where the last
+                # load test's report is written.
                 status = _read(os.path.join(args["output_dir"], "cabling.json"))
                 try:
                     status = json.loads(status) if status else None
@@ -77,7 +79,7 @@ class ActionModule(ActionBase):
                 marks = cabling_check.finding_marks(status)
                 reports = {name: render(plan, fmt, args["diagram_max_nodes"], marks) for name, fmt in REPORTS}
                 reports["rails.md"] += "\n" + k8s_objects.summary_markdown(plan) + "\n" + \
-                    cabling_check.status_markdown(status)
+                    cabling_check.status_markdown(status) + "\n" + load_report.rails_markdown()
         except FabricError as exc:
             result.update(failed=True, msg=str(exc))
             return result

@@ -8,6 +8,7 @@ from __future__ import annotations
 from ansible.errors import AnsibleFilterError
 
 from ansible_collections.ainet.fabric.plugins.module_utils.qos.counters_parse import parse_counters as _parse_counters
+from ansible_collections.ainet.fabric.plugins.module_utils.qos.load_report import load_report as _load_report
 from ansible_collections.ainet.fabric.plugins.module_utils.qos.load_verdict import load_verdict as _load_verdict
 from ansible_collections.ainet.fabric.plugins.module_utils.qos.lossless_check import lossless_diff as _lossless_diff
 from ansible_collections.ainet.fabric.plugins.module_utils.qos.qos_parse import parse_qos as _parse_qos
@@ -45,9 +46,16 @@ def load_verdict(before, after, profile=None, port=None, host_port=None, priorit
         raise AnsibleFilterError(str(exc)) from None
 
 
+def load_report(runs, cluster=None, generated=None):
+    try:
+        return _load_report(runs, cluster, generated)
+    except ValueError as exc:
+        raise AnsibleFilterError(str(exc)) from None
+
+
 class FilterModule(object):
     """ainet.fabric lossless QoS filters."""
 
     def filters(self):
         return {"parse_qos": parse_qos, "lossless_diff": lossless_diff, "parse_counters": parse_counters,
-                "load_verdict": load_verdict}
+                "load_verdict": load_verdict, "load_report": load_report}

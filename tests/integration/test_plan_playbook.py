@@ -52,7 +52,11 @@ def test_lab_inventory_plan_is_written_and_idempotent(out_dir):
     assert plan["nodes"]["gpu03"]["rails"][1]["interface"] == "ens6f1np1"
     csv_lines = (out_dir / "rails.csv").read_text().splitlines()
     assert len(csv_lines) == 1 + 16
-    assert (out_dir / "rails.md").read_text().startswith("# Rail plan: lab")
+    rails_md = (out_dir / "rails.md").read_text()
+    assert rails_md.startswith("# Rail plan: lab")
+    # the load test's report, by its relative name, without claiming it was written: none was here
+    assert "[lossless.md](lossless.md)" in rails_md and "Until a run has written it" in rails_md
+    assert not (out_dir / "lossless.md").exists()
     assert (out_dir / "topology.mmd").read_text().startswith("flowchart LR")
     again = run_playbook(os.path.join(ROOT, "inventories", "lab"), "-e", "rail_plan_output_dir=%s" % out_dir)
     assert again.returncode == 0

@@ -31,14 +31,34 @@ Sources (see ``docs/lossless-qos.md``, "Proven under load"):
   (``SAI_PORT_STAT_PFC_<p>_RX_PKTS``/``_TX_PKTS``) and ``uc<q>_pkts``, ``uc<q>_bytes``, ``uc<q>_drop_pkts``,
   ``uc<q>_drop_bytes`` (``SAI_QUEUE_STAT_PACKETS``, ``_BYTES``, ``_DROPPED_PACKETS``, ``_DROPPED_BYTES``; ``mc``
   for multicast queues).
+* ``eos_pfc`` / ``eos_queue`` / ``eos_ecn`` -- Arista EOS, the JSON of ``show priority-flow-control counters``
+  (``interfaceCounters``: ``rxFrames``/``txFrames`` per port, **not** per priority), ``show interfaces counters queue
+  detail`` (``egressQueueCounters``: per unicast/multicast traffic class and drop precedence) or ``show interfaces
+  counters queue drops`` (VOQ platforms: per traffic class, ingress VOQ and egress queue drops), and ``show qos
+  interfaces ecn counters queue`` (``intfQueueCounters``: ECN-marked packets per tx-queue, ``-`` where ECN is off).
+  Layouts as aristanetworks/anta's tests read them (``VerifyInterfacesPFCCounters``,
+  ``VerifyInterfacesEgressQueueDrops``, ``VerifyInterfacesVoqAndEgressQueueDrops``, ``VerifyInterfacesECNCounters``);
+  a counter is named by its path below the port: ``txFrames``, ``ucast.TC3.DP0.droppedPackets``,
+  ``voq.TC3.droppedPackets``, ``egress.TC3.droppedPackets``, ``queueCounters.3``. Widths are not documented (None).
+* ``nvue_qos`` / ``nvue_roce`` -- NVIDIA Cumulus Linux (NVUE) text of ``nv show interface <if> counters qos`` (or
+  one of its sections: ``ingress-buffer-stats``, ``egress-queue-stats``, ``pfc-stats``, ``port-stats``) and of ``nv show
+  interface <if> qos roce counters``. The output is one port's: ``port`` names it. A table counter is named
+  ``<section>.<row>.<column>`` (``pfc-stats.3.tx-pause-frames``, ``egress-queue-stats.3.tx-uc-buffer-discards``,
+  ``port-stats.ecn-marked-packets.transmit``), a RoCE counter by its path (``tx-stats.tx-ecn-stats.ecn-marked-packets``).
+  Byte values are printed rounded with a unit (``7.29 MB``: binary units, 1 MB = 2**20 bytes, as ``1.43 MB`` is the RoCE
+  page's 1501500-byte threshold); they are read as that many bytes, so their deltas are approximate. ``n/a`` is not
+  reported. Layouts: the Cumulus Linux 5.10 user guide ("Quality of Service", "Show Qos Counters"; "RDMA over
+  Converged Ethernet - RoCE") and the NVUE command reference (``Show-Commands/QoS.md``).
 """
 
 from __future__ import annotations
 
+import json
 import re
 
 SIDES = {"ethtool_mlx5": "host NIC", "rdma_mlx5": "RDMA", "rdma_rxe": "RDMA", "sonic_pfc": "switch",
-         "sonic_queue": "switch"}
+         "sonic_queue": "switch", "eos_pfc": "switch", "eos_queue": "switch", "eos_ecn": "switch",
+         "nvue_qos": "switch", "nvue_roce": "switch"}
 FORMATS = tuple(sorted(SIDES))
 DEFAULT_PORT = "port"
 
@@ -71,8 +91,8 @@ COUNTERS = {
         (r"rx_out_of_buffer", "drop", None, 32),
         (r"rx_if_down_packets", "info", None, 32),
         (r"dev_internal_queue_oob", "info", None, 32),
-        (r"rx_(crc_errors|symbol_err|in_range_len_errors|out_of_range_len|oversize_pkts|undersize_pkts|fragments|"
-         r"jabbers)_phy", "drop", None, 64),
+        (r"rx_(crc_errors|symbol_err|pcs_symbol_err|in_range_len_errors|out_of_range_len|oversize_pkts|"
+         r"undersize_pkts|fragments|jabbers)_phy", "drop", None, 64),
         (r"link_down_events_phy", "drop", None, 64),
         (r".*_phy", "info", None, 64),
     ),
@@ -105,6 +125,49 @@ COUNTERS = {
         (r"uc(?P<q>\d+)_drop_(pkts|bytes)", "drop", None, 64),
         (r"(mc|all)\d+_.*", "info", None, 64),
     ),
+    # Port-wide PFC frames: they prove a class paused only when one class is judged (load_verdict).
+    "eos_pfc": (
+        (r"(rx|tx)Frames", "pfc_pause", None, None),
+    ),
+    "eos_queue": (
+        (r"(ucast\.TC(?P<q>\d+)\.DP\d+|(voq|egress)\.TC(?P<q2>\d+))\.dropped(Packets|Bytes)", "drop", None, None),
+        (r"(ucast\.TC(?P<q>\d+)\.DP\d+|(voq|egress)\.TC(?P<q2>\d+))\.enqueued(Packets|Bytes)", "traffic", None, None),
+        # A range of classes (TC0-3) tells no class apart: its drops count against every class.
+        (r"(ucast\.TC[0-9-]+\.DP\d+|(voq|egress)\.TC[0-9-]+)\.dropped(Packets|Bytes)", "drop", None, None),
+        (r"mcast\..*", "info", None, None),
+    ),
+    "eos_ecn": (
+        (r"queueCounters\.(?P<q>\d+)", "ecn_mark", None, None),
+    ),
+    "nvue_qos": (
+        (r"pfc-stats\.(?P<p>[0-7])\.(rx|tx)-pause-frames", "pfc_pause", None, None),
+        (r"pfc-stats\.(?P<p>[0-7])\.(rx|tx)-pause-duration", "pfc_pause_duration", None, None),
+        (r"egress-queue-stats\.(?P<q>\d+)\.(tx-uc-buffer-discards|wred-discards)", "drop", None, None),
+        (r"egress-queue-stats\.(?P<q>\d+)\.tx-(frames|bytes)", "traffic", None, None),
+        # Ingress priority groups are not switch priorities (no source ties PG n to priority n): their discards
+        # count against every class.
+        (r"ingress-buffer-stats\.\d+\.(rx-buffer-discards|rx-shared-buffer-discards)", "drop", None, None),
+        (r"port-stats\.ecn-marked-packets\.transmit", "ecn_mark", None, None),
+    ),
+    "nvue_roce": (
+        (r"(rx|tx)-stats\.(rx|tx)-pfc-stats\.pause-packets", "pfc_pause", None, None),
+        (r"(rx|tx)-stats\.(rx|tx)-pfc-stats\.pause-duration", "pfc_pause_duration", None, None),
+        (r"rx-stats\.rx-roce-stats\.no-buffer-discard|tx-stats\.tx-roce-stats\.unicast-no-buffer-discard", "drop",
+         None, None),
+        (r"tx-stats\.tx-ecn-stats\.ecn-marked-packets", "ecn_mark", None, None),
+        (r"tx-stats\.tx-cnp-stats\.cnp-packets", "cnp", None, None),
+        (r"(rx|tx)-stats\.(rx|tx)-roce-stats\.roce-(packets|bytes)", "traffic", None, None),
+    ),
+}
+# What each switch platform runs to read a port's counters, and the format that parses it: the commands as their
+# sources print them (every port; parse_counters(..., port=) keeps the link's), NVUE's per interface (``{port}``).
+SWITCH_COMMANDS = {
+    "sonic": (("show pfc counters", "sonic_pfc"), ("show queue counters", "sonic_queue")),
+    "eos": (("show priority-flow-control counters | json", "eos_pfc"),
+            ("show interfaces counters queue detail | json", "eos_queue"),
+            ("show qos interfaces ecn counters queue | json", "eos_ecn")),
+    "cumulus": (("nv show interface {port} counters qos", "nvue_qos"),
+                ("nv show interface {port} qos roce counters", "nvue_roce")),
 }
 _COMPILED = {fmt: [(re.compile(r"^(?:%s)$" % rx), fact, width) for rx, fact, _queue, width in rows]
              for fmt, rows in COUNTERS.items()}
@@ -117,8 +180,9 @@ def describe(fmt, name):
         match = rx.match(name)
         if match:
             groups = match.groupdict()
+            queue = groups.get("q") or groups.get("q2")
             return {"fact": fact, "priority": int(groups["p"]) if groups.get("p") else None,
-                    "queue": int(groups["q"]) if groups.get("q") else None, "width": width}
+                    "queue": int(queue) if queue else None, "width": width}
     return {"fact": "info", "priority": None, "queue": None, "width": None}
 
 
@@ -185,7 +249,7 @@ def _tables(text):
     lines = text.splitlines()
     out = []
     for i, line in enumerate(lines):
-        if i == 0 or not re.match(r"^-+(\s+-+)+\s*$", line):
+        if i == 0 or not re.match(r"^\s*-+(\s+-+)+\s*$", line):
             continue
         spans = [m.span() for m in re.finditer(r"-+", line)]
         cut = [(spans[j][0] if j == 0 else spans[j - 1][1], spans[j][1]) for j in range(len(spans))]
@@ -257,12 +321,200 @@ def _only(ports, port, fmt, problems):
     return {port: ports[port]}
 
 
+def _json(data, fmt, problems):
+    """A JSON document (text, a mapping, or eAPI's one-element result list) as a dict, or None with a problem."""
+    if isinstance(data, (bytes, str)):
+        try:
+            data = json.loads(data)
+        except ValueError as exc:
+            problems.append("%s: not JSON (%s); run the command with `| json`" % (fmt, str(exc).split(":", maxsplit=1)[0]))
+            return None
+    if isinstance(data, list) and len(data) == 1:
+        data = data[0]
+    if not isinstance(data, dict):
+        problems.append("%s: the JSON is a %s, not the command's object" % (fmt, type(data).__name__))
+        return None
+    return data
+
+
+def _number(value):
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return value
+    return _int(value) if isinstance(value, str) else None
+
+
+def _flat(node, prefix, counters):
+    """Every whole-number leaf under ``node`` as ``prefix.key...``."""
+    for key, value in node.items():
+        name = "%s.%s" % (prefix, key) if prefix else str(key)
+        if isinstance(value, dict):
+            _flat(value, name, counters)
+        elif _number(value) is not None:
+            counters[name] = _number(value)
+
+
+def parse_eos_pfc(data, port=None):
+    """``show priority-flow-control counters | json``: ``interfaceCounters`` -> port -> ``rxFrames``/``txFrames``."""
+    problems = []
+    doc = _json(data, "eos_pfc", problems)
+    ports = {}
+    if doc is not None:
+        table = doc.get("interfaceCounters")
+        if not isinstance(table, dict):
+            problems.append("eos_pfc: no interfaceCounters (not `show priority-flow-control counters | json`?)")
+        else:
+            for name, row in table.items():
+                ports[name] = {}
+                _flat(row if isinstance(row, dict) else {}, "", ports[name])
+    return new_counters("eos_pfc", _only(ports, port, "eos_pfc", problems), problems)
+
+
+def parse_eos_queue(data, port=None):
+    """``show interfaces counters queue detail | json`` (``egressQueueCounters``: ucastQueues/mcastQueues ->
+    trafficClasses -> dropPrecedences) or ``show interfaces counters queue drops | json`` (VOQ platforms:
+    ``interfaces`` -> trafficClasses -> ingressVoqCounters/egressQueueCounters -> countersSum)."""
+    problems = []
+    doc = _json(data, "eos_queue", problems)
+    ports = {}
+    if doc is not None and isinstance((doc.get("egressQueueCounters") or {}).get("interfaces"), dict):
+        for name, intf in doc["egressQueueCounters"]["interfaces"].items():
+            counters = ports.setdefault(name, {})
+            for kind, short in (("ucastQueues", "ucast"), ("mcastQueues", "mcast")):
+                for tc, detail in ((intf.get(kind) or {}).get("trafficClasses") or {}).items():
+                    for dp, values in ((detail or {}).get("dropPrecedences") or {}).items():
+                        _flat(values if isinstance(values, dict) else {}, "%s.%s.%s" % (short, tc, dp), counters)
+    elif doc is not None and isinstance(doc.get("interfaces"), dict):
+        for name, intf in doc["interfaces"].items():
+            counters = ports.setdefault(name, {})
+            for tc, detail in ((intf or {}).get("trafficClasses") or {}).items():
+                for kind, short in (("ingressVoqCounters", "voq"), ("egressQueueCounters", "egress")):
+                    sums = ((detail or {}).get(kind) or {}).get("countersSum")
+                    _flat(sums if isinstance(sums, dict) else {}, "%s.%s" % (short, tc), counters)
+    elif doc is not None:
+        problems.append("eos_queue: neither egressQueueCounters nor interfaces (not `show interfaces counters queue "
+                        "detail | json` or `... queue drops | json`?)")
+    return new_counters("eos_queue", _only(ports, port, "eos_queue", problems), problems)
+
+
+def parse_eos_ecn(data, port=None):
+    """``show qos interfaces ecn counters queue | json``: ``intfQueueCounters`` -> port -> ``queueCounters`` ->
+    tx-queue -> marked packets (text; ``-``: ECN is not configured on the queue, not reported)."""
+    problems = []
+    doc = _json(data, "eos_ecn", problems)
+    ports = {}
+    if doc is not None:
+        table = doc.get("intfQueueCounters")
+        if not isinstance(table, dict):
+            problems.append("eos_ecn: no intfQueueCounters (not `show qos interfaces ecn counters queue | json`?)")
+        else:
+            for name, row in table.items():
+                ports[name] = {}
+                _flat({"queueCounters": (row or {}).get("queueCounters") or {}}, "", ports[name])
+    return new_counters("eos_ecn", _only(ports, port, "eos_ecn", problems), problems)
+
+
+_UNITS = {"bytes": 1, "b": 1, "kb": 1 << 10, "mb": 1 << 20, "gb": 1 << 30, "tb": 1 << 40}
+
+
+def _nv_value(cell):
+    """An NVUE cell as a whole number: ``12``, ``0 Bytes``, ``7.29 MB`` (binary units); None for ``n/a``/empty or
+    what is not a number."""
+    cell = cell.strip()
+    number = _int(cell)
+    if number is not None:
+        return number
+    match = re.match(r"^(\d+(?:\.\d+)?)\s*([A-Za-z]+)$", cell)
+    if match and match.group(2).lower() in _UNITS:
+        return int(round(float(match.group(1)) * _UNITS[match.group(2).lower()]))
+    return None
+
+
+_NV_SECTIONS = {"priority-group": "ingress-buffer-stats", "traffic-class": "egress-queue-stats",
+                "switch-priority": "pfc-stats", "counter": "port-stats"}
+
+
+def _nv_name(text):
+    return "-".join(text.strip().lower().split())
+
+
+def parse_nvue_qos(text, port=None):
+    """``nv show interface <if> counters qos`` (or one of its sections): tables keyed by their first column."""
+    counters, problems = {}, []
+    tables = _tables(str(text))
+    for headers, rows in tables:
+        section = _NV_SECTIONS.get(headers[0].strip().lower())
+        if section is None:
+            problems.append("nvue_qos: a table headed %r is not a QoS counters table" % headers[0])
+            continue
+        columns = [_nv_name(h) for h in headers[1:]]
+        for row in rows:
+            if not row or not row[0]:
+                continue
+            for column, cell in zip(columns, row[1:]):
+                value = _nv_value(cell)
+                if value is not None:
+                    counters["%s.%s.%s" % (section, _nv_name(row[0]), column)] = value
+                elif cell.strip().lower() not in ("n/a", "", "-"):
+                    problems.append("nvue_qos: %s %s %s holds %r, not a counter" % (section, row[0], column, cell))
+    if not tables:
+        problems.append("nvue_qos: no table in the output (not `nv show interface <if> counters qos`?)")
+    if not counters:
+        return new_counters("nvue_qos", problems=problems)
+    return new_counters("nvue_qos", {port or DEFAULT_PORT: counters}, problems)
+
+
+def parse_nvue_roce(data, port=None):
+    """``nv show interface <if> qos roce counters``: a tree by indentation (two spaces a level), the value in the
+    ``operational`` column. A mapping (its JSON, ``-o json``) is read as the same tree; that layout is inferred from
+    the text's, not confirmed from a source."""
+    counters, problems = {}, []
+    if isinstance(data, dict):
+        _flat(data, "", counters)
+    else:
+        lines = str(data).splitlines()
+        dashes = next((i for i, line in enumerate(lines) if re.match(r"^-+(\s+-+)+\s*$", line)), None)
+        if dashes is None:
+            problems.append("nvue_roce: no table in the output (not `nv show interface <if> qos roce counters`?)")
+            return new_counters("nvue_roce", problems=problems)
+        spans = [m.span() for m in re.finditer(r"-+", lines[dashes])]
+        value_at = (spans[0][1], spans[2][0] if len(spans) > 2 else None)
+        path = []
+        for line in lines[dashes + 1:]:
+            if not line.strip():
+                continue
+            name_part = line[:value_at[0]]
+            name = name_part.strip()
+            depth = (len(name_part) - len(name_part.lstrip(" "))) // 2
+            del path[depth:]
+            cell = line[value_at[0]:value_at[1]].strip() if value_at[1] else line[value_at[0]:].strip()
+            if not cell:
+                path.append(name)
+                continue
+            value = _nv_value(cell)
+            full = ".".join(path + [name])
+            if value is None:
+                problems.append("nvue_roce: %s holds %r, not a counter" % (full, cell))
+                continue
+            counters[full] = value
+    if not counters:
+        problems.append("nvue_roce: no counter in the input")
+        return new_counters("nvue_roce", problems=problems)
+    return new_counters("nvue_roce", {port or DEFAULT_PORT: counters}, problems)
+
+
 PARSERS = {
     "ethtool_mlx5": parse_ethtool,
     "rdma_mlx5": lambda data, port=None: parse_hw_counters(data, "rdma_mlx5", port),
     "rdma_rxe": lambda data, port=None: parse_hw_counters(data, "rdma_rxe", port),
     "sonic_pfc": parse_sonic_pfc,
     "sonic_queue": parse_sonic_queue,
+    "eos_pfc": parse_eos_pfc,
+    "eos_queue": parse_eos_queue,
+    "eos_ecn": parse_eos_ecn,
+    "nvue_qos": parse_nvue_qos,
+    "nvue_roce": parse_nvue_roce,
 }
 
 

@@ -24,8 +24,9 @@ Verdicts per class, worst first (the link's ``verdict`` is its worst class's):
   the reads, or no drop counter of the class reported at all.
 * ``lossless_under_load``: congestion reached (a PFC pause or an ECN mark of the class moved) and no drop.
 
-Drop counters of the whole port or device count against every class judged; device-wide ECN and CNP counters
-(the RDMA ones) only when one class is judged (``priorities=[p]``: one class per run).
+Drop counters of the whole port or device count against every class judged; device- or port-wide ECN, CNP and PFC
+counters (the RDMA ones, EOS's PFC frames, NVUE's RoCE counters) only when one class is judged (``priorities=[p]``:
+one class per run).
 
 Link-level (802.3x) pause is not PFC: it is reported under ``link_pause`` and never counts as congestion reached.
 
@@ -86,8 +87,8 @@ def _port(facts_b, facts_a, name, wanted, problems):
             return None
         return ports[0]
     if wanted not in ports:
-        if facts_b["side"] != "switch" and len(ports) == 1 and ports[0] == DEFAULT_PORT:
-            return DEFAULT_PORT  # a host read parsed without its port's name
+        if len(ports) == 1 and ports[0] == DEFAULT_PORT:
+            return DEFAULT_PORT  # a read of one port parsed without its name (ethtool, hw_counters, NVUE)
         raise ValueError("reads[%s]: port %s is in neither read (ports: %s)" % (name, wanted, ", ".join(ports) or "none"))
     for when, facts in (("before", facts_b), ("after", facts_a)):
         if wanted not in facts["ports"]:
@@ -117,13 +118,24 @@ def _where(r):
     return r["side"] if r["port"] == DEFAULT_PORT else "%s %s" % (r["side"], r["port"])
 
 
+def moved_text(record):
+    """One counter record that moved, as the verdict's messages write it: ``switch Ethernet8 pfc3_tx_pkts +5,500``
+    (`` (wrapped)`` after a 32-bit wrap)."""
+    return "%s %s +%s%s" % (_where(record), record["counter"], format(record["delta"], ","),
+                            " (wrapped)" if record["state"] == "wrapped" else "")
+
+
+def counter_name(record):
+    """Where a counter record was read and its name: ``host NIC ens1f0np0 rx_prio3_pause``."""
+    return "%s %s" % (_where(record), record["counter"])
+
+
 def _list(records):
-    return "; ".join("%s %s +%s%s" % (_where(r), r["counter"], format(r["delta"], ","),
-                                      " (wrapped)" if r["state"] == "wrapped" else "") for r in records)
+    return "; ".join(moved_text(r) for r in records)
 
 
 def _names(records):
-    return ", ".join("%s %s" % (_where(r), r["counter"]) for r in records)
+    return ", ".join(counter_name(r) for r in records)
 
 
 def load_verdict(before, after, profile=None, port=None, host_port=None, priorities=None, seconds=None,
@@ -170,7 +182,9 @@ def _judge(prio, queue, records, ecn_expected, seconds, max_pause_ratio, max_sto
             return r["priority"] == prio
         if r["queue"] is not None:
             return r["queue"] == queue
-        if r["fact"] in ECN_FACTS:  # device-wide ECN/CNP counters tell no class apart: only a run of one class
+        if r["fact"] in ECN_FACTS + ("pfc_pause",):
+            # device- or port-wide ECN, CNP and PFC counters (RDMA; EOS's PFC frames, NVUE's RoCE counters) tell no
+            # class apart: they count only in a run of one class
             return single
         return r["fact"] in PORT_WIDE
 

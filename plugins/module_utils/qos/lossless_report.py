@@ -34,34 +34,19 @@ or HTML markup. Both renderers handle 8,192 links in well under half a second.
 
 from __future__ import annotations
 
-import html
-import re
+from ansible_collections.ainet.fabric.plugins.module_utils.qos.report_style import (
+    TINTS, html_text as _h, md_cell as _md, md_code as _md_code, rail_key as _rail, text as _text,
+)
 
 STATUSES = ("agree", "disagree", "error")
 # Verdict column text per status.
 LABELS = {"agree": "agree", "disagree": "DISAGREE", "error": "not checked"}
-# Row backgrounds of the HTML report (Bootstrap's success/danger/warning tints): green for a link
-# whose host and ToR agree, red for a disagreement, amber for a link that could not be checked.
-# The browser test looks for these exact colours in a screenshot.
-COLOURS = {"agree": "#d1e7dd", "disagree": "#f8d7da", "error": "#fff3cd"}
+# Row backgrounds of the HTML report (report_style.TINTS): green for a link whose host and ToR agree,
+# red for a disagreement, amber for a link that could not be checked. The browser test looks for these
+# exact colours in a screenshot.
+COLOURS = {"agree": TINTS["good"], "disagree": TINTS["bad"], "error": TINTS["caution"]}
 COLUMNS = ("fabric", "rail", "host", "host port", "ToR", "switch port", "verdict", "details", "unchecked")
 _FIELDS = ("fabric", "rail", "host", "host_port", "tor", "switch_port")
-
-
-def _text(value):
-    return "" if value is None else str(value)
-
-
-def _rail(value):
-    """Sort key of a rail: numbers numerically, before anything else (by text)."""
-    if isinstance(value, bool):
-        return (1, 0, str(value))
-    if isinstance(value, int):
-        return (0, value, "")
-    text = _text(value)
-    if text.strip().isdigit():
-        return (0, int(text), "")
-    return (1, 0, text)
 
 
 def _key(row):
@@ -92,22 +77,6 @@ def summary(links):
             codes[code] = codes.get(code, 0) + 1
     out["by_code"] = dict(sorted(codes.items(), key=lambda kv: (-kv[1], kv[0])))
     return out
-
-
-_MD_SPECIAL = re.compile(r"[\\|<\r\n]")
-
-
-def _md(value):
-    text = _text(value)
-    if _MD_SPECIAL.search(text) is None:  # the usual case, and the fast one
-        return text
-    return text.replace("\\", "\\\\").replace("|", "\\|").replace("<", "&lt;").replace("\r", " ").replace("\n", " ")
-
-
-def _md_code(value):
-    # Inside a code span backslashes and entities are literal: a pipe still needs its escape
-    # (GitHub's tables split on it first), a backtick would end the span.
-    return "`%s`" % _text(value).replace("|", "\\|").replace("`", "'").replace("\r", " ").replace("\n", " ")
 
 
 def _counts_line(counts):
@@ -166,10 +135,6 @@ th{background:#e9ecef;position:sticky;top:0}
 tr.agree td{background:%(agree)s}tr.disagree td{background:%(disagree)s}tr.error td{background:%(error)s}
 td.n{text-align:right}table.links td:not(:last-child){white-space:nowrap}
 code{font-size:12px}ul{margin:2px 0;padding-left:18px}.count{font-weight:600}""" % COLOURS
-
-
-def _h(value):
-    return html.escape(_text(value), quote=True)
 
 
 def render_html(links, meta):

@@ -82,3 +82,21 @@ def test_counter_filters_fail_with_one_line():
     tor = FILTERS["parse_counters"](counters_text("sonic-pfc-after.txt"), "sonic_pfc")
     with pytest.raises(AnsibleFilterError, match="name the link's with port="):
         FILTERS["load_verdict"]({"tor": tor}, {"tor": tor}, profile="nvidia")
+
+
+def test_load_report_filter_renders_runs_and_fails_with_one_line():
+    reads = {}
+    for when in ("before", "after"):
+        reads[when] = {
+            "nic": FILTERS["parse_counters"](counters_text("ethtool-cx6dx-%s.txt" % when), "ethtool_mlx5", port="ens1f0np0"),
+            "tor_pfc": FILTERS["parse_counters"](counters_text("sonic-pfc-%s.txt" % when), "sonic_pfc"),
+            "tor_queue": FILTERS["parse_counters"](counters_text("sonic-queue-%s.txt" % when), "sonic_queue")}
+    verdict = FILTERS["load_verdict"](reads["before"], reads["after"], profile="nvidia", port="Ethernet8")
+    runs = [{"tor": "t1", "rail": 1, "fabric": "compute", "port": "Ethernet8", "host": "gpu-001",
+             "host_nic": "ens1f0np0", "senders": ["gpu-002"], "round": 1, "priority": 3, "seconds": 10.0,
+             "verdict": verdict, "skipped": None}]
+    report = FILTERS["load_report"](runs, cluster="c1", generated="2026-11-27")
+    assert report["summary"]["verdict"] == "lossless_under_load"
+    assert "switch Ethernet8 pfc3_tx_pkts +5,500" in report["markdown"] and report["html"].startswith("<!DOCTYPE html>")
+    with pytest.raises(AnsibleFilterError, match=r"runs\[0\]\.tor"):
+        FILTERS["load_report"]([{"host": "gpu-001"}])
