@@ -182,6 +182,44 @@ def test_spiderpool_one_stage_wrong_a_pool_bound_to_another_node_or_no_pools_nam
         spiderpool_pick(spiderpool_nad(smc)[1], pools, "gpu01", {HOSTNAME: "gpu01"}, 4)
 
 
+def pod_default_routes(config, pool, nic="net1"):
+    """The default routes in the pod's main table after Multus set up ``eth0`` (the cluster network, first) and then
+    ``nic`` with ``config`` and a spiderpool address from ``pool``. spiderpool@a7fbd3b2 pkg/utils/convert/convert.go
+    ``ConvertResultsToIPConfigsAndAllRoutes``: a default route via the pool's gateway unless the IPAM's
+    ``clean_gateway`` (cmd/spiderpool/cmd/cni_types.go, passed as CleanGateway by command_add.go), plus the pool's
+    routes; the CNI installs them in the main table (plugins@3d27709f pkg/ipam/ipam_linux.go ``ConfigureIface``,
+    RouteAddEcmp: on IPv6 an ECMP default over eth0 and the rail); the coordinator, when chained, moves every route of
+    a NIC that is not the default-route NIC into that NIC's own table (cmd/coordinator/cmd/utils.go
+    ``MoveRouteTable(moveRouteInterface, RT_TABLE_MAIN, currentRuleTable)``)."""
+    main = [("default", "eth0")]
+    ipam = config["plugins"][0].get("ipam") or {}
+    if pool["spec"].get("gateway") and not ipam.get("clean_gateway"):
+        main.append(("default", nic))
+    main += [(r["dst"], nic) for r in pool["spec"].get("routes") or []]
+    if any(p["type"] == "coordinator" for p in config["plugins"][1:]):
+        main = [r for r in main if r[1] != nic]
+    return [r for r in main if r[0] == "default"]
+
+
+@pytest.mark.parametrize("cni,mode,family", SPIDER_CASES)
+def test_spiderpool_rail_nic_never_takes_the_pods_default_route(cni, mode, family):
+    objects = k8s_objects.render(plan(model(cni, mode, family)))
+    pools = dict((o["metadata"]["name"], o) for o in kind(objects, "SpiderIPPool"))
+    for smc in kind(objects, "SpiderMultusConfig"):
+        config = spiderpool_nad(smc)[1]
+        for name in config["plugins"][0]["ipam"]["default_ipv%d_ippool" % family]:
+            assert pod_default_routes(config, pools[name]) == [("default", "eth0")]
+
+
+def test_spiderpool_default_route_one_stage_wrong_custom_cni_without_clean_gateway():
+    objects = k8s_objects.render(plan(model("host-device", "exclusive", 6)))
+    pool = kind(objects, "SpiderIPPool")[0]
+    config = spiderpool_nad(kind(objects, "SpiderMultusConfig")[0])[1]
+    assert pod_default_routes(config, pool) == [("default", "eth0")]  # control
+    config["plugins"][0]["ipam"].pop("clean_gateway", None)  # no coordinator in a custom CNI: the rail takes one
+    assert pod_default_routes(config, pool) == [("default", "eth0"), ("default", "net1")]
+
+
 # -- VF MTU: sriov-cni, tuning, the operator -------------------------------------------------------------------------
 
 def run_chain(plugins, vf_mtu=1500, pf_mtu=9000):
