@@ -329,6 +329,10 @@ def test_infiniband_sriov_renders_what_ib_sriov_and_the_operator_take():
     assert set(smc["spec"]["ibsriov"]) <= {"resourceName", "pkey", "linkState", "rdmaIsolation", "enableIbKubernetes",
                                             "ippools"}
     assert spiderpool_nad(smc)[1]["plugins"][0]["type"] == "ib-sriov"
+    # a NetworkAttachmentDefinition (no operator, whereabouts): ib-sriov, then rdma; no tuning (sriov-cni's MTU path)
+    nad = kind(k8s_objects.render(plan(model("sriov", "infiniband", ipam="whereabouts", pod_offset=200,
+                                             pod_count=20))), "NetworkAttachmentDefinition")[0]
+    assert [p["type"] for p in json.loads(nad["spec"]["config"])["plugins"]] == ["ib-sriov", "rdma"]
 
 
 def test_infiniband_one_stage_wrong_the_ethernet_fabric_gets_sriov_not_ib():
@@ -379,6 +383,59 @@ def test_ib_sriov_without_the_operator_is_refused_or_names_a_guid_source():
         configs = [spiderpool_nad(o)[1] for o in kind(objects, "SpiderMultusConfig")] + \
             [json.loads(o["spec"]["config"]) for o in kind(objects, "NetworkAttachmentDefinition")]
         assert configs and all(ib_sriov_add(c, NEW_VF_GUID) is None for c in configs)
+
+
+# -- host-local and the SR-IOV device plugin's selectors, per node ---------------------------------------------------
+
+def host_local_first(config, store):
+    """plugins@3d27709f plugins/ipam/host-local: the allocator takes the first free address of the range from its
+    store, a directory on the node that runs it (backend/disk, /var/lib/cni/networks/<name>)."""
+    item = json.loads(config)["plugins"][0]["ipam"]["ranges"][0][0]
+    address = ipaddress.ip_address(item["rangeStart"])
+    while str(address) in store:
+        address += 1
+    store.add(str(address))
+    return str(address)
+
+
+def test_host_local_serves_one_node_only():
+    one = plan(model("macvlan", ipam="host-local"), ("gpu01",))
+    nad = kind(k8s_objects.render(one), "NetworkAttachmentDefinition")[0]
+    store = set()
+    assert host_local_first(nad["spec"]["config"], store) != host_local_first(nad["spec"]["config"], store)
+    # the one stage wrong: two nodes, two stores, the same first address; the render refuses it
+    assert host_local_first(nad["spec"]["config"], set()) == host_local_first(nad["spec"]["config"], set())
+    with pytest.raises(FabricModelError, match="keeps its allocations on each node"):
+        k8s_objects.render(plan(model("macvlan", ipam="host-local")))
+
+
+def device_plugin_pick(config, node_pfs):
+    """The PFs each resource of the SR-IOV network device plugin's ConfigMap takes on one node: every selector key
+    given must match (``rootDevices``: the PF's PCI address, ``pfNames``: its netdev name), one ConfigMap for all
+    nodes. ``node_pfs``: ``[(netdev, pci)]``."""
+    out = {}
+    for resource in json.loads(config)["resourceList"]:
+        sel = resource["selectors"]
+        out[resource["resourceName"]] = sorted(
+            name for name, pci in node_pfs
+            if ("rootDevices" not in sel or pci in sel["rootDevices"]) and
+            ("pfNames" not in sel or name in sel["pfNames"]))
+    return out
+
+
+def test_sriov_device_plugin_takes_each_rails_own_pf_on_every_node():
+    hosts = {"gpu01": NICS, "gpu02": list(reversed(NICS))}  # two node models naming the PFs in opposite order
+    p = rail_plan(model("sriov"), dict((h, {"node_id": i + 1, "rail_interfaces": n})
+                                       for i, (h, n) in enumerate(sorted(hosts.items()))))
+    pci = {"gpu01": {NICS[0]: "0000:3b:00.0", NICS[1]: "0000:86:00.0"},
+           "gpu02": {NICS[1]: "0000:3b:00.1", NICS[0]: "0000:86:00.1"}}
+    config = [o for o in k8s_objects.render(p, pci=pci) if o["metadata"]["name"] == "sriovdp-config"][0]
+    for host, nics in hosts.items():
+        got = device_plugin_pick(config["data"]["config.json"], [(n, pci[host][n]) for n in nics])
+        assert got == {"rail1": [nics[0]], "rail2": [nics[1]]}
+    # the one stage wrong: the same ConfigMap by names would give each rail both PFs on one of the nodes; refused
+    with pytest.raises(FabricModelError, match="would take both"):
+        k8s_objects.render(p)
 
 
 # -- resource names -------------------------------------------------------------------------------------------------
