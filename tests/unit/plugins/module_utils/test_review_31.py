@@ -354,7 +354,8 @@ def ib_sriov_add(config, vf_guid):
     given = (plugin.get("capabilities") or {}).get("infinibandGUID")
     if plugin.get("ibKubernetesEnabled") and not given:
         return "GUID must be provided by ib-kubernetes"
-    if not given and vf_guid.replace(":", "").strip("0") == "" or vf_guid.replace(":", "").lower().strip("f") == "":
+    digits = vf_guid.replace(":", "").lower()
+    if not given and (digits.strip("0") == "" or digits.strip("f") == ""):
         return "VF GUID is not valid"
     return None
 
