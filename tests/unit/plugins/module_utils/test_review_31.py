@@ -629,6 +629,40 @@ def test_pods_nccl_configmap_carries_the_family_on_ipv6_only():
     assert nccl_gid_index(table, env4) == 0  # the IPv4 env on an IPv6 rail: the one stage wrong
 
 
+def test_nccl_role_settings_on_an_ipv6_node_name_the_rail_gid():
+    """The nccl role's path: nccl_settings from the node's sysfs GID table (the role's rdma_facts call passes only
+    IPv4 addresses to the module, but nccl_settings looks the rail address up in the facts itself)."""
+    p = plan(model("sriov", "shared", 6))
+    entry = p["nodes"]["GPU01"]["rails"][0]
+    p["nodes"]["GPU01"]["rails"] = [entry]
+    rows = [(0, LINK_LOCAL, "IB/RoCE v1"), (1, LINK_LOCAL, "RoCE v2"), (2, entry["ip"], "IB/RoCE v1"),
+            (3, entry["ip"], "RoCE v2")]
+    facts, table = gid_table(rows)
+    facts["devices"]["mlx5_0"]["netdevs"] = ["ens6f0np0"]
+    found = nccl.nccl_settings(p, "GPU01", facts, "eno1")
+    assert found["problems"] == [] and found["env"]["NCCL_IB_GID_INDEX"] == "3"
+    assert found["env"]["NCCL_IB_ADDR_FAMILY"] == "AF_INET6" and nccl_gid_index(table, found["env"]) == 3
+    # with addr_range the index goes and NCCL's own choice lands on the same GID
+    ranged = nccl.nccl_settings(p, "GPU01", facts, "eno1", addr_range=True)["env"]
+    assert "NCCL_IB_GID_INDEX" not in ranged and nccl_gid_index(table, ranged) == 3
+    # the one stage wrong: the rail address only in a RoCE v1 GID (no RoCE v2 for it)
+    facts_v1, _table = gid_table(rows[:3])
+    facts_v1["devices"]["mlx5_0"]["netdevs"] = ["ens6f0np0"]
+    assert "no RoCE v2 GID holds" in nccl.nccl_settings(p, "GPU01", facts_v1, "eno1")["problems"][0]
+
+
+@pytest.mark.xfail(strict=True, reason="D3 (open): a GPU whose nearest rail NIC is PHB away gets no warning; on x86 "
+                   "NCCL's PATH_PHB (8) > PATH_PXB (5), so ncclTopoCheckGdr disables GPUDirect RDMA by default")
+def test_a_phb_gpu_on_x86_is_warned_as_ncclTopoCheckGdr_disables_gdr_there():
+    # NVIDIA/nccl@5067397c src/graph/topo.cc topoPathTypeStr: LOC NVL NVB C2C PIX PXB P2C PXN PHB SYS;
+    # paths.cc: a PCI link to a CPU node is PATH_PHB, GDR only while distance <= NCCL_NET_GDR_LEVEL (PXB, or P2C
+    # with NCCL_NET_GDR_C2C where the path crosses C2C: Grace)
+    order = ["LOC", "NVL", "NVB", "C2C", "PIX", "PXB", "P2C", "PXN", "PHB", "SYS"]
+    table = [{"gpu": "GPU0", "device": "mlx5_0", "netdev": "ens6f0np0", "rail": 1, "relation": "PHB"}]
+    assert order.index("PHB") > order.index("PXB")
+    assert len(nccl.far_gpus(table)) == 1
+
+
 # -- SONiC LLDP: what lldpmgrd makes lldpd announce -----------------------------------------------------------------
 
 def lldpmgrd_command(port_name, port_entry):
