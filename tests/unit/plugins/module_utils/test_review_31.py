@@ -326,8 +326,8 @@ def test_infiniband_sriov_renders_what_ib_sriov_and_the_operator_take():
     # Spiderpool: cniType ib-sriov under the key "ibsriov" (SpiderIBSriovCniConfig's fields only)
     smc = kind(k8s_objects.render(plan(model("sriov", "infiniband"))), "SpiderMultusConfig")[0]
     assert set(smc["spec"]) == {"cniType", "ibsriov"} and smc["spec"]["cniType"] == "ib-sriov"
-    assert set(smc["spec"]["ibsriov"]) <= {"resourceName", "pkey", "linkState", "rdmaIsolation", "enableIbKubernetes",
-                                            "ippools"}
+    fields = {"resourceName", "pkey", "linkState", "rdmaIsolation", "enableIbKubernetes", "ippools"}
+    assert set(smc["spec"]["ibsriov"]) <= fields
     assert spiderpool_nad(smc)[1]["plugins"][0]["type"] == "ib-sriov"
     # a NetworkAttachmentDefinition (no operator, whereabouts): ib-sriov, then rdma; no tuning (sriov-cni's MTU path)
     nad = kind(k8s_objects.render(plan(model("sriov", "infiniband", ipam="whereabouts", pod_offset=200,
@@ -683,8 +683,8 @@ def lldpcli_json0(host_nic, system_name, cmd):
     if "description" in cmd:
         port["descr"] = [{"value": cmd[cmd.index("description") + 1]}]
     chassis = {"id": [{"type": "mac", "value": "b8:ce:f6:10:00:01"}], "name": [{"value": system_name}]}
-    return json.dumps({"lldp": [{"interface": [{"name": host_nic, "via": "LLDP", "rid": "1",
-                                                 "chassis": [chassis], "port": [port]}]}]})
+    interface = {"name": host_nic, "via": "LLDP", "rid": "1", "chassis": [chassis], "port": [port]}
+    return json.dumps({"lldp": [{"interface": [interface]}]})
 
 
 CONFIG_DB = {"PORT": {"Ethernet0": {"alias": "etp1", "lanes": "0,1,2,3,4,5,6,7", "speed": "400000", "index": "1"},
@@ -754,9 +754,8 @@ def test_link_test_ib_write_bw_on_ipv6_and_ipv4_rails(family):
     peer = rounds[me["peer"]]
     rail, peer_rail = me["rails"][0], peer["rails"][0]
     ip = rail["ip"]
-    rows = [(0, LINK_LOCAL, "IB/RoCE v1"), (1, LINK_LOCAL, "RoCE v2"),
-            (2, ip if family == 6 else "::ffff:" + ip, "IB/RoCE v1"), (3, ip if family == 6 else "::ffff:" + ip,
-                                                                      "RoCE v2")]
+    gid = ip if family == 6 else "::ffff:" + ip
+    rows = [(0, LINK_LOCAL, "IB/RoCE v1"), (1, LINK_LOCAL, "RoCE v2"), (2, gid, "IB/RoCE v1"), (3, gid, "RoCE v2")]
     facts, _table = gid_table(rows)
     netdevs = {"ens6f0np0": {"rdma_devices": ["mlx5_0"]}}
     (device,) = rdma_gather.rails(facts, ["ens6f0np0"], netdevs, {"ens6f0np0": ip + "/24"})
