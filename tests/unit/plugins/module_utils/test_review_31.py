@@ -726,14 +726,14 @@ def test_sonic_port_id_one_stage_wrong_another_tors_table_or_none():
 # -- the link test on IPv6 rails: the GID and perftest's flags ------------------------------------------------------
 
 PERFTEST_SHORT = "d:x:p:D:F"
-PERFTEST_LONG = ["ipv6", "ipv6-addr", "report_gbits"]  # perftest@00b55b6 src/perftest_parameters.c: has_arg = 0
+PERFTEST_LONG = ("ipv6", "ipv6-addr", "report_gbits")  # perftest@00b55b6 src/perftest_parameters.c: has_arg = 0
 
 
 def perftest_parse(argv, long_options=PERFTEST_LONG):
     """getopt_long as perftest calls it: the options and the server name (none: this end is the server);
     ``ai_family`` AF_INET6 with ``--ipv6-addr`` (parser_parameters: ``user_param->ai_family = AF_INET6``), else
     AF_INET; ``--ipv6`` steers only the automatic GID choice, unused with ``-x``."""
-    opts, rest = getopt.gnu_getopt(argv[1:], PERFTEST_SHORT, long_options)
+    opts, rest = getopt.gnu_getopt(argv[1:], PERFTEST_SHORT, list(long_options))
     names = [o for o, _v in opts]
     return {"ai_family": "AF_INET6" if "--ipv6-addr" in names else "AF_INET",
             "gid_index": dict(opts).get("-x"), "servername": rest[0] if rest else None}
