@@ -779,5 +779,10 @@ def test_link_test_one_stage_wrong_an_option_that_took_a_value_or_a_v1_only_gid(
     assert perftest_parse(round_argv(rail, device, "client"), with_value)["servername"] is None
     # the rail address only in a RoCE v1 GID: no index, ib_write_bw is not run (links.md says why)
     facts, _table = gid_table([(0, LINK_LOCAL, "IB/RoCE v1"), (2, rail["ip"], "IB/RoCE v1")])
-    (found,) = rdma_gather.rails(facts, ["ens6f0np0"], {}, {"ens6f0np0": rail["ip"]})
-    assert found["rdma_device"] is None or found["gid_index"] is None
+    netdevs = {"ens6f0np0": {"rdma_devices": ["mlx5_0"]}}
+    (found,) = rdma_gather.rails(facts, ["ens6f0np0"], netdevs, {"ens6f0np0": rail["ip"]})
+    assert found["rdma_device"] == "mlx5_0" and found["gid_index"] is None
+    host = [h for h, n in p["nodes"].items() if n["rails"][0]["ip"] == rail["ip"]][0]
+    lines = link_results.not_run(p, [host], True, {host: [found, dict(found, netdev=NICS[1], gid_index=3)]})
+    assert len(lines) == 1 and lines[0].startswith("ib_write_bw skipped on %s %s" % (host, NICS[0]))
+    assert "no RoCE v2 GID holding %s" % rail["ip"] in lines[0]
