@@ -651,16 +651,30 @@ def test_nccl_role_settings_on_an_ipv6_node_name_the_rail_gid():
     assert "no RoCE v2 GID holds" in nccl.nccl_settings(p, "GPU01", facts_v1, "eno1")["problems"][0]
 
 
-@pytest.mark.xfail(strict=True, reason="D3 (open): a GPU whose nearest rail NIC is PHB away gets no warning; on x86 "
-                   "NCCL's PATH_PHB (8) > PATH_PXB (5), so ncclTopoCheckGdr disables GPUDirect RDMA by default")
 def test_a_phb_gpu_on_x86_is_warned_as_ncclTopoCheckGdr_disables_gdr_there():
+    """D3 (fixed): a GPU whose nearest rail NIC is PHB away got no warning; on x86 NCCL's PATH_PHB (8) > PATH_PXB (5),
+    so ncclTopoCheckGdr disables GPUDirect RDMA by default. On Grace the same relation is C2C (PATH_P2C)."""
     # NVIDIA/nccl@5067397c src/graph/topo.cc topoPathTypeStr: LOC NVL NVB C2C PIX PXB P2C PXN PHB SYS;
     # paths.cc: a PCI link to a CPU node is PATH_PHB, GDR only while distance <= NCCL_NET_GDR_LEVEL (PXB, or P2C
     # with NCCL_NET_GDR_C2C where the path crosses C2C: Grace)
     order = ["LOC", "NVL", "NVB", "C2C", "PIX", "PXB", "P2C", "PXN", "PHB", "SYS"]
     table = [{"gpu": "GPU0", "device": "mlx5_0", "netdev": "ens6f0np0", "rail": 1, "relation": "PHB"}]
-    assert order.index("PHB") > order.index("PXB")
-    assert len(nccl.far_gpus(table)) == 1
+    assert order.index("PHB") > order.index("PXB") and order.index("P2C") < order.index("PXN")
+    (warning,) = nccl.far_gpus(table, "x86_64")
+    assert warning.startswith("GPU0: its nearest rail NIC mlx5_0 (ens6f0np0, rail 1) is PHB away")
+    assert "PCIe host bridge" in warning and "Fix:" in warning
+    # the one stage wrong each way: Grace (C2C) and an unknown architecture are not warned about; PXB never is
+    assert nccl.far_gpus(table, "aarch64") == [] and nccl.far_gpus(table) == []
+    assert nccl.far_gpus([dict(table[0], relation="PXB")], "x86_64") == []
+    # through nccl_settings, to which the role passes uname -m
+    p = plan(model("sriov", "shared", 4))
+    p["nodes"]["GPU01"]["rails"] = p["nodes"]["GPU01"]["rails"][:1]
+    facts, _table = gid_table([(3, "::ffff:" + p["nodes"]["GPU01"]["rails"][0]["ip"], "RoCE v2")])
+    facts["devices"]["mlx5_0"]["netdevs"] = ["ens6f0np0"]
+    facts["topology"] = {"gpu_nic": {"GPU0": {"mlx5_0": "PHB"}}}
+    found = nccl.nccl_settings(p, "GPU01", facts, "eno1", architecture="x86_64")
+    assert found["problems"] == [] and [w.split(" is ")[1].split()[0] for w in found["warnings"]] == ["PHB"]
+    assert nccl.nccl_settings(p, "GPU01", facts, "eno1", architecture="aarch64")["warnings"] == []
 
 
 # -- SONiC LLDP: what lldpmgrd makes lldpd announce -----------------------------------------------------------------
