@@ -15,7 +15,7 @@ from ansible_collections.ainet.fabric.plugins.module_utils.workload import nccl
 
 
 def nccl_settings(cluster, node_id, interfaces, facts, socket_ifname, fabric=None, cross_nic=0, host="this node",
-                  addr_range=False):
+                  addr_range=False, architecture=None):
     """One node's NCCL settings (``env``, ``gpu_nic``, ``problems``, ``warnings``) and its ``/etc/nccl.conf`` text
     (``conf``)."""
     try:
@@ -25,7 +25,8 @@ def nccl_settings(cluster, node_id, interfaces, facts, socket_ifname, fabric=Non
         for entry in rails:
             entry["interface"] = nics[entry["fabric"]][entry["rail"] - 1]
         plan = {"cluster": model.to_dict(), "nodes": {host: {"rails": rails}}}
-        found = nccl.nccl_settings(plan, host, facts or {}, socket_ifname, fabric or None, cross_nic, bool(addr_range))
+        found = nccl.nccl_settings(plan, host, facts or {}, socket_ifname, fabric or None, cross_nic, bool(addr_range),
+                                   architecture or None)
     except FabricError as exc:
         raise AnsibleFilterError(str(exc)) from None
     found["conf"] = nccl.nccl_conf(found)

@@ -581,7 +581,11 @@ def _multus_config(cni, name, namespace, cluster, fabric, rail, master, mtu, res
     elif cni == "ipoib":
         spec = {"cniType": "ipoib", "ipoib": {"master": master, "ippools": ippools}}
     elif cni == "host-device":
-        ipam = {"type": "spiderpool", "default_ipv%d_ippool" % version: list(pools)}
+        # A custom CNI gets no coordinator, which moves a secondary NIC's routes out of the pod's main table; without
+        # clean_gateway the spiderpool IPAM returns a default route via the pool's gateway (spiderpool
+        # pkg/utils/convert/convert.go ConvertResultsToIPConfigsAndAllRoutes) and host-device installs it there
+        # (an ECMP default over eth0 and the rail on IPv6). The pools' route to the rail block stays.
+        ipam = {"type": "spiderpool", "default_ipv%d_ippool" % version: list(pools), "clean_gateway": True}
         plugin = {"cniVersion": CNI_VERSION, "name": name, "plugins": [
             {"type": "host-device", "device": master, "ipam": ipam}, {"type": "rdma"}]}
         spec = {"cniType": "custom", "customCNI": json.dumps(plugin, sort_keys=True)}

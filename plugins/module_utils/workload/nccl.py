@@ -28,10 +28,11 @@
   wants (NCCL's 2 lets it cross rails when that looks faster).
 * ``UCX_NET_DEVICES``: the same devices and ports for UCX (``mlx5_0:1,mlx5_1:1``).
 * the GPU -> NIC table from ``nvidia-smi topo -m``: each GPU's nearest rail NIC (``PIX`` before ``PXB``, ``PHB``,
-  ``NODE``, ``SYS``), and a warning for each GPU whose nearest rail NIC is ``NODE`` or ``SYS`` away (no PCIe switch
-  or host bridge shared: GPUDirect RDMA would cross the CPU's interconnect, and NCCL's default
-  ``NCCL_NET_GDR_LEVEL``, PXB - ``src/graph/paths.cc`` ``ncclTopoCheckGdr`` - stages that GPU's traffic through host
-  memory instead).
+  ``NODE``, ``SYS``), and a warning for each GPU whose nearest rail NIC is ``NODE`` or ``SYS`` away, or ``PHB`` on an
+  x86 node (no PCIe switch shared: the path crosses the CPU, which NCCL counts as ``PATH_PHB`` or ``PATH_SYS``, both
+  above its default ``NCCL_NET_GDR_LEVEL``, PXB - ``src/graph/paths.cc`` ``ncclTopoCheckGdr``, ``topo.cc``
+  ``topoPathTypeStr`` - so it stages that GPU's traffic through host memory instead). ``PHB`` on Grace (aarch64) is
+  left alone: the GPU reaches that NIC over C2C, NCCL's ``PATH_P2C``, within its level with ``NCCL_NET_GDR_C2C``.
 """
 
 from __future__ import annotations
@@ -43,7 +44,10 @@ from ansible_collections.ainet.fabric.plugins.module_utils.rdma.rdma_facts impor
 NEARNESS = ("X", "PIX", "PXB", "PHB", "NODE", "SYS")
 # What each far relation crosses (nvidia-smi topo -m's legend).
 FAR = {"NODE": "the interconnect between PCIe host bridges within a NUMA node",
-       "SYS": "the SMP interconnect between NUMA nodes (QPI/UPI)"}
+       "SYS": "the SMP interconnect between NUMA nodes (QPI/UPI)",
+       "PHB": "the PCIe host bridge (the CPU's root complex)"}
+# ``uname -m`` of the CPUs on which nvidia-smi's PHB is NCCL's PATH_PHB (on Grace, aarch64, it is C2C: PATH_P2C).
+X86 = ("x86_64", "amd64", "i686", "i386")
 MARKER = "# Managed by ainet.fabric (nccl): NCCL settings of this node's rail NICs."
 
 
@@ -73,14 +77,16 @@ def gpu_nic_table(facts, rail_devices):
     return table
 
 
-def far_gpus(table):
-    """One warning per row of :func:`gpu_nic_table` whose nearest rail NIC is ``NODE`` or ``SYS`` away."""
-    return ["%s: its nearest rail NIC %s (%s, rail %d) is %s away - across %s, no PCIe switch or host bridge "
+def far_gpus(table, architecture=None):
+    """One warning per row of :func:`gpu_nic_table` whose nearest rail NIC is ``NODE`` or ``SYS`` away, or ``PHB`` when
+    ``architecture`` (``uname -m``) is x86 (unknown: ``PHB`` is not warned about)."""
+    far = dict(FAR) if str(architecture or "").lower() in X86 else dict((k, v) for k, v in FAR.items() if k != "PHB")
+    return ["%s: its nearest rail NIC %s (%s, rail %d) is %s away - across %s, no PCIe switch "
             "shared; GPUDirect RDMA would go through the CPU, and NCCL (NCCL_NET_GDR_LEVEL default PXB) stages "
             "this GPU's traffic through host memory instead. Fix: a rail NIC on this GPU's PCIe switch (PIX/PXB), "
             "or check the slots" % (row["gpu"], row["device"], row["netdev"], row["rail"], row["relation"],
-                                    FAR[row["relation"]])
-            for row in table if row["relation"] in FAR]
+                                    far[row["relation"]])
+            for row in table if row["relation"] in far]
 
 
 def gid_selection_env(model, addr_range=False):
@@ -99,7 +105,7 @@ def gid_selection_env(model, addr_range=False):
     return env
 
 
-def nccl_settings(plan, host, facts, socket_ifname, fabric=None, cross_nic=0, addr_range=False):
+def nccl_settings(plan, host, facts, socket_ifname, fabric=None, cross_nic=0, addr_range=False, architecture=None):
     """``{"env": {NAME: value}, "gpu_nic": [...], "problems": [...], "warnings": [...]}`` of ``host``.
 
     ``plan``: the rail plan; ``facts``: the node's RDMA facts (``rdma_facts``); ``socket_ifname``: the management
@@ -107,7 +113,8 @@ def nccl_settings(plan, host, facts, socket_ifname, fabric=None, cross_nic=0, ad
     ``NCCL_IB_GID_INDEX`` out and let NCCL pick each port's RoCE v2 GID inside the fabric's supernet (for GID
     indexes that differ between rails or nodes, or move). A rail whose NIC has no RDMA device or no RoCE v2 GID for
     its address is a problem (the env leaves it out); a management interface that is a rail NIC is an error; a GPU
-    whose nearest rail NIC is ``NODE``/``SYS`` away is a warning."""
+    whose nearest rail NIC is ``NODE``/``SYS`` away, or ``PHB`` on an x86 ``architecture`` (``uname -m``), is a
+    warning."""
     node = plan["nodes"].get(host)
     if node is None:
         raise FabricError("nccl: %s is not a node of the plan" % host)
@@ -158,7 +165,7 @@ def nccl_settings(plan, host, facts, socket_ifname, fabric=None, cross_nic=0, ad
     if not infiniband and qos.get("roce_priority") is not None:
         env["NCCL_IB_SL"] = str(qos["roce_priority"])
     table = gpu_nic_table(facts, rail_devices)
-    return {"env": env, "gpu_nic": table, "problems": problems, "warnings": far_gpus(table)}
+    return {"env": env, "gpu_nic": table, "problems": problems, "warnings": far_gpus(table, architecture)}
 
 
 def nccl_conf(settings):

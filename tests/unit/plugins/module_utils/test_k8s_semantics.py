@@ -68,7 +68,7 @@ def test_host_device_names_its_spiderpool_pools(mode, family):
     ipam = json.loads(config["spec"]["customCNI"])["plugins"][0]["ipam"]
     pools = [p["metadata"]["name"] for p in kind(objects, "SpiderIPPool")
              if p["metadata"]["labels"]["ainet.fabric/rail"] == "1"]
-    assert pools and ipam == {"type": "spiderpool", "default_ipv%d_ippool" % family: pools}
+    assert pools and ipam == {"type": "spiderpool", "default_ipv%d_ippool" % family: pools, "clean_gateway": True}
     other = "default_ipv%d_ippool" % (10 - family)
     assert other not in ipam
 
