@@ -350,9 +350,21 @@ def read_record(config_root):
 def summary(pf, want):
     if not want:
         return "%s: no VFs wanted (%d now)" % (pf["name"], pf["num_vfs"])
+    if want.get("link_layer") == "infiniband":
+        guids = "".join("\n  vf %d guid %s" % (i, guid) for i, guid in enumerate(want["vf_guids"]))
+        return "%s: %d VFs (InfiniBand, link state %s)%s" % (pf["name"], want["vfs"], want["link_state"], guids)
     return "%s: %d VFs (trust %s, spoofchk %s, link state %s)" % (
         pf["name"], want["vfs"], "on" if want["trust"] else "off", "on" if want["spoof_check"] else "off",
         want["link_state"])
+
+
+def before_text(pf, want):
+    """The diff's before line of one PF: its VF count, and on InfiniBand each VF's node GUID now."""
+    text = "%s: %d VFs\n" % (pf["name"], pf["num_vfs"])
+    if (want or {}).get("link_layer") == "infiniband":
+        text += "".join("  vf %d guid %s\n" % (i, info.get("node_guid"))
+                        for i, info in sorted((pf.get("vfinfo") or {}).items()))
+    return text
 
 
 def run_module():
@@ -425,7 +437,7 @@ def run_module():
         result["unit"]["present"] = text is not None
         if module._diff:
             result["diff"] = [{"before_header": "rail PFs", "after_header": "rail PFs",
-                               "before": "".join("%s: %d VFs\n" % (n, states[n]["num_vfs"]) for n in names),
+                               "before": "".join(before_text(states[n], wanted.get(n)) for n in names),
                                "after": "".join(summary(states[n], wanted.get(n)) + "\n" for n in names)},
                               {"before_header": unit["path"], "before": unit["text"] or "",
                                "after_header": unit["path"], "after": text or ""}]

@@ -290,6 +290,11 @@ def test_infiniband_vfs_get_their_guids_are_rebound_and_a_second_run_changes_not
     state = json.loads((host / "ip-state.json").read_text())
     state["enp2s0"]["0"]["node guid"] = "5a:3e:01:9c:00:12:7f:01"
     (host / "ip-state.json").write_text(json.dumps(state))
+    diffed = run_task(capsys, "sriov", dict(cluster=IB_CLUSTER, interfaces=NICS, node_id=3,
+                                            config_root=str(host / "etc-root"), sysfs_root=str(host / "root")),
+                      check=True, diff=True)[0]
+    assert "enp2s0: 2 VFs\n  vf 0 guid 5a:3e:01:9c:00:12:7f:01\n" in diffed["diff"][0]["before"]
+    assert "  vf 0 guid 02:25:26:00:00:03:02:00\n" in diffed["diff"][0]["after"]
     fixed = run(capsys, host, cluster=IB_CLUSTER, node_id=3)
     assert fixed["commands"] == ["ip link set dev enp2s0 vf 0 node_guid 02:25:26:00:00:03:02:00 port_guid "
                                  "02:25:26:00:00:03:02:00", rebind_script("enp2s0", 0)]
