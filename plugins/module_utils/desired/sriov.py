@@ -90,8 +90,8 @@ def guid_node_id(cluster, node_id):
         tag = fabric_tag(cluster.name, fabric.name)
         if tag in tags:
             raise SriovError("%s: the VF GUID tag of InfiniBand fabric %s (%04x) equals fabric %s's in cluster %s (fix: "
-                             "rename one of the two fabrics)" % (fabric.field("cni"), fabric.name, tag, tags[tag],
-                                                                  cluster.name))
+                             "rename one of the two fabrics)"
+                             % (fabric.field("cni"), fabric.name, tag, tags[tag], cluster.name))
         tags[tag] = fabric.name
     return node_id
 

@@ -360,8 +360,8 @@ def unit_sections(pfs, ip_path="/sbin/ip", sh_path="/bin/sh"):
                 execs.append(("ExecStart", " ".join([ip_path] + argv[1:])))
             if argv and "node_guid" in argv:
                 # systemd expands $VAR in command lines: $$ is a literal $ (systemd.service(5), "Command lines")
-                execs.append(("ExecStart", "%s -c \"%s\"" % (sh_path, rebind_script(pf["name"], index)
-                                                                 .replace("$", "$$"))))
+                script = rebind_script(pf["name"], index).replace("$", "$$")
+                execs.append(("ExecStart", "%s -c \"%s\"" % (sh_path, script)))
     return boot_unit.oneshot(ROLE, "SR-IOV VFs of the rail NICs", execs, after=after,
                              before=["network-pre.target", "kubelet.service", "ainet-roce-qos.service"],
                              wants=["network-pre.target"])

@@ -200,3 +200,31 @@ def test_the_boot_unit_sets_every_guid_then_rebinds_with_systemd_escaped_dollars
     assert starts[2] == 'ExecStart=/bin/sh -c "%s"' % sp.rebind_script("ibp24s0", 0).replace("$", "$$")
     assert len(starts) == 1 + 2 * 4 and "$vf" not in text.replace("$$vf", "")
     assert not any(" mac " in line or "trust" in line for line in starts)
+
+
+def two_ib_fabrics(first, second):
+    ib = {"rails": 1, "cni": "sriov", "sriov": {"vfs": 2}}
+    return load_cluster({"name": "ibc", "fabrics": {
+        first: dict(ib, addressing={"mode": "infiniband", "supernet": "172.20.0.0/16", "rail_prefix": 24}),
+        second: dict(ib, addressing={"mode": "infiniband", "supernet": "172.21.0.0/16", "rail_prefix": 24})}})
+
+
+def test_two_ib_fabrics_of_one_cluster_get_distinct_tags_or_a_refusal():
+    nics = {"compute": ["ibp24s0"], "storage": ["ibp41s0"]}
+    pfs = desired_sriov.options(two_ib_fabrics("compute", "storage"), nics, None, 7)["pfs"]
+    assert fields(pfs[0]["vf_guids"][0])["tag"] != fields(pfs[1]["vf_guids"][0])["tag"]
+    assert [fields(p["vf_guids"][1]) for p in pfs] == [
+        {"first": 2, "tag": desired_sriov.fabric_tag("ibc", f), "node": 7, "rail": 1, "vf": 1}
+        for f in ("compute", "storage")]
+    # the one stage wrong: two fabric names whose 16-bit tags collide (found by search) would share every GUID
+    seen, pair = {}, None
+    for number in range(100000):
+        name = "f%d" % number
+        tag = desired_sriov.fabric_tag("ibc", name)
+        if tag in seen:
+            pair = (seen[tag], name)
+            break
+        seen[tag] = name
+    with pytest.raises(FabricError, match=r"the VF GUID tag of InfiniBand fabric .* equals fabric .*'s in cluster ibc "
+                                          r"\(fix: rename one of the two fabrics\)"):
+        desired_sriov.options(two_ib_fabrics(*pair), {pair[0]: ["ibp24s0"], pair[1]: ["ibp41s0"]}, None, 7)
