@@ -16,7 +16,8 @@ class ActionModule(HostModuleAction):
         "cluster": {"type": "dict", "required": True},
         "interfaces": {"type": "raw", "required": True},
         "overrides": {"type": "dict", "default": {}},
+        "node_id": {"type": "raw"},
     }
 
     def desired(self, cluster, args, task_vars):
-        return sriov.options(cluster, args["interfaces"], args["overrides"])
+        return sriov.options(cluster, args["interfaces"], args["overrides"], args["node_id"])

@@ -13,6 +13,11 @@ author: ainet.fabric contributors (@ainet)
 description:
   - Creates O(pfs[].vfs) VFs on each PF of O(pfs) and sets each VF's MAC, trust, spoof check and link state. Only
     what differs is changed.
+  - On an InfiniBand PF (O(pfs[].link_layer=infiniband), an IPoIB netdev) each VF gets its link state and its node
+    and port GUID from O(pfs[].vf_guids) (C(ip link set dev PF vf N node_guid G port_guid G)); the IPoIB PF has no
+    VF MAC, trust or spoof check. A VF whose GUID changed is rebound (its driver unbound, then
+    C(/sys/bus/pci/drivers_probe)) so that its driver takes the GUID, unless it is in use. The action plugin
+    derives the GUIDs from the model (cluster and fabric name, O(node_id), rail, VF index; see the role's README).
   - The action plugin of the same name fills O(pfs) on the controller from O(cluster), O(interfaces) and
     O(overrides) - for every fabric with C(cni=sriov), each of the node's rail NICs of that fabric with the fabric's
     C(sriov) settings, changed by the host-local O(overrides), which are validated like the model - so the host
@@ -74,6 +79,25 @@ options:
         description:
           - Where the settings come from (C(fabric_cluster.sriov), C(sriov_overrides.<nic>)), named in refusals.
         type: str
+      link_layer:
+        description:
+          - V(infiniband) on a PF of an InfiniBand fabric (then O(pfs[].vf_guids) is required and VF MAC, trust and
+            spoof check are not set).
+        type: str
+        choices: [ethernet, infiniband]
+        default: ethernet
+      vf_guids:
+        description:
+          - InfiniBand only, one per VF in VF order; each is set as the VF's node and port GUID.
+          - Eight hex octets separated by C(:), not all zeros or all ones, unique on the host.
+        type: list
+        elements: str
+  node_id:
+    description:
+      - The node's C(fabric_node_id), from which the action plugin derives the GUIDs of InfiniBand VFs; required when
+        a fabric with C(cni=sriov) is InfiniBand.
+      - Handled by the action plugin with O(cluster); the host never receives it.
+    type: raw
   overrides:
     description:
       - Host-local changes to a rail NIC's C(sriov) settings, by NIC name (C(vfs), C(trust), C(spoof_check),
@@ -126,6 +150,20 @@ EXAMPLES = r"""
       ens6f0np0:
         vfs: 4
     allow_in_use: true
+
+- name: SR-IOV VFs on the rail NICs of an InfiniBand fabric (GUIDs derived from the node id)
+  ainet.fabric.sriov:
+    cluster: "{{ fabric_cluster }}"
+    interfaces: "{{ fabric_rail_interfaces }}"
+    node_id: "{{ fabric_node_id }}"
+
+- name: Two InfiniBand VFs with given GUIDs, without the model
+  ainet.fabric.sriov:
+    pfs:
+      - name: ibp24s0
+        vfs: 2
+        link_layer: infiniband
+        vf_guids: ["02:00:00:00:00:01:01:00", "02:00:00:00:00:01:01:01"]
 
 - name: Four trusted VFs on one PF, without the model
   ainet.fabric.sriov:
@@ -210,7 +248,7 @@ from ansible_collections.ainet.fabric.plugins.module_utils.rdma.rdma_parse_pci i
 
 PASSTHROUGH = ("vfio-pci", "pci-stub", "uio_pci_generic", "igb_uio")
 VF_APPEAR = 10
-ACTION_OPTIONS = ("cluster", "interfaces", "overrides")
+ACTION_OPTIONS = ("cluster", "interfaces", "overrides", "node_id")
 PF_SPEC = dict(
     name=dict(type="str", required=True),
     vfs=dict(type="int", required=True),
@@ -220,6 +258,8 @@ PF_SPEC = dict(
     firmware_vfs=dict(type="int"),
     fabric=dict(type="str"),
     source=dict(type="str"),
+    link_layer=dict(type="str", choices=list(sriov_state.LINK_LAYERS), default="ethernet"),
+    vf_guids=dict(type="list", elements="str"),
 )
 
 
@@ -264,10 +304,7 @@ class Pfs(object):
                 vf = dict(vf, driver=self.vf_driver(name, vf["index"]))
                 vf["in_use"] = in_use(vf, links.get(vf["netdev"]) if vf["netdev"] else None)
                 vfs.append(vf)
-            vfinfo = dict((entry.get("vf"), {"mac": entry.get("address"), "trust": entry.get("trust"),
-                                             "spoof_check": entry.get("spoofchk"),
-                                             "link_state": entry.get("link_state")})
-                          for entry in link.get("vfinfo_list") or [] if isinstance(entry, dict))
+            vfinfo = sriov_state.vfinfo(link)
             out[name] = {"name": name, "exists": True, "pci": info["pci"], "driver": info["driver"],
                          "mac": link.get("permaddr") or link.get("address"),
                          "total_vfs": sriov.get("total_vfs") if info["sriov"] else None,
@@ -313,9 +350,21 @@ def read_record(config_root):
 def summary(pf, want):
     if not want:
         return "%s: no VFs wanted (%d now)" % (pf["name"], pf["num_vfs"])
+    if want.get("link_layer") == "infiniband":
+        guids = "".join("\n  vf %d guid %s" % (i, guid) for i, guid in enumerate(want["vf_guids"]))
+        return "%s: %d VFs (InfiniBand, link state %s)%s" % (pf["name"], want["vfs"], want["link_state"], guids)
     return "%s: %d VFs (trust %s, spoofchk %s, link state %s)" % (
         pf["name"], want["vfs"], "on" if want["trust"] else "off", "on" if want["spoof_check"] else "off",
         want["link_state"])
+
+
+def before_text(pf, want):
+    """The diff's before line of one PF: its VF count, and on InfiniBand each VF's node GUID now."""
+    text = "%s: %d VFs\n" % (pf["name"], pf["num_vfs"])
+    if (want or {}).get("link_layer") == "infiniband":
+        text += "".join("  vf %d guid %s\n" % (i, info.get("node_guid"))
+                        for i, info in sorted((pf.get("vfinfo") or {}).items()))
+    return text
 
 
 def run_module():
@@ -324,6 +373,7 @@ def run_module():
             pfs=dict(type="list", elements="dict", options=PF_SPEC),
             cluster=dict(type="dict"),
             interfaces=dict(type="raw"),
+            node_id=dict(type="raw"),
             overrides=dict(type="dict", default={}),
             vf_mac=dict(type="str", choices=list(sriov_state.MAC_POLICIES), default="derived"),
             allow_in_use=dict(type="bool", default=False),
@@ -387,7 +437,7 @@ def run_module():
         result["unit"]["present"] = text is not None
         if module._diff:
             result["diff"] = [{"before_header": "rail PFs", "after_header": "rail PFs",
-                               "before": "".join("%s: %d VFs\n" % (n, states[n]["num_vfs"]) for n in names),
+                               "before": "".join(before_text(states[n], wanted.get(n)) for n in names),
                                "after": "".join(summary(states[n], wanted.get(n)) + "\n" for n in names)},
                               {"before_header": unit["path"], "before": unit["text"] or "",
                                "after_header": unit["path"], "after": text or ""}]
@@ -395,6 +445,8 @@ def run_module():
             for action in actions:
                 if "argv" in action:
                     runner.run(action["argv"])
+                elif "rebind" in action:
+                    rebind(runner, action["rebind"]["pf"], action["rebind"]["index"])
                 else:
                     runner.write_sys(action["path"], action["value"])
             boot_unit.sync_unit(unit, text, False)
@@ -414,6 +466,19 @@ def run_module():
     except OSError as exc:  # a read-only /etc or /var/lib (image-based OS), a full disk
         module.fail_json(msg="sriov: %s: %s" % (exc.filename or "", exc.strerror or exc), **result)
     module.exit_json(**result)
+
+
+def rebind(runner, pf, index):
+    """Unbind VF ``index`` of ``pf`` from its driver (if bound) and let the kernel probe it again, as the SR-IOV
+    operator does after setting an InfiniBand VF's GUID (its driver reads the GUID when it binds)."""
+    link = runner.sys(sriov_state.virtfn_path(pf, index))
+    if not os.path.exists(link):
+        raise sriov_state.SriovError("sriov: VF %d of %s has no PCI device (%s) to rebind after its GUID was set"
+                                     % (index, pf, sriov_state.virtfn_path(pf, index)))
+    pci = os.path.basename(os.path.realpath(link))
+    if os.path.exists(runner.sys("/sys/bus/pci/devices/%s/driver" % pci)):
+        runner.write_sys("/sys/bus/pci/devices/%s/driver/unbind" % pci, pci)
+    runner.write_sys("/sys/bus/pci/drivers_probe", pci)
 
 
 def verify(host, wanted, status, mac_policy, names, allow_in_use):

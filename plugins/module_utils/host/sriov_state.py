@@ -16,16 +16,28 @@ every boot and unique per VF) or ``keep`` (whatever the driver or another tool g
     {"name": "enp1s0", "exists": True, "pci": "0000:01:00.0", "driver": "igb", "mac": "52:54:00:..",
      "total_vfs": 7 | None (no SR-IOV), "num_vfs": 2,
      "vfs": [{"index": 0, "pci": "0000:01:10.0", "driver": "igbvf", "netdev": "enp1s0v0", "in_use": None | "why"}],
-     "vfinfo": {0: {"mac": "..", "trust": False, "spoof_check": True, "link_state": "auto"}},
+     "vfinfo": {0: {"mac": "..", "trust": False, "spoof_check": True, "link_state": "auto",
+                    "node_guid": None | "00:..", "port_guid": None | "00:.."}},   # :func:`vfinfo`
      "firmware": None | {"sriov_en": bool, "num_of_vfs": int,              # next boot (mlxconfig, Mellanox only)
                          "current": {"sriov_en": bool, "num_of_vfs": int}}  # running
     }
+
+**InfiniBand PFs** (``link_layer: infiniband``, an IPoIB netdev): the kernel's IPoIB PF has no VF MAC,
+trust or spoof check (``ipoib_netdev_ops_pf`` in drivers/infiniband/ulp/ipoib/ipoib_main.c offers only
+``ndo_set_vf_link_state`` and ``ndo_set_vf_guid``), so a VF there gets its link state and its node and
+port GUID (``vf_guids``, one per VF, derived on the controller by :func:`desired.sriov.vf_guid`), both set to
+the same value as the SR-IOV operator does (pkg/host/internal/infiniband/infiniband.go
+``applyVfGUIDToInterface``). mlx5 writes the GUID into the VF's vport context at once but the VF's driver
+read its GUID when it bound, so a VF whose GUID changed is rebound (unbind, then
+``/sys/bus/pci/drivers_probe``), as the operator's config daemon does after ``ConfigureVfGUID``
+(pkg/host/internal/sriov/sriov.go ``configSriovVFDevices``, pkg/host/internal/kernel/kernel.go).
 
 **Actions** (:func:`pf_actions`), in order::
 
     {"path": "/sys/class/net/enp1s0/device/sriov_numvfs", "value": "0", "what": "remove the 2 VFs of enp1s0"}
     {"argv": ["ip", "link", "set", "dev", "enp1s0", "vf", "0", "mac", "..", "trust", "on"], "what": ".."}
     {"argv": ["mlxconfig", "-y", "-d", "0000:3b:00.0", "set", "SRIOV_EN=1", "NUM_OF_VFS=16"], "what": ".."}
+    {"rebind": {"pf": "ibp24s0", "index": 0}, "what": ".."}     # InfiniBand: after a VF's GUID changed
 
 A PF whose firmware must change (``set``, only with ``sriov_firmware: true``) or has changed for the next
 boot (``pending``) gets no VFs now: a reboot is pending, and the boot unit creates them at that boot.
@@ -40,6 +52,7 @@ model no longer wants loses the VFs the role made (count 0) and leaves the recor
 from __future__ import annotations
 
 import hashlib
+import re
 
 from ansible_collections.ainet.fabric.plugins.module_utils.host import boot_unit
 from ansible_collections.ainet.fabric.plugins.module_utils.common.errors import FabricError
@@ -47,6 +60,8 @@ from ansible_collections.ainet.fabric.plugins.module_utils.common.errors import 
 ROLE = "sriov"
 RECORD = "var/lib/ainet-fabric/sriov.json"
 MAC_POLICIES = ("derived", "keep")
+LINK_LAYERS = ("ethernet", "infiniband")
+GUID_RE = re.compile(r"^[0-9a-f]{2}(:[0-9a-f]{2}){7}$")  # iproute2 lib/utils.c get_guid: xx:xx:xx:xx:xx:xx:xx:xx
 LINK_STATES = ("auto", "enable", "disable")
 MAX_VFS = 127
 DEFAULT_FABRIC = "default"
@@ -67,13 +82,53 @@ def derived_mac(pf_mac, index):
     return ":".join("%02x" % o for o in octets)
 
 
+def vfinfo(link):
+    """``{vf index: {"mac", "trust", "spoof_check", "link_state", "node_guid", "port_guid"}}`` from one PF's entry
+    of ``ip -j -d link show`` / ``address show`` (its ``vfinfo_list``; iproute2 ip/ipaddress.c ``print_vfinfo``).
+
+    A field the kernel does not send is None: ``trust``/``spoofchk`` when the driver reports -1, ``node guid``/
+    ``port guid`` (JSON keys with a space) unless the PF's driver has ``ndo_get_vf_guid`` (IPoIB, kernel 5.5+,
+    iproute2 5.5+). GUIDs are lower case, as ``ip link set ... node_guid`` takes them."""
+    out = {}
+    for entry in (link or {}).get("vfinfo_list") or []:
+        if not isinstance(entry, dict) or not isinstance(entry.get("vf"), int):
+            continue
+        guids = dict((key, entry[name].lower() if isinstance(entry.get(name), str) else None)
+                     for key, name in (("node_guid", "node guid"), ("port_guid", "port guid")))
+        out[entry["vf"]] = dict({"mac": entry.get("address"), "trust": entry.get("trust"),
+                                 "spoof_check": entry.get("spoofchk"), "link_state": entry.get("link_state")}, **guids)
+    return out
+
+
+def check_guids(guids, vfs, where):
+    """The VF GUIDs of one InfiniBand PF entry, lower case; refuses a wrong count, a malformed, all-zero, all-one
+    or repeated GUID."""
+    if not isinstance(guids, list) or len(guids) != vfs:
+        raise SriovError("%s.vf_guids: %r is not a list of %d GUIDs, one per VF (fix: give one xx:xx:xx:xx:xx:xx:xx:xx "
+                         "per VF, or let the action derive them from the model)" % (where, guids, vfs))
+    out = []
+    for index, guid in enumerate(guids):
+        text = str(guid).lower()
+        if not GUID_RE.match(text) or text.replace(":", "").strip("0") == "" or text.replace(":", "").strip("f") == "":
+            raise SriovError("%s.vf_guids[%d]: %r is not a usable GUID (fix: eight hex octets separated by ':', not all "
+                             "zeros or all ones, which ib-sriov-cni refuses)" % (where, index, guid))
+        if text in out:
+            raise SriovError("%s.vf_guids[%d]: %s is also VF %d's GUID (fix: give every VF its own GUID)"
+                             % (where, index, text, out.index(text)))
+        out.append(text)
+    return out
+
+
 def check_wanted(pfs, field="pfs"):
     """The module's ``pfs`` option (flat, one entry per PF) as ``{pf: want}``; refuses, with one line naming the
-    entry, a PF listed twice, a VF count out of range and a firmware VF count below it.
+    entry, a PF listed twice, a VF count out of range, a firmware VF count below it and, on InfiniBand, VF GUIDs
+    that are missing, malformed or repeated (on any PF of the host).
 
-    ``want``: ``{"vfs", "trust", "spoof_check", "link_state", "firmware_vfs", "fabric", "source"}``;
-    ``firmware_vfs`` defaults to ``vfs``, ``source`` (where the settings come from, for messages) to the entry."""
+    ``want``: ``{"vfs", "trust", "spoof_check", "link_state", "firmware_vfs", "fabric", "source"}``, plus
+    ``"link_layer": "infiniband"`` and ``"vf_guids"`` on InfiniBand; ``firmware_vfs`` defaults to ``vfs``,
+    ``source`` (where the settings come from, for messages) to the entry."""
     out = {}
+    seen = {}
     for index, entry in enumerate(pfs or []):
         name = entry["name"]
         where = "%s[%d]" % (field, index)
@@ -87,10 +142,26 @@ def check_wanted(pfs, field="pfs"):
         if not vfs <= firmware_vfs <= MAX_VFS:
             raise SriovError("%s.firmware_vfs: %r is out of range (use %d..%d: at least vfs)"
                              % (where, firmware_vfs, vfs, MAX_VFS))
+        link_layer = entry.get("link_layer") or "ethernet"
+        if link_layer not in LINK_LAYERS:
+            raise SriovError("%s.link_layer: %r is not one of %s" % (where, link_layer, ", ".join(LINK_LAYERS)))
+        guids = None
+        if link_layer == "infiniband":
+            guids = check_guids(entry.get("vf_guids"), vfs, where)
+            for index, guid in enumerate(guids):
+                if guid in seen:
+                    raise SriovError("%s.vf_guids[%d]: %s is also the GUID of VF %d of %s (fix: give every VF its own "
+                                     "GUID)" % (where, index, guid, seen[guid][1], seen[guid][0]))
+                seen[guid] = (name, index)
+        elif entry.get("vf_guids"):
+            raise SriovError("%s.vf_guids: is set on an Ethernet PF (%s); VF GUIDs exist only on InfiniBand (fix: remove "
+                             "it, or set link_layer: infiniband)" % (where, name))
         out[name] = {"vfs": vfs, "trust": bool(entry.get("trust")),
                      "spoof_check": entry.get("spoof_check") is not False,
                      "link_state": entry.get("link_state") or "auto", "firmware_vfs": firmware_vfs,
                      "fabric": entry.get("fabric") or DEFAULT_FABRIC, "source": entry.get("source") or where}
+        if guids is not None:
+            out[name].update(link_layer=link_layer, vf_guids=guids)
     return out
 
 
@@ -100,7 +171,9 @@ def _onoff(value):
 
 def vf_settings(pf, want, index, mac_policy):
     """The settings VF ``index`` of ``pf`` (a :data:`pf_state`) must have: ``{"mac"?, "trust", "spoof_check",
-    "link_state"}``."""
+    "link_state"}`` on Ethernet, ``{"link_state", "guid"}`` on InfiniBand (no VF MAC, trust or spoof check there)."""
+    if want.get("link_layer") == "infiniband":
+        return {"link_state": want["link_state"], "guid": want["vf_guids"][index]}
     out = {"trust": want["trust"], "spoof_check": want["spoof_check"], "link_state": want["link_state"]}
     if mac_policy == "derived" and pf.get("mac"):
         out["mac"] = derived_mac(pf["mac"], index)
@@ -110,12 +183,18 @@ def vf_settings(pf, want, index, mac_policy):
 def vf_argv(pf_name, index, settings, current=None):
     """``ip link set dev <pf> vf <i> ...`` for what differs from ``current`` (all of it when None); None when
     nothing differs. ``link_state: auto`` is only sent when the driver reports another state (igb cannot
-    set VF link state at all)."""
+    set VF link state at all). A GUID (InfiniBand) is sent as both ``node_guid`` and ``port_guid`` when
+    either differs or is not reported."""
     argv = []
     fresh, current = current is None, current or {}
     if settings.get("mac") and (fresh or (current.get("mac") or "").lower() != settings["mac"]):
         argv += ["mac", settings["mac"]]
+    guid = settings.get("guid")
+    if guid and (current.get("node_guid") != guid or current.get("port_guid") != guid):
+        argv += ["node_guid", guid, "port_guid", guid]
     for key, word in (("trust", "trust"), ("spoof_check", "spoofchk")):
+        if key not in settings:
+            continue
         # a driver that does not report a field (ip -j leaves it out) cannot be compared: not a difference
         if fresh or (current.get(key) is not None and current.get(key) != settings[key]):
             argv += [word, _onoff(settings[key])]
@@ -230,6 +309,9 @@ def pf_actions(pf, want, mac_policy, firmware_tool="mlxconfig", allow_in_use=Fal
         argv = vf_argv(name, index, vf_settings(pf, want, index, mac_policy), current)
         if argv:
             actions.append({"argv": argv, "what": "VF %d of %s" % (index, name)})
+        if argv and "node_guid" in argv:
+            actions.append({"rebind": {"pf": name, "index": index},
+                            "what": "rebind VF %d of %s so that its driver takes the new GUID" % (index, name)})
     return actions
 
 
@@ -243,10 +325,24 @@ def release_actions(pf, allow_in_use):
              "what": "remove the %d VFs of %s (no longer in the model)" % (pf["num_vfs"], pf["name"])}]
 
 
+def virtfn_path(pf_name, index):
+    return "/sys/class/net/%s/device/virtfn%d" % (pf_name, index)
+
+
 def command_line(action):
     if "argv" in action:
         return " ".join(action["argv"])
+    if "rebind" in action:
+        return rebind_script(action["rebind"]["pf"], action["rebind"]["index"])
     return "echo %s > %s" % (action["value"], action["path"])
+
+
+def rebind_script(pf_name, index):
+    """The shell line that rebinds VF ``index`` of ``pf_name``: unbind its driver if one is bound, then let the
+    kernel probe it again (the boot unit runs it; the module does the same through sysfs)."""
+    return ("vf=$(basename $(readlink -f %s)); if [ -e /sys/bus/pci/devices/$vf/driver ]; then "
+            "echo $vf > /sys/bus/pci/devices/$vf/driver/unbind; fi; echo $vf > /sys/bus/pci/drivers_probe"
+            % virtfn_path(pf_name, index))
 
 
 def unit_sections(pfs, ip_path="/sbin/ip", sh_path="/bin/sh"):
@@ -262,6 +358,10 @@ def unit_sections(pfs, ip_path="/sbin/ip", sh_path="/bin/sh"):
             argv = vf_argv(pf["name"], index, vf_settings(pf, want, index, policy))
             if argv:
                 execs.append(("ExecStart", " ".join([ip_path] + argv[1:])))
+            if argv and "node_guid" in argv:
+                # systemd expands $VAR in command lines: $$ is a literal $ (systemd.service(5), "Command lines")
+                script = rebind_script(pf["name"], index).replace("$", "$$")
+                execs.append(("ExecStart", "%s -c \"%s\"" % (sh_path, script)))
     return boot_unit.oneshot(ROLE, "SR-IOV VFs of the rail NICs", execs, after=after,
                              before=["network-pre.target", "kubelet.service", "ainet-roce-qos.service"],
                              wants=["network-pre.target"])

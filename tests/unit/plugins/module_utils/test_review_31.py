@@ -23,6 +23,8 @@ import pytest
 
 from ansible_collections.ainet.fabric.plugins.module_utils.cabling import lldp_parse, port_names
 from ansible_collections.ainet.fabric.plugins.module_utils.common.errors import FabricModelError
+from ansible_collections.ainet.fabric.plugins.module_utils.desired import sriov as desired_sriov
+from ansible_collections.ainet.fabric.plugins.module_utils.model.cluster_model import load_cluster
 from ansible_collections.ainet.fabric.plugins.module_utils.fleet import link_results
 from ansible_collections.ainet.fabric.plugins.module_utils.plan.rail_plan import rail_plan
 from ansible_collections.ainet.fabric.plugins.module_utils.rdma import rdma_facts, rdma_gather, rdma_parse_host
@@ -361,7 +363,7 @@ def ib_sriov_add(config, vf_guid):
 
 
 # The SR-IOV operator's config daemon gives every IB VF a random GUID (doc/design/ib-vf-configuration.md, "Now the
-# GUIDs are assigned by the sriov-network-config-daemon randomly"); the sriov role makes VFs and sets only MACs.
+# GUIDs are assigned by the sriov-network-config-daemon randomly"); without it the sriov role sets them (from the plan).
 NEW_VF_GUID = "00:00:00:00:00:00:00:00"
 OPERATOR_VF_GUID = "5a:3e:01:9c:00:12:7f:01"
 
@@ -373,17 +375,31 @@ def test_ib_sriov_with_the_operator_finds_a_guid_on_every_vf():
     assert ib_sriov_add(config, NEW_VF_GUID) == "VF GUID is not valid"  # the one stage wrong: no GUID on the VF
 
 
-@pytest.mark.xfail(strict=True, reason="D1 (open): InfiniBand cni sriov without sriov_operator: nothing gives the "
-                   "VFs a GUID and the objects declare no GUID source; ib-sriov-cni refuses every such VF")
-def test_ib_sriov_without_the_operator_is_refused_or_names_a_guid_source():
+def sriov_role_guids(raw, hosts=("GPU01", "gpu02")):
+    """Every VF GUID the ``sriov`` role sets on the plan's nodes (desired.sriov, what its action sends the host):
+    ``{(host, nic): [guid per VF]}``."""
+    cluster = load_cluster(raw)
+    return dict(((host, pf["name"]), pf["vf_guids"]) for node_id, host in enumerate(hosts, 1)
+                for pf in desired_sriov.options(cluster, NICS, None, node_id)["pfs"])
+
+
+def test_ib_sriov_without_the_operator_finds_the_guid_the_sriov_role_set():
+    """D1 fixed: without the operator the VFs come from the ``sriov`` role, which gives every InfiniBand VF a node and
+    port GUID from the plan. The render trusts it (the objects name no GUID source, as with the operator's random
+    GUIDs): ib-sriov-cni then takes the VF's own GUID."""
     for k8s in ({}, {"ipam": "whereabouts", "pod_offset": 200, "pod_count": 20}):
-        try:
-            objects = k8s_objects.render(plan(model("sriov", "infiniband", **k8s)))
-        except FabricModelError:
-            continue
+        raw = model("sriov", "infiniband", **k8s)
+        objects = k8s_objects.render(plan(raw))
         configs = [spiderpool_nad(o)[1] for o in kind(objects, "SpiderMultusConfig")] + \
             [json.loads(o["spec"]["config"]) for o in kind(objects, "NetworkAttachmentDefinition")]
-        assert configs and all(ib_sriov_add(c, NEW_VF_GUID) is None for c in configs)
+        guids = sriov_role_guids(raw)
+        every = [g for vfs in guids.values() for g in vfs]
+        assert len(every) == 2 * 2 * 4 and len(set(every)) == len(every)  # 2 nodes x 2 rails x 4 VFs, all distinct
+        assert configs and all(ib_sriov_add(c, g) is None for c in configs for g in every)
+        # the one stage wrong: a VF the role did not reach (a new VF) is still refused
+        assert all(ib_sriov_add(c, NEW_VF_GUID) == "VF GUID is not valid" for c in configs)
+    # and on Ethernet the role sets no GUID at all
+    assert all("vf_guids" not in pf for pf in desired_sriov.options(load_cluster(model("sriov")), NICS, None, 1)["pfs"])
 
 
 # -- host-local and the SR-IOV device plugin's selectors, per node ---------------------------------------------------

@@ -16,6 +16,8 @@ import sys
 import pytest
 from host_task import run_module, run_task
 
+from ansible_collections.ainet.fabric.plugins.module_utils.host.sriov_state import rebind_script
+
 STANDIN = r'''
 import json, os, sys
 state_path, root = os.environ["STANDIN_STATE"], os.environ["STANDIN_SYSFS"]
@@ -29,8 +31,14 @@ if args[:1] == ["-j"]:
     for pf, info in sorted(state.items()):
         with open(os.path.join(root, "sys/class/net", pf, "device/sriov_numvfs")) as h:
             num = int(h.read().strip() or 0)
-        vfs = [dict({"vf": i, "address": "00:00:00:00:00:00", "spoofchk": True, "trust": False, "link_state": "auto"},
-                    **info.get(str(i), {})) for i in range(num)]
+        if info.get("ib"):  # an IPoIB PF (mlx5): data/sriov_ib/ORIGIN.md
+            vfs = [dict({"vf": i, "link_type": "infiniband", "address": info["mac"], "spoofchk": False,
+                         "node guid": "00:00:00:00:00:00:00:00", "port guid": "00:00:00:00:00:00:00:00",
+                         "link_state": "auto", "trust": False, "query_rss_en": False}, **info.get(str(i), {}))
+                   for i in range(num)]
+        else:
+            vfs = [dict({"vf": i, "address": "00:00:00:00:00:00", "spoofchk": True, "trust": False,
+                         "link_state": "auto"}, **info.get(str(i), {})) for i in range(num)]
         out.append({"ifname": pf, "address": info["mac"], "flags": ["BROADCAST"], "addr_info": [], "vfinfo_list": vfs})
     print(json.dumps(out))
     sys.exit(0)
@@ -38,7 +46,13 @@ if args[:3] == ["link", "set", "dev"]:
     pf, index, rest = args[3], args[5], args[6:]
     entry = state[pf].setdefault(index, {})
     for key, value in zip(rest[::2], rest[1::2]):
-        if key == "mac":
+        if state[pf].get("ib") and key in ("mac", "trust", "spoofchk"):
+            # ipoib_netdev_ops_pf has no ndo_set_vf_mac/trust/spoofchk: the kernel answers EOPNOTSUPP
+            sys.stderr.write("RTNETLINK answers: Operation not supported\n")
+            sys.exit(2)
+        if key in ("node_guid", "port_guid"):
+            entry[key.replace("_", " ")] = value
+        elif key == "mac":
             entry["address"] = value
         elif key in ("trust", "spoofchk"):
             entry[key] = value == "on"
@@ -224,3 +238,71 @@ def test_the_module_refuses_the_model_itself(host, capsys):
     assert result["msg"].startswith("sriov: cluster, interfaces are handled on the controller by the action plugin "
                                     "ainet.fabric.sriov")
     assert calls(host) == []
+
+
+IB_CLUSTER = {"name": "ibc", "rails": 2,
+              "addressing": {"mode": "infiniband", "supernet": "172.20.0.0/16", "rail_prefix": 24},
+              "cni": "sriov", "sriov": {"vfs": 2}}
+
+
+def make_ib(tmp_path):
+    """Turn the fixture's PFs into IPoIB PFs whose two VFs exist as PCI devices bound to mlx5_core, each with its
+    netdev (what the kernel shows once sriov_numvfs is written; the stand-in cannot create them)."""
+    state = json.loads((tmp_path / "ip-state.json").read_text())
+    root = tmp_path / "root"
+    driver = root / "sys/bus/pci/drivers/mlx5_core"
+    os.makedirs(str(driver))
+    for slot, nic in enumerate(NICS, 1):
+        state[nic].update(ib=True, mac="00:00:10:29:fe:80:00:00:00:00:00:00:b8:59:9f:03:00:c1:2a:%02x" % slot)
+        device = os.path.realpath(str(root / "sys/class/net" / nic / "device"))
+        for index in range(2):
+            pci = "0000:0%d:00.%d" % (slot, index + 1)
+            vf = os.path.join(os.path.dirname(device), pci)
+            os.makedirs(os.path.join(vf, "net", "%sv%d" % (nic, index)))
+            os.symlink(str(driver), os.path.join(vf, "driver"))
+            os.symlink(vf, os.path.join(device, "virtfn%d" % index))
+            os.makedirs(str(root / "sys/bus/pci/devices"), exist_ok=True)
+            os.symlink(vf, str(root / "sys/bus/pci/devices" / pci))
+    (tmp_path / "ip-state.json").write_text(json.dumps(state))
+    return state
+
+
+def test_infiniband_vfs_get_their_guids_are_rebound_and_a_second_run_changes_nothing(host, capsys):
+    make_ib(host)
+    checked = run(capsys, host, check=True, cluster=IB_CLUSTER, node_id="3")
+    assert checked["changed"] and calls(host) == [] and not (host / "root/sys/bus/pci/drivers_probe").exists()
+    done = run(capsys, host, cluster=IB_CLUSTER, node_id=3)
+    assert done["changed"] and not done.get("failed"), done
+    assert calls(host) == ["link set dev %s vf %d node_guid 02:25:26:00:00:03:%02x:%02x port_guid "
+                           "02:25:26:00:00:03:%02x:%02x" % (nic, index, rail, index, rail, index)
+                           for rail, nic in enumerate(NICS, 1) for index in range(2)]
+    assert done["commands"][2] == rebind_script("enp1s0", 0)
+    # the last VF rebound: unbound from mlx5_core, then probed again
+    assert (host / "root/sys/bus/pci/drivers/mlx5_core/unbind").read_text() == "0000:02:00.2\n"
+    assert (host / "root/sys/bus/pci/drivers_probe").read_text() == "0000:02:00.2\n"
+    unit = (host / "etc-root/etc/systemd/system/ainet-sriov.service").read_text()
+    assert "/ip link set dev enp2s0 vf 1 node_guid 02:25:26:00:00:03:02:01 port_guid 02:25:26:00:00:03:02:01\n" in unit
+    assert 'ExecStart=/bin/sh -c "%s"\n' % rebind_script("enp2s0", 1).replace("$", "$$") in unit
+    before = len(calls(host))
+    again = run(capsys, host, cluster=IB_CLUSTER, node_id=3)
+    assert not again["changed"] and again["commands"] == [] and len(calls(host)) == before
+    # one VF's GUID changed behind the role's back: only that VF is set and rebound
+    state = json.loads((host / "ip-state.json").read_text())
+    state["enp2s0"]["0"]["node guid"] = "5a:3e:01:9c:00:12:7f:01"
+    (host / "ip-state.json").write_text(json.dumps(state))
+    diffed = run_task(capsys, "sriov", dict(cluster=IB_CLUSTER, interfaces=NICS, node_id=3,
+                                            config_root=str(host / "etc-root"), sysfs_root=str(host / "root")),
+                      check=True, diff=True)[0]
+    assert "enp2s0: 2 VFs\n  vf 0 guid 5a:3e:01:9c:00:12:7f:01\n" in diffed["diff"][0]["before"]
+    assert "  vf 0 guid 02:25:26:00:00:03:02:00\n" in diffed["diff"][0]["after"]
+    fixed = run(capsys, host, cluster=IB_CLUSTER, node_id=3)
+    assert fixed["commands"] == ["ip link set dev enp2s0 vf 0 node_guid 02:25:26:00:00:03:02:00 port_guid "
+                                 "02:25:26:00:00:03:02:00", rebind_script("enp2s0", 0)]
+
+
+def test_infiniband_without_a_node_id_is_refused_on_the_controller(host, capsys):
+    make_ib(host)
+    result, sent = run_task(capsys, "sriov", dict(cluster=IB_CLUSTER, interfaces=NICS, sysfs_root=str(host / "root")))
+    assert result["failed"] and sent is None and "\n" not in result["msg"]
+    assert result["msg"].startswith("fabric_node_id: is missing; the GUIDs of the InfiniBand VFs")
+    assert calls(host) == [] and numvfs(host, "enp1s0") == "0"
