@@ -18,7 +18,7 @@ from ansible_collections.ainet.fabric.plugins.module_utils.plan import plan_lock
 from ansible_collections.ainet.fabric.plugins.module_utils.plan.rail_plan import node_group_hosts, node_map, rail_plan
 from ansible_collections.ainet.fabric.plugins.module_utils.workload import k8s_objects, k8s_validate
 from ansible_collections.ainet.fabric.plugins.plugin_utils import k8s_dump
-from ansible_collections.ainet.fabric.plugins.plugin_utils.inventory_vars import host_variables
+from ansible_collections.ainet.fabric.plugins.plugin_utils.inventory_vars import gc_paused, host_variables
 
 # What the action reads of each node of node_group (as hostvars[node] gives it): the plan's inputs, and the facts
 # for the PFs' PCI addresses.
@@ -41,6 +41,10 @@ class ActionModule(ActionBase):
     _requires_connection = False
 
     def run(self, tmp=None, task_vars=None):
+        with gc_paused():
+            return self._run(tmp, task_vars)
+
+    def _run(self, tmp, task_vars):
         result = super().run(tmp, task_vars)
         _unused, args = self.validate_argument_spec(argument_spec=ARGUMENT_SPEC, mutually_exclusive=[["nodes", "node_group"]],
                                                     required_one_of=[["nodes", "node_group"]])
