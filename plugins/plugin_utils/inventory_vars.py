@@ -80,9 +80,9 @@ class InventoryVars:
         self.fallbacks = []  # the hosts read through hostvars, for the tests and the curious
         manager = getattr(hostvars, "_variable_manager", None) if isinstance(hostvars, HostVars) else None
         self._manager = manager
-        if manager is not None:
-            self._inventory = hostvars._inventory
-            self._loader = hostvars._loader
+        if manager is not None:  # what get_vars itself reads: the manager's inventory and loader
+            self._inventory = manager._inventory
+            self._loader = manager._loader
             self._basedirs = [self._loader.get_basedir()] if getattr(manager, "safe_basedir", False) else []
 
     def _plugins_inventory(self, entities):
