@@ -100,7 +100,7 @@ class InventoryVars:
         if key not in self._groups_cache:
             all_group = self._inventory.groups.get("all")
             entries = {
-                "all_inventory": lambda: all_group.get_vars(),
+                "all_inventory": all_group.get_vars,
                 "all_plugins_inventory": lambda: self._plugins_inventory([all_group]),
                 "all_plugins_play": lambda: self._plugins_play([all_group]),
                 "groups_inventory": lambda: get_group_vars(host_groups),

@@ -186,9 +186,8 @@ def test_every_job_starts_with_the_check_of_its_node_groups():
         groups = first["vars"]["__ainet_job_node_groups"]
         # each variable defaults as its play's hosts do: to rail_plan_node_group, then gpu_nodes
         for variable, value in groups.items():
-            assert value.startswith("{{ %s | default(" % variable) and value.endswith("default('gpu_nodes')) }}" if
-                                                                       variable != "rail_plan_node_group" else
-                                                                       "default('gpu_nodes') }}"), (name, value)
+            end = "default('gpu_nodes') }}" if variable == "rail_plan_node_group" else "default('gpu_nodes')) }}"
+            assert value.startswith("{{ %s | default(" % variable) and value.endswith(end), (name, value)
         checked = set(groups)
         for play in plays[1:]:
             assert "import_playbook" not in str(play) and play.get("tasks", [{}])[0].get("ainet.fabric.rail_plan", {})\

@@ -210,9 +210,9 @@ def measure(state, results):
     for result in results:
         if not (result["test"].startswith("rdma") and result["ok"]) or (result["gbps"] is None and result["usec"] is None):
             continue
-        row = state["measured"].setdefault(result["b"], {}).setdefault(result["fabric"], {}).setdefault(
-            str(result["rail"]), {}).setdefault(result["test"], {"peers": 0, "min_gbps": None, "min_peer": None,
-                                                                "max_gbps": None, "max_usec": None})
+        rails = state["measured"].setdefault(result["b"], {}).setdefault(result["fabric"], {})
+        row = rails.setdefault(str(result["rail"]), {}).setdefault(result["test"], {
+            "peers": 0, "min_gbps": None, "min_peer": None, "max_gbps": None, "max_usec": None})
         row["peers"] += 1
         if result["gbps"] is not None:
             if row["min_gbps"] is None or result["gbps"] < row["min_gbps"]:

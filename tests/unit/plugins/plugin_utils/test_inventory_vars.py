@@ -9,7 +9,6 @@ that always fell back could not pass."""
 
 from __future__ import annotations
 
-import os
 import textwrap
 
 import pytest
