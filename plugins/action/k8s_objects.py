@@ -15,13 +15,19 @@ from ansible.plugins.action import ActionBase
 from ansible_collections.ainet.fabric.plugins.module_utils.common.errors import FabricError
 from ansible_collections.ainet.fabric.plugins.module_utils.host.host_files import read_text, write_atomic
 from ansible_collections.ainet.fabric.plugins.module_utils.plan import plan_lock
-from ansible_collections.ainet.fabric.plugins.module_utils.plan.rail_plan import rail_plan
+from ansible_collections.ainet.fabric.plugins.module_utils.plan.rail_plan import node_group_hosts, node_map, rail_plan
 from ansible_collections.ainet.fabric.plugins.module_utils.workload import k8s_objects, k8s_validate
 from ansible_collections.ainet.fabric.plugins.plugin_utils import k8s_dump
+from ansible_collections.ainet.fabric.plugins.plugin_utils.inventory_vars import gc_paused, host_variables
+
+# What the action reads of each node of node_group (as hostvars[node] gives it): the plan's inputs, and the facts
+# for the PFs' PCI addresses.
+NODE_VARS = ("fabric_node_id", "fabric_rail_interfaces", "ansible_facts")
 
 ARGUMENT_SPEC = dict(
     cluster=dict(type="dict", required=True),
-    nodes=dict(type="dict", required=True),
+    nodes=dict(type="dict"),
+    node_group=dict(type="str"),
     dest=dict(type="path"),
     crd_dir=dict(type="path"),
     node_names=dict(type="dict", default={}),
@@ -35,11 +41,25 @@ class ActionModule(ActionBase):
     _requires_connection = False
 
     def run(self, tmp=None, task_vars=None):
+        with gc_paused():
+            return self._run(tmp, task_vars)
+
+    def _run(self, tmp, task_vars):
         result = super().run(tmp, task_vars)
-        _unused, args = self.validate_argument_spec(argument_spec=ARGUMENT_SPEC)
+        _unused, args = self.validate_argument_spec(argument_spec=ARGUMENT_SPEC, mutually_exclusive=[["nodes", "node_group"]],
+                                                    required_one_of=[["nodes", "node_group"]])
+        task_vars = task_vars or {}
         try:
-            plan = rail_plan(args["cluster"], args["nodes"])
-            pci = k8s_objects.rail_pci(plan, args["rail_pci"], (task_vars or {}).get("hostvars") or {})
+            if args["node_group"] is not None:
+                # The group's nodes and their variables read once, as hostvars gives them (plugin_utils/inventory_vars),
+                # without templating a map of every node into the task's arguments.
+                hosts = node_group_hosts(task_vars.get("groups") or {}, "k8s_objects_node_group", args["node_group"])
+                variables = host_variables(task_vars, hosts, NODE_VARS)
+                nodes = node_map(hosts, variables)
+            else:
+                nodes, variables = args["nodes"], task_vars.get("hostvars") or {}
+            plan = rail_plan(args["cluster"], nodes)
+            pci = k8s_objects.rail_pci(plan, args["rail_pci"], variables)
             objects = k8s_objects.render(plan, node_names=args["node_names"], pci=pci)
         except FabricError as exc:
             return dict(result, failed=True, msg=str(exc))

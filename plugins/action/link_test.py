@@ -8,23 +8,30 @@ The logic lives in ``module_utils/fleet``; this plugin reads the hosts' register
 
 from __future__ import annotations
 
+import json
+
 from ansible.plugins.action import ActionBase
 
 from ansible_collections.ainet.fabric.plugins.module_utils.common.errors import FabricError
 from ansible_collections.ainet.fabric.plugins.module_utils.fleet import link_results, pair_schedule
-from ansible_collections.ainet.fabric.plugins.module_utils.plan.rail_plan import rail_plan
+from ansible_collections.ainet.fabric.plugins.module_utils.plan.rail_plan import node_group_hosts, node_map, rail_plan
+from ansible_collections.ainet.fabric.plugins.plugin_utils.inventory_vars import gc_paused, host_variables
 from ansible_collections.ainet.fabric.plugins.plugin_utils.reports import link_states, write_reports
 
 ARGUMENT_SPEC = dict(
-    mode=dict(type="str", choices=["schedule", "round", "verdict"], required=True),
+    mode=dict(type="str", choices=["schedule", "round", "judge", "verdict"], required=True),
     cluster=dict(type="dict", required=True),
-    nodes=dict(type="dict", required=True),
+    nodes=dict(type="dict"),
+    node_group=dict(type="str"),
     hosts=dict(type="list", elements="str", required=True),
     rounds=dict(type="int", default=pair_schedule.DEFAULT_ROUNDS),
     full_mesh=dict(type="bool", default=False),
     round=dict(type="int"),
     fabric=dict(type="str"),
     results_var=dict(type="str", default="__link_test_results"),
+    schedule_var=dict(type="str", default="__link_test_schedule"),
+    round_var=dict(type="str", default="__link_test_round_out"),
+    state_var=dict(type="str", default="__link_test_state"),
     links_var=dict(type="str", default="__link_test_links"),
     rdma=dict(type="bool", default=False),
     rdma_var=dict(type="str", default="__link_test_rdma"),
@@ -35,7 +42,7 @@ ARGUMENT_SPEC = dict(
 )
 
 
-def report_markdown(cluster, verdict, schedule_note, results=(), skipped=()):
+def report_markdown(cluster, verdict, schedule_note, measured=None, skipped=()):
     lines = ["# Link test: %s" % cluster, "", schedule_note, "",
              "%d tests, %d failed." % (verdict["tested"], verdict["failed"]), ""]
     rows = [(kind, f) for kind in ("broken", "slow", "suspect") for f in verdict[kind]]
@@ -47,14 +54,20 @@ def report_markdown(cluster, verdict, schedule_note, results=(), skipped=()):
             lines.append("| %s | %s | %s | %s %s | %s | %s | %s |" % (
                 kind, f["host"], f["interface"], f["fabric"], f["rail"], f["tor"], f["tor_port"],
                 f["why"].replace("|", "\\|")))
-    measured = [r for r in results if r["test"].startswith("rdma") and r["ok"]]
-    if measured:
-        lines += ["", "RDMA measured (client <- server):", "", "| client | server | rail | test | Gb/s | usec |",
-                  "|---|---|---|---|---|---|"]
-        for r in sorted(measured, key=lambda r: (r["b"], r["fabric"], r["rail"], r["round"])):
-            lines.append("| %s | %s | %s %s | %s | %s | %s |" % (
-                r["b"], r["a"], r["fabric"], r["rail"], r["test"], "" if r["gbps"] is None else "%g" % r["gbps"],
-                "" if r["usec"] is None else "%g" % r["usec"]))
+    rows = []
+    for client, fabrics in sorted((measured or {}).items()):
+        for fabric, rails in sorted(fabrics.items()):
+            for rail, tests in sorted(rails.items(), key=lambda item: int(item[0])):
+                for test, row in sorted(tests.items()):
+                    rows.append("| %s | %s %s | %s | %d | %s | %s | %s |" % (
+                        client, fabric, rail, test, row["peers"],
+                        "" if row["min_gbps"] is None else "%g (%s)" % (row["min_gbps"], row["min_peer"]),
+                        "" if row["max_gbps"] is None else "%g" % row["max_gbps"],
+                        "" if row["max_usec"] is None else "%g" % row["max_usec"]))
+    if rows:
+        lines += ["", "RDMA measured, per client rail over the servers it met:", "",
+                  "| client | rail | test | servers | lowest Gb/s (server) | highest Gb/s | highest usec |",
+                  "|---|---|---|---|---|---|---|"] + rows
     if skipped:
         lines += ["", "Not run:", ""] + ["- %s" % line for line in skipped]
     return "\n".join(lines) + "\n"
@@ -65,47 +78,93 @@ class ActionModule(ActionBase):
     _requires_connection = False
 
     def run(self, tmp=None, task_vars=None):
+        with gc_paused():
+            return self._run(tmp, task_vars or {})
+
+    def _plan(self, args, task_vars):
+        """The plan: the one mode=schedule computed for the job (``schedule_var``, registered), else from the arguments
+        (the node group's variables read once, or ``nodes``)."""
+        schedule = task_vars.get(args["schedule_var"]) if args["mode"] != "schedule" else None
+        if isinstance(schedule, dict) and isinstance(schedule.get("plan"), dict):
+            return schedule["plan"]
+        if args["node_group"] is not None:
+            hosts = node_group_hosts(task_vars.get("groups") or {}, "link_test_node_group", args["node_group"])
+            nodes = node_map(hosts, host_variables(task_vars, hosts, ("fabric_node_id", "fabric_rail_interfaces")))
+        elif args["nodes"] is not None:
+            nodes = args["nodes"]
+        else:
+            raise FabricError("link_test: neither nodes nor node_group is given. Fix: pass node_group (the GPU nodes' "
+                              "inventory group) or nodes")
+        return rail_plan(args["cluster"], nodes)
+
+    @staticmethod
+    def _tally(args, task_vars):
+        """The tally of the rounds judged so far (mode=judge's registered result, ``state_var``), or None."""
+        registered = task_vars.get(args["state_var"])
+        tally = registered.get("tally") if isinstance(registered, dict) else None
+        return tally if isinstance(tally, dict) and "links" in tally else None
+
+    def _run(self, tmp, task_vars):
         result = super().run(tmp, task_vars)
         _unused, args = self.validate_argument_spec(argument_spec=ARGUMENT_SPEC)
         try:
-            plan = rail_plan(args["cluster"], args["nodes"])
+            plan = self._plan(args, task_vars)
             if args["fabric"] and args["fabric"] not in plan["fabrics"]:
                 raise FabricError("link_test_fabric: %r is not a fabric of the cluster (%s)"
                                   % (args["fabric"], ", ".join(plan["fabrics"])))
             hosts = [h for h in args["hosts"] if h in plan["nodes"]]
             if args["mode"] == "schedule":
-                return dict(result, changed=False, **link_results.schedule(plan, hosts, args["rounds"], args["full_mesh"]))
-            if args["mode"] == "round":
+                # The plan, once for the job: the rounds and the verdict read it from this registered result. Its
+                # display stays short even with -v (a plan of thousands of nodes).
+                return dict(result, changed=False, plan=plan, _ansible_verbose_override=True,
+                            **link_results.schedule(plan, hosts, args["rounds"], args["full_mesh"]))
+            if args["mode"] in ("round", "judge"):
                 total = link_results.schedule(plan, hosts, args["rounds"], args["full_mesh"])["rounds"]
                 if args["round"] is None or not 1 <= args["round"] <= total:
                     raise FabricError("link_test: round=%r is not a round of this schedule (1 to %d: %d nodes, %s). "
                                       "Fix: loop round over range(1, <mode=schedule's rounds> + 1)." % (
                                           args["round"], total, len(hosts),
                                           "full mesh" if args["full_mesh"] else "rounds=%d" % args["rounds"]))
+            if args["mode"] == "round":
                 this = link_results.round_assignments(plan, hosts, args["round"], args["fabric"])
                 return dict(result, changed=False, round=args["round"], assignments=this, pairs=len(this) // 2)
+            if args["mode"] == "judge":
+                # The round's outputs of every client, folded into the tally the job keeps; the outputs go with the
+                # next round's.
+                state = self._tally(args, task_vars)
+                state = json.loads(json.dumps(state)) if state is not None else link_results.new_tally()
+                outputs = dict((h, v.get(args["round_var"])) for h, v in
+                               host_variables(task_vars, hosts, (args["round_var"],)).items())
+                link_results.judge_round(state, args["round"], outputs, args["min_gbps"], args["max_usec"])
+                return dict(result, changed=False, _ansible_verbose_override=True, tally=state)
             hostvars = task_vars.get("hostvars", {})
-            results = []
-            for host in hosts:
-                results.extend(link_results.results_of(host, hostvars.get(host, {}).get(args["results_var"])))
-            verdict = pair_schedule.verdict(results, plan, args["min_gbps"], args["max_usec"])
+            state = self._tally(args, task_vars)
+            if state is None:
+                # no tally (the role before it judged each round): every client's kept rounds
+                state = link_results.new_tally()
+                for host in hosts:
+                    found = link_results.results_of(host, hostvars.get(host, {}).get(args["results_var"]))
+                    pair_schedule.tally(found, args["min_gbps"], args["max_usec"], state)
+                    link_results.measure(state, found)
+                    state["rounds"] = sorted(set(state["rounds"]) | set(r["round"] for r in found))
+            verdict = pair_schedule.findings(state, plan)
             rdma_rails = dict((h, (hostvars.get(h, {}).get(args["rdma_var"]) or {}).get("rails")) for h in hosts)
             skipped = link_results.not_run(plan, hosts, args["rdma"], dict(
                 (h, r) for h, r in rdma_rails.items() if r is not None), args["fabric"])
             for finding in verdict["broken"]:
-                state = link_states(hostvars.get(finding["host"], {}).get(args["links_var"])).get(finding["interface"])
-                if state is not None and state.upper() not in ("UP", "UNKNOWN"):
-                    finding["why"] = "its link is %s (operstate %s); %s" % (state.lower(), state, finding["why"])
+                state_of = link_states(hostvars.get(finding["host"], {}).get(args["links_var"])).get(finding["interface"])
+                if state_of is not None and state_of.upper() not in ("UP", "UNKNOWN"):
+                    finding["why"] = "its link is %s (operstate %s); %s" % (state_of.lower(), state_of, finding["why"])
         except FabricError as exc:
             return dict(result, failed=True, msg=str(exc))
-        rounds = sorted(set(r["round"] for r in results))
         note = "%d nodes, %d round(s)%s; every node meets a different peer in each round, on every rail." % (
-            len(hosts), len(rounds), " (full mesh)" if args["full_mesh"] else "")
+            len(hosts), len(state["rounds"]), " (full mesh)" if args["full_mesh"] else "")
         changed = False
         if args["report"]:
-            text = report_markdown(plan["cluster"]["name"], verdict, note, results, skipped)
+            text = report_markdown(plan["cluster"]["name"], verdict, note, state["measured"], skipped)
             changed = write_reports({args["report"]: text}, self._task.check_mode, "link_test")
-        result.update(changed=changed, verdict=verdict, results=results, not_run=skipped, report=args["report"])
+        result.update(changed=changed, verdict=verdict, measured=state["measured"], not_run=skipped,
+                      report=args["report"])
         if verdict["broken"] and args["fail_on_broken"]:
             lines = ["%s %s (%s rail %s, %s %s): %s" % (
                 f["host"], f["interface"], f["fabric"], f["rail"], f["tor"], f["tor_port"], f["why"])

@@ -24,6 +24,7 @@ from ansible_collections.ainet.fabric.plugins.module_utils.plan.plan_report impo
 from ansible_collections.ainet.fabric.plugins.module_utils.plan.rail_plan import node_group_hosts, node_map, rail_plan
 from ansible_collections.ainet.fabric.plugins.module_utils.qos import load_report
 from ansible_collections.ainet.fabric.plugins.module_utils.workload import k8s_objects
+from ansible_collections.ainet.fabric.plugins.plugin_utils.inventory_vars import host_variables
 
 REPORTS = (("plan.json", "json"), ("rails.csv", "csv"), ("rails.md", "markdown"), ("topology.mmd", "mermaid"))
 DIFFED_REPORTS = ("rails.csv",)
@@ -149,7 +150,8 @@ class ActionModule(ActionBase):
             hosts = found if hosts is None else hosts
         hostvars = task_vars.get("hostvars") or {}
         if nodes is None and hosts is not None:
-            nodes = node_map(hosts, hostvars)
+            # each node's variables as hostvars gives them, read once without templating hostvars per node
+            nodes = node_map(hosts, host_variables(task_vars, hosts, ("fabric_node_id", "fabric_rail_interfaces")))
         if cluster is None and hosts is not None:
             try:
                 cluster = hostvars[hosts[0]].get("fabric_cluster")

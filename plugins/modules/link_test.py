@@ -15,29 +15,42 @@ description:
   - The O(hosts) are paired round by round with the round-robin method - every node in at most one pair per round,
     O(rounds) rounds (each node meets that many different peers) or, with O(full_mesh), every pair of nodes exactly
     once in N-1 rounds (N rounded up to even).
-  - With O(mode=schedule), returns how many rounds there are (RV(rounds)), not the rounds themselves.
+  - With O(mode=schedule), returns how many rounds there are (RV(rounds)), not the rounds themselves, and the rail
+    plan (RV(plan)), computed here once for the job - registered as O(schedule_var), O(mode=round), O(mode=judge) and
+    O(mode=verdict) read it instead of planning again. Its display stays short even with C(-v).
   - With O(mode=round), returns round O(round) only, computed on its own when it starts (a full mesh of 1,024 nodes
     is 1,023 rounds, and a play holds one at a time) - per host the peer, the role (C(server), C(client)) and the
     pair's rails with both addresses from the plan, the DF ping size that fills the rail MTU and a perftest port per
     rail.
-  - With O(mode=verdict), parses what every client registered (C(ping) and C(ib_write_bw) outputs) and judges each
-    node's rail link - broken when it failed with two or more peers, slow when below O(min_gbps) with two or more,
+  - With O(mode=judge), as a round ends, parses what every client kept of that round (C(ping), C(ib_write_bw) and
+    C(rping) outputs, the host variable O(round_var)) and folds it into the job's tally (RV(tally)), registered as
+    O(state_var) - the failures and slow links by peer, the counts and the RDMA measurements per client rail, never
+    the outputs - so that a full mesh keeps one round's outputs at a time.
+  - With O(mode=verdict), takes the tally (or, without one, parses what every client registered in O(results_var)) and
+    judges each node's rail link - broken when it failed with two or more peers, slow when below O(min_gbps) with two or more,
     suspect when one peer only failed and that peer's own link is not broken - naming the node, NIC, ToR and port.
     Writes a Markdown O(report); fails when a link is broken unless O(fail_on_broken=false).
 options:
   mode:
-    description: V(schedule) (how many rounds), V(round) (one round's pairs) or V(verdict).
+    description: V(schedule) (how many rounds, and the plan), V(round) (one round's pairs), V(judge) (fold one round's
+      outputs into the tally) or V(verdict).
     type: str
-    choices: [schedule, round, verdict]
+    choices: [schedule, round, judge, verdict]
     required: true
   cluster:
     description: The cluster model (C(fabric_cluster)).
     type: dict
     required: true
   nodes:
-    description: Host name to C({node_id, rail_interfaces}), as built by the P(ainet.fabric.node_map#filter) filter.
+    description:
+      - Host name to C({node_id, rail_interfaces}), as built by the P(ainet.fabric.node_map#filter) filter.
+      - Where O(schedule_var) holds the plan of O(mode=schedule), neither this nor O(node_group) is needed.
     type: dict
-    required: true
+  node_group:
+    description:
+      - The inventory group of the GPU nodes, instead of O(nodes). The action reads each node's C(fabric_node_id) and
+        C(fabric_rail_interfaces) itself, as C(hostvars[node]) gives them, without templating them per node.
+    type: str
   hosts:
     description: The nodes to test.
     type: list
@@ -52,16 +65,30 @@ options:
     type: bool
     default: false
   round:
-    description: With O(mode=round), the round to return, from 1 to the RV(rounds) that O(mode=schedule) returned for
+    description: With O(mode=round), the round to return (with O(mode=judge), the round to judge), from 1 to the RV(rounds) that O(mode=schedule) returned for
       the same O(hosts), O(rounds) and O(full_mesh); required then.
     type: int
   fabric:
     description: The fabric to test (every fabric when not given).
     type: str
   results_var:
-    description: The host variable holding each client's registered rounds.
+    description: The host variable holding each client's registered rounds, read by O(mode=verdict) where no tally
+      (O(state_var)) was registered.
     type: str
     default: __link_test_results
+  schedule_var:
+    description: The variable holding the registered result of O(mode=schedule) (its RV(plan)).
+    type: str
+    default: __link_test_schedule
+  round_var:
+    description: The host variable holding what each client kept of its last round (C({round, peer, icmp_small, icmp,
+      rdma_bw, rdma_cm}), each a looped task's C(results)), read by O(mode=judge).
+    type: str
+    default: __link_test_round_out
+  state_var:
+    description: The variable holding the registered result of the last O(mode=judge) (its RV(tally)).
+    type: str
+    default: __link_test_state
   links_var:
     description: The host variable holding each node's registered C(ip -j link show) (a broken link whose NIC is
       down says so).
@@ -104,17 +131,16 @@ EXAMPLES = r"""
   ainet.fabric.link_test:
     mode: schedule
     cluster: "{{ fabric_cluster }}"
-    nodes: "{{ groups['gpu_nodes'] | ainet.fabric.node_map(hostvars) }}"
+    node_group: gpu_nodes
     hosts: "{{ ansible_play_hosts }}"
   run_once: true
-  register: schedule
+  register: __link_test_schedule
 
-- name: Pair the nodes for round 1
+- name: Pair the nodes for round 1 (the plan from the schedule)
   ainet.fabric.link_test:
     mode: round
     round: 1
     cluster: "{{ fabric_cluster }}"
-    nodes: "{{ groups['gpu_nodes'] | ainet.fabric.node_map(hostvars) }}"
     hosts: "{{ ansible_play_hosts }}"
   run_once: true
   register: pairs
@@ -129,6 +155,17 @@ hosts:
   description: With O(mode=schedule), how many of the O(hosts) are nodes of the plan.
   returned: when mode is schedule
   type: int
+plan:
+  description: With O(mode=schedule), the rail plan of the nodes (as P(ainet.fabric.rail_plan#filter) gives it).
+  returned: when mode is schedule
+  type: dict
+tally:
+  description: With O(mode=judge), the rounds judged so far - C(tested), C(failed), C(rounds) (their numbers), C(links)
+    (host, fabric and rail to the peers it C(failed) or was C(slow) with, and why; only such links) and C(measured)
+    (client, fabric, rail and test to the servers measured, the lowest Gb/s with its server, the highest Gb/s and
+    latency).
+  returned: when mode is judge
+  type: dict
 round:
   description: With O(mode=round), the round returned.
   returned: when mode is round
@@ -147,11 +184,10 @@ verdict:
     tor_port, peers, why), C(tested) and C(failed).
   returned: when mode is verdict
   type: dict
-results:
-  description: With O(mode=verdict), every parsed test result.
+measured:
+  description: With O(mode=verdict), the RDMA measurements per client rail (the RV(tally)'s C(measured)).
   returned: when mode is verdict
-  type: list
-  elements: dict
+  type: dict
 not_run:
   description: One line per test not run, each with its reason ("ib_write_bw skipped on ..., because ...").
   returned: when mode is verdict

@@ -41,6 +41,8 @@ CONTROLLER_JOBS = ("plan", "tors", "k8s")
 SCAFFOLDS = ("new_cluster",)
 # The AWX workflow's gate: no host job, it compares the plan with a lock in the project (test below).
 GATES = ("plan_lock_gate",)
+# Every job's first play, which every job imports (the jobs' runs below run it from the installed tree).
+PARTS = ("check_input",)
 # Where the docs (README "Where the jobs write", the roles' READMEs) put the files.
 OUT = ".ainet-fabric"
 PLAN_FILES = ("plan.json", "rails.csv", "rails.md", "topology.mmd")
@@ -234,7 +236,7 @@ def test_controller_jobs_write_beside_the_inventory(installed, work, job):
     assert sorted(json.loads(listed.stdout)["gpu_nodes"]["hosts"]) == ["gpu01", "gpu02", "gpu03", "gpu04"]
 
 
-@pytest.mark.parametrize("job", [name for name in PLAYBOOKS if name not in CONTROLLER_JOBS + SCAFFOLDS + GATES])
+@pytest.mark.parametrize("job", [name for name in PLAYBOOKS if name not in CONTROLLER_JOBS + SCAFFOLDS + GATES + PARTS])
 def test_host_jobs_check_on_the_controller_then_fail_cleanly_on_unreachable_hosts(installed, work, job):
     if not os.path.exists(os.path.join(work, "inv", OUT)):
         installed.run("ansible-playbook", "-i", "inv", "ainet.fabric.plan", cwd=work, expect=0)

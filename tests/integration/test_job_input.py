@@ -167,17 +167,31 @@ def test_a_lock_from_another_model_stops_a_host_job_naming_the_plan_job(inv, pla
 
 
 def test_every_job_starts_with_the_check_of_its_node_groups():
-    """The first play of every playbook runs on all:localhost (a play on a missing group is skipped) and checks each
-    *_node_group the later plays target; no play names a group itself."""
+    """Every job's first play is the one of playbooks/check_input.yml (imported, with the job's node groups): it runs on
+    all:localhost (a play on a missing group is skipped) and checks each *_node_group the later plays target; no play
+    names a group itself, and no job repeats the check's play."""
+    with open(os.path.join(ROOT, "playbooks", "check_input.yml")) as handle:
+        (check,) = yaml.safe_load(handle)
+    assert check["hosts"] == "all:localhost" and check["any_errors_fatal"] is True and check["tags"] == ["always"]
+    (task,) = check["tasks"]
+    assert task["ainet.fabric.rail_plan"]["mode"] == "validate" and task["run_once"] is True
+    assert task["ainet.fabric.rail_plan"]["node_groups"].startswith("{{ __ainet_job_node_groups | default(")
     for name in PLAYBOOKS:
+        if name == "check_input":
+            continue
         with open(os.path.join(ROOT, "playbooks", name + ".yml")) as handle:
             plays = yaml.safe_load(handle)
         first = plays[0]
-        assert first["hosts"] == "all:localhost", name
-        task = first["tasks"][0]
-        assert task["ainet.fabric.rail_plan"]["mode"] == "validate" and task["run_once"] is True, name
-        checked = set(task["ainet.fabric.rail_plan"]["node_groups"])
+        assert first["ansible.builtin.import_playbook"] == "check_input.yml", name
+        groups = first["vars"]["__ainet_job_node_groups"]
+        # each variable defaults as its play's hosts do: to rail_plan_node_group, then gpu_nodes
+        for variable, value in groups.items():
+            end = "default('gpu_nodes') }}" if variable == "rail_plan_node_group" else "default('gpu_nodes')) }}"
+            assert value.startswith("{{ %s | default(" % variable) and value.endswith(end), (name, value)
+        checked = set(groups)
         for play in plays[1:]:
+            assert "import_playbook" not in str(play) and play.get("tasks", [{}])[0].get("ainet.fabric.rail_plan", {})\
+                .get("mode") != "validate", name
             targets = set(re.findall(r"(\w+_node_group) \|", play["hosts"]))
             assert targets or play["hosts"].startswith("{{ tor_config_switch_group"), (name, play["hosts"])
             # the variable the play reads first is checked (the others are what it defaults to)

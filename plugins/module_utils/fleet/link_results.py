@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import re
 
-from ansible_collections.ainet.fabric.plugins.module_utils.fleet.pair_schedule import round_count, round_pairs
+from ansible_collections.ainet.fabric.plugins.module_utils.fleet.pair_schedule import round_count, round_pairs, tally
 
 # TCP port of the perftest exchange of rail r: PERFTEST_PORT + r, so that every rail of a pair runs at once.
 PERFTEST_PORT = 18515
@@ -196,6 +196,50 @@ def results_of(host, registered):
             error = None if ok else "rdma_cm: rping %s" % (one_error(text) or "rc %s, no ping data" % item.get("rc"))
             out.append(dict(base, test="rdma_cm", ok=ok, gbps=None, usec=None, rtt_ms=None, error=error))
     return out
+
+
+def new_tally():
+    """The running tally of a link test before its first round (see :func:`judge_round`)."""
+    return {"tested": 0, "failed": 0, "links": {}, "measured": {}, "rounds": []}
+
+
+def measure(state, results):
+    """Fold the RDMA measurements of ``results`` into ``state["measured"]``: per client, fabric, rail and test, how
+    many peers were measured and the lowest and highest Gb/s (with the peer of the lowest) and the highest
+    latency: the report's table, of a size that does not grow with the rounds."""
+    for result in results:
+        if not (result["test"].startswith("rdma") and result["ok"]) or (result["gbps"] is None and result["usec"] is None):
+            continue
+        rails = state["measured"].setdefault(result["b"], {}).setdefault(result["fabric"], {})
+        row = rails.setdefault(str(result["rail"]), {}).setdefault(result["test"], {
+            "peers": 0, "min_gbps": None, "min_peer": None, "max_gbps": None, "max_usec": None})
+        row["peers"] += 1
+        if result["gbps"] is not None:
+            if row["min_gbps"] is None or result["gbps"] < row["min_gbps"]:
+                row["min_gbps"], row["min_peer"] = result["gbps"], result["a"]
+            row["max_gbps"] = max(row["max_gbps"] or result["gbps"], result["gbps"])
+        if result["usec"] is not None:
+            row["max_usec"] = max(row["max_usec"] or result["usec"], result["usec"])
+    return state
+
+
+def judge_round(state, number, outputs, min_gbps=None, max_usec=None):
+    """Round ``number`` as it ends, folded into the running tally ``state`` (:func:`new_tally`; updated and returned):
+    ``outputs``: ``{host: what the host kept of its last round}`` (``{"round", "peer", "icmp", ...}``, see
+    :func:`_flatten`; a host whose entry is of another round, a server, adds nothing). What the job keeps between
+    rounds is this tally (the failures and slow links by peer, the counts, the RDMA table per client rail), never
+    the outputs: their memory is one round's."""
+    if number in state["rounds"]:
+        return state  # a round is counted once
+    results = []
+    for host in sorted(outputs):
+        entry = outputs[host]
+        if isinstance(entry, dict) and entry.get("round") is not None and int(entry["round"]) == number:
+            results.extend(results_of(host, [entry]))
+    tally(results, min_gbps, max_usec, state)
+    measure(state, results)
+    state["rounds"].append(number)
+    return state
 
 
 def one_error(text):

@@ -73,19 +73,20 @@ def rounds(nodes, count=DEFAULT_ROUNDS, full_mesh=False):
     return [round_pairs(members, number) for number in range(1, round_count(len(members), count, full_mesh) + 1)]
 
 
-def verdict(results, plan, min_gbps=None, max_usec=None):
-    """Findings from test results.
-
-    ``results``: ``[{"round", "fabric", "rail", "a", "b", "ok", "gbps", "usec", "error"}]`` (``gbps``/``usec``
-    None where not measured); ``plan``: the rail plan (the NIC, ToR and port of a node's rail). Returns
-    ``{"broken": [...], "suspect": [...], "slow": [...], "tested": n, "failed": n}``, each finding
-    ``{"host", "fabric", "rail", "interface", "tor", "tor_port", "peers": [...], "why"}``."""
-    per_link = {}
+def tally(results, min_gbps=None, max_usec=None, state=None):
+    """Fold test results into a running tally, round by round, so that a job keeps what the verdict needs and not
+    every result: ``{"tested": n, "failed": n, "links": {host: {fabric: {rail: {"failed": {peer: why},
+    "slow": {peer: why}}}}}}`` (JSON-ready: rails as strings), where only the links that failed or were slow with some
+    peer appear. ``results`` as for :func:`verdict`; ``state``: the tally so far (None: a new one), updated in place
+    and returned."""
+    state = state if state is not None else {"tested": 0, "failed": 0, "links": {}}
+    state["tested"] += len(results)
     for result in results:
+        if not result.get("ok"):
+            state["failed"] += 1
         for me, peer in ((result["a"], result["b"]), (result["b"], result["a"])):
-            link = per_link.setdefault((me, result["fabric"], result["rail"]), {"failed": {}, "slow": {}})
             if not result.get("ok"):
-                link["failed"][peer] = result.get("error") or "failed"
+                _link(state, me, result)["failed"][peer] = result.get("error") or "failed"
                 continue
             reasons = []
             if min_gbps is not None and result.get("gbps") is not None and result["gbps"] < min_gbps:
@@ -93,9 +94,33 @@ def verdict(results, plan, min_gbps=None, max_usec=None):
             if max_usec is not None and result.get("usec") is not None and result["usec"] > max_usec:
                 reasons.append("%.2f us > %s" % (result["usec"], max_usec))
             if reasons:
-                link["slow"][peer] = ", ".join(reasons)
-    out = {"broken": [], "suspect": [], "slow": [], "tested": len(results),
-           "failed": sum(1 for r in results if not r.get("ok"))}
+                _link(state, me, result)["slow"][peer] = ", ".join(reasons)
+    return state
+
+
+def _link(state, host, result):
+    rails = state["links"].setdefault(host, {}).setdefault(result["fabric"], {})
+    return rails.setdefault(str(result["rail"]), {"failed": {}, "slow": {}})
+
+
+def verdict(results, plan, min_gbps=None, max_usec=None):
+    """Findings from test results: :func:`findings` of their :func:`tally`.
+
+    ``results``: ``[{"round", "fabric", "rail", "a", "b", "ok", "gbps", "usec", "error"}]`` (``gbps``/``usec``
+    None where not measured); ``plan``: the rail plan (the NIC, ToR and port of a node's rail). Returns
+    ``{"broken": [...], "suspect": [...], "slow": [...], "tested": n, "failed": n}``, each finding
+    ``{"host", "fabric", "rail", "interface", "tor", "tor_port", "peers": [...], "why"}``."""
+    return findings(tally(results, min_gbps, max_usec), plan)
+
+
+def findings(state, plan):
+    """The verdict (see :func:`verdict`) of a :func:`tally`."""
+    per_link = {}
+    for host, fabrics in state["links"].items():
+        for fabric, rails in fabrics.items():
+            for rail, link in rails.items():
+                per_link[(host, fabric, int(rail))] = {"failed": dict(link["failed"]), "slow": dict(link["slow"])}
+    out = {"broken": [], "suspect": [], "slow": [], "tested": state["tested"], "failed": state["failed"]}
     broken = set(key for key, link in per_link.items() if len(link["failed"]) >= 2)
     for (host, fabric, rail), link in sorted(per_link.items()):
         # A failure with a peer whose own link is broken is explained by that peer.

@@ -1,6 +1,6 @@
 # -*- coding: utf-8 -*-
-"""The link_test action as the role calls it: mode=schedule gives the round count only (never the rounds), mode=round
-one round, computed as it starts; a round outside the schedule is refused with a Fix."""
+"""The link_test action as the role calls it: mode=schedule gives the round count and the plan (never the rounds),
+mode=round one round, computed as it starts; a round outside the schedule is refused with a Fix."""
 
 from __future__ import annotations
 
@@ -22,8 +22,10 @@ def test_schedule_gives_the_count_not_the_rounds(capsys):
     result, _sent = run_task(capsys, "link_test", args(70, mode="schedule", full_mesh=True))
     assert not result.get("failed"), result
     assert (result["rounds"], result["hosts"], result["pairs"]) == (69, 70, 69 * 35)
-    # the old schedule registered 69 rounds x 70 hosts x 8 rails here (about 6 MB of JSON); now a few numbers
-    assert len(json.dumps(result)) < 500
+    # the old schedule registered 69 rounds x 70 hosts x 8 rails here (about 6 MB of JSON); now a few numbers and the
+    # plan, once for the job (the rounds and the verdict read it from this result instead of planning again)
+    assert len(json.dumps(result)) < len(json.dumps(result["plan"])) + 500
+    assert "assignments" not in json.dumps(result) and result["_ansible_verbose_override"] is True
     default, _sent = run_task(capsys, "link_test", args(71, mode="schedule"))
     assert (default["rounds"], default["hosts"], default["pairs"]) == (3, 71, 3 * 35)
 

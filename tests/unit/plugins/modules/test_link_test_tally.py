@@ -1,0 +1,126 @@
+# -*- coding: utf-8 -*-
+"""The link test keeps one round, not all of them: the plan is computed once (mode=schedule) and read by every round
+and the verdict; each round's outputs are judged as the round ends (mode=judge) into a tally that holds the failures,
+the slow links and the RDMA table per client rail, never the outputs. The verdict from the tally is the verdict from
+every round's results at once (the way the role judged before), on a full mesh with a broken link, a narrow path, a
+link failing with one peer only and slow RDMA; and the tally does not grow with the rounds where nothing fails."""
+
+from __future__ import annotations
+
+import json
+import os
+from unittest import mock
+
+from ansible_collections.ainet.fabric.plugins.action import link_test as action
+from ansible_collections.ainet.fabric.plugins.module_utils.fleet import link_results as lr
+from ansible_collections.ainet.fabric.plugins.module_utils.fleet import pair_schedule as ps
+
+DATA = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "module_utils", "data", "fleet")
+CLUSTER = {"name": "t", "rails": 3, "addressing": {"mode": "exclusive", "supernet": "10.0.0.0/12", "rail_prefix": 16,
+                                                   "node_prefix": 27}}
+RAILS = ["ens6f0np0", "ens6f1np1", "ens7f0np0"]
+
+
+def data(name):
+    with open(os.path.join(DATA, name)) as handle:
+        return handle.read()
+
+
+OK, LOST, NONE = data("ping-jumbo-ok.txt"), data("ping-jumbo-lost-peer-mtu-1500.txt"), data("ping-no-route.txt")
+BW = data("ib_write_bw-cx-gbits-cpufreq-D.txt")
+
+
+def act(args, task_vars):
+    task = mock.MagicMock(args=dict(args), async_val=0, check_mode=False, diff=False, action="ainet.fabric.link_test")
+    plugin = action.ActionModule(task, mock.MagicMock(), mock.MagicMock(), None, None)
+    return plugin.run(task_vars=task_vars)
+
+
+def inventory(size):
+    hosts = ["gpu%02d" % n for n in range(1, size + 1)]
+    hostvars = dict((h, {"fabric_node_id": n, "fabric_rail_interfaces": RAILS}) for n, h in enumerate(hosts, 1))
+    return hosts, {"groups": {"gpu_nodes": hosts}, "hostvars": hostvars}
+
+
+def outputs(assignments, number, faults):
+    """Each client's kept round, as round.yml's set_fact makes it: the small and the DF ping per rail, ib_write_bw."""
+    out = {}
+    for host, me in assignments.items():
+        if me["role"] != "client":
+            continue
+        small, jumbo, bw = [], [], []
+        for rail in me["rails"]:
+            fault = faults(host, me["peer"], rail["rail"])
+            small.append(dict(item=rail, rc=1 if fault == "none" else 0, stdout=NONE if fault == "none" else OK))
+            jumbo.append(dict(item=rail, rc=0 if fault is None or fault == "slow" else 1,
+                              stdout={None: OK, "slow": OK, "narrow": LOST, "none": NONE}[fault]))
+            bw.append(dict(item=rail, rc=0, stdout=BW))
+        out[host] = {"round": number, "peer": me["peer"], "icmp_small": small, "icmp": jumbo, "rdma_bw": bw}
+    return out
+
+
+def faults(host, peer, rail):
+    pair = {host, peer}
+    if "gpu03" in pair and rail == 2:
+        return "none"  # gpu03's rail-2 port is down: no path to anyone
+    if "gpu05" in pair and rail == 1:
+        return "narrow"  # gpu05's rail-1 port has a small MTU
+    if pair == {"gpu06", "gpu07"} and rail == 3:
+        return "none"  # one pair only: suspect, not broken
+    return None
+
+
+def run_job(size, min_gbps=None, fault=faults):
+    """The role's calls: schedule once, then per round: round (assignments), the clients' outputs, judge; then the
+    verdict. Returns (verdict result, every round's outputs, tally sizes after each round, the schedule)."""
+    hosts, task_vars = inventory(size)
+    common = {"cluster": CLUSTER, "hosts": hosts, "full_mesh": True}
+    schedule = act(dict(common, mode="schedule", node_group="gpu_nodes"), task_vars)
+    assert not schedule.get("failed"), schedule
+    task_vars = dict(task_vars, __link_test_schedule=schedule)
+    every, sizes = [], []
+    with mock.patch.object(action, "rail_plan", side_effect=AssertionError("the plan was computed again")):
+        for number in range(1, schedule["rounds"] + 1):
+            pairs = act(dict(common, mode="round", round=number), task_vars)
+            kept = outputs(pairs["assignments"], number, fault)
+            every.append(kept)
+            hostvars = dict((h, dict(v, __link_test_round_out=kept.get(h))) for h, v in task_vars["hostvars"].items())
+            judged = act(dict(common, mode="judge", round=number, min_gbps=min_gbps),
+                         dict(task_vars, hostvars=hostvars))
+            assert not judged.get("failed"), judged
+            task_vars = dict(task_vars, __link_test_state=judged)
+            sizes.append(len(json.dumps(judged["tally"])))
+        final = act(dict(common, mode="verdict", min_gbps=min_gbps, fail_on_broken=False), task_vars)
+    return final, every, sizes, schedule
+
+
+def test_the_tally_gives_the_verdict_of_every_result_at_once():
+    final, every, _sizes, schedule = run_job(8, min_gbps=99)
+    results = [r for kept in every for host, entry in sorted(kept.items()) for r in lr.results_of(host, [entry])]
+    reference = ps.verdict(results, schedule["plan"], min_gbps=99.0)  # the action takes a float
+    assert final["verdict"] == reference
+    assert [(f["host"], f["rail"]) for f in final["verdict"]["broken"]] == [("gpu03", 2), ("gpu05", 1)]
+    assert [(f["host"], f["rail"]) for f in final["verdict"]["suspect"]] == [("gpu06", 3), ("gpu07", 3)]
+    # 98.02 Gb/s < 99 with every peer: every measured link is slow, each named once
+    assert len(final["verdict"]["slow"]) == 8 * 3 and final["verdict"]["tested"] == len(results) == 7 * 4 * 3 * 2
+
+
+def test_the_tally_does_not_grow_with_the_rounds_where_nothing_fails():
+    _final, _every, sizes, _schedule = run_job(16, fault=lambda *_: None)
+    # once every client has been measured on every rail, a round adds its number to the list of rounds judged and a
+    # digit to a count now and then, nothing else: the tally is of the size of the fleet, not of the tests (15 rounds
+    # x 8 pairs x 3 rails here, where each round's outputs alone are some 30 KB)
+    steps = [b - a for a, b in zip(sizes, sizes[1:])]
+    assert all(step <= 16 for step in steps[len(steps) // 2:]), sizes
+    _final, _every, failing, _schedule = run_job(16)
+    assert failing[-1] > failing[0]  # the control: failures are kept (they are the verdict)
+
+
+def test_the_report_holds_one_rdma_row_per_client_rail_not_per_test():
+    final, _every, _sizes, _schedule = run_job(8)
+    measured = final["measured"]
+    assert sorted(measured) == ["gpu%02d" % n for n in range(2, 9)]  # the clients (gpu01 always serves)
+    row = measured["gpu08"]["default"]["1"]["rdma_bw"]
+    assert row["peers"] >= 1 and row["min_gbps"] == row["max_gbps"] == 98.02
+    text = action.report_markdown("t", final["verdict"], "note", measured)
+    assert text.count("| rdma_bw |") == sum(len(r) for f in measured.values() for r in f.values())
