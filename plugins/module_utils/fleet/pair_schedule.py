@@ -77,9 +77,11 @@ def tally(results, min_gbps=None, max_usec=None, state=None):
     """Fold test results into a running tally, round by round, so that a job keeps what the verdict needs and not
     every result: ``{"tested": n, "failed": n, "links": {host: {fabric: {rail: {"failed": {peer: why},
     "slow": {peer: why}}}}}}`` (JSON-ready: rails as strings), where only the links that failed or were slow with some
-    peer appear. ``results`` as for :func:`verdict`; ``state``: the tally so far (None: a new one), updated in place
-    and returned."""
+    peer appear, and ``"passed": {host: {fabric: {rail: true}}}``, the links that passed with some peer (a link that
+    never passed is never explained away by its peers' failures). ``results`` as for :func:`verdict`; ``state``: the
+    tally so far (None: a new one), updated in place and returned."""
     state = state if state is not None else {"tested": 0, "failed": 0, "links": {}}
+    passed = state.setdefault("passed", {})
     state["tested"] += len(results)
     for result in results:
         if not result.get("ok"):
@@ -88,6 +90,7 @@ def tally(results, min_gbps=None, max_usec=None, state=None):
             if not result.get("ok"):
                 _link(state, me, result)["failed"][peer] = result.get("error") or "failed"
                 continue
+            passed.setdefault(me, {}).setdefault(result["fabric"], {})[str(result["rail"])] = True
             reasons = []
             if min_gbps is not None and result.get("gbps") is not None and result["gbps"] < min_gbps:
                 reasons.append("%.1f Gb/s < %s" % (result["gbps"], min_gbps))
@@ -113,6 +116,21 @@ def verdict(results, plan, min_gbps=None, max_usec=None):
     return findings(tally(results, min_gbps, max_usec), plan)
 
 
+def _broken(per_link, passed):
+    """The broken links: of the links that failed with at least two peers, those whose failures the others do not
+    explain. A candidate that passed with some peer (``passed(key)``) and all of whose failed peers are candidates too
+    is explained by them and dropped, fewest failures first, one at a time (a dropped link no longer explains anyone):
+    so two broken links on one rail do not make every node that met both of them broken too, and a rail that failed
+    everywhere (its ToR down) keeps every link broken."""
+    candidates = set(key for key, link in per_link.items() if len(link["failed"]) >= 2)
+    while True:
+        explained = [key for key in candidates if passed(key)
+                     and all((peer, key[1], key[2]) in candidates for peer in per_link[key]["failed"])]
+        if not explained:
+            return candidates
+        candidates.discard(min(explained, key=lambda key: (len(per_link[key]["failed"]), key)))
+
+
 def findings(state, plan):
     """The verdict (see :func:`verdict`) of a :func:`tally`."""
     per_link = {}
@@ -121,7 +139,8 @@ def findings(state, plan):
             for rail, link in rails.items():
                 per_link[(host, fabric, int(rail))] = {"failed": dict(link["failed"]), "slow": dict(link["slow"])}
     out = {"broken": [], "suspect": [], "slow": [], "tested": state["tested"], "failed": state["failed"]}
-    broken = set(key for key, link in per_link.items() if len(link["failed"]) >= 2)
+    passed = state.get("passed") or {}
+    broken = _broken(per_link, lambda key: bool(passed.get(key[0], {}).get(key[1], {}).get(str(key[2]))))
     for (host, fabric, rail), link in sorted(per_link.items()):
         # A failure with a peer whose own link is broken is explained by that peer.
         for peer in [p for p in link["failed"] if (p, fabric, rail) in broken and (host, fabric, rail) not in broken]:

@@ -84,6 +84,39 @@ def test_a_broken_link_is_told_from_a_failing_pair():
     assert sorted(f["host"] for f in suspects) == sorted([lone[0]["a"], lone[0]["b"]])
 
 
+@settings(max_examples=100, deadline=None)
+@given(size=st.integers(min_value=6, max_value=24), data=st.data())
+def test_several_broken_links_on_one_rail_break_no_other_node(size, data):
+    """Two (or more) broken links on one rail: every node that met two of them failed with two peers, and is still
+    not broken (both failures are explained); the full mesh and the default three rounds alike."""
+    nodes = ["gpu%02d" % n for n in range(1, size + 1)]
+    bad = set(data.draw(st.lists(st.sampled_from(nodes), min_size=2, max_size=size // 3, unique=True)))
+    for count, full in ((3, False), (None, True)):
+        results = [{"round": number, "fabric": "default", "rail": 1, "a": a, "b": b, "ok": not {a, b} & bad,
+                    "gbps": None, "usec": None, "error": "timeout" if {a, b} & bad else None}
+                   for number, pairs in enumerate(ps.rounds(nodes, count=count or 3, full_mesh=full), 1)
+                   for a, b in pairs]
+        found = ps.verdict(results, {"nodes": {}})
+        # a bad node that met two good ones is broken; no good node ever is
+        met = {h: set() for h in nodes}
+        for r in results:
+            met[r["a"]].add(r["b"])
+            met[r["b"]].add(r["a"])
+        if any(len(met[h] - bad) < 2 for h in bad) or any(not met[h] - bad for h in set(nodes) - bad):
+            continue  # a bad node that met fewer than two good ones, or a good one that met only bad ones: ambiguous
+        assert {f["host"] for f in found["broken"]} == bad
+        assert not found["suspect"]
+
+
+def test_a_rail_that_failed_everywhere_keeps_every_link_broken():
+    nodes = ["gpu%02d" % n for n in range(1, 9)]
+    results = [{"round": number, "fabric": "default", "rail": 1, "a": a, "b": b, "ok": False, "gbps": None,
+                "usec": None, "error": "timeout"}
+               for number, pairs in enumerate(ps.rounds(nodes, full_mesh=True), 1) for a, b in pairs]
+    found = ps.verdict(results, {"nodes": {}})
+    assert sorted(f["host"] for f in found["broken"]) == nodes and not found["suspect"]
+
+
 # -- outputs ------------------------------------------------------------------------------------------------------
 
 import os  # noqa: E402  pylint: disable=wrong-import-position
