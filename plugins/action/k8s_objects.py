@@ -18,6 +18,7 @@ from ansible_collections.ainet.fabric.plugins.module_utils.plan import plan_lock
 from ansible_collections.ainet.fabric.plugins.module_utils.plan.rail_plan import rail_plan
 from ansible_collections.ainet.fabric.plugins.module_utils.workload import k8s_objects, k8s_validate
 from ansible_collections.ainet.fabric.plugins.plugin_utils import k8s_dump
+from ansible_collections.ainet.fabric.plugins.plugin_utils.one_line import fail
 
 ARGUMENT_SPEC = dict(
     cluster=dict(type="dict", required=True),
@@ -42,7 +43,7 @@ class ActionModule(ActionBase):
             pci = k8s_objects.rail_pci(plan, args["rail_pci"], (task_vars or {}).get("hostvars") or {})
             objects = k8s_objects.render(plan, node_names=args["node_names"], pci=pci)
         except FabricError as exc:
-            return dict(result, failed=True, msg=str(exc))
+            return fail(self._task, result, str(exc))
         problems = k8s_objects.check_against_plan(plan, objects, node_names=args["node_names"])
         if problems:
             return dict(result, failed=True, problems=problems,

@@ -14,6 +14,7 @@ from ansible_collections.ainet.fabric.plugins.module_utils.common.errors import 
 from ansible_collections.ainet.fabric.plugins.module_utils.fleet import link_results, pair_schedule
 from ansible_collections.ainet.fabric.plugins.module_utils.plan.rail_plan import rail_plan
 from ansible_collections.ainet.fabric.plugins.plugin_utils.reports import link_states, write_reports
+from ansible_collections.ainet.fabric.plugins.plugin_utils.one_line import fail
 
 ARGUMENT_SPEC = dict(
     mode=dict(type="str", choices=["schedule", "round", "verdict"], required=True),
@@ -97,7 +98,7 @@ class ActionModule(ActionBase):
                 if state is not None and state.upper() not in ("UP", "UNKNOWN"):
                     finding["why"] = "its link is %s (operstate %s); %s" % (state.lower(), state, finding["why"])
         except FabricError as exc:
-            return dict(result, failed=True, msg=str(exc))
+            return fail(self._task, result, str(exc))
         rounds = sorted(set(r["round"] for r in results))
         note = "%d nodes, %d round(s)%s; every node meets a different peer in each round, on every rail." % (
             len(hosts), len(rounds), " (full mesh)" if args["full_mesh"] else "")

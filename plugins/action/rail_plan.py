@@ -23,6 +23,7 @@ from ansible_collections.ainet.fabric.plugins.module_utils.host.host_files impor
 from ansible_collections.ainet.fabric.plugins.module_utils.plan.plan_report import render
 from ansible_collections.ainet.fabric.plugins.module_utils.plan.rail_plan import node_group_hosts, node_map, rail_plan
 from ansible_collections.ainet.fabric.plugins.module_utils.workload import k8s_objects
+from ansible_collections.ainet.fabric.plugins.plugin_utils.one_line import fail
 
 REPORTS = (("plan.json", "json"), ("rails.csv", "csv"), ("rails.md", "markdown"), ("topology.mmd", "mermaid"))
 DIFFED_REPORTS = ("rails.csv",)
@@ -79,8 +80,7 @@ class ActionModule(ActionBase):
                 reports["rails.md"] += "\n" + k8s_objects.summary_markdown(plan) + "\n" + \
                     cabling_check.status_markdown(status)
         except FabricError as exc:
-            result.update(failed=True, msg=str(exc))
-            return result
+            return fail(self._task, result, str(exc))
 
         changed_files, diffs = [], []
         writes = {}
