@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import os
 
-from awx_config import PROJECT_PLAYBOOKS, ROOT, load_config, load_yaml
+from ansible_collections.ainet.fabric.tests.unit.awx_config import PROJECT_PLAYBOOKS, ROOT, load_config, load_yaml
 
 
 def load(*parts):

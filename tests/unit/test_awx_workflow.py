@@ -16,7 +16,7 @@ import re
 import jinja2
 import pytest
 
-from awx_config import CONFIGS_DIR, PROJECT_PLAYBOOKS, ROOT, load_config, load_yaml
+from ansible_collections.ainet.fabric.tests.unit.awx_config import CONFIGS_DIR, PROJECT_PLAYBOOKS, ROOT, load_config, load_yaml
 
 CONFIG = load_config()
 NODES_KEY = "simplified_workflow_nodes"
