@@ -244,9 +244,9 @@ def test_a_refusal_still_meets_rescue_ignore_errors_and_failed_when(core, tmp_pa
     """On 2.19 the refusal is raised with its result (one_line.py), which the task executor turns into the failed
     result: register, rescue and ignore_errors see it as they see a returned one, and failed_when still decides (the
     action returns the result where the task has failed_when)."""
+    addressing = {"mode": "shared", "supernet": "10.9.0.0/16", "rail_prefix": 24}
     task = {"ainet.fabric.rail_plan": {"mode": "validate", "nodes": {}, "cluster": {
-        "name": "x", "rails": 1, "mtuu": 1, "addressing": {"mode": "shared", "supernet": "10.9.0.0/16",
-                                                          "rail_prefix": 24}}}}
+        "name": "x", "rails": 1, "mtuu": 1, "addressing": addressing}}}
     expected = "fabric_cluster.mtuu: 1 is not a known key. Fix: "
     play = {"name": "Refusals", "hosts": "localhost", "gather_facts": False, "tasks": [
         {"name": "Rescued", "block": [dict(task, name="Refused")],
