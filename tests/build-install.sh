@@ -12,7 +12,7 @@ VERSION=$(sed -n 's/^version: *//p' "$ROOT/galaxy.yml")
 TARBALL=$OUT/ainet-fabric-$VERSION.tar.gz
 # Only the collection goes in: no development machinery, no caches, no lab or test runners.
 tar -tzf "$TARBALL" > "$TMP/files"
-if grep -E '(^|/)(Makefile|ansible\.cfg|requirements-dev\.txt|conftest\.py|__pycache__|\.pytest_cache|\.hypothesis|\.benchmarks|\.ainet-fabric|\.molecule|\.venv[^/]*|build)(/|$)|^tests/(lab|vm|perf|integration|sanity|ee)/|^tests/.*\.sh$|^changelogs/fragments/|^molecule/|\.pyc$' "$TMP/files"; then
+if grep -E '(^|/)(Makefile|ansible\.cfg|requirements-dev\.txt|conftest\.py|__pycache__|\.pytest_cache|\.hypothesis|\.benchmarks|\.ainet-fabric|\.molecule|\.venv[^/]*|build)(/|$)|^tests/(lab|perf|integration|sanity|ee)/|^tests/vm/[^/]+$|^tests/.*\.sh$|^changelogs/fragments/|^molecule/|\.pyc$' "$TMP/files"; then
     echo "the tarball carries development files (above); extend build_ignore in galaxy.yml" >&2
     exit 1
 fi

@@ -20,6 +20,7 @@ from ansible_collections.ainet.fabric.plugins.module_utils.common.errors import 
 from ansible_collections.ainet.fabric.plugins.module_utils.host.host_files import read_text
 from ansible_collections.ainet.fabric.plugins.module_utils.plan.rail_plan import rail_plan
 from ansible_collections.ainet.fabric.plugins.plugin_utils.reports import link_states, write_reports
+from ansible_collections.ainet.fabric.plugins.plugin_utils.one_line import fail
 
 ARGUMENT_SPEC = dict(
     cluster=dict(type="dict", required=True),
@@ -92,7 +93,7 @@ class ActionModule(ActionBase):
             verdict = cabling_check.check_cabling(plan, neighbours, hosts, dict(
                 (h, link_states(hostvars.get(h, {}).get(args["links_var"]))) for h in hosts), aliases)
         except FabricError as exc:
-            return dict(result, failed=True, msg=str(exc))
+            return fail(self._task, result, str(exc))
         report = cabling_check.findings_markdown(verdict)
         changed = False
         if args["report"]:

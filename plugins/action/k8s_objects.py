@@ -23,6 +23,7 @@ from ansible_collections.ainet.fabric.plugins.plugin_utils.inventory_vars import
 # What the action reads of each node of node_group (as hostvars[node] gives it): the plan's inputs, and the facts
 # for the PFs' PCI addresses.
 NODE_VARS = ("fabric_node_id", "fabric_rail_interfaces", "ansible_facts")
+from ansible_collections.ainet.fabric.plugins.plugin_utils.one_line import fail
 
 ARGUMENT_SPEC = dict(
     cluster=dict(type="dict", required=True),
@@ -62,7 +63,7 @@ class ActionModule(ActionBase):
             pci = k8s_objects.rail_pci(plan, args["rail_pci"], variables)
             objects = k8s_objects.render(plan, node_names=args["node_names"], pci=pci)
         except FabricError as exc:
-            return dict(result, failed=True, msg=str(exc))
+            return fail(self._task, result, str(exc))
         problems = k8s_objects.check_against_plan(plan, objects, node_names=args["node_names"])
         if problems:
             return dict(result, failed=True, problems=problems,

@@ -17,6 +17,7 @@ from ansible_collections.ainet.fabric.plugins.module_utils.fleet import link_res
 from ansible_collections.ainet.fabric.plugins.module_utils.plan.rail_plan import node_group_hosts, node_map, rail_plan
 from ansible_collections.ainet.fabric.plugins.plugin_utils.inventory_vars import gc_paused, host_variables
 from ansible_collections.ainet.fabric.plugins.plugin_utils.reports import link_states, write_reports
+from ansible_collections.ainet.fabric.plugins.plugin_utils.one_line import fail
 
 ARGUMENT_SPEC = dict(
     mode=dict(type="str", choices=["schedule", "round", "judge", "verdict"], required=True),
@@ -156,7 +157,7 @@ class ActionModule(ActionBase):
                 if state_of is not None and state_of.upper() not in ("UP", "UNKNOWN"):
                     finding["why"] = "its link is %s (operstate %s); %s" % (state_of.lower(), state_of, finding["why"])
         except FabricError as exc:
-            return dict(result, failed=True, msg=str(exc))
+            return fail(self._task, result, str(exc))
         note = "%d nodes, %d round(s)%s; every node meets a different peer in each round, on every rail." % (
             len(hosts), len(state["rounds"]), " (full mesh)" if args["full_mesh"] else "")
         changed = False

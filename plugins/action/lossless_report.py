@@ -28,6 +28,7 @@ from ansible_collections.ainet.fabric.plugins.module_utils.model.qos_profile imp
 from ansible_collections.ainet.fabric.plugins.module_utils.plan.rail_plan import rail_plan
 from ansible_collections.ainet.fabric.plugins.module_utils.tor import platforms, tor_push, tor_read
 from ansible_collections.ainet.fabric.plugins.plugin_utils.host_action import load_model
+from ansible_collections.ainet.fabric.plugins.plugin_utils.one_line import fail
 
 REPORT_MD = "lossless-report.md"
 REPORT_HTML = "lossless-report.html"
@@ -141,8 +142,7 @@ class ActionModule(ActionBase):
         try:
             plan = rail_plan(args["cluster"], args["nodes"])
         except FabricError as exc:
-            result.update(failed=True, msg=str(exc))
-            return result
+            return fail(self._task, result, str(exc))
         hosts = [h for h in args["hosts"] if h in plan["nodes"]]
         host_facts, host_errors = {}, {}
         for host in hosts:

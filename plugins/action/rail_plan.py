@@ -25,6 +25,7 @@ from ansible_collections.ainet.fabric.plugins.module_utils.plan.rail_plan import
 from ansible_collections.ainet.fabric.plugins.module_utils.qos import load_report
 from ansible_collections.ainet.fabric.plugins.module_utils.workload import k8s_objects
 from ansible_collections.ainet.fabric.plugins.plugin_utils.inventory_vars import host_variables
+from ansible_collections.ainet.fabric.plugins.plugin_utils.one_line import fail
 
 REPORTS = (("plan.json", "json"), ("rails.csv", "csv"), ("rails.md", "markdown"), ("topology.mmd", "mermaid"))
 DIFFED_REPORTS = ("rails.csv",)
@@ -82,8 +83,7 @@ class ActionModule(ActionBase):
                 reports["rails.md"] += "\n" + k8s_objects.summary_markdown(plan) + "\n" + \
                     cabling_check.status_markdown(status) + "\n" + load_report.rails_markdown()
         except FabricError as exc:
-            result.update(failed=True, msg=str(exc))
-            return result
+            return fail(self._task, result, str(exc))
 
         changed_files, diffs = [], []
         writes = {}

@@ -23,6 +23,7 @@ from ansible_collections.ainet.fabric.plugins.module_utils.tor.tor_diff import d
 from ansible_collections.ainet.fabric.plugins.module_utils.tor.tor_intent import (
     RendererUnavailable, ValidatorUnavailable)
 from ansible_collections.ainet.fabric.plugins.module_utils.tor.tor_render import render_tors
+from ansible_collections.ainet.fabric.plugins.plugin_utils.one_line import fail
 
 ARGUMENT_SPEC = dict(
     cluster=dict(type="dict", required=True),
@@ -77,11 +78,11 @@ class ActionModule(ActionBase):
         try:
             plan = rail_plan(args["cluster"], args["nodes"])
         except FabricError as exc:
-            return dict(result, failed=True, msg=str(exc))
+            return fail(self._task, result, str(exc))
         names = args["tors"]
         if args["push"]:
             if host not in plan["tors"]:
-                return dict(result, failed=True, msg="push: true runs on the ToR's own inventory host; %s is not a "
+                return fail(self._task, result, "push: true runs on the ToR's own inventory host; %s is not a "
                             "ToR of the plan (ToRs: %s)" % (host, ", ".join(sorted(plan["tors"]))))
             names = [host]
             # A switch gets only what the reviewed, published plan says, as the host jobs do.
@@ -89,22 +90,22 @@ class ActionModule(ActionBase):
                 text = read_text(args["lock_file"]) if args["lock_file"] else None
                 source, lock = plan_lock.published(args["lock"], args["lock_file"], text)
                 if lock is None:
-                    return dict(result, failed=True, msg="no published plan (%s, or the variable %s): run the plan "
+                    return fail(self._task, result, "no published plan (%s, or the variable %s): run the plan "
                                 "job (ansible-playbook ainet.fabric.plan) on the whole inventory before pushing"
                                 % (args["lock_file"], plan_lock.LOCK_VAR))
                 plan_lock.check_whole_plan(lock, plan, source)
             except FabricError as exc:
-                return dict(result, failed=True, msg=str(exc))
+                return fail(self._task, result, str(exc))
         unknown = sorted(set(names or ()) - set(plan["tors"]))
         if unknown:
-            return dict(result, failed=True, msg="tors: %s %s not in the plan (ToRs: %s)"
+            return fail(self._task, result, "tors: %s %s not in the plan (ToRs: %s)"
                         % (", ".join(unknown), "is" if len(unknown) == 1 else "are", ", ".join(sorted(plan["tors"]))))
         try:
             rendered = render_tors(plan, names)
         except (RendererUnavailable, ValueError) as exc:
-            return dict(result, failed=True, msg=str(exc))
+            return fail(self._task, result, str(exc))
         if args["push"] and not rendered["rendered"]:
-            return dict(result, failed=True, msg="ToR %s cannot be pushed: %s" % (host, rendered["skipped"][host]))
+            return fail(self._task, result, "ToR %s cannot be pushed: %s" % (host, rendered["skipped"][host]))
 
         # Everything is rendered and checked before anything is written or pushed.
         tors, notes, invalid, unvalidated = [], [], [], {}

@@ -23,12 +23,12 @@ from __future__ import annotations
 import hashlib
 import json
 
-from ansible.errors import AnsibleActionFail
 from ansible.module_utils.common.arg_spec import ArgumentSpecValidator
 from ansible.plugins.action import ActionBase
 
 from ansible_collections.ainet.fabric.plugins.module_utils.common.errors import FabricError
 from ansible_collections.ainet.fabric.plugins.module_utils.model.cluster_model import load_cluster
+from ansible_collections.ainet.fabric.plugins.plugin_utils.one_line import fail
 
 _MODELS = {}
 
@@ -79,21 +79,18 @@ class HostModuleAction(ActionBase):
         model_args = dict((name, task_args.pop(name)) for name in list(task_args) if name in self.MODEL_SPEC)
         args, errors = self._validate(self.MODEL_SPEC, model_args)
         if errors:
-            raise AnsibleActionFail("Validation of arguments failed: %s" % "; ".join(errors))
+            return fail(self._task, result, "Validation of arguments failed: %s" % "; ".join(errors))
         try:
             cluster = load_model(args["cluster"])
             state = self.desired(cluster, args, task_vars or {})
         except FabricError as exc:
-            result.update(failed=True, msg=str(exc), changed=False)
-            return result
+            return fail(self._task, result, str(exc))
         module_args = dict(task_args)
         module_args.update(state)
         if self.MODULE_SPEC is not None:
             _params, errors = self._validate(self.MODULE_SPEC, module_args)
             if errors:
-                result.update(failed=True, changed=False, msg="%s: %s" % (
-                    self._task.action.rsplit(".", 1)[-1], "; ".join(errors)))
-                return result
+                return fail(self._task, result, "%s: %s" % (self._task.action.rsplit(".", 1)[-1], "; ".join(errors)))
         result.update(self._execute_module(module_args=module_args, task_vars=task_vars))
         return result
 

@@ -24,7 +24,6 @@ guide says they are.
 from __future__ import annotations
 
 import glob
-import importlib.metadata
 import json
 import os
 import pwd
@@ -43,11 +42,9 @@ ROOT = os.path.dirname(os.path.dirname(HERE))
 BIN = os.path.dirname(sys.executable)
 GUIDE = os.path.join(ROOT, "docs", "getting-started.md")
 sys.path.insert(0, HERE)
+from ansible_cores import CORES, core_venv  # noqa: E402  pylint: disable=wrong-import-position
 from test_installed_collection import _listing  # noqa: E402  pylint: disable=wrong-import-position
 
-# The ansible-core releases the guide runs on: the CI venv's, and meta/runtime.yml's minimum.
-CORES = {"2.19": "ansible-core==%s" % importlib.metadata.version("ansible-core"), "2.16": "ansible-core==2.16.*"}
-VENVS = os.environ.get("AINET_GUIDE_VENVS", os.path.join(ROOT, "build", "guide-venvs"))
 SYSTEM_PATH = "/usr/share/ansible/collections"
 
 
@@ -87,27 +84,6 @@ def test_the_guide_has_the_whole_flow():
     assert any("collection install" in c and SYSTEM_PATH in c for c in commands)
     # what failed from a read-only install: a copy that keeps the install's modes
     assert not [c for c in commands if re.match(r"cp -r ", c) and "--no-preserve=mode" not in c]
-
-
-def _venv(core):
-    """A venv of the system's Python with nothing but this ansible-core, readable by any user (cached)."""
-    path = os.path.join(VENVS, "core-" + core)
-    if os.path.exists(os.path.join(path, ".ready")):
-        return path
-    python = shutil.which("python3", path="/usr/local/bin:/usr/bin:/bin")
-    if not python:
-        pytest.skip("no system python3 to build the user's venv from")
-    shutil.rmtree(path, ignore_errors=True)
-    os.makedirs(VENVS, exist_ok=True)
-    subprocess.run([python, "-m", "venv", path], check=True, capture_output=True)
-    pip = subprocess.run([os.path.join(path, "bin", "pip"), "install", "--quiet", "--disable-pip-version-check",
-                          CORES[core]], capture_output=True, text=True, check=False, timeout=600)
-    if pip.returncode:
-        shutil.rmtree(path, ignore_errors=True)
-        pytest.skip("cannot install %s (PyPI unreachable?): %s" % (CORES[core], pip.stderr.strip()[-300:]))
-    subprocess.run(["chmod", "-R", "a+rX", path], check=True)
-    open(os.path.join(path, ".ready"), "w").close()
-    return path
 
 
 class User(object):
@@ -174,7 +150,7 @@ def user(request, tarball):
     if os.geteuid() != 0 or not shutil.which("useradd") or not shutil.which("setpriv"):
         pytest.skip("needs root, useradd and setpriv: the guide runs as a user of its own, against an install "
                     "that only root can write (run as root, e.g. in CI)")
-    venv = _venv(request.param)
+    venv = core_venv(request.param)
     base = tempfile.mkdtemp(prefix="guide")
     os.chmod(base, 0o755)
     usr = User(base, venv)

@@ -4,8 +4,8 @@
 The ToRs are the push tests' stand-ins (files/fake_switch_api.py: the NVUE REST API, eAPI and NX-API at the protocol
 level; files/sonic_cfggen_standin.py as the switch's `sonic-cfggen` over its local connection; no NOS runs here),
 inside a network namespace of the test's own. Two GPU nodes (local connection, in the same namespace) have veth
-"rail NICs" read through the mlnx_qos stand-in (tests/lab/files/mlnx_qos_standin.py), set as roce_qos sets them for
-the nvidia profile. Every ToR serves the configuration tor_config renders from the same plan, except:
+"rail NICs" read through the mlnx_qos stand-in (tests/unit/plugins/modules/fixtures/mlnx_qos_standin.py), set as
+roce_qos sets them for the nvidia profile. Every ToR serves the configuration tor_config renders from the same plan, except:
 
 * leaf-sonic: node 2's port Ethernet2 lacks PFC (``pfc_enable`` gone from its PORT_QOS_MAP);
 * leaf-down: its eAPI port has nothing listening; leaf-ssh: its SSH port refuses the connection.
@@ -79,7 +79,8 @@ def lab(tmp_path):
     bin_dir.mkdir()
     qos_root.mkdir()
     (qos_root / "sys").symlink_to("/sys")   # the stand-in looks for NICs under $MLNX_QOS_STANDIN_ROOT/sys
-    write_tool(bin_dir, "mlnx_qos", os.path.join(ROOT, "tests", "lab", "files", "mlnx_qos_standin.py"))
+    write_tool(bin_dir, "mlnx_qos",
+               os.path.join(ROOT, "tests", "unit", "plugins", "modules", "fixtures", "mlnx_qos_standin.py"))
     write_tool(bin_dir, "sonic-cfggen", os.path.join(FILES, "sonic_cfggen_standin.py"))
     env = dict(os.environ, ANSIBLE_CONFIG=os.path.join(ROOT, "ansible.cfg"), ANSIBLE_NOCOLOR="1",
                PATH=os.pathsep.join([str(bin_dir), BIN, os.environ.get("PATH", "")]),

@@ -2,7 +2,7 @@
 """roce_qos on a real host that reboots (a podman system container with systemd, needs root).
 
 The lab's veth NICs cannot do DCB, so the node gets a recording stand-in for mlnx_qos
-(tests/lab/files/mlnx_qos_standin.py): it keeps the NIC's QoS in /run (gone at reboot, as a
+(tests/unit/plugins/modules/fixtures/mlnx_qos_standin.py): it keeps the NIC's QoS in /run (gone at reboot, as a
 NIC's settings are), prints it the way mlnx_qos does and logs every call with the boot id.
 The verdict is the stand-in's log and state, and systemd's: check mode runs no setter; the
 first run runs exactly the missing settings; the second changes nothing; after a reboot the
@@ -31,7 +31,7 @@ pytestmark = [
                        reason="the container lab needs podman, runc and mmdebstrap (tests/molecule.sh installs them)"),
 ]
 ROOT = os.path.dirname(os.path.dirname(HERE))
-STANDIN = os.path.join(ROOT, "tests", "lab", "files", "mlnx_qos_standin.py")
+STANDIN = os.path.join(ROOT, "tests", "unit", "plugins", "modules", "fixtures", "mlnx_qos_standin.py")
 NODES = {"gpu01": 1}
 NICS = t.INTERFACES
 SETTERS = {nic: ["-i %s --trust dscp" % nic, "-i %s --pfc 0,0,0,1,0,0,0,0" % nic,

@@ -20,6 +20,8 @@ BIN = os.path.dirname(sys.executable)
 # build and install the tarball, the molecule scenarios, the sanity/EE build scripts.
 CHECKOUT_ONLY = ("tests/integration/", "tests/lab/", "tests/vm/", "tests/perf/", "tests/ee/", "tests/sanity/",
                  "tests/output/", "molecule/", "changelogs/fragments/")
+# ... except the VM tier's recorded outputs, which unit tests read (the parsers on real outputs)
+UNIT_DATA = ("tests/vm/recorded/",)
 # Recorders of the unit tests' data: they drive real tools on a lab, not the tests.
 RECORDERS = ("tests/unit/plugins/modules/fixtures/record.py",)
 
@@ -51,17 +53,17 @@ def _checkout(top):
 
 def test_the_tarball_carries_nothing_that_runs_only_from_a_checkout(tarball):
     _path, files = tarball
-    wrong = sorted(f for f in files if f.startswith(CHECKOUT_ONLY) or f in RECORDERS
+    wrong = sorted(f for f in files if (f.startswith(CHECKOUT_ONLY) and not f.startswith(UNIT_DATA)) or f in RECORDERS
                    or (f.startswith("tests/") and f.endswith(".sh")))
     assert not wrong, "extend build_ignore in galaxy.yml: %s" % wrong[:20]
 
 
 def test_the_tarball_carries_what_ansible_test_units_runs(tarball):
-    """Every unit test and every file of tests/unit (its recorded data), and what a unit test imports from
-    outside tests/unit (tests/schema/regen.py, test_model_schema.py)."""
+    """Every unit test and every file of tests/unit (its recorded data), and what a unit test reads or imports
+    from outside tests/unit (the VM tier's recorded outputs; tests/schema/regen.py, test_model_schema.py)."""
     _path, files = tarball
     wanted = {f for f in _checkout("tests/unit") if f not in RECORDERS and not f.endswith(".sh")}
-    wanted |= {"tests/schema/regen.py"}
+    wanted |= {"tests/schema/regen.py"} | _checkout("tests/vm/recorded")
     assert any(f.endswith("test_scaffold.py") for f in wanted)
     missing = sorted(wanted - files)
     assert not missing, "build_ignore drops what the unit tests need: %s" % missing[:20]

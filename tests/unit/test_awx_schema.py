@@ -27,7 +27,7 @@ import yaml
 
 from ansible.module_utils.common.arg_spec import ArgumentSpecValidator
 
-from awx_config import load_config
+from ansible_collections.ainet.fabric.tests.unit.awx_config import load_config
 
 # infra.aap_configuration variable -> the awx.awx module its role calls for each item
 MODULE_OF = {

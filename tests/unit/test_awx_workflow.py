@@ -16,7 +16,8 @@ import re
 import jinja2
 import pytest
 
-from awx_config import CONFIGS_DIR, PROJECT_PLAYBOOKS, ROOT, load_config, load_yaml
+from ansible_collections.ainet.fabric.tests.unit.awx_config import (
+    NO_PROJECT, NO_PROJECT_REASON, CONFIGS_DIR, PROJECT_PLAYBOOKS, ROOT, load_config, load_yaml)
 
 CONFIG = load_config()
 NODES_KEY = "simplified_workflow_nodes"
@@ -311,6 +312,7 @@ def layout_tree(block):
     return paths
 
 
+@pytest.mark.skipif(NO_PROJECT, reason=NO_PROJECT_REASON)
 def test_the_guide_lays_out_the_project_the_config_points_at():
     layout = layout_tree(re.search(r"^```text\n(.*?)^```", _guide(), re.M | re.S).group(1))
     assert CONFIG["ainet_awx_inventory_path"] + "/rail_plan_lock.json" in layout

@@ -6,7 +6,7 @@
 From :data:`CLUSTER` come (1) the shape validation and normalisation - unknown keys, types,
 required keys, choices, ranges and formats, every problem of a model reported at once, each as
 one line naming the field, the value and the fix; (2) the key table of ``docs/cluster-model.md``;
-(3) the ``fabric_cluster`` options of the roles' ``meta/argument_specs.yml``.  A unit test fails
+(3) the ``fabric_cluster`` entry of the roles' ``meta/argument_specs.yml`` (its keys in the description).  A unit test fails
 when the docs or the argument specs drift from it (``tests/schema/regen.py`` rewrites them).
 
 This module is the only place that names the model's keys, types, choices and ranges, and the only
@@ -594,21 +594,15 @@ def markdown_table():
     return "\n".join(lines) + "\n"
 
 
-def argspec(schema=None):
-    """``fabric_cluster``'s options for a role's argument_specs. Leaf types are ``raw`` so that the
-    collection's own validator, which runs next, gives the one-line messages; mappings and lists
-    of mappings keep their structure, so that ansible-doc shows every key."""
-    schema = CLUSTER if schema is None else schema
-    out = {}
-    for name, key in schema.items():
-        entry = {"description": key.description.replace("`", "'")}
-        if key.options and key.type == "dict":
-            entry.update(type="dict", options=argspec(key.options))
-        elif key.options and key.type == "list":
-            entry.update(type="list", elements="dict", options=argspec(key.options))
-        elif key.type == "dict":
-            entry["type"] = "dict"
-        else:
-            entry["type"] = "raw"
-        out[name] = entry
-    return out
+def argspec():
+    """``fabric_cluster``'s entry in a role's argument_specs: a plain ``dict``, its keys listed in the description
+    (``ansible-doc`` shows them) but not declared as ``options``. ansible-core's check of a role's arguments runs
+    before the role's first task; declared options would make a mistyped key at any depth fail there, with
+    ansible-core's message and its list of every supported parameter. Undeclared, the keys reach the collection's
+    own validator (this schema), which the role's first task runs: one line naming the key, the value and the fix."""
+    lines = ["The cluster model (docs/cluster-model.md). Its keys are checked by the collection's own schema when the "
+             "role's first task runs (one line per problem, naming the key, the value and the fix), not by this "
+             "argument spec. Keys (type; default):"]
+    for path, kind, default, meaning in rows():
+        lines.append(("C(%s) (%s%s): %s" % (path, kind, "; %s" % default if default else "", meaning)).replace("`", "'"))
+    return {"type": "dict", "required": True, "description": lines}

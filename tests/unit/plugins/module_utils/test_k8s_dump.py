@@ -14,7 +14,8 @@ import yaml
 from ansible_collections.ainet.fabric.plugins.module_utils.workload import k8s_objects
 from ansible_collections.ainet.fabric.plugins.plugin_utils import k8s_dump
 
-from test_workload import CASES, cluster, nodes_of, plan_of  # noqa: E402 (pytest puts this directory on sys.path)
+from ansible_collections.ainet.fabric.tests.unit.plugins.module_utils.test_workload import (  # noqa: E402
+    CASES, cluster, nodes_of, plan_of)
 
 
 class _Dumper(yaml.SafeDumper):

@@ -13,7 +13,9 @@ import pytest
 from ansible_collections.ainet.fabric.plugins.module_utils.qos.lossless_check import lossless_check
 from ansible_collections.ainet.fabric.plugins.module_utils.qos.qos_parse import parse_qos
 
-from test_lossless_check import CUMULUS, HOST  # noqa: E402  # a host with the nvidia preset, a Cumulus port agreeing
+# a host with the nvidia preset, a Cumulus port agreeing
+from ansible_collections.ainet.fabric.tests.unit.plugins.module_utils.test_lossless_check import (  # noqa: E402
+    CUMULUS, HOST)
 
 DATA = join(dirname(__file__), "data", "qos")
 

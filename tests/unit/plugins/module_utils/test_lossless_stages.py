@@ -29,7 +29,8 @@ from ansible_collections.ainet.fabric.plugins.module_utils.qos.lossless_check im
 from ansible_collections.ainet.fabric.plugins.module_utils.qos.qos_facts import merge_facts
 from ansible_collections.ainet.fabric.plugins.module_utils.qos.qos_parse import parse_qos
 
-from test_lossless_check import HOST, NXOS_HOST, _sonic_host, _sonic_whole, read_sample  # noqa: E402
+from ansible_collections.ainet.fabric.tests.unit.plugins.module_utils.test_lossless_check import (  # noqa: E402
+    HOST, NXOS_HOST, _sonic_host, _sonic_whole, read_sample)
 
 # -- the controls -------------------------------------------------------------------------------------------------
 

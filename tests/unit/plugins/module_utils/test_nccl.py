@@ -194,16 +194,3 @@ def test_nccl_settings_warns_for_a_real_node_without_pcie_affinity():
     assert found["problems"] == [] and found["env"]["NCCL_IB_GID_INDEX"] == "3"
     assert [(w.split(":")[0], w.split(" is ")[1].split()[0]) for w in found["warnings"]] == [
         ("GPU0", "NODE"), ("GPU1", "NODE"), ("GPU2", "SYS"), ("GPU3", "SYS")]
-
-
-def test_the_filter_passes_the_range_and_returns_the_warnings():
-    """The nccl role's filter (plugins/filter/workload.py) on the two-device host: addr_range reaches the library,
-    warnings come back (none: no topology recorded there), the conf carries the range."""
-    from ansible_collections.ainet.fabric.plugins.filter.workload import nccl_settings as nccl_filter
-
-    facts = parse_rdma(data("show_gids", "sysfs-grep-synthetic.txt"), "show_gids")
-    model = {"name": "r", "rails": 2, "addressing": {"mode": "shared", "supernet": "10.10.0.0/16", "rail_prefix": 24,
-                                                     "host_offset": 2}}
-    found = nccl_filter(model, 1, ["ens4", "eth05"], facts, "eno1", addr_range=True)
-    assert found["warnings"] == [] and "NCCL_IB_ADDR_RANGE=10.10.0.0/16" in found["conf"].splitlines()
-    assert "NCCL_IB_GID_INDEX" not in found["conf"]

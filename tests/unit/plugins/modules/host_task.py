@@ -1,15 +1,13 @@
 # -*- coding: utf-8 -*-
-"""Run a host module's task in-process the way Ansible runs it: through the action plugin of the same name
-(``plugins/action/<name>.py``, the controller side: the model validated and this host's flat desired state
-derived there, a bad model refused there), then the module itself (``plugins/modules/<name>.py``, the host
-side) with the flat options the action sends it. Only the transport is left out: ``_execute_module`` runs the
-module's ``main()`` in this process instead of shipping an AnsiballZ payload."""
+"""Run a host module in-process with exactly its own (flat) options, as the host runs it: ``plugins/modules/<name>.py``'s
+``main()``. Module-side only (``ansible-test units`` runs tests/unit/plugins/modules with nothing of ansible-core
+but ``ansible.module_utils``); the whole task, through the action plugin first, is
+tests/unit/plugins/action/task_runner.py."""
 
 from __future__ import annotations
 
 import importlib
 import json
-from unittest import mock
 
 import pytest
 from ansible.module_utils.testing import patch_module_args
@@ -24,20 +22,3 @@ def run_module(capsys, name, args, check=False, diff=True):
         with pytest.raises(SystemExit):
             module.main()
     return json.loads(capsys.readouterr().out)
-
-
-def run_task(capsys, name, args, check=False, diff=True):
-    """(result, module args) of a task ``ainet.fabric.<name>: args``; module args is None when the action refused
-    the task on the controller (the module never ran)."""
-    action = importlib.import_module("%s.action.%s" % (COLLECTION, name))
-    task = mock.MagicMock(args=dict(args), async_val=0, check_mode=check, diff=diff, action="ainet.fabric." + name)
-    plugin = action.ActionModule(task, mock.MagicMock(), mock.MagicMock(), None, None)
-    sent = []
-
-    def execute_module(module_args=None, task_vars=None, **_kwargs):
-        sent.append(dict(module_args))
-        return run_module(capsys, name, module_args, check, diff)
-
-    with mock.patch.object(plugin, "_execute_module", execute_module):
-        result = plugin.run(task_vars={})
-    return result, (sent[0] if sent else None)

@@ -13,7 +13,7 @@ import subprocess
 import sys
 
 import pytest
-from host_task import run_module
+from ansible_collections.ainet.fabric.tests.unit.plugins.modules.host_task import run_module
 
 from ansible_collections.ainet.fabric.plugins.module_utils.host import doca_ofed_state as lib
 from ansible_collections.ainet.fabric.plugins.module_utils.rdma.rdma_parse_host import parse_ofed_info

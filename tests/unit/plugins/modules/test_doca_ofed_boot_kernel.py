@@ -9,7 +9,8 @@ import json
 import os
 import sys
 
-from test_doca_ofed import RELEASE, host, run  # noqa: F401 (host is a fixture) # pylint: disable=unused-import
+from ansible_collections.ainet.fabric.tests.unit.plugins.modules.test_doca_ofed import (  # noqa: F401 (host is a fixture) # pylint: disable=unused-import
+    RELEASE, host, run)
 
 DKMS = r'''
 import json, os, sys

@@ -14,7 +14,7 @@ import sys
 
 import pytest
 from ansible.module_utils.basic import AnsibleModule
-from host_task import run_module
+from ansible_collections.ainet.fabric.tests.unit.plugins.modules.host_task import run_module
 
 from ansible_collections.ainet.fabric.plugins.module_utils.host import gpu_host_state as lib
 

@@ -14,8 +14,8 @@ import re
 import sys
 
 import pytest
-import test_gpu_host
-from test_gpu_host import run, tools
+from ansible_collections.ainet.fabric.tests.unit.plugins.modules import test_gpu_host
+from ansible_collections.ainet.fabric.tests.unit.plugins.modules.test_gpu_host import run, tools
 
 from ansible_collections.ainet.fabric.plugins.module_utils.host import gpu_host_state as lib
 
@@ -137,13 +137,6 @@ def test_a_group_that_disagrees_is_reported_not_resolved():
     assert mixed["values"] == {"driver.rdma.useHostMofed": "false"}
     assert mixed["conflicts"][0].startswith("driver.kernelModuleType: open on gpu01, gpu02; proprietary on gpu03; ")
     assert mixed["conflicts"][1].startswith("driver.rdma.enabled: false on gpu01, gpu02; true on gpu03; ")
-
-
-def test_the_group_filter_takes_the_registered_results():
-    from ansible_collections.ainet.fabric.plugins.filter.gpu_host import gpu_operator_group
-    one = lib.operator_values(node(gpu(H100)))
-    assert gpu_operator_group({"gpu01": one, "gpu02": lib.operator_values(node(gpu(V100)))})["conflicts"]
-    assert gpu_operator_group({"gpu01": one, "gpu02": one})["conflicts"] == []
 
 
 # -- the module on a host tree --------------------------------------------------------------------------------------

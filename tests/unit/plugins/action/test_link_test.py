@@ -5,8 +5,9 @@ mode=round one round, computed as it starts; a round outside the schedule is ref
 from __future__ import annotations
 
 import json
+import os
 
-from host_task import run_task
+from ansible_collections.ainet.fabric.tests.unit.plugins.action.task_runner import run_task
 
 CLUSTER = {"name": "t", "rails": 8, "addressing": {"mode": "exclusive", "supernet": "10.0.0.0/12", "rail_prefix": 16,
                                                    "node_prefix": 27}}
@@ -53,3 +54,20 @@ def test_a_round_outside_the_schedule_is_refused(capsys):
     assert not full.get("failed") and len(full["assignments"]) == 4  # the full mesh of 5 has 5 rounds
     missing, _sent = run_task(capsys, "link_test", args(5, mode="round"))
     assert missing["failed"] and "round=None" in missing["msg"]
+
+
+def test_the_link_test_role_hands_ipv6_rail_addresses_to_the_gid_lookup():
+    """roles/link_test passes every rail address to rdma_facts (it passed only IPv4 ones: IPv6 rails had no GID
+    index, so ib_write_bw was skipped without a word)."""
+    import yaml
+    from ansible.template import Templar, trust_as_template
+    from ansible.parsing.dataloader import DataLoader
+
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))))
+    with open(os.path.join(root, "roles", "link_test", "tasks", "main.yml")) as handle:
+        tasks = yaml.safe_load(handle)
+    task = [t for t in tasks if "ainet.fabric.rdma_facts" in t][0]
+    rails = [{"interface": "ens1", "ip": "2001:db8:17::2"}, {"interface": "ens2", "ip": "172.17.1.2"}]
+    templar = Templar(loader=DataLoader(), variables={"__link_test_rails": rails})
+    got = templar.template(trust_as_template(task["ainet.fabric.rdma_facts"]["addresses"]))
+    assert got == {"ens1": "2001:db8:17::2", "ens2": "172.17.1.2"}

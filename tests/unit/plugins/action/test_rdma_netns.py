@@ -12,7 +12,8 @@ import os
 import sys
 
 import pytest
-from host_task import run_module, run_task
+from ansible_collections.ainet.fabric.tests.unit.plugins.modules.host_task import run_module
+from ansible_collections.ainet.fabric.tests.unit.plugins.action.task_runner import run_task
 
 from ansible_collections.ainet.fabric.plugins.module_utils.host import rdma_netns_state as plan
 from ansible_collections.ainet.fabric.plugins.modules import rdma_netns

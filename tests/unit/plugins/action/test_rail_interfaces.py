@@ -18,9 +18,10 @@ from ansible_collections.ainet.fabric.plugins.module_utils.desired.rail import r
 from ansible_collections.ainet.fabric.plugins.module_utils.host import iproute
 from ansible_collections.ainet.fabric.plugins.module_utils.model.cluster_model import load_cluster
 from ansible_collections.ainet.fabric.plugins.modules import rail_interfaces
-from host_task import run_module as run_flat, run_task
+from ansible_collections.ainet.fabric.tests.unit.plugins.modules.host_task import run_module as run_flat
+from ansible_collections.ainet.fabric.tests.unit.plugins.action.task_runner import run_task
 
-FIXTURES = os.path.join(os.path.dirname(__file__), "fixtures")
+FIXTURES = os.path.join(os.path.dirname(__file__), "..", "modules", "fixtures")
 CLUSTER = {"name": "rec", "rails": 2, "mtu": 9000, "management_networks": ["10.250.0.0/24"],
            "addressing": {"mode": "exclusive", "supernet": "172.17.0.0/16", "rail_prefix": 24, "node_prefix": 27}}
 INTERFACES = ["ens6f0np0", "ens6f1np1"]

@@ -19,7 +19,7 @@ from ansible_collections.ainet.fabric.plugins.module_utils.cabling.port_names im
 from ansible_collections.ainet.fabric.plugins.module_utils.tor.nos_sonic import lldp_port_aliases as sonic_port_aliases
 from ansible_collections.ainet.fabric.plugins.module_utils.common.errors import FabricError
 
-DATA = os.path.join(os.path.dirname(__file__), "data", "lldp")
+DATA = os.path.join(os.path.dirname(__file__), "..", "module_utils", "data", "lldp")
 
 
 def sample(name):

@@ -1,6 +1,6 @@
 # -*- coding: utf-8 -*-
 """roce_qos end to end without root: a sysfs tree in a temporary directory and the recording
-mlnx_qos stand-in (tests/lab/files/mlnx_qos_standin.py) on PATH.
+mlnx_qos stand-in (tests/unit/plugins/modules/fixtures/mlnx_qos_standin.py) on PATH.
 
 The module runs in-process with its real reads, writes and commands; the verdict is the files
 it leaves, the stand-in's state and log, and a second run.
@@ -13,10 +13,11 @@ import os
 import shutil
 
 import pytest
-from host_task import run_module, run_task
+from ansible_collections.ainet.fabric.tests.unit.plugins.modules.host_task import run_module
+from ansible_collections.ainet.fabric.tests.unit.plugins.action.task_runner import run_task
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))))
-STANDIN = os.path.join(ROOT, "tests", "lab", "files", "mlnx_qos_standin.py")
+STANDIN = os.path.join(ROOT, "tests", "unit", "plugins", "modules", "fixtures", "mlnx_qos_standin.py")
 NICS = ["ens1f0np0", "ens1f1np1"]
 CLUSTER = {"name": "q", "rails": 2, "addressing": {"mode": "shared", "supernet": "172.17.0.0/16", "rail_prefix": 24}}
 

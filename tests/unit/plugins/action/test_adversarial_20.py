@@ -13,14 +13,14 @@ import shutil
 import sys
 
 import pytest
-from host_task import run_module
+from ansible_collections.ainet.fabric.tests.unit.plugins.modules.host_task import run_module
 
 from ansible_collections.ainet.fabric.plugins.module_utils.host import gpu_host_state as lib
 
-import test_gpu_host
-from test_gpu_host import RELEASE, files, run, tools
-import test_nic_link_type
-from test_nic_link_type import log
+from ansible_collections.ainet.fabric.tests.unit.plugins.modules import test_gpu_host
+from ansible_collections.ainet.fabric.tests.unit.plugins.modules.test_gpu_host import RELEASE, files, run, tools
+from ansible_collections.ainet.fabric.tests.unit.plugins.action import test_nic_link_type
+from ansible_collections.ainet.fabric.tests.unit.plugins.action.test_nic_link_type import log
 
 MLXCONFIG = os.path.join(os.path.dirname(__file__), "..", "module_utils", "data", "rdma", "mlxconfig")
 

@@ -16,7 +16,8 @@ import shutil
 
 import pytest
 from ansible.module_utils.basic import AnsibleModule
-from host_task import run_module, run_task
+from ansible_collections.ainet.fabric.tests.unit.plugins.modules.host_task import run_module
+from ansible_collections.ainet.fabric.tests.unit.plugins.action.task_runner import run_task
 
 HERE = os.path.dirname(os.path.dirname(__file__))
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(HERE)))
