@@ -1,0 +1,135 @@
+# -*- coding: utf-8 -*-
+"""The lossless load test (playbooks/lossless.yml, issue 33) on the VM tier: real soft-RoCE (rxe) counters under an
+incast, clean links first, then loss injected on one "ToR" port - the host side of vm1's rail-1 link, the tap
+``vm1-r1`` on the bridge ``br-rail1`` in the lab's namespace - and only that link must come out *dropped*.
+
+The scenario's model has no lossless class (igb has no DCB: ``qos: {preset: none}``), and the job refuses without
+one; so this test plans the same cluster with the ``nvidia`` preset into a directory of its own (its own lock and
+plan files, given with ``-e``: molecule's are untouched) and runs the job with that model. soft-RoCE has no PFC and
+no ECN counters: a clean link is *inconclusive* (no congestion reached), never *lossless*, and a lost packet moves
+the receiver's ``out_of_seq_request`` (or ``duplicate_request``): *dropped*.
+
+The loss: ``tc qdisc ... netem loss`` on the tap where the machine's kernel has netem; the CI kernel has none
+(``CONFIG_NET_SCH_NETEM`` off), so there an nftables bridge rule drops the same share of the frames the bridge
+forwards out of that port (``numgen random``), in the lab's namespace only. Each run's time goes to
+``traffic.log`` for the run's report."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import time
+
+import testinfra.utils.ansible_runner
+import yaml
+
+from test_rdma_host import INVENTORY, STATE, before_the_reboot_only, model
+
+testinfra_hosts = testinfra.utils.ansible_runner.AnsibleRunner(INVENTORY).get_hosts("vm1")
+PREFIX = os.environ.get("AINET_LAB_PREFIX", "ainetvm")
+NETNS = PREFIX + "-vm"
+PORT = "vm1-r1"  # the "ToR" port of vm1's rail-1 link: the tap on br-rail1 (tests/vm/vms.sh)
+LOSS = 2  # percent of the frames out of that port
+OURS = "^timeout [0-9]+ ib_write_bw "
+
+
+def ns(*argv, check=True):
+    return subprocess.run(["ip", "netns", "exec", NETNS] + list(argv), capture_output=True, text=True, check=check)
+
+
+def inject_loss():
+    """``netem`` where the kernel has it, else the nftables bridge rule; returns how, for the log."""
+    netem = ns("tc", "qdisc", "add", "dev", PORT, "root", "netem", "loss", "%d%%" % LOSS, check=False)
+    if netem.returncode == 0:
+        return "tc netem loss %d%% on %s" % (LOSS, PORT)
+    rules = ('table bridge ainet_test_loss {\n chain forward {\n  type filter hook forward priority 0; policy accept;\n'
+             '  oifname "%s" numgen random mod 100 < %d counter drop\n }\n}\n' % (PORT, LOSS))
+    subprocess.run(["ip", "netns", "exec", NETNS, "nft", "-f", "-"], input=rules, text=True, check=True)
+    return "nftables bridge drop of %d%% out of %s (no netem here: %s)" % (LOSS, PORT, netem.stderr.strip())
+
+
+def remove_loss():
+    ns("tc", "qdisc", "del", "dev", PORT, "root", check=False)
+    ns("nft", "delete", "table", "bridge", "ainet_test_loss", check=False)
+
+
+def job(tmp, *extra):
+    start = time.monotonic()
+    run = subprocess.run(["ansible-playbook", "-i", INVENTORY, "ainet.fabric.lossless", "-e", "@%s" % (tmp / "model.yml"),
+                          "-e", "rail_plan_lock_file=%s" % (tmp / "lock.json"), "-e", "lossless_test_seconds=5",
+                          "-e", "lossless_test_qps=2"] + list(extra), capture_output=True, text=True, check=False,
+                         timeout=900)
+    return run, time.monotonic() - start
+
+
+def runs(path):
+    with open(path / "lossless.json") as handle:
+        return dict(((r["host"], r["rail"]), r) for r in json.load(handle)["runs"])
+
+
+def moved(run):
+    return dict(("%s %s" % (c["side"], c["counter"]), c["delta"]) for c in run["verdict"]["counters"] if c["delta"])
+
+
+def nothing_left(nodes):
+    for node in nodes:
+        left = node.run("pgrep -af '%s'" % OURS)
+        assert left.rc == 1 and not left.stdout.strip(), "%s: %s" % (node.backend.get_hostname(), left.stdout)
+
+
+def test_incast_reads_real_rxe_counters_and_names_only_the_lossy_link_dropped(host, tmp_path):
+    before_the_reboot_only()
+    nodes = [host, host.get_host("ansible://vm2", ansible_inventory=INVENTORY)]
+    cluster = dict(model(host)["fabric_cluster"], qos={"preset": "nvidia"})
+    (tmp_path / "model.yml").write_text(yaml.safe_dump({"fabric_cluster": cluster}))
+    plan = subprocess.run(["ansible-playbook", "-i", INVENTORY, "ainet.fabric.plan", "-e", "@%s" % (tmp_path / "model.yml"),
+                           "-e", "rail_plan_lock_file=%s" % (tmp_path / "lock.json"),
+                           "-e", "rail_plan_output_dir=%s" % (tmp_path / "plan")],
+                          capture_output=True, text=True, check=False, timeout=300)
+    assert plan.returncode == 0, plan.stdout[-3000:] + plan.stderr[-2000:]
+    tor = "%s-rail1-tor" % cluster["name"]
+    log = []
+
+    # Clean links: the incast ran (the receiver's rxe counted the packets), and nothing dropped.
+    clean = tmp_path / "clean"
+    run, seconds = job(tmp_path, "-e", "lossless_test_report_dir=%s" % clean, "-e", "lossless_check_report_dir=%s" % clean)
+    assert run.returncode == 0, run.stdout[-5000:] + run.stderr[-2000:]
+    log.append("lossless.yml, clean links: %.0f s" % seconds)
+    nothing_left(nodes)
+    found = runs(clean)
+    assert sorted(found) == [("vm1", "1"), ("vm1", "2"), ("vm2", "1"), ("vm2", "2")], sorted(found)
+    for receiver, sender in (("vm1", "vm2"), ("vm2", "vm1")):
+        item = found[(receiver, "1")]
+        assert item["skipped"] is None and item["senders"] == [sender] and item["tor"] == tor, item
+        assert item["verdict"]["verdict"] in ("inconclusive", "lossless_under_load"), item["verdict"]
+        counters = moved(item)
+        assert counters.get("RDMA rcvd_pkts", 0) > 0, counters   # real rxe counters, read before and after
+        assert not [c for c in item["verdict"]["classes"][0]["moved"]["drop"]], item["verdict"]
+        # rail 2 has no RDMA device (rxe0 is on enp1s0 only): not run, saying why
+        assert "no RDMA device" in found[(receiver, "2")]["skipped"], found[(receiver, "2")]
+
+    # Loss on vm1's ToR port: vm1's link, and only it, is dropped, named with its counters; the job fails on it.
+    lossy = tmp_path / "lossy"
+    how = inject_loss()
+    try:
+        run, seconds = job(tmp_path, "-e", "lossless_test_report_dir=%s" % lossy,
+                           "-e", "lossless_check_report_dir=%s" % lossy)
+    finally:
+        remove_loss()
+    log.append("lossless.yml, %s: %.0f s" % (how, seconds))
+    nothing_left(nodes)
+    assert run.returncode != 0, run.stdout[-5000:]
+    found = runs(lossy)
+    bad = found[("vm1", "1")]
+    assert bad["verdict"]["verdict"] == "dropped" and bad["port"] == "swp1", bad["verdict"]
+    drops = dict(("%s %s" % (c["side"], c["counter"]), c["delta"]) for c in bad["verdict"]["classes"][0]["moved"]["drop"])
+    assert drops and set(drops) <= {"RDMA out_of_seq_request", "RDMA duplicate_request", "RDMA rcvd_seq_err",
+                                    "RDMA retry_exceeded_err", "RDMA completer_retry_err", "RDMA send_err"}, drops
+    assert found[("vm2", "1")]["verdict"]["verdict"] != "dropped", found[("vm2", "1")]["verdict"]
+    message = bad["verdict"]["classes"][0]["message"]
+    assert "dropped under load" in message and all(name.split()[1] in message for name in drops), message
+    assert "vm1 enp1s0 (%s swp1, default rail 1) priority 3 round 1: dropped" % tor in run.stdout, run.stdout[-5000:]
+    log.append("  vm1 rail 1 dropped: %s" % message)
+    with open(os.path.join(os.path.dirname(STATE), "traffic.log"), "a") as handle:  # for the run's report
+        handle.write("\n".join(log) + "\n")
