@@ -16,7 +16,7 @@ description:
     between).
   - Per ToR and rail of the plan and per lossless class, incast rounds - one receiver, k senders (every other node of
     the rail, at most O(max_senders)) writing to it at once - rotating the receiver (every node once, or O(rounds)
-    receivers spread over the rail). The rounds come from the plan alone, never from the hosts of a C(--limit):
+    receivers spread over the rail). The rounds come from the plan alone, never from the hosts of a C(--limit);
     a receiver outside O(hosts) is skipped saying so, a sender outside is left out of its incast.
   - Refuses (fails with one line naming the fix) when no fabric has a lossless profile, and when an option is out of
     bounds (O(seconds) 1 to 300, O(qps) 1 to 64, O(max_senders) 1 to 99, O(message_size) 64 to 8388608, O(rate_gbps)
@@ -25,7 +25,7 @@ description:
     round at once) and the rails O(agreement) refuses.
   - With O(mode=step), returns step O(step) - per host the C(ib_write_bw) servers (one per sender, on the receiver)
     and clients with the rail's RDMA device, port and RoCE v2 GID index (from each host's registered
-    M(ainet.fabric.rdma_facts) in O(rdma_var)), the class's traffic class (C(--tclass): the profile's RoCE ToS, or the
+    M(ainet.fabric.rdma_facts) in O(rdma_var)), the class's traffic class (C(--tclass), the profile's RoCE ToS or the
     DSCP of the class with ECT(0)), O(seconds), O(qps), O(message_size) and, on the senders, O(rate_gbps); and the
     links each host reads counters of. An incast on a rail whose agreement check found a disagreement is not loaded.
   - With O(mode=judge), one run per incast of the step, judged with P(ainet.fabric.load_verdict#filter) from the

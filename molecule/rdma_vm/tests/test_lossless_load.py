@@ -72,10 +72,16 @@ def moved(run):
     return dict(("%s %s" % (c["side"], c["counter"]), c["delta"]) for c in run["verdict"]["counters"] if c["delta"])
 
 
-def nothing_left(nodes):
-    for node in nodes:
+def async_files(node):
+    return node.run("ls -1 /root/.ansible_async 2>/dev/null").stdout.split()
+
+
+def nothing_left(nodes, files):
+    """No ib_write_bw of the job runs, and no async job file of it is left (the same files as before)."""
+    for node, before in zip(nodes, files):
         left = node.run("pgrep -af '%s'" % OURS)
         assert left.rc == 1 and not left.stdout.strip(), "%s: %s" % (node.backend.get_hostname(), left.stdout)
+        assert async_files(node) == before, node.backend.get_hostname()
 
 
 def test_incast_reads_real_rxe_counters_and_names_only_the_lossy_link_dropped(host, tmp_path):
@@ -90,13 +96,14 @@ def test_incast_reads_real_rxe_counters_and_names_only_the_lossy_link_dropped(ho
     assert plan.returncode == 0, plan.stdout[-3000:] + plan.stderr[-2000:]
     tor = "%s-rail1-tor" % cluster["name"]
     log = []
+    files = [async_files(node) for node in nodes]
 
     # Clean links: the incast ran (the receiver's rxe counted the packets), and nothing dropped.
     clean = tmp_path / "clean"
     run, seconds = job(tmp_path, "-e", "lossless_test_report_dir=%s" % clean, "-e", "lossless_check_report_dir=%s" % clean)
     assert run.returncode == 0, run.stdout[-5000:] + run.stderr[-2000:]
     log.append("lossless.yml, clean links: %.0f s" % seconds)
-    nothing_left(nodes)
+    nothing_left(nodes, files)
     found = runs(clean)
     assert sorted(found) == [("vm1", "1"), ("vm1", "2"), ("vm2", "1"), ("vm2", "2")], sorted(found)
     for receiver, sender in (("vm1", "vm2"), ("vm2", "vm1")):
@@ -118,7 +125,7 @@ def test_incast_reads_real_rxe_counters_and_names_only_the_lossy_link_dropped(ho
     finally:
         remove_loss()
     log.append("lossless.yml, %s: %.0f s" % (how, seconds))
-    nothing_left(nodes)
+    nothing_left(nodes, files)
     assert run.returncode != 0, run.stdout[-5000:]
     found = runs(lossy)
     bad = found[("vm1", "1")]
