@@ -75,6 +75,10 @@ options:
     description: Message size in bytes (C(ib_write_bw -s)).
     type: int
     default: 65536
+  tx_depth:
+    description: Each sender's send queue depth (C(ib_write_bw -t)); V(0) keeps perftest's default (128).
+    type: int
+    default: 0
   rate_gbps:
     description: A bound on each sender's rate in Gb/s (perftest's software rate limiter); V(0) - line rate.
     type: float

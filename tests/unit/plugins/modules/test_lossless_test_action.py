@@ -44,6 +44,8 @@ def test_no_lossless_profile_and_options_out_of_bounds_are_refused_in_one_line()
     assert result["failed"] and result["msg"].startswith("lossless_test: no fabric has a lossless profile")
     result = action({"mode": "schedule", "seconds": 900})
     assert result["failed"] and result["msg"].startswith("lossless_test_seconds: 900 is outside 1 to 300")
+    result = action({"mode": "schedule", "tx_depth": 20000})
+    assert result["failed"] and result["msg"].startswith("lossless_test_tx_depth: 20000 is outside 0")
     result = action({"mode": "schedule", "fail_on": ["broken"]})
     assert result["failed"] and "lossless_test_fail_on: broken is not a verdict" in result["msg"]
 
@@ -78,6 +80,10 @@ def test_a_step_gives_each_node_its_perftest_lines_on_the_rails_gid_and_traffic_
     assert client[-8:] == ["--report_gbits", "--rate_limit", "40", "--rate_limit_type", "SW", "--rate_units", "g",
                            "172.17.0.2"] and client[:2] == ["timeout", "65"]
     assert result["hosts"]["gpu02"]["links"] == [{"interface": "eth0", "rdma_device": "mlx5_0", "rdma_port": 1}]
+    # a shorter send queue goes to the senders only
+    short = action({"mode": "step", "step": 1, "tx_depth": 16}, hostvars)["hosts"]
+    assert short["gpu03"]["clients"][0]["argv"][-4:-1] == ["--report_gbits", "-t", "16"]
+    assert "-t" not in short["gpu01"]["servers"][0]["argv"]
     assert result["tors"] == ["leaf1", "leaf2"] and result["loaded"] == 2
 
 
