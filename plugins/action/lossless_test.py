@@ -38,6 +38,7 @@ ARGUMENT_SPEC = dict(
     message_size=dict(type="int", default=65536),
     rate_gbps=dict(type="float", default=0.0),
     tx_depth=dict(type="int", default=0),
+    qp_timeout=dict(type="int", default=0),
     server_timeout=dict(type="int", default=600),
     agreement=dict(type="list", elements="raw", default=[]),
     step=dict(type="int"),
@@ -69,12 +70,15 @@ def perftest_argv(device, args, tclass, port, peer=None, timeout=None):
     """One ``ib_write_bw`` command line: the rail's RDMA device, port and RoCE v2 GID index (``-x``), the class's
     traffic class in the GRH (``--tclass``; perftest's ``-T`` is for rdma_cm QPs only, src/perftest_parameters.c),
     the run's length, QPs and message size (symmetric: both ends), and on the sender its send queue depth (``-t``,
-    perftest's 128 unless given), the rate bound (perftest's software rate limiter) and the receiver's address."""
+    perftest's 128 unless given) and local ACK timeout (``-u``, 4.096 us x 2^u, perftest's 14 unless given), the
+    rate bound (perftest's software rate limiter) and the receiver's address."""
     argv = ["timeout", str(timeout), "ib_write_bw", "-d", device["rdma_device"], "-i", str(device.get("port") or 1),
             "-x", str(device["gid_index"]), "-p", str(port), "-D", str(args["seconds"]), "-q", str(args["qps"]),
             "-s", str(args["message_size"]), "--tclass", str(tclass), "-F", "--report_gbits"]
     if peer is not None and args["tx_depth"] > 0:
         argv += ["-t", str(args["tx_depth"])]
+    if peer is not None and args["qp_timeout"] > 0:
+        argv += ["-u", str(args["qp_timeout"])]
     if peer is not None and args["rate_gbps"] > 0:
         argv += ["--rate_limit", "%g" % args["rate_gbps"], "--rate_limit_type", "SW", "--rate_units", "g"]
     return argv
@@ -92,7 +96,7 @@ class ActionModule(ActionBase):
             plan = rail_plan(args["cluster"], args["nodes"])
             profiles = incast_results.lossless_fabrics(plan, args["fabric"])
             bounds = incast_results.check_bounds(args["seconds"], args["qps"], args["rate_gbps"], args["max_senders"],
-                                                 args["message_size"], args["tx_depth"])
+                                                 args["message_size"], args["tx_depth"], args["qp_timeout"])
             bad = [f for f in args["fail_on"] if f not in FAIL_CHOICES]
             if bad:
                 bounds.append("lossless_test_fail_on: %s is not a verdict (%s)" % (", ".join(bad),

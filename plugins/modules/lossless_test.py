@@ -79,6 +79,10 @@ options:
     description: Each sender's send queue depth (C(ib_write_bw -t)); V(0) keeps perftest's default (128).
     type: int
     default: 0
+  qp_timeout:
+    description: Each sender's local ACK timeout (C(ib_write_bw -u), 4.096 us x 2^u); V(0) keeps perftest's 14.
+    type: int
+    default: 0
   rate_gbps:
     description: A bound on each sender's rate in Gb/s (perftest's software rate limiter); V(0) - line rate.
     type: float

@@ -62,7 +62,7 @@ def traffic_class(profile, priority):
     return (min(dscps) << 2 | 2) if dscps else None
 
 
-def check_bounds(seconds, qps, rate_gbps, max_senders, message_size, tx_depth=0):
+def check_bounds(seconds, qps, rate_gbps, max_senders, message_size, tx_depth=0, qp_timeout=0):
     """One line per option out of its bounds (empty: all fine)."""
     problems = []
     if not 1 <= seconds <= MAX_SECONDS:
@@ -79,6 +79,8 @@ def check_bounds(seconds, qps, rate_gbps, max_senders, message_size, tx_depth=0)
         problems.append("lossless_test_message_size: %r is outside 64 to 8388608 bytes" % message_size)
     if not 0 <= tx_depth <= 15000:  # perftest's MIN_TX..MAX_TX (src/perftest_parameters.h); 0: its default
         problems.append("lossless_test_tx_depth: %r is outside 0 (perftest's default, 128) to 15000" % tx_depth)
+    if not 0 <= qp_timeout <= 31:  # the 5-bit local ACK timeout of the QP (IB spec); 0: perftest's default, 14
+        problems.append("lossless_test_qp_timeout: %r is outside 0 (perftest's default, 14) to 31" % qp_timeout)
     return problems
 
 

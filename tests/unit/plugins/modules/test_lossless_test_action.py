@@ -81,8 +81,8 @@ def test_a_step_gives_each_node_its_perftest_lines_on_the_rails_gid_and_traffic_
                            "172.17.0.2"] and client[:2] == ["timeout", "65"]
     assert result["hosts"]["gpu02"]["links"] == [{"interface": "eth0", "rdma_device": "mlx5_0", "rdma_port": 1}]
     # a shorter send queue goes to the senders only
-    short = action({"mode": "step", "step": 1, "tx_depth": 16}, hostvars)["hosts"]
-    assert short["gpu03"]["clients"][0]["argv"][-4:-1] == ["--report_gbits", "-t", "16"]
+    short = action({"mode": "step", "step": 1, "tx_depth": 16, "qp_timeout": 20}, hostvars)["hosts"]
+    assert short["gpu03"]["clients"][0]["argv"][-6:-1] == ["--report_gbits", "-t", "16", "-u", "20"]
     assert "-t" not in short["gpu01"]["servers"][0]["argv"]
     assert result["tors"] == ["leaf1", "leaf2"] and result["loaded"] == 2
 
