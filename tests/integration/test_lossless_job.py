@@ -51,7 +51,7 @@ def failed_with(run, line):
 
 def no_load_report(inv):
     out = inv / ".ainet-fabric"
-    return not out.exists() or not [p for p in out.rglob("lossless.*")]
+    return not out.exists() or not list(out.rglob("lossless.*"))
 
 
 def test_without_a_lossless_profile_the_job_refuses(inv):

@@ -857,6 +857,7 @@ def read_counters(connection, via):
         raise ValueError("SONiC counters are read over its connection (ssh), not %r" % (via,))
     return dict((fmt, read_command(connection, command)) for fmt, command in COUNTER_COMMANDS)
 
+
 def lldp_port_aliases(config_db, tor="the ToR"):
     """``{alias (lower case): EthernetN}`` from a SONiC config_db (JSON text, bytes or the parsed object: the
     ``PORT`` table, as ``config_db.json`` and ``sonic-cfggen -d --print-data`` print it). A port without an

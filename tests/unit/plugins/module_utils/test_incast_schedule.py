@@ -41,7 +41,7 @@ def test_by_default_every_node_receives_once_from_every_other_node(size):
     members = ["n%02d" % i for i in range(size)]
     bound = s.DEFAULT_MAX_SENDERS if size <= 17 else s.MAX_SENDERS_LIMIT
     seen = [s.incast(members, r, max_senders=bound) for r in range(1, s.round_count(size) + 1)]
-    assert sorted(r for r, _ in seen) == sorted(members)
+    assert sorted(receiver for receiver, _senders in seen) == sorted(members)
     for receiver, senders in seen:
         assert sorted(senders + [receiver]) == sorted(members) and receiver not in senders
 

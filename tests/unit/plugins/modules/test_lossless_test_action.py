@@ -183,8 +183,8 @@ def test_report_without_the_report_module_fails_in_one_line(tmp_path, monkeypatc
 
 def test_the_counters_module_reads_sysfs_and_says_what_it_could_not(capsys, tmp_path):
     sysfs(tmp_path, "after")
-    out = run_module(capsys, "lossless_counters", {"links": [{"interface": "ainet-no-such-nic", "rdma_device": "mlx5_0",
-                                                               "rdma_port": 1}], "sysfs_root": str(tmp_path)})
+    links = [{"interface": "ainet-no-such-nic", "rdma_device": "mlx5_0", "rdma_port": 1}]
+    out = run_module(capsys, "lossless_counters", {"links": links, "sysfs_root": str(tmp_path)})
     item = out["interfaces"]["ainet-no-such-nic"]
     assert not out["changed"] and item["rdma_driver"] == "mlx5_core" and item["hw_counters"]["np_cnp_sent"]
     assert item["ethtool"] is None and item["ethtool_error"].startswith("ainet-no-such-nic: ethtool -S failed")
