@@ -175,7 +175,7 @@ def judge(incast, priority, round_number, seconds, profile, before, after, tor_b
 
 def refused_run(incast, priority, round_number, seconds, why):
     """The run of an incast that was not loaded (its rail refused, no RDMA device...), saying why."""
-    return dict(judge(dict(incast, skipped=why), priority, round_number, seconds, None, None, None))
+    return judge(dict(incast, skipped=why), priority, round_number, seconds, None, None, None)
 
 
 def summary(runs):
