@@ -46,6 +46,7 @@ ARGUMENT_SPEC = dict(
     generated=dict(type="str", default=""),
     fail_on_disagreement=dict(type="bool", default=False),
     read_tor=dict(type="str"),
+    read_counters=dict(type="bool", default=False),
     transport=dict(type="str", choices=list(tor_read.TRANSPORTS), default="auto"),
     timeout=dict(type="int", default=30),
 )
@@ -211,12 +212,14 @@ class ActionModule(ActionBase):
         if not found:
             return {"failed": True, "msg": "read_tor: %s is not a ToR of the cluster model" % name}
         path, _fmt = find_config(args["switch_config_dir"], name, platform)
-        if path:
+        if path and not args["read_counters"]:
             return {"changed": False, "skipped": True, "tor": name, "given": path,
                     "msg": "ToR %s: its configuration is given in %s, not read live" % (name, path)}
         tvars = (task_vars.get("hostvars") or {}).get(name) or {}
         connection = tvars.get("ansible_connection")
         how = "its %s connection" % tor_read.connection_name(connection)
+        if args["read_counters"]:
+            return self._counters(name, platform, connection)
         try:
             via = tor_read.choose_via(name, platform, tvars.get("lossless_check_read_transport") or args["transport"],
                                       connection)
@@ -241,6 +244,24 @@ class ActionModule(ActionBase):
         source = "%s (read live)" % how
         return {"changed": False, "tor": name, "via": via, "source": source,
                 "config": {"text": text, "format": platforms.qos_format(platform), "source": source}}
+
+    def _counters(self, name, platform, connection):
+        """The load test's counter read of ToR ``name`` over its own connection (``read_counters``): ``counters``
+        ({format: text}) or ``read_error``. Changes nothing."""
+        if not platforms.counters_readable(platform):
+            return {"changed": False, "tor": name, "read_error": "ToR %s: platform %s has no counter reader; its "
+                    "counters are not read" % (name, platform or "unset")}
+        via = "ssh"
+        how = "%s over its %s connection" % (", ".join(" ".join(c) for _f, c in platforms.nos(platform).COUNTER_COMMANDS),
+                                             tor_read.connection_name(connection))
+        try:
+            if tor_read.connection_name(connection) in PERSISTENT and not self._connection.socket_path:
+                raise ValueError("its %s connection runs no command here" % connection)
+            counters = platforms.read_counters(platform, via, self._run_on_switch)
+        except (tor_push.PushError, ValueError, AnsibleError) as exc:
+            return {"changed": False, "tor": name, "read_error": tor_read.one_line(
+                "ToR %s: its counters could not be read (%s): %s" % (name, how, exc))}
+        return {"changed": False, "tor": name, "via": via, "source": "%s (read live)" % how, "counters": counters}
 
     def _run_on_switch(self, argv, data=None):
         """``(rc, stdout, stderr)`` of a command on the ToR through its own connection: a persistent one's socket

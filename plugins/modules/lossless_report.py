@@ -84,6 +84,15 @@ options:
         be delegated to the ToR's inventory host, named as in the model. Only O(cluster), O(switch_config_dir) (a
         configuration of the ToR there wins, and the ToR is not read), O(transport) and O(timeout) are used.
     type: str
+  read_counters:
+    description:
+      - With O(read_tor), read the ToR's load-test counters instead of its configuration, over its own connection
+        (SONiC C(show pfc counters) and C(show queue counters), read-only), and return them as RV(counters); a
+        configuration of the ToR in O(switch_config_dir) does not stop this read. The role
+        P(ainet.fabric.lossless_test#role) reads each ToR so before and after every incast round.
+      - A ToR whose platform has no counter reader returns a C(read_error) saying so.
+    type: bool
+    default: false
   transport:
     description:
       - With O(read_tor), how the ToR is read. V(api) is its NOS's API with the ToR push's variables
@@ -189,6 +198,13 @@ config:
       the command and the connection).
   returned: with O(read_tor), when the ToR was read
   type: dict
+counters:
+  description:
+    - With O(read_counters), the ToR's counters as its commands printed them, by C(parse_counters) format
+      (C(sonic_pfc), C(sonic_queue)).
+  returned: with O(read_tor) and O(read_counters), when the ToR was read
+  type: dict
+  sample: {sonic_pfc: "  Port Rx    PFC0 ...", sonic_queue: "     Port    TxQ    Counter/pkts ..."}
 via:
   description: How the ToR was read - C(http) (its API) or C(ssh) (a command over its connection).
   returned: with O(read_tor), when the ToR was read

@@ -845,6 +845,19 @@ def read(connection, via):
     return out
 
 
+# The load test's counters (qos/counters_parse.py formats): sonic-utilities' show commands, read-only
+# (``scripts/pfcstat``, ``scripts/queuestat``; ``sonic-clear`` would reset them, never run here).
+COUNTER_COMMANDS = (("sonic_pfc", ("show", "pfc", "counters")), ("sonic_queue", ("show", "queue", "counters")))
+
+
+def read_counters(connection, via):
+    """``{format: text}`` of the switch's PFC and queue counters (``COUNTER_COMMANDS``) over its connection
+    (``via`` ``"ssh"``, ``connection`` as for :func:`read`). Reads only; :class:`PushError` when one fails."""
+    if via != "ssh":
+        raise ValueError("SONiC counters are read over its connection (ssh), not %r" % (via,))
+    return dict((fmt, read_command(connection, command)) for fmt, command in COUNTER_COMMANDS)
+
+
 def lldp_port_aliases(config_db, tor="the ToR"):
     """``{alias (lower case): EthernetN}`` from a SONiC config_db (JSON text, bytes or the parsed object: the
     ``PORT`` table, as ``config_db.json`` and ``sonic-cfggen -d --print-data`` print it). A port without an

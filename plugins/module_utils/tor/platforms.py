@@ -35,6 +35,9 @@ test see every edge) and holds:
                        :class:`tor_push.HttpTransport`; ``"ssh"``: ``READ_COMMAND`` over the switch's
                        own connection, ``run(argv, data)`` as for a push); ``read(connection, via)``
                        returns the text ``parse_qos`` reads in ``QOS_FORMAT``, never changes the switch
+``COUNTER_COMMANDS``,  the load test's counter reads (optional): ``(format, command)`` pairs in
+``read_counters``      ``counters_parse`` formats; ``read_counters(connection, via)`` returns ``{format: text}``
+                       over the same connection as ``read``, never changes the switch
 =====================  ==========================================================================
 
 A read-only NOS (``EXTENSION`` None: the lossless check reads it, nothing renders it) needs only the
@@ -112,6 +115,23 @@ def read_running(platform, via, connection):
     if via not in read_ways(platform):
         raise ValueError("platform %r cannot be read over %r" % (platform, via))
     return nos(platform).read(connection, via)
+
+
+def counters_readable(platform):
+    """Whether a ``platform`` switch's load-test counters can be read live (its NOS has ``read_counters``)."""
+    return callable(getattr(nos(platform), "read_counters", None))
+
+
+def read_counters(platform, via, connection):
+    """``{format: text}`` of a ``platform`` switch's counters for the load test (``counters_parse`` formats),
+    read ``via`` one of its :func:`read_ways` through ``connection``. ValueError when the NOS has no counter
+    reader; the NOS's errors pass through as for :func:`read_running`."""
+    if not counters_readable(platform):
+        raise ValueError("platform %r has no counter reader (readable: %s)" % (platform, ", ".join(
+            sorted(name for name in PLATFORMS if counters_readable(name)))))
+    if via not in read_ways(platform):
+        raise ValueError("platform %r cannot be read over %r" % (platform, via))
+    return nos(platform).read_counters(connection, via)
 
 
 def port_problems(platform, names):

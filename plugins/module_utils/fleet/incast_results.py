@@ -1,0 +1,200 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, ainet.fabric contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""A lossless load test's inputs and results: which classes and rails it may load, the traffic class each class
+sends with, and per receiver link and class the *run* with its verdict (:mod:`qos.load_verdict`).
+
+A run (what the report, ``qos/load_report.py``, reads)::
+
+    {"tor": "tor1", "rail": "1", "fabric": "default", "port": "Ethernet0", "host": "gpu01",
+     "host_nic": "ens6f0np0", "senders": ["gpu02", ...], "round": 1, "priority": 3, "seconds": 10.0,
+     "verdict": <load_verdict() result> or None, "skipped": None or why it was not run}
+
+The reads of a run are the receiver's (its rail NIC's ``ethtool -S`` and its RDMA device's ``hw_counters``) and,
+where the ToR was read, its PFC and queue counters of the receiver's port: a drop on that link shows there. The
+senders' counters are read too (every participant, before and after) and returned with the step, but do not judge
+the receiver's link: a sender whose own link loses its ACKs would otherwise blame the receiver.
+"""
+
+from __future__ import annotations
+
+from ansible_collections.ainet.fabric.plugins.module_utils.model.qos_profile import dscp_map
+from ansible_collections.ainet.fabric.plugins.module_utils.qos.counters_parse import parse_counters
+from ansible_collections.ainet.fabric.plugins.module_utils.qos.load_verdict import load_verdict
+
+MAX_SECONDS = 300
+MAX_QPS = 64
+
+
+class RefusedError(ValueError):
+    """The test cannot run at all (one line: what, and the fix)."""
+
+
+def lossless_fabrics(plan, fabric=None):
+    """``{fabric: resolved profile}`` of the fabrics with a lossless class (of ``fabric`` only, when given).
+    :class:`RefusedError` when there is none: a load test proves a lossless class, it needs one."""
+    profiles = dict((name, f.get("qos")) for name, f in plan["cluster"]["fabrics"].items()
+                    if fabric is None or name == fabric)
+    if fabric is not None and not profiles:
+        raise RefusedError("lossless_test_fabric: %r is not a fabric of the cluster (%s)"
+                           % (fabric, ", ".join(sorted(plan["cluster"]["fabrics"]))))
+    out = dict((name, p) for name, p in profiles.items() if p)
+    if not out:
+        raise RefusedError("lossless_test: no fabric%s has a lossless profile (fabric_cluster qos preset none, or "
+                           "InfiniBand): there is no lossless class to prove under load. Fix: give the fabric a qos "
+                           "preset (nvidia, sonic, spiderpool, custom), apply it (playbooks/qos.yml, playbooks/tors.yml) "
+                           "and check it (playbooks/validate.yml)" % ("" if fabric is None else " " + fabric))
+    return out
+
+
+def classes(profiles):
+    """The lossless classes the test runs, in order: every PFC priority of every profile."""
+    return sorted({int(p) for profile in profiles.values() for p in profile["pfc_priorities"]})
+
+
+def traffic_class(profile, priority):
+    """The GRH traffic class (the IPv4 ToS byte of RoCE v2) that lands in ``priority``: the profile's RoCE ToS for
+    its RoCE priority, else the lowest DSCP the profile places in that priority with ECT(0), as the RoCE ToS is
+    built (``qos_profile``); None when no DSCP of the profile lands there."""
+    if int(priority) == profile["roce_priority"]:
+        return profile["roce_tos"]
+    dscps = [dscp for dscp, prio in dscp_map(profile).items() if prio == int(priority)]
+    return (min(dscps) << 2 | 2) if dscps else None
+
+
+def check_bounds(seconds, qps, rate_gbps, max_senders, message_size, tx_depth=0, qp_timeout=0):
+    """One line per option out of its bounds (empty: all fine)."""
+    problems = []
+    if not 1 <= seconds <= MAX_SECONDS:
+        problems.append("lossless_test_seconds: %r is outside 1 to %d. Fix: a run of a few seconds to a minute "
+                        "congests a port; a longer one only holds the fabric longer" % (seconds, MAX_SECONDS))
+    if not 1 <= qps <= MAX_QPS:
+        problems.append("lossless_test_qps: %r is outside 1 to %d. Fix: 1 to 8 QPs per sender" % (qps, MAX_QPS))
+    if rate_gbps < 0:
+        problems.append("lossless_test_rate_gbps: %r is negative. Fix: 0 (line rate) or a bound in Gb/s per sender"
+                        % rate_gbps)
+    if not 1 <= max_senders <= 99:
+        problems.append("lossless_test_max_senders: %r is outside 1 to 99" % max_senders)
+    if not 64 <= message_size <= 8388608:
+        problems.append("lossless_test_message_size: %r is outside 64 to 8388608 bytes" % message_size)
+    if not 0 <= tx_depth <= 15000:  # perftest's MIN_TX..MAX_TX (src/perftest_parameters.h); 0: its default
+        problems.append("lossless_test_tx_depth: %r is outside 0 (perftest's default, 128) to 15000" % tx_depth)
+    if not 0 <= qp_timeout <= 31:  # the 5-bit local ACK timeout of the QP (IB spec); 0: perftest's default, 14
+        problems.append("lossless_test_qp_timeout: %r is outside 0 (perftest's default, 14) to 31" % qp_timeout)
+    return problems
+
+
+def refused_rails(rows):
+    """``{(fabric, rail): one line}`` of each rail whose agreement check (``lossless_check``'s rows, status
+    ``disagree``) found a disagreement, naming the first few links and codes."""
+    found = {}
+    for row in rows or ():
+        if not isinstance(row, dict) or row.get("status") != "disagree":
+            continue
+        found.setdefault((row["fabric"], int(row["rail"])), []).append(row)
+    out = {}
+    for (fabric, rail), bad in sorted(found.items()):
+        named = ["%s %s / %s %s: %s" % (r["host"], r.get("host_port"), r["tor"], r.get("switch_port"), ", ".join(
+            sorted({d.get("code", "?") for d in r.get("disagreements") or ()}))) for r in bad[:3]]
+        out[(fabric, rail)] = ("%s rail %d is not loaded: its agreement check found %d link(s) that disagree (%s%s); "
+                               "fix them (playbooks/qos.yml, playbooks/tors.yml) and run playbooks/validate.yml"
+                               % (fabric, rail, len(bad), "; ".join(named), "; ..." if len(bad) > 3 else ""))
+    return out
+
+
+def rdma_format(driver):
+    """The ``parse_counters`` format of an RDMA device's ``hw_counters`` from its driver (``mlx5_core``,
+    ``rxe``); None when no parser knows the device."""
+    if driver in ("rxe", "rdma_rxe"):
+        return "rdma_rxe"
+    if driver and driver.startswith("mlx5"):
+        return "rdma_mlx5"
+    return None
+
+
+def host_reads(read, interface):
+    """``({name: counter facts}, [problems])`` of one host read (the ``lossless_counters`` module's result) for
+    ``interface``: ``nic`` (``ethtool -S``) and ``rdma`` (``hw_counters``), each only where it was read."""
+    out, problems = {}, []
+    item = ((read or {}).get("interfaces") or {}).get(interface)
+    if not item:
+        return out, ["%s was not read" % interface]
+    if item.get("ethtool") is not None:
+        out["nic"] = parse_counters(item["ethtool"], "ethtool_mlx5", port=interface)
+    elif item.get("ethtool_error"):
+        problems.append(item["ethtool_error"])
+    fmt = rdma_format(item.get("rdma_driver"))
+    if item.get("hw_counters") is not None and fmt:
+        out["rdma"] = parse_counters(item["hw_counters"], fmt, port=interface)
+    elif item.get("hw_counters") is not None:
+        problems.append("%s: RDMA device %s (driver %s) has no counter parser; its hw_counters are not judged"
+                        % (interface, item.get("rdma_device"), item.get("rdma_driver")))
+    elif item.get("rdma_error"):
+        problems.append(item["rdma_error"])
+    return out, problems
+
+
+def tor_reads(read, port):
+    """``{name: counter facts}`` of one ToR read (``{format: text}``) for its ``port``."""
+    out = {}
+    for fmt, text in sorted((read or {}).items()):
+        out["tor_" + fmt.split("_", 1)[-1]] = parse_counters(text, fmt, port=port)
+    return out
+
+
+def judge(incast, priority, round_number, seconds, profile, before, after, tor_before=None, tor_after=None,
+          max_pause_ratio=0.5, max_storm_events=0):
+    """The run of one incast (see the module): the receiver's reads ``before``/``after`` (its host read), the ToR's
+    (``{format: text}``) where read both times."""
+    run = {"tor": incast["tor"], "rail": str(incast["rail"]), "fabric": incast["fabric"], "port": incast["tor_port"],
+           "host": incast["receiver"], "host_nic": incast["interface"], "senders": list(incast["senders"]),
+           "round": round_number, "priority": priority, "seconds": float(seconds), "verdict": None,
+           "skipped": incast.get("skipped")}
+    if run["skipped"]:
+        return run
+    b, pb = host_reads(before, incast["interface"])
+    a, pa = host_reads(after, incast["interface"])
+    if tor_before and tor_after:
+        b.update(tor_reads(tor_before, incast["tor_port"]))
+        a.update(tor_reads(tor_after, incast["tor_port"]))
+    problems = ["before: %s" % p for p in pb] + ["after: %s" % p for p in pa]
+    both = sorted(set(b) & set(a))
+    problems += ["%s: read only %s the load, not judged" % (name, "before" if name in b else "after")
+                 for name in sorted(set(b) ^ set(a))]
+    if not both:
+        run["skipped"] = "no counter of %s %s was read before and after the load (%s)" % (
+            incast["receiver"], incast["interface"], "; ".join(problems) or "nothing read")
+        return run
+    verdict = load_verdict(dict((n, b[n]) for n in both), dict((n, a[n]) for n in both), profile=profile,
+                           port=incast["tor_port"], host_port=incast["interface"], priorities=[priority],
+                           seconds=seconds, max_pause_ratio=max_pause_ratio, max_storm_events=max_storm_events)
+    verdict["problems"] = problems + verdict["problems"]
+    run["verdict"] = verdict
+    return run
+
+
+def refused_run(incast, priority, round_number, seconds, why):
+    """The run of an incast that was not loaded (its rail refused, no RDMA device...), saying why."""
+    return judge(dict(incast, skipped=why), priority, round_number, seconds, None, None, None)
+
+
+def summary(runs):
+    """``{"runs": n, "skipped": n, <verdict>: n, ...}`` and the worst verdict (``worst``, None when none ran)."""
+    out = {"runs": len(runs), "skipped": sum(1 for r in runs if r["verdict"] is None)}
+    order = ("dropped", "pause_storm", "ecn_inactive", "inconclusive", "lossless_under_load")
+    for run in runs:
+        if run["verdict"] is not None:
+            out[run["verdict"]["verdict"]] = out.get(run["verdict"]["verdict"], 0) + 1
+    out["worst"] = next((v for v in order if out.get(v)), None)
+    return out
+
+
+def finding(run):
+    """One line for a run's verdict: ``gpu01 ens6f0np0 (tor1 Ethernet0, default rail 1) priority 3: dropped: ...``."""
+    where = "%s %s (%s %s, %s rail %s) priority %d round %d" % (
+        run["host"], run["host_nic"], run["tor"], run["port"], run["fabric"], run["rail"], run["priority"],
+        run["round"])
+    if run["verdict"] is None:
+        return "%s: not run: %s" % (where, run["skipped"])
+    classes_ = run["verdict"]["classes"]
+    return "%s: %s: %s" % (where, run["verdict"]["verdict"], classes_[0]["message"] if classes_ else "")

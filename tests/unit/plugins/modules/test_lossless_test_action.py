@@ -1,0 +1,192 @@
+# -*- coding: utf-8 -*-
+"""The controller side of the lossless load test (plugins/action/lossless_test.py) run in-process as Ansible runs
+it, with the hosts' registered results in hostvars: the refusals, one step's ib_write_bw command lines, the runs
+judged from recorded reads, and the report. ``qos/load_report.py`` is another change's; until it is merged, the
+report test puts a stand-in of its interface (``load_report(runs, cluster, generated)``) in its place."""
+from __future__ import annotations
+
+import importlib
+import json
+import os
+import sys
+import types
+from unittest import mock
+
+import pytest
+
+from ansible_collections.ainet.fabric.plugins.module_utils.qos.counters_read import read_links
+from host_task import run_module
+
+COLLECTION = "ansible_collections.ainet.fabric.plugins"
+DATA = os.path.join(os.path.dirname(os.path.dirname(__file__)), "module_utils", "data", "counters")
+MODEL = {"name": "t", "rails": 2, "mtu": 9000, "management_networks": ["10.0.0.0/16"],
+         "addressing": {"mode": "shared", "supernet": "172.17.0.0/16", "rail_prefix": 24},
+         "tors": [{"name": "leaf1", "rails": [1], "port_template": "Ethernet{node}", "platform": "sonic"},
+                  {"name": "leaf2", "rails": [2], "port_template": "Ethernet{node}", "platform": "sonic"}],
+         "qos": {"preset": "nvidia"}}
+NODES = dict(("gpu0%d" % i, {"node_id": i, "rail_interfaces": ["eth0", "eth1"]}) for i in (1, 2, 3))
+RDMA = dict((h, {"rails": [{"netdev": "eth0", "rdma_device": "mlx5_0", "port": 1, "gid_index": 3},
+                           {"netdev": "eth1", "rdma_device": "mlx5_1" if h != "gpu02" else None, "port": 1,
+                            "gid_index": 3 if h != "gpu02" else None}]}) for h in NODES)
+
+
+def action(args, hostvars=None, check=False):
+    module = importlib.import_module("%s.action.lossless_test" % COLLECTION)
+    base = {"cluster": MODEL, "nodes": NODES, "hosts": sorted(NODES)}
+    task = mock.MagicMock(args=dict(base, **args), async_val=0, check_mode=check, diff=False,
+                          action="ainet.fabric.lossless_test")
+    plugin = module.ActionModule(task, mock.MagicMock(), mock.MagicMock(), None, None)
+    return plugin.run(task_vars={"hostvars": hostvars or {}})
+
+
+def test_no_lossless_profile_and_options_out_of_bounds_are_refused_in_one_line():
+    result = action({"mode": "schedule", "cluster": dict(MODEL, qos={"preset": "none"})})
+    assert result["failed"] and result["msg"].startswith("lossless_test: no fabric has a lossless profile")
+    result = action({"mode": "schedule", "seconds": 900})
+    assert result["failed"] and result["msg"].startswith("lossless_test_seconds: 900 is outside 1 to 300")
+    result = action({"mode": "schedule", "tx_depth": 20000})
+    assert result["failed"] and result["msg"].startswith("lossless_test_tx_depth: 20000 is outside 0")
+    result = action({"mode": "schedule", "fail_on": ["broken"]})
+    assert result["failed"] and "lossless_test_fail_on: broken is not a verdict" in result["msg"]
+
+
+def test_schedule_counts_steps_and_names_the_refused_rails():
+    rows = [{"fabric": "default", "rail": 2, "host": "gpu03", "host_port": "eth1", "tor": "leaf2",
+             "switch_port": "Ethernet3", "status": "disagree", "disagreements": [{"code": "pfc_priorities"}]}]
+    result = action({"mode": "schedule", "agreement": rows})
+    assert (result["steps"], result["classes"], result["groups"], result["senders_per_incast"]) == (3, [3], 2, 2)
+    assert result["traffic_classes"] == {"default 3": 106} and result["load_seconds"] == 30
+    assert result["refused"] == ["default rail 2 is not loaded: its agreement check found 1 link(s) that disagree "
+                                 "(gpu03 eth1 / leaf2 Ethernet3: pfc_priorities); fix them (playbooks/qos.yml, "
+                                 "playbooks/tors.yml) and run playbooks/validate.yml"]
+
+
+def test_a_step_gives_each_node_its_perftest_lines_on_the_rails_gid_and_traffic_class():
+    hostvars = dict((h, {"__lossless_test_rdma": RDMA[h]}) for h in NODES)
+    result = action({"mode": "step", "step": 1, "seconds": 5, "qps": 2, "rate_gbps": 40}, hostvars)
+    assert result["steps"] == 3 and result["priority"] == 3 and result["round"] == 1
+    rail1, rail2 = result["incasts"]
+    assert (rail1["receiver"], rail1["senders"], rail1["tor_port"], rail1["skipped"]) == (
+        "gpu01", ["gpu02", "gpu03"], "Ethernet1", None)
+    # gpu02 has no RDMA device on rail 2: left out of that incast, which still runs with gpu03
+    assert rail2["senders"] == ["gpu03"] and rail2["missing"] == ["gpu02"] and rail2["skipped"] is None
+    servers = result["hosts"]["gpu01"]["servers"]
+    assert [s["argv"] for s in servers][0] == [
+        "timeout", "600", "ib_write_bw", "-d", "mlx5_0", "-i", "1", "-x", "3", "-p", "20000", "-D", "5", "-q", "2",
+        "-s", "65536", "--tclass", "106", "-F", "--report_gbits"]
+    # ports come from the schedule (gpu03 is the second sender of rail 2 even where gpu02 is left out)
+    assert [s["port"] for s in servers] == [20000, 20001, 20101]
+    client = result["hosts"]["gpu03"]["clients"][0]["argv"]
+    assert client[-8:] == ["--report_gbits", "--rate_limit", "40", "--rate_limit_type", "SW", "--rate_units", "g",
+                           "172.17.0.2"] and client[:2] == ["timeout", "65"]
+    assert result["hosts"]["gpu02"]["links"] == [{"interface": "eth0", "rdma_device": "mlx5_0", "rdma_port": 1}]
+    # a shorter send queue goes to the senders only
+    short = action({"mode": "step", "step": 1, "tx_depth": 16, "qp_timeout": 20}, hostvars)["hosts"]
+    assert short["gpu03"]["clients"][0]["argv"][-6:-1] == ["--report_gbits", "-t", "16", "-u", "20"]
+    assert "-t" not in short["gpu01"]["servers"][0]["argv"]
+    assert result["tors"] == ["leaf1", "leaf2"] and result["loaded"] == 2
+
+
+def test_a_step_on_a_refused_rail_or_without_the_receivers_rdma_loads_nothing_there():
+    hostvars = dict((h, {"__lossless_test_rdma": RDMA[h]}) for h in NODES)
+    rows = [{"fabric": "default", "rail": 1, "host": "gpu01", "host_port": "eth0", "tor": "leaf1",
+             "switch_port": "Ethernet1", "status": "disagree", "disagreements": [{"code": "pfc_priorities"}]}]
+    result = action({"mode": "step", "step": 2, "agreement": rows}, hostvars)
+    rail1, rail2 = result["incasts"]
+    assert rail1["skipped"].startswith("default rail 1 is not loaded: its agreement check found 1 link(s)")
+    assert rail2["receiver"] == "gpu02" and rail2["skipped"] == (
+        "gpu02 eth1 has no RDMA device or no RoCE v2 GID for 172.17.1.3 (rdma_facts)")
+    assert result["hosts"] == {} and result["loaded"] == 0
+    assert action({"mode": "step", "step": 4}, hostvars)["msg"].startswith("lossless_test: step=4 is not a step")
+
+
+def sysfs(root, when):
+    base = root / "sys" / "class" / "infiniband" / "mlx5_0"
+    (base / "ports" / "1" / "hw_counters").mkdir(parents=True)
+    (root / "bus" / "mlx5_core").mkdir(parents=True)
+    (base / "device").mkdir()
+    (base / "device" / "driver").symlink_to(root / "bus" / "mlx5_core")
+    with open(os.path.join(DATA, "hw_counters-mlx5-%s.txt" % when)) as handle:
+        for line in handle:
+            path, value = line.strip().rsplit(":", 1)
+            (base / "ports" / "1" / "hw_counters" / path.rsplit("/", 1)[-1]).write_text(value + "\n")
+    with open(os.path.join(DATA, "ethtool-cx6dx-%s.txt" % when)) as handle:
+        ethtool = handle.read()
+    return read_links([{"interface": "eth0", "rdma_device": "mlx5_0", "rdma_port": 1}],
+                      lambda argv: (0, ethtool, ""), str(root))
+
+
+def test_judge_makes_one_run_per_incast_from_the_receivers_reads_and_its_tor_port(tmp_path):
+    hostvars = dict((h, {"__lossless_test_rdma": RDMA[h]}) for h in NODES)
+    step = action({"mode": "step", "step": 1}, hostvars)
+    hostvars["gpu01"].update(__lossless_test_before=sysfs(tmp_path / "b", "before"),
+                             __lossless_test_after=sysfs(tmp_path / "a", "after"))
+
+    def tor_read(when):
+        with open(os.path.join(DATA, "sonic-pfc-%s.txt" % when)) as pfc, \
+                open(os.path.join(DATA, "sonic-queue-%s.txt" % when)) as queue:
+            return [{"tor": "leaf1", "counters": {"sonic_pfc": pfc.read(), "sonic_queue": queue.read()}},
+                    {"tor": "leaf2", "read_error": "ToR leaf2 could not be reached"}]
+    # the recorded ToR reads name the receiver's port Ethernet8: the rail-1 incast is given that port here
+    incasts = [dict(step["incasts"][0], tor_port="Ethernet8"), step["incasts"][1]]
+    result = action({"mode": "judge", "incasts": incasts, "tor_before": tor_read("before"),
+                     "tor_after": tor_read("after")}, hostvars)
+    one, two = result["runs"]
+    assert one["verdict"]["verdict"] == "lossless_under_load", one["verdict"]["classes"][0]["message"]
+    assert {c["read"] for c in one["verdict"]["counters"]} == {"nic", "rdma", "tor_pfc", "tor_queue"}
+    assert two["host_nic"] == "eth1" and two["verdict"] is None and "eth1 was not read" in two["skipped"]
+    assert result["findings"][0].startswith("gpu01 eth0 (leaf1 Ethernet8, default rail 1) priority 3 round 1: "
+                                            "lossless_under_load: Priority 3 stayed lossless under load")
+
+
+@pytest.fixture
+def load_report(monkeypatch):
+    """A stand-in for qos/load_report.py (another change's) with its interface, recording what it was given."""
+    seen = []
+    stub = types.ModuleType("load_report")
+
+    def render(runs, cluster=None, generated=None):
+        seen.append((runs, cluster, generated))
+        return {"markdown": "# %s: %d runs\n" % (cluster, len(runs)), "html": "<p>%d</p>\n" % len(runs),
+                "summary": {}}
+    stub.load_report = render
+    monkeypatch.setitem(sys.modules, "%s.module_utils.qos.load_report" % COLLECTION, stub)
+    return seen
+
+
+def run(host, verdict):
+    return {"tor": "leaf1", "rail": "1", "fabric": "default", "port": "Ethernet1", "host": host, "host_nic": "eth0",
+            "senders": ["gpu02"], "round": 1, "priority": 3, "seconds": 10.0, "skipped": None,
+            "verdict": {"verdict": verdict, "classes": [{"message": "Priority 3 %s." % verdict}]}}
+
+
+def test_report_writes_the_runs_and_the_rendered_pages_and_fails_on_a_drop(tmp_path, load_report):
+    runs = [run("gpu01", "dropped"), run("gpu02", "inconclusive")]
+    result = action({"mode": "report", "runs": runs, "report_dir": str(tmp_path), "generated": "now"})
+    assert load_report == [(runs, "t", "now")]
+    assert json.loads((tmp_path / "lossless.json").read_text())["runs"] == runs
+    assert (tmp_path / "lossless.md").read_text() == "# t: 2 runs\n" and (tmp_path / "lossless.html").exists()
+    assert result["failed"] and result["summary"] == {"runs": 2, "skipped": 0, "dropped": 1, "inconclusive": 1,
+                                                      "worst": "dropped"}
+    assert result["msg"] == ("lossless_test: 1 link(s) and class(es) with dropped or pause_storm:\ngpu01 eth0 "
+                             "(leaf1 Ethernet1, default rail 1) priority 3 round 1: dropped: Priority 3 dropped.")
+    # check mode: the same verdict, nothing written
+    again = action({"mode": "report", "runs": runs[1:], "report_dir": str(tmp_path / "c")}, check=True)
+    assert not again.get("failed") and again["changed"] and not (tmp_path / "c").exists()
+
+
+def test_report_without_the_report_module_fails_in_one_line(tmp_path, monkeypatch):
+    monkeypatch.setitem(sys.modules, "%s.module_utils.qos.load_report" % COLLECTION, None)
+    result = action({"mode": "report", "runs": [run("gpu01", "inconclusive")], "report_dir": str(tmp_path)})
+    assert result["failed"] and result["msg"].startswith("lossless_test: the report module qos/load_report.py cannot")
+
+
+def test_the_counters_module_reads_sysfs_and_says_what_it_could_not(capsys, tmp_path):
+    sysfs(tmp_path, "after")
+    links = [{"interface": "ainet-no-such-nic", "rdma_device": "mlx5_0", "rdma_port": 1}]
+    out = run_module(capsys, "lossless_counters", {"links": links, "sysfs_root": str(tmp_path)})
+    item = out["interfaces"]["ainet-no-such-nic"]
+    assert not out["changed"] and item["rdma_driver"] == "mlx5_core" and item["hw_counters"]["np_cnp_sent"]
+    assert item["ethtool"] is None and item["ethtool_error"].startswith("ainet-no-such-nic: ethtool -S failed")
+    bad = run_module(capsys, "lossless_counters", {"links": [{"rdma_device": "mlx5_0"}]})
+    assert bad["failed"] and bad["msg"].startswith("links[0].interface: None is not an interface name")
