@@ -205,9 +205,14 @@ KUBERNETES = {
                 "`host-local` (in a NetworkAttachmentDefinition per rail; `shared` and `infiniband` only), `none` (the "
                 "objects without IPAM)", default="spiderpool",
                 choices=("spiderpool", "nv-ipam", "whereabouts", "host-local", "none")),
-    "namespace": Key("str", "namespace of the workload objects (NetworkAttachmentDefinitions, SpiderMultusConfigs, the "
-                     "NCCL ConfigMap; the SR-IOV operator's networkNamespace)", default="kube-system",
+    "namespace": Key("str", "namespace of the networks pods attach to (NetworkAttachmentDefinitions, SpiderMultusConfigs; "
+                     "the SR-IOV operator's networkNamespace); a pod in another namespace names them "
+                     "`<namespace>/<name>`", default="kube-system",
                      pattern=_NAMESPACE_RE, noun="namespace", fix="use a DNS label: lower-case letters, digits and '-'"),
+    "workload_namespace": Key("str", "namespace of the NCCL env ConfigMap: the namespace the training pods run in (a pod's "
+                              "`envFrom` reads ConfigMaps of its own namespace only)", default="default",
+                              pattern=_NAMESPACE_RE, noun="namespace",
+                              fix="use a DNS label: lower-case letters, digits and '-'"),
     "operator_namespace": Key("str", "namespace of the SR-IOV operator's policies and networks (the operator reads only "
                               "its own)", default="`sriov-network-operator` (prefix openshift.io), "
                               "`nvidia-network-operator` (prefix nvidia.com)", pattern=_NAMESPACE_RE, noun="namespace",

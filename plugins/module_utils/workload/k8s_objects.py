@@ -44,7 +44,8 @@ SHARED_DP = ("macvlan", "ipvlan", "ipoib")
 POD_CNIS = SRIOV_DP + SHARED_DP
 DEFAULTS = {"ipam": "spiderpool", "namespace": "kube-system", "resource_prefix": "nvidia.com", "pod_offset": None,
             "pod_count": None, "rdma_hca_max": 100, "sriov_operator": False, "operator_namespace": None,
-            "ipam_namespace": "nvidia-network-operator", "device_plugin_namespace": "kube-system"}
+            "ipam_namespace": "nvidia-network-operator", "device_plugin_namespace": "kube-system",
+            "workload_namespace": "default"}
 # The SR-IOV network operator writes a SriovNetwork's NetworkAttachmentDefinition with its own RESOURCE_PREFIX
 # (api/v1/helper.go RenderNetAttDef): openshift.io upstream (hack/env.sh, the chart's values.yaml), nvidia.com in
 # NVIDIA's network operator. Each with the namespace its install docs put it in (the webhook ignores policies in any
@@ -433,7 +434,7 @@ def render(plan, node_names=None, pci=None):
                 objects.append({"apiVersion": "k8s.cni.cncf.io/v1", "kind": "NetworkAttachmentDefinition",
                                 "metadata": meta,
                                 "spec": {"config": _cni_config(cni, name, master, fabric["mtu"], ipam_conf, ib)}})
-        objects.append(_nccl_env(plan["cluster"]["name"], fname, fabric, namespace))
+        objects.append(_nccl_env(plan["cluster"]["name"], fname, fabric, k8s["workload_namespace"]))
     for (cm_name, namespace), entries in sorted(configmaps.items()):
         if cm_name == "sriovdp-config":
             data = {"resourceList": entries}

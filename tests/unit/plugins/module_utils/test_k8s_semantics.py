@@ -185,9 +185,14 @@ def test_each_kind_in_its_projects_namespace():
     objects = k8s_objects.render(plan(model("sriov", "exclusive", namespace="rdma", ipam="nv-ipam",
                                             sriov_operator=True)))
     spaces = dict((o["kind"], o["metadata"].get("namespace")) for o in objects)
+    # the NCCL env is in the pods' own namespace (envFrom reads no other), not in the networks' one
     assert spaces == {"SriovNetworkNodePolicy": "nvidia-network-operator", "CIDRPool": "nvidia-network-operator",
-                      "SriovNetwork": "nvidia-network-operator", "ConfigMap": "rdma"}  # the NCCL env is the pods'
+                      "SriovNetwork": "nvidia-network-operator", "ConfigMap": "default"}
     assert kind(objects, "SriovNetwork")[0]["spec"]["networkNamespace"] == "rdma"
+    training = k8s_objects.render(plan(model("macvlan", workload_namespace="llm-train")))
+    assert [(o["kind"], o["metadata"]["namespace"]) for o in training if o["metadata"]["name"].endswith("nccl-env")] \
+        == [("ConfigMap", "llm-train")]
+    assert set(o["metadata"]["namespace"] for o in training if o["kind"] == "SpiderMultusConfig") == {"kube-system"}
     upstream = k8s_objects.render(plan(model("sriov", resource_prefix="openshift.io", sriov_operator=True)))
     assert kind(upstream, "SriovNetworkNodePolicy")[0]["metadata"]["namespace"] == "sriov-network-operator"
     assert kind(upstream, "SpiderMultusConfig")[0]["spec"]["sriov"]["resourceName"] == "openshift.io/rail1"

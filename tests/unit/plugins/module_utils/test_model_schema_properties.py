@@ -51,7 +51,7 @@ BASE = {
     "kubernetes": {"ipam": "spiderpool", "namespace": "kube-system", "resource_prefix": "nvidia.com",
                    "pod_offset": 128, "pod_count": 64, "rdma_hca_max": 100, "sriov_operator": False,
                    "operator_namespace": "sriov-network-operator", "ipam_namespace": "nvidia-network-operator",
-                   "device_plugin_namespace": "kube-system"},
+                   "device_plugin_namespace": "kube-system", "workload_namespace": "default"},
 }
 EXAMPLES = 60
 
@@ -391,4 +391,4 @@ def test_the_loaders_relation_tables_cover_the_schemas_choices():
 def test_every_leaf_is_varied():
     fields = [_field(p) for p, _k in LEAVES]
     assert "fabric_cluster.qos.cnp_strict" in fields and "fabric_cluster.tors[0].nodes" in fields
-    assert len(fields) == len(set(fields)) == 64
+    assert len(fields) == len(set(fields)) == 65
