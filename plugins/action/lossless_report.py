@@ -47,6 +47,7 @@ ARGUMENT_SPEC = dict(
     fail_on_disagreement=dict(type="bool", default=False),
     read_tor=dict(type="str"),
     read_counters=dict(type="bool", default=False),
+    ports=dict(type="list", elements="str", default=[]),
     transport=dict(type="str", choices=list(tor_read.TRANSPORTS), default="auto"),
     timeout=dict(type="int", default=30),
 )
@@ -219,7 +220,7 @@ class ActionModule(ActionBase):
         connection = tvars.get("ansible_connection")
         how = "its %s connection" % tor_read.connection_name(connection)
         if args["read_counters"]:
-            return self._counters(name, platform, connection)
+            return self._counters(name, platform, tvars, args)
         try:
             via = tor_read.choose_via(name, platform, tvars.get("lossless_check_read_transport") or args["transport"],
                                       connection)
@@ -245,29 +246,40 @@ class ActionModule(ActionBase):
         return {"changed": False, "tor": name, "via": via, "source": source,
                 "config": {"text": text, "format": platforms.qos_format(platform), "source": source}}
 
-    def _counters(self, name, platform, connection):
-        """The load test's counter read of ToR ``name`` over its own connection (``read_counters``): ``counters``
-        ({format: text}) or ``read_error``. Changes nothing."""
-        if not platforms.counters_readable(platform):
-            return {"changed": False, "tor": name, "read_error": "ToR %s: platform %s has no counter reader; its "
-                    "counters are not read" % (name, platform or "unset")}
-        via = "ssh"
-        how = "%s over its %s connection" % (", ".join(" ".join(c) for _f, c in platforms.nos(platform).COUNTER_COMMANDS),
-                                             tor_read.connection_name(connection))
+    def _counters(self, name, platform, tvars, args):
+        """The load test's counter read of ToR ``name`` (``read_counters``) the way its NOS reads them (its API with
+        the ToR's connection variables, or its own connection, chosen as for the configuration), for ``ports`` where
+        the NOS reads port by port: ``counters`` ({format: output}) or ``read_error`` (one line naming the ToR and
+        the command). Changes nothing."""
+        connection = tvars.get("ansible_connection")
+        how = "its %s connection" % tor_read.connection_name(connection)
         try:
-            if tor_read.connection_name(connection) in PERSISTENT and not self._connection.socket_path:
-                raise ValueError("its %s connection runs no command here" % connection)
-            counters = platforms.read_counters(platform, via, self._run_on_switch)
-        except (tor_push.PushError, ValueError, AnsibleError) as exc:
+            via = tor_read.choose_counter_via(name, platform, tvars.get("lossless_check_read_transport")
+                                              or args["transport"], connection)
+            if via == "http":
+                url, user, password, validate = tor_read.api_endpoint(tvars, name, platforms.nos(platform).HTTP_PORT)
+                how = tor_read.counters_where(platform, via, url=url)
+                target = tor_push.HttpTransport(url, user, password, validate_certs=validate, timeout=args["timeout"])
+            else:
+                how = tor_read.counters_where(platform, via, connection=connection)
+                if tor_read.connection_name(connection) in PERSISTENT and not self._connection.socket_path:
+                    raise tor_read.ReadError("ToR %s: its counters could not be read (%s): its %s connection runs no "
+                                             "command here" % (name, how, connection))
+                target = self._run_on_switch
+            counters = tor_read.read_counters(name, platform, via, target, how, ports=args["ports"])
+        except tor_read.ReadError as exc:
+            return {"changed": False, "tor": name, "read_error": str(exc)}
+        except AnsibleError as exc:  # AnsibleConnectionFailure: the switch could not be reached
             return {"changed": False, "tor": name, "read_error": tor_read.one_line(
-                "ToR %s: its counters could not be read (%s): %s" % (name, how, exc))}
+                "ToR %s: its counters could not be read (%s): %s" % (name, how, getattr(exc, "message", None) or exc))}
         return {"changed": False, "tor": name, "via": via, "source": "%s (read live)" % how, "counters": counters}
 
     def _run_on_switch(self, argv, data=None):
         """``(rc, stdout, stderr)`` of a command on the ToR through its own connection: a persistent one's socket
         (ansible.netcommon.network_cli: the CLI's ``get``), else the connection plugin itself, without a shell
-        around it (a switch CLI has none) and without become."""
-        command = " ".join(shlex.quote(arg) for arg in argv)
+        around it (a switch CLI has none) and without become. A ``|`` word is the CLI's output pipe (EOS's ``| json``)
+        and goes to the CLI as it is; every other word is quoted."""
+        command = " ".join(arg if arg == "|" else shlex.quote(arg) for arg in argv)
         if self._connection.socket_path:
             # pylint: disable-next=import-outside-toplevel
             from ansible.module_utils.connection import Connection, ConnectionError as RpcError

@@ -202,9 +202,13 @@ class ActionModule(ActionBase):
         for host, what in per_host.items():
             what["links"] = [{"interface": name, "rdma_device": d.get("rdma_device"), "rdma_port": d.get("port")}
                              for name, d in sorted(what["links"].items())]
-        tors = sorted({i["tor"] for i in incasts if i["skipped"] is None})
+        tor_ports = {}
+        for item in incasts:
+            if item["skipped"] is None:
+                tor_ports.setdefault(item["tor"], set()).add(item["tor_port"])
         return {"step": this["step"], "priority": prio, "round": this["round"], "steps": steps,
-                "hosts": per_host, "incasts": incasts, "tors": tors,
+                "hosts": per_host, "incasts": incasts, "tors": sorted(tor_ports),
+                "tor_ports": dict((tor, sorted(ports)) for tor, ports in sorted(tor_ports.items())),
                 "loaded": sum(1 for i in incasts if i["skipped"] is None)}
 
     # ------------------------------------------------------------------------------------------------ judge

@@ -86,13 +86,26 @@ options:
     type: str
   read_counters:
     description:
-      - With O(read_tor), read the ToR's load-test counters instead of its configuration, over its own connection
-        (SONiC C(show pfc counters) and C(show queue counters), read-only), and return them as RV(counters); a
-        configuration of the ToR in O(switch_config_dir) does not stop this read. The role
+      - With O(read_tor), read the ToR's load-test counters instead of its configuration, read-only, and return
+        them as RV(counters); a configuration of the ToR in O(switch_config_dir) does not stop this read. The role
         P(ainet.fabric.lossless_test#role) reads each ToR so before and after every incast round.
-      - A ToR whose platform has no counter reader returns a C(read_error) saying so.
+      - Each NOS reads them the way it reads its configuration (O(transport)). SONiC, over its connection -
+        C(show pfc counters), C(show queue counters). Arista EOS, over eAPI (C(runCmds) in JSON, the default) or its
+        connection (C(| json)) - C(show priority-flow-control counters), C(show interfaces counters queue detail),
+        C(show qos interfaces ecn counters queue). Cumulus Linux, over its connection, once per port in O(ports) -
+        C(nv show interface <port> counters qos), C(nv show interface <port> qos roce counters).
+      - A ToR whose platform has no counter reader, or a command that fails, returns a C(read_error) naming the ToR
+        and the command.
     type: bool
     default: false
+  ports:
+    description:
+      - With O(read_counters), the ToR's ports whose counters are wanted (the ToR ports of the step's links). A NOS
+        whose commands print every port (SONiC, EOS) reads them all; Cumulus Linux runs its commands for these ports
+        only and needs at least one.
+    type: list
+    elements: str
+    default: []
   transport:
     description:
       - With O(read_tor), how the ToR is read. V(api) is its NOS's API with the ToR push's variables
@@ -201,7 +214,8 @@ config:
 counters:
   description:
     - With O(read_counters), the ToR's counters as its commands printed them, by C(parse_counters) format
-      (C(sonic_pfc), C(sonic_queue)).
+      (C(sonic_pfc), C(sonic_queue); C(eos_pfc), C(eos_queue), C(eos_ecn), the JSON text or, over eAPI, the
+      command's object; C(nvue_qos), C(nvue_roce), a mapping of each port in O(ports) to its text).
   returned: with O(read_tor) and O(read_counters), when the ToR was read
   type: dict
   sample: {sonic_pfc: "  Port Rx    PFC0 ...", sonic_queue: "     Port    TxQ    Counter/pkts ..."}

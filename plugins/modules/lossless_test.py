@@ -209,6 +209,17 @@ incasts:
   returned: when mode is step
   type: list
   elements: dict
+tors:
+  description: With O(mode=step), the ToRs of the step's loaded incasts (their counters are read before and after).
+  returned: when mode is step
+  type: list
+  elements: str
+tor_ports:
+  description: With O(mode=step), per ToR of RV(tors) the sorted ToR ports of its loaded receivers (the ports whose
+    counters a NOS that reads port by port reads).
+  returned: when mode is step
+  type: dict
+  sample: {leaf1: [swp1, swp5]}
 runs:
   description: With O(mode=judge), one per incast - tor, rail, fabric, port, host, host_nic, senders, round,
     priority, seconds, verdict (the P(ainet.fabric.load_verdict#filter) result) or skipped (why not run).

@@ -159,16 +159,10 @@ COUNTERS = {
         (r"(rx|tx)-stats\.(rx|tx)-roce-stats\.roce-(packets|bytes)", "traffic", None, None),
     ),
 }
-# What each switch platform runs to read a port's counters, and the format that parses it: the commands as their
-# sources print them (every port; parse_counters(..., port=) keeps the link's), NVUE's per interface (``{port}``).
-SWITCH_COMMANDS = {
-    "sonic": (("show pfc counters", "sonic_pfc"), ("show queue counters", "sonic_queue")),
-    "eos": (("show priority-flow-control counters | json", "eos_pfc"),
-            ("show interfaces counters queue detail | json", "eos_queue"),
-            ("show qos interfaces ecn counters queue | json", "eos_ecn")),
-    "cumulus": (("nv show interface {port} counters qos", "nvue_qos"),
-                ("nv show interface {port} qos roce counters", "nvue_roce")),
-}
+# Formats whose command prints one port's counters (NVUE's ``nv show interface <if> ...``): a switch reads them per
+# port, and such a read is ``{port: output}`` (:func:`parse_counters`). Which commands each NOS runs is its own
+# (``tor/nos_<platform>.py``: ``COUNTER_COMMANDS``, ``read_counters``).
+ONE_PORT_FORMATS = ("nvue_qos", "nvue_roce")
 _COMPILED = {fmt: [(re.compile(r"^(?:%s)$" % rx), fact, width) for rx, fact, _queue, width in rows]
              for fmt, rows in COUNTERS.items()}
 
@@ -518,15 +512,39 @@ PARSERS = {
 }
 
 
-def parse_counters(data, fmt, port=None):
-    """Parse one read in format ``fmt`` (ValueError naming the formats when unknown). ``port``: the interface or
-    RDMA device port a host read belongs to, or the one switch port to keep. Never raises on bad input: what cannot
-    be read is a line in ``problems``."""
-    if fmt not in PARSERS:
-        raise ValueError("%r is not a counter format; use one of: %s" % (fmt, ", ".join(FORMATS)))
+def per_port(data, fmt):
+    """Whether ``data`` is a read of one-port format ``fmt`` taken port by port: ``{port: output}``, every output
+    text (a JSON tree of ``nvue_roce`` holds mappings, never only text, so it is not taken for one)."""
+    return (fmt in ONE_PORT_FORMATS and isinstance(data, dict) and bool(data)
+            and all(isinstance(key, str) and isinstance(value, str) for key, value in data.items()))
+
+
+def _parse_one(data, fmt, port):
     if data is None:
         return new_counters(fmt, problems=["no %s output to parse" % fmt])
     try:
         return PARSERS[fmt](data, port=port)
     except Exception as exc:  # pylint: disable=broad-except  # a parser reports, it never crashes the play
         return new_counters(fmt, problems=["%s: cannot parse the input (%s: %s)" % (fmt, type(exc).__name__, exc)])
+
+
+def parse_counters(data, fmt, port=None):
+    """Parse one read in format ``fmt`` (ValueError naming the formats when unknown). ``port``: the interface or
+    RDMA device port a host read belongs to, or the one switch port to keep. A read of a one-port format taken port
+    by port (``{port: output}``, :func:`per_port`) is parsed for ``port`` (a problem when that port was not read),
+    or without ``port`` every port's. Never raises on bad input: what cannot be read is a line in ``problems``."""
+    if fmt not in PARSERS:
+        raise ValueError("%r is not a counter format; use one of: %s" % (fmt, ", ".join(FORMATS)))
+    if not per_port(data, fmt):
+        return _parse_one(data, fmt, port)
+    if port is not None:
+        if port not in data:
+            return new_counters(fmt, problems=["%s: port %s was not read (read: %s)"
+                                               % (fmt, port, ", ".join(sorted(data)))])
+        return _parse_one(data[port], fmt, port)
+    out = new_counters(fmt)
+    for name in sorted(data):
+        one = _parse_one(data[name], fmt, name)
+        out["ports"].update(one["ports"])
+        out["problems"] += ["%s: %s" % (name, line) for line in one["problems"]]
+    return out

@@ -399,3 +399,33 @@ def read(connection, via):
     if via != "ssh":
         raise ValueError("Cumulus is read over its NVUE REST API (http) or its connection (ssh), not %r" % (via,))
     return read_command(connection, READ_COMMAND)
+
+
+# The load test's counters (qos/counters_parse.py formats ``nvue_qos``, ``nvue_roce``): NVUE's show commands print
+# one port's counters, so each is run for each port of the step's links (``{port}``), over the switch's connection.
+# Only the text layout of these commands has a source (the Cumulus Linux 5.10 user guide, "Show Qos Counters" and
+# the RoCE page; see tests/unit/plugins/module_utils/data/counters/ORIGIN.md); the REST API's JSON of them has none,
+# so they are not read over the API.
+COUNTER_READ = ("ssh",)
+COUNTER_COMMANDS = (("nvue_qos", ("nv", "show", "interface", "{port}", "counters", "qos")),
+                    ("nvue_roce", ("nv", "show", "interface", "{port}", "qos", "roce", "counters")))
+
+
+def read_counters(connection, via, ports=None):
+    """``{format: {port: text}}`` of the QoS and RoCE counters of each of ``ports`` (``COUNTER_COMMANDS``, one run per
+    port) over the switch's connection (``via`` ``"ssh"``, ``connection`` as for :func:`read`). ValueError before
+    anything runs when no port is given or one is not a Cumulus port name; :class:`PushError` naming the command when
+    one fails. Reads only."""
+    if via != "ssh":
+        raise ValueError("Cumulus counters are read over its connection (ssh), not %r" % (via,))
+    ports = sorted(set(ports or ()))
+    if not ports:
+        raise ValueError("NVUE prints the counters of one port a command: give the ports to read")
+    bad = invalid_ports(ports)
+    if bad:
+        raise ValueError("%s: not a %s port name (%s)" % (", ".join(bad), TITLE, PORT_NAME))
+    out = {}
+    for fmt, command in COUNTER_COMMANDS:
+        out[fmt] = dict((port, read_command(connection, tuple(port if w == "{port}" else w for w in command)))
+                        for port in ports)
+    return out

@@ -236,10 +236,12 @@ def render_eos(intent):
 
 # ----------------------------------------------------------------------------- push (eAPI)
 
-def _eapi(transport, cmds):
+def _eapi(transport, cmds, fmt="text"):
+    """The outputs of eAPI ``runCmds`` ``cmds`` (strings, or ``{"cmd", "revision"}`` objects) in format ``fmt``
+    (``text``: each command's text; ``json``: each command's object)."""
     _status, reply = transport.request("POST", "/command-api", body={
         "jsonrpc": "2.0", "method": "runCmds", "id": "ainet-fabric",
-        "params": {"version": 1, "cmds": cmds, "format": "text"}})
+        "params": {"version": 1, "cmds": cmds, "format": fmt}})
     if not isinstance(reply, dict):
         raise PushError("eAPI answered %r" % (reply,))
     err = reply.get("error")
@@ -249,9 +251,12 @@ def _eapi(transport, cmds):
         if data and isinstance(data[-1], dict) and data[-1].get("errors"):
             index = len(data) - 1
             command = cmds[index] if index < len(cmds) else "?"
+            command = command.get("cmd", "?") if isinstance(command, dict) else command
             raise PushError("eAPI: command %d of %d %r failed: %s (%s)" % (
                 index + 1, len(cmds), command, "; ".join(str(e) for e in data[-1]["errors"]), err.get("message")))
         raise PushError("eAPI error %s: %s" % (err.get("code"), err.get("message")))
+    if fmt == "json":
+        return list(reply.get("result") or [])
     return [r.get("output", "") if isinstance(r, dict) else r for r in reply.get("result") or []]
 
 
@@ -322,3 +327,42 @@ def read(connection, via):
     if via == "ssh":
         return read_command(connection, READ_COMMAND)
     raise ValueError("EOS is read over eAPI (http) or its connection (ssh), not %r" % (via,))
+
+
+# The load test's counters (qos/counters_parse.py formats ``eos_pfc``, ``eos_queue``, ``eos_ecn``): the show commands
+# in JSON, read-only, each printing every port (the verdict keeps the link's). Over eAPI (the default, as the
+# configuration is read) each command is asked at the revision whose layout the parsers read, as aristanetworks/anta
+# asks it (``anta/tests/interfaces.py``: ``VerifyInterfacesPFCCounters`` revision 3,
+# ``VerifyInterfacesEgressQueueDrops`` and ``VerifyInterfacesECNCounters`` revision 1; ``{"cmd", "revision"}`` in
+# ``runCmds``, as anta's ``AsyncEOSDevice._collect`` sends it); over the switch's connection the CLI prints the
+# same objects with ``| json`` (the CLI's own pipe: the connection passes ``|`` to the CLI as it is).
+COUNTER_READ = ("http", "ssh")
+COUNTER_COMMANDS = (("eos_pfc", ("show", "priority-flow-control", "counters")),
+                    ("eos_queue", ("show", "interfaces", "counters", "queue", "detail")),
+                    ("eos_ecn", ("show", "qos", "interfaces", "ecn", "counters", "queue")))
+COUNTER_REVISIONS = {"eos_pfc": 3, "eos_queue": 1, "eos_ecn": 1}
+JSON_PIPE = ("|", "json")
+
+
+def read_counters(connection, via, ports=None):
+    """``{format: output}`` of the switch's PFC, queue and ECN counters (``COUNTER_COMMANDS``): ``via`` ``"http"``,
+    eAPI ``runCmds`` in ``format json`` through ``connection`` (an :class:`tor_push.HttpTransport`), each output the
+    command's object; ``"ssh"``, ``<command> | json`` on ``connection`` (``run(argv, data=None)`` as for
+    :func:`read`), each output its JSON text. ``ports`` is not needed (every port is printed). Reads only;
+    :class:`PushError` naming the command when one fails."""
+    if via == "http":
+        cmds = [{"cmd": " ".join(command), "revision": COUNTER_REVISIONS[fmt]} for fmt, command in COUNTER_COMMANDS]
+        outputs = _eapi(connection, ["enable"] + cmds, fmt="json")[1:]
+        if len(outputs) != len(cmds):
+            raise PushError("eAPI answered %d outputs to %d commands (%s)" % (
+                len(outputs), len(cmds), ", ".join(c["cmd"] for c in cmds)))
+        out = {}
+        for (fmt, command), output in zip(COUNTER_COMMANDS, outputs):
+            if not isinstance(output, dict):
+                raise PushError("%s: eAPI answered %s, not the command's JSON object"
+                                % (" ".join(command), " ".join(str(output).split())[:200]))
+            out[fmt] = output
+        return out
+    if via == "ssh":
+        return dict((fmt, read_command(connection, command + JSON_PIPE)) for fmt, command in COUNTER_COMMANDS)
+    raise ValueError("EOS counters are read over eAPI (http) or its connection (ssh), not %r" % (via,))

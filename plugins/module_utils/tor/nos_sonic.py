@@ -846,13 +846,16 @@ def read(connection, via):
 
 
 # The load test's counters (qos/counters_parse.py formats): sonic-utilities' show commands, read-only
-# (``scripts/pfcstat``, ``scripts/queuestat``; ``sonic-clear`` would reset them, never run here).
+# (``scripts/pfcstat``, ``scripts/queuestat``; ``sonic-clear`` would reset them, never run here). Each prints every
+# port; the verdict keeps the link's (``parse_counters(..., port=)``).
+COUNTER_READ = ("ssh",)
 COUNTER_COMMANDS = (("sonic_pfc", ("show", "pfc", "counters")), ("sonic_queue", ("show", "queue", "counters")))
 
 
-def read_counters(connection, via):
+def read_counters(connection, via, ports=None):
     """``{format: text}`` of the switch's PFC and queue counters (``COUNTER_COMMANDS``) over its connection
-    (``via`` ``"ssh"``, ``connection`` as for :func:`read`). Reads only; :class:`PushError` when one fails."""
+    (``via`` ``"ssh"``, ``connection`` as for :func:`read`); ``ports`` is not needed (every port is printed).
+    Reads only; :class:`PushError` naming the command when one fails."""
     if via != "ssh":
         raise ValueError("SONiC counters are read over its connection (ssh), not %r" % (via,))
     return dict((fmt, read_command(connection, command)) for fmt, command in COUNTER_COMMANDS)

@@ -35,9 +35,11 @@ test see every edge) and holds:
                        :class:`tor_push.HttpTransport`; ``"ssh"``: ``READ_COMMAND`` over the switch's
                        own connection, ``run(argv, data)`` as for a push); ``read(connection, via)``
                        returns the text ``parse_qos`` reads in ``QOS_FORMAT``, never changes the switch
-``COUNTER_COMMANDS``,  the load test's counter reads (optional): ``(format, command)`` pairs in
-``read_counters``      ``counters_parse`` formats; ``read_counters(connection, via)`` returns ``{format: text}``
-                       over the same connection as ``read``, never changes the switch
+``COUNTER_READ``,      the load test's counter reads (optional): the ways, the default first, as ``READ``;
+``COUNTER_COMMANDS``,  ``(format, command words)`` pairs in ``counters_parse`` formats (``{port}``: run once a
+``read_counters``      port); ``read_counters(connection, via, ports=None)`` returns ``{format: output}`` (a one-port
+                       format's output ``{port: text}``) over the same connection ``read`` uses, for ``ports``
+                       where the NOS prints one port a command; never changes the switch
 =====================  ==========================================================================
 
 A read-only NOS (``EXTENSION`` None: the lossless check reads it, nothing renders it) needs only the
@@ -117,21 +119,42 @@ def read_running(platform, via, connection):
     return nos(platform).read(connection, via)
 
 
+def counter_ways(platform):
+    """How a ``platform`` switch's load-test counters can be read live, the default first; ``()``: they cannot."""
+    module = nos(platform)
+    if module is None or not callable(getattr(module, "read_counters", None)):
+        return ()
+    return tuple(getattr(module, "COUNTER_READ", ()))
+
+
 def counters_readable(platform):
     """Whether a ``platform`` switch's load-test counters can be read live (its NOS has ``read_counters``)."""
-    return callable(getattr(nos(platform), "read_counters", None))
+    return bool(counter_ways(platform))
 
 
-def read_counters(platform, via, connection):
-    """``{format: text}`` of a ``platform`` switch's counters for the load test (``counters_parse`` formats),
-    read ``via`` one of its :func:`read_ways` through ``connection``. ValueError when the NOS has no counter
-    reader; the NOS's errors pass through as for :func:`read_running`."""
+def counter_platforms():
+    """The sorted platforms whose load-test counters can be read live."""
+    return sorted(name for name in PLATFORMS if counters_readable(name))
+
+
+def counter_commands(platform):
+    """The load-test counter commands of a ``platform`` switch as text (``{port}`` where one runs per port)."""
+    module = nos(platform)
+    return [" ".join(command) for _fmt, command in getattr(module, "COUNTER_COMMANDS", ())]
+
+
+def read_counters(platform, via, connection, ports=None):
+    """``{format: output}`` of a ``platform`` switch's counters for the load test (``counters_parse`` formats; a
+    one-port format's output ``{port: text}``), read ``via`` one of its :func:`counter_ways` through ``connection``,
+    for ``ports`` where its NOS reads port by port. ValueError when the NOS has no counter reader or cannot be read
+    so; the NOS's errors pass through as for :func:`read_running`."""
     if not counters_readable(platform):
         raise ValueError("platform %r has no counter reader (readable: %s)" % (platform, ", ".join(
-            sorted(name for name in PLATFORMS if counters_readable(name)))))
-    if via not in read_ways(platform):
-        raise ValueError("platform %r cannot be read over %r" % (platform, via))
-    return nos(platform).read_counters(connection, via)
+            counter_platforms())))
+    if via not in counter_ways(platform):
+        raise ValueError("platform %r counters cannot be read over %r (only %s)" % (
+            platform, via, ", ".join(counter_ways(platform))))
+    return nos(platform).read_counters(connection, via, ports=ports)
 
 
 def port_problems(platform, names):

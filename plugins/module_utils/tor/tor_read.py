@@ -77,6 +77,20 @@ def choose_via(name, platform, transport="auto", connection=None):
     if not ways:
         raise ReadError("ToR %s: platform %s cannot be read live (readable: %s); give its configuration instead"
                         % (name, platform or "unset", ", ".join(platforms.readable_platforms())))
+    return _pick(name, ways, transport, connection, "%s is" % platforms.nos(platform).TITLE)
+
+
+def choose_counter_via(name, platform, transport="auto", connection=None):
+    """``"http"`` or ``"ssh"``: how ToR ``name``'s load-test counters are read (:func:`platforms.counter_ways`),
+    chosen as :func:`choose_via` chooses; :class:`ReadError` when they cannot be read that way."""
+    ways = platforms.counter_ways(platform)
+    if not ways:
+        raise ReadError("ToR %s: platform %s has no counter reader (readable: %s); its counters are not read"
+                        % (name, platform or "unset", ", ".join(platforms.counter_platforms())))
+    return _pick(name, ways, transport, connection, "%s counters are" % platforms.nos(platform).TITLE)
+
+
+def _pick(name, ways, transport, connection, what):
     transport = str(transport or "auto")
     if transport == "auto":
         if connection_name(connection) == "network_cli" and "ssh" in ways:
@@ -87,9 +101,8 @@ def choose_via(name, platform, transport="auto", connection=None):
                         % (name, transport, ", ".join(TRANSPORTS)))
     if VIA[transport] not in ways:
         other = [key for key, via in sorted(VIA.items()) if via in ways]
-        raise ReadError("ToR %s: %s is not read over its %s; set lossless_check_read_transport to %s (or auto)"
-                        % (name, platforms.nos(platform).TITLE, "API" if transport == "api" else "connection",
-                           " or ".join(other)))
+        raise ReadError("ToR %s: %s not read over its %s; set lossless_check_read_transport to %s (or auto)"
+                        % (name, what, "API" if transport == "api" else "connection", " or ".join(other)))
     return VIA[transport]
 
 
@@ -142,6 +155,25 @@ def read_tor(name, platform, via, connection, how):
         return platforms.read_running(platform, via, connection)
     except (PushError, ValueError) as exc:
         raise ReadError("ToR %s could not be read live (%s): %s" % (name, how, one_line(exc))) from None
+
+
+def counters_where(platform, via, url=None, connection=None):
+    """How a counter read went, for messages: ``Arista EOS API https://10.0.0.1:443 (show ..., show ...)`` or
+    ``show pfc counters, show queue counters over its ssh connection``."""
+    commands = ", ".join(platforms.counter_commands(platform))
+    if via == "http":
+        return "%s API %s (%s)" % (platforms.nos(platform).TITLE, url, commands)
+    return "%s over its %s connection" % (commands, connection_name(connection))
+
+
+def read_counters(name, platform, via, connection, how, ports=None):
+    """The load-test counters of ToR ``name`` (:func:`platforms.read_counters`), for ``ports`` where its NOS reads
+    port by port; one-line :class:`ReadError` naming the ToR, ``how`` (:func:`counters_where`) and the NOS's words
+    (the command that failed) when they cannot be read."""
+    try:
+        return platforms.read_counters(platform, via, connection, ports=ports)
+    except (PushError, ValueError) as exc:
+        raise ReadError("ToR %s: its counters could not be read (%s): %s" % (name, how, one_line(exc))) from None
 
 
 def collect(results):

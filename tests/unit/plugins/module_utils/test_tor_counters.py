@@ -1,14 +1,20 @@
 # -*- coding: utf-8 -*-
-"""The load test's ToR counter reads (tor/nos_sonic.py read_counters, tor/platforms.py): the commands run over the
-switch's connection, what they print reaches the parsers as it is, and a failure names the command."""
+"""The load test's ToR counter reads (each NOS module's ``read_counters``, tor/platforms.py, tor/tor_read.py): the
+commands run over the way each NOS is read (SONiC and Cumulus over the switch's connection, EOS over eAPI or its
+connection), what they print reaches the parsers as it is (recorded samples, data/counters/ORIGIN.md), a NOS that
+prints one port a command is read for the step's ports only, and a failure is one line naming the ToR and the
+command."""
 from __future__ import annotations
 
+import copy
+import json
 import os
 
 import pytest
 
-from ansible_collections.ainet.fabric.plugins.module_utils.qos.counters_parse import parse_counters
-from ansible_collections.ainet.fabric.plugins.module_utils.tor import platforms
+from ansible_collections.ainet.fabric.plugins.module_utils.qos.counters_parse import (
+    FORMATS, ONE_PORT_FORMATS, parse_counters)
+from ansible_collections.ainet.fabric.plugins.module_utils.tor import platforms, tor_read
 from ansible_collections.ainet.fabric.plugins.module_utils.tor.tor_push import PushError
 
 DATA = os.path.join(os.path.dirname(__file__), "data", "counters")
@@ -22,16 +28,41 @@ def recorded(name):
 def switch(outputs, ran):
     """A switch's connection, ``run(argv) -> (rc, out, err)``, printing the recorded outputs of its commands."""
     def run(argv, data=None):
+        assert data is None, "a counter read sends nothing to the switch"
         ran.append(" ".join(argv))
         return outputs.get(" ".join(argv), (127, "", "%s: command not found" % argv[0]))
     return run
 
 
+class Eapi(object):
+    """eAPI (``POST /command-api``, JSON-RPC ``runCmds``): checks the request and answers ``reply``."""
+
+    def __init__(self, reply):
+        self.reply = reply
+        self.sent = []
+
+    def request(self, method, path, body=None, params=None):
+        self.sent.append((method, path, copy.deepcopy(body), params))
+        return 200, copy.deepcopy(self.reply)
+
+
+EOS_CMDS = [{"cmd": "show priority-flow-control counters", "revision": 3},
+            {"cmd": "show interfaces counters queue detail", "revision": 1},
+            {"cmd": "show qos interfaces ecn counters queue", "revision": 1}]
+
+
+def eos_objects(when):
+    return [json.loads(recorded(name % when)) for name in
+            ("eos-pfc-%s.json", "eos-queue-detail-%s.json", "eos-ecn-%s.json")]
+
+
+# ----------------------------------------------------------------------------- SONiC
+
 def test_sonic_counters_are_read_with_its_show_commands_and_parse_per_port():
     ran = []
     outputs = {"show pfc counters": (0, recorded("sonic-pfc-after.txt"), ""),
                "show queue counters": (0, recorded("sonic-queue-after.txt"), "")}
-    got = platforms.read_counters("sonic", "ssh", switch(outputs, ran))
+    got = platforms.read_counters("sonic", "ssh", switch(outputs, ran), ports=["Ethernet8"])
     assert ran == ["show pfc counters", "show queue counters"]
     assert sorted(got) == ["sonic_pfc", "sonic_queue"]
     assert parse_counters(got["sonic_pfc"], "sonic_pfc", port="Ethernet8")["ports"]["Ethernet8"]["pfc3_tx_pkts"] == 23740
@@ -44,10 +75,145 @@ def test_a_failing_counter_command_names_it():
         platforms.read_counters("sonic", "ssh", switch({"show pfc counters": (0, "x", "")}, ran))
 
 
+# ----------------------------------------------------------------------------- Arista EOS
+
+def test_eos_counters_over_eapi_are_one_runcmds_in_json_at_the_parsers_revisions():
+    eapi = Eapi({"jsonrpc": "2.0", "id": "ainet-fabric", "result": [{}] + eos_objects("after")})
+    got = platforms.read_counters("eos", "http", eapi, ports=["Ethernet1/1"])
+    assert eapi.sent == [("POST", "/command-api", {"jsonrpc": "2.0", "method": "runCmds", "id": "ainet-fabric",
+                                                   "params": {"version": 1, "cmds": ["enable"] + EOS_CMDS,
+                                                              "format": "json"}}, None)]
+    assert sorted(got) == ["eos_ecn", "eos_pfc", "eos_queue"]
+    pfc = parse_counters(got["eos_pfc"], "eos_pfc", port="Ethernet1/1")
+    assert pfc["problems"] == [] and pfc["ports"]["Ethernet1/1"]["txFrames"] == 23740
+    queue = parse_counters(got["eos_queue"], "eos_queue", port="Ethernet1/1")
+    assert queue["problems"] == [] and "ucast.TC3.DP0.droppedPackets" in queue["ports"]["Ethernet1/1"]
+    ecn = parse_counters(got["eos_ecn"], "eos_ecn", port="Ethernet1/1")
+    assert ecn["problems"] == [] and ecn["ports"]["Ethernet1/1"]
+
+
+def test_eos_counters_over_its_connection_pipe_the_same_commands_to_json():
+    ran = []
+    objects = eos_objects("before")
+    outputs = dict(("%s | json" % c["cmd"], (0, json.dumps(o, indent=2), "")) for c, o in zip(EOS_CMDS, objects))
+    got = platforms.read_counters("eos", "ssh", switch(outputs, ran))
+    assert ran == ["%s | json" % c["cmd"] for c in EOS_CMDS]
+    over_eapi = platforms.read_counters("eos", "http", Eapi({"result": [{}] + objects}))
+    for fmt in got:
+        assert parse_counters(got[fmt], fmt) == parse_counters(over_eapi[fmt], fmt), fmt
+
+
+def test_eos_failed_command_over_eapi_is_named():
+    eapi = Eapi({"jsonrpc": "2.0", "id": "ainet-fabric", "error": {
+        "code": 1002, "message": "CLI command 3 of 4 'show interfaces counters queue detail' failed: invalid command",
+        "data": [{}, {"interfaceCounters": {}}, {"errors": ["Invalid input (at token 3: 'queue')"]}]}})
+    how = tor_read.counters_where("eos", "http", url="https://10.0.0.9:443")
+    with pytest.raises(tor_read.ReadError) as err:
+        tor_read.read_counters("leaf9", "eos", "http", eapi, how)
+    assert str(err.value) == (
+        "ToR leaf9: its counters could not be read (Arista EOS API https://10.0.0.9:443 (show priority-flow-control "
+        "counters, show interfaces counters queue detail, show qos interfaces ecn counters queue)): eAPI: command 3 "
+        "of 4 'show interfaces counters queue detail' failed: Invalid input (at token 3: 'queue') (CLI command 3 of "
+        "4 'show interfaces counters queue detail' failed: invalid command)")
+    assert "\n" not in str(err.value)
+
+
+def test_eos_eapi_answering_text_or_too_few_outputs_is_an_error():
+    with pytest.raises(PushError, match="eAPI answered 2 outputs to 3 commands"):
+        platforms.read_counters("eos", "http", Eapi({"result": [{}] + eos_objects("after")[:2]}))
+    with pytest.raises(PushError, match="^show qos interfaces ecn counters queue: eAPI answered % Invalid"):
+        platforms.read_counters("eos", "http", Eapi({"result": [{}] + eos_objects("after")[:2] + ["% Invalid\n"]}))
+
+
+# ----------------------------------------------------------------------------- Cumulus (NVUE)
+
+def test_cumulus_counters_are_read_port_by_port_for_the_step_s_ports_only():
+    ran = []
+    outputs = {"nv show interface swp1 counters qos": (0, recorded("nvue-qos-after.txt"), ""),
+               "nv show interface swp1 qos roce counters": (0, recorded("nvue-roce-after.txt"), ""),
+               "nv show interface swp5 counters qos": (0, recorded("nvue-qos-before.txt"), ""),
+               "nv show interface swp5 qos roce counters": (0, recorded("nvue-roce-before.txt"), "")}
+    got = platforms.read_counters("cumulus", "ssh", switch(outputs, ran), ports=["swp5", "swp1", "swp5"])
+    assert ran == ["nv show interface swp1 counters qos", "nv show interface swp5 counters qos",
+                   "nv show interface swp1 qos roce counters", "nv show interface swp5 qos roce counters"]
+    assert got == {"nvue_qos": {"swp1": recorded("nvue-qos-after.txt"), "swp5": recorded("nvue-qos-before.txt")},
+                   "nvue_roce": {"swp1": recorded("nvue-roce-after.txt"), "swp5": recorded("nvue-roce-before.txt")}}
+    # each port's counters are its own command's
+    one = parse_counters(got["nvue_qos"], "nvue_qos", port="swp1")
+    alone = parse_counters(recorded("nvue-qos-after.txt"), "nvue_qos", port="swp1")
+    assert one == alone and one["problems"] == [] and list(one["ports"]) == ["swp1"]
+    assert parse_counters(got["nvue_qos"], "nvue_qos", port="swp5")["ports"]["swp5"] != one["ports"]["swp1"]
+    roce = parse_counters(got["nvue_roce"], "nvue_roce")
+    assert sorted(roce["ports"]) == ["swp1", "swp5"] and roce["problems"] == []
+    missing = parse_counters(got["nvue_qos"], "nvue_qos", port="swp9")
+    assert missing["ports"] == {} and missing["problems"] == ["nvue_qos: port swp9 was not read (read: swp1, swp5)"]
+
+
+@pytest.mark.parametrize("ports, message", [
+    (None, "NVUE prints the counters of one port a command: give the ports to read"),
+    ([], "NVUE prints the counters of one port a command: give the ports to read"),
+    (["swp1", "swp2; reboot"], "swp2; reboot: not a Cumulus Linux \\(NVUE\\) port name"),
+])
+def test_cumulus_ports_are_checked_before_anything_runs(ports, message):
+    ran = []
+    with pytest.raises(ValueError, match=message):
+        platforms.read_counters("cumulus", "ssh", switch({}, ran), ports=ports)
+    assert ran == []
+
+
+def test_cumulus_one_failed_command_is_one_line_naming_the_tor_and_the_command():
+    ran = []
+    outputs = {"nv show interface swp1 counters qos": (0, recorded("nvue-qos-after.txt"), ""),
+               "nv show interface swp1 qos roce counters": (1, "", "Error: The requested item does not exist.\n")}
+    how = tor_read.counters_where("cumulus", "ssh", connection="ssh")
+    with pytest.raises(tor_read.ReadError) as err:
+        tor_read.read_counters("leaf3", "cumulus", "ssh", switch(outputs, ran), how, ports=["swp1"])
+    assert str(err.value) == (
+        "ToR leaf3: its counters could not be read (nv show interface {port} counters qos, nv show interface {port} "
+        "qos roce counters over its ssh connection): nv show interface swp1 qos roce counters failed (rc 1): "
+        "Error: The requested item does not exist.")
+
+
+# ----------------------------------------------------------------------------- the registry and the way
+
+def test_every_counter_command_names_a_known_format_and_one_port_formats_run_per_port():
+    assert platforms.counter_platforms() == ["cumulus", "eos", "sonic"]
+    for platform in platforms.counter_platforms():
+        for fmt, command in platforms.nos(platform).COUNTER_COMMANDS:
+            assert fmt in FORMATS and parse_counters("", fmt)["format"] == fmt, (platform, command)
+            assert ("{port}" in command) == (fmt in ONE_PORT_FORMATS), (platform, command)
+            assert command[0] in ("show", "nv") and "clear" not in command, "read-only: %s" % (command,)
+
+
 def test_only_a_nos_with_a_counter_reader_is_read():
-    assert platforms.counters_readable("sonic") and not platforms.counters_readable("cumulus")
-    assert not platforms.counters_readable(None)
-    with pytest.raises(ValueError, match="platform 'eos' has no counter reader \\(readable: sonic\\)"):
-        platforms.read_counters("eos", "ssh", switch({}, []))
+    assert platforms.counters_readable("sonic") and platforms.counters_readable("cumulus")
+    assert not platforms.counters_readable("nxos") and not platforms.counters_readable(None)
+    with pytest.raises(ValueError, match="platform 'nxos' has no counter reader \\(readable: cumulus, eos, sonic\\)"):
+        platforms.read_counters("nxos", "ssh", switch({}, []))
     with pytest.raises(ValueError, match="cannot be read over 'http'"):
         platforms.read_counters("sonic", "http", switch({}, []))
+    with pytest.raises(ValueError, match="cannot be read over 'http'"):
+        platforms.read_counters("cumulus", "http", switch({}, []), ports=["swp1"])
+
+
+@pytest.mark.parametrize("platform, transport, connection, via", [
+    ("eos", "auto", "ssh", "http"),
+    ("eos", "auto", "ansible.netcommon.network_cli", "ssh"),
+    ("eos", "connection", None, "ssh"),
+    ("cumulus", "auto", None, "ssh"),
+    ("sonic", "auto", "ssh", "ssh"),
+])
+def test_the_counter_way_is_chosen_as_the_configuration_s(platform, transport, connection, via):
+    assert tor_read.choose_counter_via("leaf1", platform, transport, connection) == via
+
+
+@pytest.mark.parametrize("platform, transport, message", [
+    ("cumulus", "api", "ToR leaf1: Cumulus Linux (NVUE) counters are not read over its API; set "
+                       "lossless_check_read_transport to connection (or auto)"),
+    ("nxos", "auto", "ToR leaf1: platform nxos has no counter reader (readable: cumulus, eos, sonic); its counters "
+                     "are not read"),
+])
+def test_choose_counter_via_refuses_in_one_line(platform, transport, message):
+    with pytest.raises(tor_read.ReadError) as err:
+        tor_read.choose_counter_via("leaf1", platform, transport)
+    assert str(err.value) == message

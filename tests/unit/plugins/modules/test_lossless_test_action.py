@@ -139,6 +139,43 @@ def test_judge_makes_one_run_per_incast_from_the_receivers_reads_and_its_tor_por
                                             "lossless_under_load: Priority 3 stayed lossless under load")
 
 
+CUMULUS = dict(MODEL, tors=[dict(t, platform="cumulus", port_template="swp{node}") for t in MODEL["tors"]])
+
+
+def test_a_step_names_each_tor_s_ports_of_its_loaded_receivers():
+    hostvars = dict((h, {"__lossless_test_rdma": RDMA[h]}) for h in NODES)
+    result = action({"mode": "step", "step": 1, "cluster": CUMULUS}, hostvars)
+    assert result["tors"] == ["leaf1", "leaf2"] and result["tor_ports"] == {"leaf1": ["swp1"], "leaf2": ["swp1"]}
+    rows = [{"fabric": "default", "rail": 1, "host": "gpu01", "host_port": "eth0", "tor": "leaf1",
+             "switch_port": "swp1", "status": "disagree", "disagreements": [{"code": "pfc_priorities"}]}]
+    refused = action({"mode": "step", "step": 1, "cluster": CUMULUS, "agreement": rows}, hostvars)
+    assert refused["tors"] == ["leaf2"] and refused["tor_ports"] == {"leaf2": ["swp1"]}
+
+
+def test_judge_reads_a_cumulus_tor_s_per_port_counters_for_the_receiver_s_port(tmp_path):
+    hostvars = dict((h, {"__lossless_test_rdma": RDMA[h]}) for h in NODES)
+    step = action({"mode": "step", "step": 1, "cluster": CUMULUS}, hostvars)
+    hostvars["gpu01"].update(__lossless_test_before=sysfs(tmp_path / "b", "before"),
+                             __lossless_test_after=sysfs(tmp_path / "a", "after"))
+
+    def tor_read(when, other):
+        # what nos_cumulus.read_counters returns: {format: {port: text}}; swp2 is another port read in the step
+        with open(os.path.join(DATA, "nvue-qos-%s.txt" % when)) as qos, \
+                open(os.path.join(DATA, "nvue-roce-%s.txt" % when)) as roce:
+            qos, roce = qos.read(), roce.read()
+        return [{"tor": "leaf1", "counters": {"nvue_qos": {"swp1": qos, "swp2": other},
+                                              "nvue_roce": {"swp1": roce, "swp2": other}}}]
+    garbage = "Error: this port's read must not reach the receiver's verdict"
+    result = action({"mode": "judge", "cluster": CUMULUS, "incasts": step["incasts"][:1],
+                     "tor_before": tor_read("before", garbage), "tor_after": tor_read("after", garbage)}, hostvars)
+    verdict = result["runs"][0]["verdict"]
+    assert verdict["verdict"] == "lossless_under_load", verdict["classes"][0]["message"]
+    assert {c["read"] for c in verdict["counters"]} == {"nic", "rdma", "tor_qos", "tor_roce"}
+    assert not any("swp2" in p or "must not" in p for p in verdict["problems"]), verdict["problems"]
+    moved = {c["counter"] for c in verdict["counters"] if c["read"] == "tor_qos" and c["delta"]}
+    assert "pfc-stats.3.tx-pause-frames" in moved
+
+
 @pytest.fixture
 def load_report(monkeypatch):
     """A stand-in for qos/load_report.py (another change's) with its interface, recording what it was given."""
