@@ -14,8 +14,13 @@ It returns::
 
 Verdicts per class, worst first (the link's ``verdict`` is its worst class's):
 
-* ``dropped``: a drop, retransmission or sequence-error counter of the class (or of the whole port/device)
-  moved; the message names each counter and its side (host NIC, RDMA, switch).
+* ``dropped``: a drop counter of this link moved: the host NIC's (discards, buffer and congestion drops, errors),
+  the RDMA device's local ``out_of_buffer``/``link_downed``, or the switch's drops on the link's port (of the class, or
+  of the whole port/device); the message names each counter and its side (host NIC, RDMA, switch).
+* ``lost``: only RDMA retransmission or sequence-error counters moved (``transport_error``). They count a loss
+  anywhere on the path between the two ends of a QP - either host's link, either direction, or the switch - so they
+  never place it on this link (a receiver's ``out_of_sequence`` also moves when a sender's uplink drops data, its
+  ``duplicate_request`` when a sender's downlink drops the ACKs): lost, not placed, and never lossless.
 * ``pause_storm``: the NIC's pause-storm events moved above ``max_storm_events``, or the NIC sent PFC pauses on
   the class for more than ``max_pause_ratio`` of the run (``seconds``).
 * ``ecn_inactive``: the class was PFC-paused, ECN counters are reported and the profile runs DCQCN on the class,
@@ -40,9 +45,11 @@ from __future__ import annotations
 from ansible_collections.ainet.fabric.plugins.module_utils.qos.counters_parse import DEFAULT_PORT, FORMATS, describe
 from ansible_collections.ainet.fabric.plugins.module_utils.qos.lossless_check import resolve
 
-VERDICTS = ("dropped", "pause_storm", "ecn_inactive", "inconclusive", "lossless_under_load")
+VERDICTS = ("dropped", "lost", "pause_storm", "ecn_inactive", "inconclusive", "lossless_under_load")
 WRAP_LIMIT = 1 << 31
 DROP_FACTS = ("drop", "transport_error")
+# Facts of a loss that the counter places on the link it was read on (the rest, transport_error, are end to end).
+PLACED_FACTS = ("drop",)
 ECN_FACTS = ("ecn_mark", "cnp")
 # Facts counted for the whole port or device (no priority in the name) that still judge every class.
 PORT_WIDE = DROP_FACTS + ECN_FACTS + ("pause_storm", "link_pause")
@@ -202,6 +209,7 @@ def _judge(prio, queue, records, ecn_expected, seconds, max_pause_ratio, max_sto
     resets = [r for r in rel if r["state"] == "reset"]
     out = {"priority": prio, "queue": queue,
            "moved": {"pause": pauses, "ecn": ecn, "drop": drops, "storm": storm, "link_pause": link_pause},
+           "placed": [r for r in drops if r["fact"] in PLACED_FACTS],
            "reset": resets, "not_reported": [r for r in rel if r["state"] == "not_reported"]}
     drop_read = [r for r in known if r["fact"] in DROP_FACTS]
     ecn_read = [r for r in known if r["fact"] in ECN_FACTS]
@@ -214,9 +222,16 @@ def _judge(prio, queue, records, ecn_expected, seconds, max_pause_ratio, max_sto
         verdict = "pause_storm"
         message = "Priority %d pause storm: %s (bounds: %d storm events, pauses sent for %d %% of the run)." % (
             prio, _list(storm), max_storm_events, round(max_pause_ratio * 100))
-    elif drops:
+    elif [r for r in drops if r["fact"] in PLACED_FACTS]:
         verdict = "dropped"
         message = "Priority %d dropped under load: %s." % (prio, _list(drops))
+        if storm:
+            message += " Pause storm as well: %s." % _list(storm)
+    elif drops:
+        verdict = "lost"
+        message = ("Priority %d lost under load, not placed: %s. RDMA retransmission and sequence counters count a "
+                   "loss anywhere between the ends of a QP (either host's link, either direction, or the switch): "
+                   "the switch's drop counters of the ports would place it." % (prio, _list(drops)))
         if storm:
             message += " Pause storm as well: %s." % _list(storm)
     elif [r for r in resets if r["fact"] in DROP_FACTS + ("pfc_pause",) + ECN_FACTS]:

@@ -168,7 +168,7 @@ def test_report_writes_the_runs_and_the_rendered_pages_and_fails_on_a_drop(tmp_p
     assert (tmp_path / "lossless.md").read_text() == "# t: 2 runs\n" and (tmp_path / "lossless.html").exists()
     assert result["failed"] and result["summary"] == {"runs": 2, "skipped": 0, "dropped": 1, "inconclusive": 1,
                                                       "worst": "dropped"}
-    assert result["msg"] == ("lossless_test: 1 link(s) and class(es) with dropped or pause_storm:\ngpu01 eth0 "
+    assert result["msg"] == ("lossless_test: 1 link(s) and class(es) with dropped or lost or pause_storm:\ngpu01 eth0 "
                              "(leaf1 Ethernet1, default rail 1) priority 3 round 1: dropped: Priority 3 dropped.")
     # check mode: the same verdict, nothing written
     again = action({"mode": "report", "runs": runs[1:], "report_dir": str(tmp_path / "c")}, check=True)
