@@ -33,7 +33,8 @@ Drop counters of the whole port or device count against every class judged; devi
 counters (the RDMA ones, EOS's PFC frames, NVUE's RoCE counters) only when one class is judged (``priorities=[p]``:
 one class per run).
 
-Link-level (802.3x) pause is not PFC: it is reported under ``link_pause`` and never counts as congestion reached.
+Link-level (802.3x) pause is not PFC: it is reported under ``link_pause``, never counts as congestion reached, and
+where it moved without a PFC pause of the class the class is ``inconclusive``, never lossless (ECN marks or not).
 
 Deltas follow each counter's width (:func:`counter_delta`): a decrease of a 32-bit counter is a wrap only when the
 wrap explains it (the wrapped delta is below 2**31) and nothing else in the same read was reset; any other decrease
@@ -242,6 +243,11 @@ def _judge(prio, queue, records, ecn_expected, seconds, max_pause_ratio, max_sto
         verdict = "inconclusive"
         message = ("Priority %d cannot be shown lossless: no drop, retransmission or sequence-error counter of it was "
                    "reported on any side; read the host NIC, RDMA and switch queue counters." % prio)
+    elif link_pause and not pauses:
+        # 802.3x pause, not PFC, held the link: no drop proves nothing about the class's PFC (ECN marks or not)
+        verdict = "inconclusive"
+        message = ("Priority %d cannot be shown lossless: no PFC pause of the class moved while link-level pause did. "
+                   "Turn 802.3x pause off on the link (ethtool -A <interface> rx off tx off) and rerun the load." % prio)
     elif not pauses and not ecn:
         verdict = "inconclusive"
         message = ("No congestion reached on priority %d: no PFC pause and no ECN mark moved. Raise the load: more "
