@@ -19,8 +19,8 @@ the run ``dropped``. The senders' reads (``senders=``) place a loss or show one 
 * RDMA retransmission and sequence counters (``transport_error``) on either end count a loss anywhere on the path of
   a QP: data toward the receiver crosses a sender's uplink and the receiver's downlink (the receiver's
   ``out_of_sequence``/``out_of_seq_request``, a sender's ``packet_seq_err``/``rcvd_seq_err``), ACKs back cross the
-  receiver's uplink and a sender's downlink (a sender's ``local_ack_timeout_err``/``implied_nak_seq_err``, the
-  receiver's ``duplicate_request``). Host counters cannot tell the two links of a path apart: the run is ``lost``,
+  receiver's uplink and a sender's downlink (a sender's ``implied_nak_seq_err``, the receiver's
+  ``duplicate_request``); a sender's ``local_ack_timeout_err`` is either (a lost ACK, or a lost last packet). Host counters cannot tell the two links of a path apart: the run is ``lost``,
   "lost between <senders> and <receiver>", never ``dropped`` and never lossless; the switch's drop counters of the
   ports would place it.
 """
@@ -153,10 +153,11 @@ def tor_reads(read, port):
 
 
 # RDMA transport counters by the direction of the packets whose loss moves them (mlx5 counters.rst; rxe_resp.c
-# check_psn, rxe_comp.c check_ack): "data" toward the responder, "acks" back toward the requester.
+# check_psn, rxe_comp.c check_ack): "data" toward the responder, "acks" (ACKs, read responses) back toward the
+# requester. A requester's local_ack_timeout_err is either: a lost ACK, or a lost last packet that no later packet
+# reveals with a NAK.
 DIRECTION = {"out_of_sequence": "data", "out_of_seq_request": "data", "packet_seq_err": "data",
-             "rcvd_seq_err": "data", "duplicate_request": "acks", "local_ack_timeout_err": "acks",
-             "implied_nak_seq_err": "acks"}
+             "rcvd_seq_err": "data", "duplicate_request": "acks", "implied_nak_seq_err": "acks"}
 
 
 def _sender_losses(priority, seconds, profile, senders, max_pause_ratio, max_storm_events):
@@ -212,7 +213,8 @@ def place(verdict, receiver, senders, port=None, names=None):
             if "data" in ways:
                 hint.append("data lost on its way to %s (a sender's uplink or %s's downlink)" % (receiver, receiver))
             if "acks" in ways:
-                hint.append("ACKs lost on their way back (%s's uplink or a sender's downlink)" % receiver)
+                hint.append("ACKs or read responses lost on their way back (%s's uplink or a sender's downlink)"
+                            % receiver)
             switch = [r for r in verdict["counters"] if r["side"] == "switch" and r["fact"] in PLACED_FACTS
                       and r["delta"] is not None and (r["queue"] is None or r["queue"] == cls["queue"])]
             seen = []

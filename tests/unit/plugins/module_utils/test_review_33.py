@@ -68,7 +68,7 @@ def test_receiver_duplicate_request_alone_is_lost_not_the_receivers_drop(tmp_pat
     assert run["verdict"]["verdict"] == "lost"
     message = klass(run)["message"]
     assert "lost under load between gpu02, gpu03 and gpu01, not placed" in message
-    assert "ACKs lost on their way back (gpu01's uplink or a sender's downlink)" in message
+    assert "ACKs or read responses lost on their way back (gpu01's uplink or a sender's downlink)" in message
     assert "duplicate_request +3" in message
 
 
@@ -118,6 +118,8 @@ def test_a_senders_ack_timeout_alone_is_never_lossless(tmp_path):
         "local_ack_timeout_err": mlx5_value("local_ack_timeout_err", "after") + 2})})
     assert run["verdict"]["verdict"] == "lost"
     assert "gpu02 RDMA %s local_ack_timeout_err +2" % NIC in klass(run)["message"]
+    # an ACK timeout is a lost ACK or a lost last packet: no direction is claimed
+    assert "on its way" not in klass(run)["message"] and "way back" not in klass(run)["message"]
 
 
 def test_vm_tier_shape_rxe_loss_toward_vm1_is_lost_on_vm1s_run_only(tmp_path):
