@@ -221,13 +221,12 @@ def place(verdict, receiver, senders, port=None, names=None):
             if mine:
                 seen.append("%s %s" % (receiver, "; ".join(moved_text(r) for r in mine)))
             seen += [_texts(s, on_path[s]) for s in sorted(on_path)]
+            ends = ", ".join(sorted(names or senders)) or "its senders"
+            where = ("the switch counted no drop on %s (%d counters read): not at its egress to %s"
+                     % (port, len(switch), receiver) if switch else "the ToR's drop counters of the ports would place it")
             message = ("Priority %d lost under load between %s and %s, not placed: %s%s. Host counters count a loss "
-                       "anywhere on the path of a QP; %s." % (
-                           cls["priority"], ", ".join(sorted(names or senders)) or "its senders", receiver, "; ".join(seen),
-                           " (%s)" % ", ".join(hint) if hint else "",
-                           "the switch counted no drop on %s (%d counters read): not at its egress to %s" % (
-                               port, len(switch), receiver) if switch else
-                           "the ToR's drop counters of the ports would place it"))
+                       "anywhere on the path of a QP; %s." % (cls["priority"], ends, receiver, "; ".join(seen),
+                                                              " (%s)" % ", ".join(hint) if hint else "", where))
         if previous not in ("lost", "inconclusive", "lossless_under_load"):
             message += " Also %s: %s" % (previous.replace("_", " "), cls["message"])
         cls["message"] = message
