@@ -207,7 +207,7 @@ def place(verdict, receiver, senders, port=None, names=None):
                 cls["priority"], "; ".join(_texts(s, at_sender[s]) for s in sorted(at_sender))))
             cls["placed_on"] = sorted(at_sender)
         else:
-            everyone = [r for r in mine] + [r for s in sorted(on_path) for r in on_path[s]]
+            everyone = list(mine) + [r for s in sorted(on_path) for r in on_path[s]]
             ways = {DIRECTION.get(r["counter"]) for r in everyone} - {None}
             hint = []
             if "data" in ways:
