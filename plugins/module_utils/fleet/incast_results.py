@@ -20,9 +20,9 @@ the run ``dropped``. The senders' reads (``senders=``) place a loss or show one 
   a QP: data toward the receiver crosses a sender's uplink and the receiver's downlink (the receiver's
   ``out_of_sequence``/``out_of_seq_request``, a sender's ``packet_seq_err``/``rcvd_seq_err``), ACKs back cross the
   receiver's uplink and a sender's downlink (a sender's ``implied_nak_seq_err``, the receiver's
-  ``duplicate_request``); a sender's ``local_ack_timeout_err`` is either (a lost ACK, or a lost last packet). Host counters cannot tell the two links of a path apart: the run is ``lost``,
-  "lost between <senders> and <receiver>", never ``dropped`` and never lossless; the switch's drop counters of the
-  ports would place it.
+  ``duplicate_request``); a sender's ``local_ack_timeout_err`` is either (a lost ACK, or a lost last packet).
+  Host counters cannot tell the two links of a path apart: the run is ``lost``, "lost between <senders> and
+  <receiver>", never ``dropped`` and never lossless; the switch's drop counters of the ports would place it.
 """
 
 from __future__ import annotations
