@@ -23,7 +23,7 @@ from ansible_collections.ainet.fabric.plugins.plugin_utils.reports import write_
 REPORT_JSON = "lossless.json"
 REPORT_MD = "lossless.md"
 REPORT_HTML = "lossless.html"
-FAIL_CHOICES = ["dropped", "pause_storm", "ecn_inactive", "inconclusive"]
+FAIL_CHOICES = ["dropped", "lost", "pause_storm", "ecn_inactive", "inconclusive"]
 
 ARGUMENT_SPEC = dict(
     mode=dict(type="str", choices=["schedule", "step", "judge", "report"], required=True),
@@ -53,7 +53,7 @@ ARGUMENT_SPEC = dict(
     runs=dict(type="list", elements="dict", default=[]),
     report_dir=dict(type="path"),
     generated=dict(type="str", default=""),
-    fail_on=dict(type="list", elements="str", default=["dropped", "pause_storm"]),
+    fail_on=dict(type="list", elements="str", default=["dropped", "lost", "pause_storm"]),
 )
 
 
@@ -181,6 +181,7 @@ class ActionModule(ActionBase):
                         continue
                     sends.append((sender, entry, theirs, server["port"]))
                 item["senders"] = [s[0] for s in sends]
+                item["sender_interfaces"] = dict((s[0], s[1]["interface"]) for s in sends)
                 if not sends:
                     item["skipped"] = "none of its senders has an RDMA device with a RoCE v2 GID on this rail"
             incasts.append(item)
@@ -226,10 +227,14 @@ class ActionModule(ActionBase):
         runs = []
         for item in args["incasts"]:
             rvars = hostvars.get(item["receiver"]) or {}
+            senders = dict((s, {"interface": interface,
+                                "before": (hostvars.get(s) or {}).get(args["before_var"]),
+                                "after": (hostvars.get(s) or {}).get(args["after_var"])})
+                           for s, interface in (item.get("sender_interfaces") or {}).items())
             runs.append(incast_results.judge(
                 item, item["priority"], item["round"], args["seconds"], profiles.get(item["fabric"]),
                 rvars.get(args["before_var"]), rvars.get(args["after_var"]), tor_b.get(item["tor"]),
-                tor_a.get(item["tor"]), args["max_pause_ratio"], args["max_storm_events"]))
+                tor_a.get(item["tor"]), args["max_pause_ratio"], args["max_storm_events"], senders=senders))
         return {"runs": runs, "findings": [incast_results.finding(r) for r in runs]}
 
     # ------------------------------------------------------------------------------------------------ report

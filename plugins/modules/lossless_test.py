@@ -30,7 +30,8 @@ description:
     links each host reads counters of. An incast on a rail whose agreement check found a disagreement is not loaded.
   - With O(mode=judge), one run per incast of the step, judged with P(ainet.fabric.load_verdict#filter) from the
     receiver's counters read before and after (its NIC's C(ethtool -S), its RDMA device's C(hw_counters)) and,
-    where read, its ToR port's PFC and queue counters.
+    where read, its ToR port's PFC and queue counters; the senders' reads never make the receiver's link
+    V(dropped), but a loss they show makes the run V(lost), never lossless.
   - With O(mode=report), writes C(lossless.json) (the runs), C(lossless.md) and C(lossless.html) into O(report_dir)
     and fails when a run's verdict is in O(fail_on), naming each link, its ToR port and the counters that moved.
 options:
@@ -152,7 +153,7 @@ options:
     description: Verdicts that fail O(mode=report).
     type: list
     elements: str
-    default: [dropped, pause_storm]
+    default: [dropped, lost, pause_storm]
 attributes:
   check_mode:
     support: full
@@ -205,7 +206,7 @@ hosts:
   type: dict
 incasts:
   description: With O(mode=step), every incast of the step (fabric, tor, rail, tor_port, receiver, interface, ip,
-    senders, missing, priority, round, skipped).
+    senders, sender_interfaces, missing, priority, round, skipped).
   returned: when mode is step
   type: list
   elements: dict

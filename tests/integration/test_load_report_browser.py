@@ -3,7 +3,7 @@
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 """The load test's HTML matrix in a real headless browser (Debian's Chromium), with networking made impossible.
 
-Runs judged from the recorded counter pairs, one link per verdict (all five) and one skipped, one host name carrying
+Runs judged from the recorded counter pairs, one link per verdict (all six) and one skipped, one host name carrying
 a ``<script>`` that would blank the page if it were not escaped, are rendered with ``load_report``, opened by Chromium
 from the file and screenshotted (``browser_shot``). Each state's colour of :data:`load_report.COLOURS` must cover
 far more pixels than the legend's swatch alone: every cell rendered in its colour from the inline CSS. The control:
@@ -32,6 +32,7 @@ RUNS = [
     run("c1-rail1-tor", "swp2", PAYLOAD, "lossless_under_load"),
     run("c1-rail1-tor", "swp3", "gpu-003", "dropped"),
     run("c1-rail2-tor", "swp1", "gpu-001", "pause_storm", rail=2),
+    run("c1-rail2-tor", "swp3", "gpu-003", "lost", rail=2),
     run("c1-rail2-tor", "swp2", "gpu-002", "ecn_inactive", rail=2),
     run("c1-rail3-tor", "swp1", "gpu-001", "inconclusive", rail=3),
     run("c1-rail3-tor", "swp2", "gpu-002", skipped="the rail's agreement check disagrees", rail=3),

@@ -11,16 +11,26 @@ A run (what the report, ``qos/load_report.py``, reads)::
      "verdict": <load_verdict() result> or None, "skipped": None or why it was not run}
 
 The reads of a run are the receiver's (its rail NIC's ``ethtool -S`` and its RDMA device's ``hw_counters``) and,
-where the ToR was read, its PFC and queue counters of the receiver's port: a drop on that link shows there. The
-senders' counters are read too (every participant, before and after) and returned with the step, but do not judge
-the receiver's link: a sender whose own link loses its ACKs would otherwise blame the receiver.
+where the ToR was read, its PFC and queue counters of the receiver's port: a drop on that link shows there and makes
+the run ``dropped``. The senders' reads (``senders=``) place a loss or show one the receiver did not see (:func:`place`):
+
+* a drop counter of a sender's own NIC or RDMA device (``drop``) places the loss on that sender's link: the run is
+  ``lost`` (not this link's), naming the sender and its counters;
+* RDMA retransmission and sequence counters (``transport_error``) on either end count a loss anywhere on the path of
+  a QP: data toward the receiver crosses a sender's uplink and the receiver's downlink (the receiver's
+  ``out_of_sequence``/``out_of_seq_request``, a sender's ``packet_seq_err``/``rcvd_seq_err``), ACKs back cross the
+  receiver's uplink and a sender's downlink (a sender's ``implied_nak_seq_err``, the receiver's
+  ``duplicate_request``); a sender's ``local_ack_timeout_err`` is either (a lost ACK, or a lost last packet).
+  Host counters cannot tell the two links of a path apart: the run is ``lost``, "lost between <senders> and
+  <receiver>", never ``dropped`` and never lossless; the switch's drop counters of the ports would place it.
 """
 
 from __future__ import annotations
 
 from ansible_collections.ainet.fabric.plugins.module_utils.model.qos_profile import dscp_map
 from ansible_collections.ainet.fabric.plugins.module_utils.qos.counters_parse import parse_counters
-from ansible_collections.ainet.fabric.plugins.module_utils.qos.load_verdict import load_verdict
+from ansible_collections.ainet.fabric.plugins.module_utils.qos.load_verdict import (
+    PLACED_FACTS, VERDICTS, load_verdict, moved_text)
 
 MAX_SECONDS = 300
 MAX_QPS = 64
@@ -142,10 +152,94 @@ def tor_reads(read, port):
     return out
 
 
+# RDMA transport counters by the direction of the packets whose loss moves them (mlx5 counters.rst; rxe_resp.c
+# check_psn, rxe_comp.c check_ack): "data" toward the responder, "acks" (ACKs, read responses) back toward the
+# requester. A requester's local_ack_timeout_err is either: a lost ACK, or a lost last packet that no later packet
+# reveals with a NAK.
+DIRECTION = {"out_of_sequence": "data", "out_of_seq_request": "data", "packet_seq_err": "data",
+             "rcvd_seq_err": "data", "duplicate_request": "acks", "implied_nak_seq_err": "acks"}
+
+
+def _sender_losses(priority, seconds, profile, senders, max_pause_ratio, max_storm_events):
+    """``{sender: {"placed": [...], "path": [...]}}``: the drop records of each sender's read that moved in the class
+    (``placed``: its own NIC or RDMA device; ``path``: end-to-end transport counters), and problems."""
+    out, problems = {}, []
+    for name, read in sorted((senders or {}).items()):
+        interface = (read or {}).get("interface")
+        b, pb = host_reads((read or {}).get("before"), interface)
+        a, pa = host_reads((read or {}).get("after"), interface)
+        both = sorted(set(b) & set(a))
+        problems += ["sender %s before: %s" % (name, p) for p in pb] + ["sender %s after: %s" % (name, p) for p in pa]
+        if not both:
+            continue
+        verdict = load_verdict(dict((n, b[n]) for n in both), dict((n, a[n]) for n in both), profile=profile,
+                               host_port=interface, priorities=[priority], seconds=seconds,
+                               max_pause_ratio=max_pause_ratio, max_storm_events=max_storm_events)
+        drops = verdict["classes"][0]["moved"]["drop"]
+        out[name] = {"placed": [dict(r, host=name) for r in drops if r["fact"] in PLACED_FACTS],
+                     "path": [dict(r, host=name) for r in drops if r["fact"] not in PLACED_FACTS]}
+    return out, problems
+
+
+def _texts(host, records):
+    return "; ".join("%s %s" % (host, moved_text(r)) for r in records)
+
+
+def place(verdict, receiver, senders, port=None, names=None):
+    """Judge a run's loss by where its counters point (see the module): ``verdict`` is the receiver link's
+    :func:`load_verdict` result (one class), ``senders`` :func:`_sender_losses`' mapping. Changes and returns it."""
+    for cls in verdict["classes"]:
+        mine = cls["moved"]["drop"]
+        at_sender = dict((s, e["placed"]) for s, e in senders.items() if e["placed"])
+        on_path = dict((s, e["path"]) for s, e in senders.items() if e["path"])
+        cls["senders_moved"] = [r for e in senders.values() for r in e["placed"] + e["path"]]
+        if cls["verdict"] == "dropped":
+            if at_sender or on_path:
+                cls["message"] += " Senders' counters moved too: %s." % "; ".join(
+                    _texts(s, at_sender.get(s, []) + on_path.get(s, [])) for s in sorted(set(at_sender) | set(on_path)))
+            continue
+        if not (at_sender or on_path or cls["verdict"] == "lost"):
+            continue
+        previous = cls["verdict"]
+        cls["verdict"] = "lost"
+        if at_sender:
+            message = ("Priority %d lost under load on the senders' side, not on this link: %s." % (
+                cls["priority"], "; ".join(_texts(s, at_sender[s]) for s in sorted(at_sender))))
+            cls["placed_on"] = sorted(at_sender)
+        else:
+            everyone = list(mine) + [r for s in sorted(on_path) for r in on_path[s]]
+            ways = {DIRECTION.get(r["counter"]) for r in everyone} - {None}
+            hint = []
+            if "data" in ways:
+                hint.append("data lost on its way to %s (a sender's uplink or %s's downlink)" % (receiver, receiver))
+            if "acks" in ways:
+                hint.append("ACKs or read responses lost on their way back (%s's uplink or a sender's downlink)"
+                            % receiver)
+            switch = [r for r in verdict["counters"] if r["side"] == "switch" and r["fact"] in PLACED_FACTS
+                      and r["delta"] is not None and (r["queue"] is None or r["queue"] == cls["queue"])]
+            seen = []
+            if mine:
+                seen.append("%s %s" % (receiver, "; ".join(moved_text(r) for r in mine)))
+            seen += [_texts(s, on_path[s]) for s in sorted(on_path)]
+            ends = ", ".join(sorted(names or senders)) or "its senders"
+            where = ("the switch counted no drop on %s (%d counters read): not at its egress to %s"
+                     % (port, len(switch), receiver) if switch else "the ToR's drop counters of the ports would place it")
+            message = ("Priority %d lost under load between %s and %s, not placed: %s%s. Host counters count a loss "
+                       "anywhere on the path of a QP; %s." % (cls["priority"], ends, receiver, "; ".join(seen),
+                                                              " (%s)" % ", ".join(hint) if hint else "", where))
+        if previous not in ("lost", "inconclusive", "lossless_under_load"):
+            message += " Also %s: %s" % (previous.replace("_", " "), cls["message"])
+        cls["message"] = message
+    verdict["verdict"] = min((c["verdict"] for c in verdict["classes"]), key=VERDICTS.index) \
+        if verdict["classes"] else "inconclusive"
+    return verdict
+
+
 def judge(incast, priority, round_number, seconds, profile, before, after, tor_before=None, tor_after=None,
-          max_pause_ratio=0.5, max_storm_events=0):
+          max_pause_ratio=0.5, max_storm_events=0, senders=None):
     """The run of one incast (see the module): the receiver's reads ``before``/``after`` (its host read), the ToR's
-    (``{format: text}``) where read both times."""
+    (``{format: text}``) where read both times, and the senders' (``{sender: {"interface", "before", "after"}}``,
+    their host reads) that place a loss or show one the receiver's counters did not."""
     run = {"tor": incast["tor"], "rail": str(incast["rail"]), "fabric": incast["fabric"], "port": incast["tor_port"],
            "host": incast["receiver"], "host_nic": incast["interface"], "senders": list(incast["senders"]),
            "round": round_number, "priority": priority, "seconds": float(seconds), "verdict": None,
@@ -168,7 +262,9 @@ def judge(incast, priority, round_number, seconds, profile, before, after, tor_b
     verdict = load_verdict(dict((n, b[n]) for n in both), dict((n, a[n]) for n in both), profile=profile,
                            port=incast["tor_port"], host_port=incast["interface"], priorities=[priority],
                            seconds=seconds, max_pause_ratio=max_pause_ratio, max_storm_events=max_storm_events)
-    verdict["problems"] = problems + verdict["problems"]
+    losses, sender_problems = _sender_losses(priority, seconds, profile, senders, max_pause_ratio, max_storm_events)
+    verdict = place(verdict, incast["receiver"], losses, incast["tor_port"], incast["senders"])
+    verdict["problems"] = problems + verdict["problems"] + sender_problems
     run["verdict"] = verdict
     return run
 
@@ -181,7 +277,7 @@ def refused_run(incast, priority, round_number, seconds, why):
 def summary(runs):
     """``{"runs": n, "skipped": n, <verdict>: n, ...}`` and the worst verdict (``worst``, None when none ran)."""
     out = {"runs": len(runs), "skipped": sum(1 for r in runs if r["verdict"] is None)}
-    order = ("dropped", "pause_storm", "ecn_inactive", "inconclusive", "lossless_under_load")
+    order = VERDICTS
     for run in runs:
         if run["verdict"] is not None:
             out[run["verdict"]["verdict"]] = out.get(run["verdict"]["verdict"], 0) + 1

@@ -40,11 +40,11 @@ from ansible_collections.ainet.fabric.plugins.module_utils.qos.report_style impo
 REPORT_MD = "lossless.md"
 REPORT_HTML = "lossless.html"
 STATES = VERDICTS + ("skipped",)
-LABELS = {"dropped": "DROPPED", "pause_storm": "pause storm", "ecn_inactive": "ECN inactive",
+LABELS = {"dropped": "DROPPED", "lost": "LOST (not placed)", "pause_storm": "pause storm", "ecn_inactive": "ECN inactive",
           "inconclusive": "inconclusive", "lossless_under_load": "lossless under load", "skipped": "skipped"}
 # Cell backgrounds of the HTML matrix (report_style.TINTS: the agreement report's green, red and amber mean the
 # same here). The browser test looks for these exact colours in a screenshot.
-COLOURS = {"lossless_under_load": TINTS["good"], "dropped": TINTS["bad"], "ecn_inactive": TINTS["caution"],
+COLOURS = {"lossless_under_load": TINTS["good"], "dropped": TINTS["bad"], "lost": TINTS["lost"], "ecn_inactive": TINTS["caution"],
            "pause_storm": TINTS["storm"], "inconclusive": TINTS["unknown"], "skipped": TINTS["absent"]}
 MOVED = ("drop", "storm", "pause", "ecn", "link_pause")  # the order counters are listed in
 

@@ -14,8 +14,13 @@ It returns::
 
 Verdicts per class, worst first (the link's ``verdict`` is its worst class's):
 
-* ``dropped``: a drop, retransmission or sequence-error counter of the class (or of the whole port/device)
-  moved; the message names each counter and its side (host NIC, RDMA, switch).
+* ``dropped``: a drop counter of this link moved: the host NIC's (discards, buffer and congestion drops, errors),
+  the RDMA device's local ``out_of_buffer``/``link_downed``, or the switch's drops on the link's port (of the class, or
+  of the whole port/device); the message names each counter and its side (host NIC, RDMA, switch).
+* ``lost``: only RDMA retransmission or sequence-error counters moved (``transport_error``). They count a loss
+  anywhere on the path between the two ends of a QP - either host's link, either direction, or the switch - so they
+  never place it on this link (a receiver's ``out_of_sequence`` also moves when a sender's uplink drops data, its
+  ``duplicate_request`` when a sender's downlink drops the ACKs): lost, not placed, and never lossless.
 * ``pause_storm``: the NIC's pause-storm events moved above ``max_storm_events``, or the NIC sent PFC pauses on
   the class for more than ``max_pause_ratio`` of the run (``seconds``).
 * ``ecn_inactive``: the class was PFC-paused, ECN counters are reported and the profile runs DCQCN on the class,
@@ -28,7 +33,8 @@ Drop counters of the whole port or device count against every class judged; devi
 counters (the RDMA ones, EOS's PFC frames, NVUE's RoCE counters) only when one class is judged (``priorities=[p]``:
 one class per run).
 
-Link-level (802.3x) pause is not PFC: it is reported under ``link_pause`` and never counts as congestion reached.
+Link-level (802.3x) pause is not PFC: it is reported under ``link_pause``, never counts as congestion reached, and
+where it moved without a PFC pause of the class the class is ``inconclusive``, never lossless (ECN marks or not).
 
 Deltas follow each counter's width (:func:`counter_delta`): a decrease of a 32-bit counter is a wrap only when the
 wrap explains it (the wrapped delta is below 2**31) and nothing else in the same read was reset; any other decrease
@@ -40,9 +46,11 @@ from __future__ import annotations
 from ansible_collections.ainet.fabric.plugins.module_utils.qos.counters_parse import DEFAULT_PORT, FORMATS, describe
 from ansible_collections.ainet.fabric.plugins.module_utils.qos.lossless_check import resolve
 
-VERDICTS = ("dropped", "pause_storm", "ecn_inactive", "inconclusive", "lossless_under_load")
+VERDICTS = ("dropped", "lost", "pause_storm", "ecn_inactive", "inconclusive", "lossless_under_load")
 WRAP_LIMIT = 1 << 31
 DROP_FACTS = ("drop", "transport_error")
+# Facts of a loss that the counter places on the link it was read on (the rest, transport_error, are end to end).
+PLACED_FACTS = ("drop",)
 ECN_FACTS = ("ecn_mark", "cnp")
 # Facts counted for the whole port or device (no priority in the name) that still judge every class.
 PORT_WIDE = DROP_FACTS + ECN_FACTS + ("pause_storm", "link_pause")
@@ -202,6 +210,7 @@ def _judge(prio, queue, records, ecn_expected, seconds, max_pause_ratio, max_sto
     resets = [r for r in rel if r["state"] == "reset"]
     out = {"priority": prio, "queue": queue,
            "moved": {"pause": pauses, "ecn": ecn, "drop": drops, "storm": storm, "link_pause": link_pause},
+           "placed": [r for r in drops if r["fact"] in PLACED_FACTS],
            "reset": resets, "not_reported": [r for r in rel if r["state"] == "not_reported"]}
     drop_read = [r for r in known if r["fact"] in DROP_FACTS]
     ecn_read = [r for r in known if r["fact"] in ECN_FACTS]
@@ -214,9 +223,16 @@ def _judge(prio, queue, records, ecn_expected, seconds, max_pause_ratio, max_sto
         verdict = "pause_storm"
         message = "Priority %d pause storm: %s (bounds: %d storm events, pauses sent for %d %% of the run)." % (
             prio, _list(storm), max_storm_events, round(max_pause_ratio * 100))
-    elif drops:
+    elif [r for r in drops if r["fact"] in PLACED_FACTS]:
         verdict = "dropped"
         message = "Priority %d dropped under load: %s." % (prio, _list(drops))
+        if storm:
+            message += " Pause storm as well: %s." % _list(storm)
+    elif drops:
+        verdict = "lost"
+        message = ("Priority %d lost under load, not placed: %s. RDMA retransmission and sequence counters count a "
+                   "loss anywhere between the ends of a QP (either host's link, either direction, or the switch): "
+                   "the switch's drop counters of the ports would place it." % (prio, _list(drops)))
         if storm:
             message += " Pause storm as well: %s." % _list(storm)
     elif [r for r in resets if r["fact"] in DROP_FACTS + ("pfc_pause",) + ECN_FACTS]:
@@ -227,6 +243,11 @@ def _judge(prio, queue, records, ecn_expected, seconds, max_pause_ratio, max_sto
         verdict = "inconclusive"
         message = ("Priority %d cannot be shown lossless: no drop, retransmission or sequence-error counter of it was "
                    "reported on any side; read the host NIC, RDMA and switch queue counters." % prio)
+    elif link_pause and not pauses:
+        # 802.3x pause, not PFC, held the link: no drop proves nothing about the class's PFC (ECN marks or not)
+        verdict = "inconclusive"
+        message = ("Priority %d cannot be shown lossless: no PFC pause of the class moved while link-level pause did. "
+                   "Turn 802.3x pause off on the link (ethtool -A <interface> rx off tx off) and rerun the load." % prio)
     elif not pauses and not ecn:
         verdict = "inconclusive"
         message = ("No congestion reached on priority %d: no PFC pause and no ECN mark moved. Raise the load: more "

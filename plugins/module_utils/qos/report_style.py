@@ -22,6 +22,7 @@ import re
 TINTS = {
     "good": "#d1e7dd",     # green: agrees / stayed lossless
     "bad": "#f8d7da",      # red: disagrees / dropped
+    "lost": "#e9d8fd",     # violet: lost between the ends of a path, not placed on one link
     "caution": "#fff3cd",  # amber: could not be checked / ECN not acting
     "storm": "#ffe5d0",    # orange: paused too long
     "unknown": "#cff4fc",  # cyan: ran, but proves nothing (no congestion reached)

@@ -103,12 +103,12 @@ def test_control_the_recorded_pair_is_lossless_under_load_for_the_receiver_link(
     assert sides == {"nic", "rdma", "tor_pfc", "tor_queue"}
 
 
-def test_one_receiver_rdma_sequence_error_makes_the_link_dropped_and_names_it(tmp_path):
+def test_one_receiver_rdma_sequence_error_makes_the_run_lost_and_names_it(tmp_path):
     before = host_read(tmp_path, "before")["interfaces"][NIC]["hw_counters"]
     run = run_of(tmp_path, after_changes={"out_of_sequence": int(before["out_of_sequence"]) + 17})
-    assert run["verdict"]["verdict"] == "dropped"
+    assert run["verdict"]["verdict"] == "lost"  # end to end: not placed on the receiver's link (review 33)
     assert "RDMA %s out_of_sequence +17" % NIC in run["verdict"]["classes"][0]["message"]
-    assert r.finding(run).startswith("gpu01 %s (leaf1 Ethernet8, default rail 1) priority 3 round 1: dropped: " % NIC)
+    assert r.finding(run).startswith("gpu01 %s (leaf1 Ethernet8, default rail 1) priority 3 round 1: lost: " % NIC)
 
 
 def test_a_read_missing_after_the_load_is_not_judged_and_says_so(tmp_path):
@@ -126,7 +126,7 @@ def test_nothing_read_is_a_skipped_run_naming_why(tmp_path):
     assert run["verdict"] is None and run["skipped"].startswith("no counter of gpu01 %s was read" % NIC)
 
 
-def test_soft_roce_without_congestion_counters_is_inconclusive_and_a_lost_packet_is_dropped(tmp_path):
+def test_soft_roce_without_congestion_counters_is_inconclusive_and_a_lost_packet_is_lost(tmp_path):
     incast = dict(INCAST, tor_port="swp1")
     # the NIC under soft-RoCE has no PFC: a read without per-priority pause counters (the same before and after)
     lan = "ethtool-cx4lx.txt"
@@ -138,7 +138,7 @@ def test_soft_roce_without_congestion_counters_is_inconclusive_and_a_lost_packet
     lossy = r.judge(incast, 3, 1, 5, NVIDIA, before,
                     host_read(tmp_path / "x", "after", device="rxe0", driver=None, ethtool_file=lan,
                               changes={"out_of_seq_request": 41}))
-    assert lossy["verdict"]["verdict"] == "dropped"
+    assert lossy["verdict"]["verdict"] == "lost"
     assert "RDMA %s out_of_seq_request +41" % NIC in lossy["verdict"]["classes"][0]["message"]
 
 

@@ -164,10 +164,11 @@ def test_a_drop_on_another_queue_is_not_the_lossless_class():
     assert judge(queue_a=queue)[0]["verdict"] == "lossless_under_load"
 
 
-def test_an_rdma_sequence_error_is_dropped_on_the_rdma_side():
+def test_an_rdma_sequence_error_is_lost_not_placed_on_the_link():
+    # out_of_sequence counts a gap anywhere between the ends of the QP (review 33): lost, not this link's drop
     result, classes = judge(rdma_a=edit(text("hw_counters-mlx5-after.txt"), "out_of_sequence", 4))
-    assert result["verdict"] == "dropped"
-    assert "RDMA mlx5_0/1 out_of_sequence +4" in classes[3]["message"]
+    assert result["verdict"] == "lost"
+    assert "RDMA mlx5_0/1 out_of_sequence +4" in classes[3]["message"] and "not placed" in classes[3]["message"]
 
 
 def test_ecn_inactive_when_paused_without_cnp():
@@ -270,7 +271,7 @@ def test_soft_roce_alone_cannot_reach_congestion():
     seq = edit(text("hw_counters-rxe-after.txt"), "rcvd_seq_err", 3)
     result = load_verdict({"rdma": parse_counters(text("hw_counters-rxe-before.txt"), "rdma_rxe")},
                           {"rdma": parse_counters(seq, "rdma_rxe")}, priorities=[3])
-    assert result["verdict"] == "dropped"
+    assert result["verdict"] == "lost"
 
 
 def test_sonic_profile_judges_both_lossless_classes():

@@ -32,8 +32,9 @@ def verdicts():
         sonic_cell(text("sonic-pfc-after.txt").split("\n\n")[1], "Ethernet8", "PFC3", "18,240")
     rdma = edit(text("hw_counters-mlx5-after.txt"), "rp_cnp_handled", 40211)
     inconclusive = judge(nic_a=nic, pfc_a=pfc, rdma_a=rdma)[0]
+    lost = judge(rdma_a=edit(text("hw_counters-mlx5-after.txt"), "out_of_sequence", 4))[0]
     out = {"lossless_under_load": lossless, "dropped": dropped, "pause_storm": storm, "ecn_inactive": ecn,
-           "inconclusive": inconclusive}
+           "inconclusive": inconclusive, "lost": lost}
     assert {k: v["verdict"] for k, v in out.items()} == {k: k for k in out}
     return out
 
@@ -63,7 +64,7 @@ RUNS = [
 def test_summary_counts_links_by_their_worst_run():
     counts = summary(RUNS)
     assert counts["links"] == 7 and counts["tors"] == 3 and counts["runs"] == 8
-    assert counts["links_by_verdict"] == {"dropped": 1, "pause_storm": 1, "ecn_inactive": 1, "inconclusive": 2,
+    assert counts["links_by_verdict"] == {"dropped": 1, "lost": 0, "pause_storm": 1, "ecn_inactive": 1, "inconclusive": 2,
                                           "lossless_under_load": 1, "skipped": 1}
     assert counts["runs_by_verdict"]["lossless_under_load"] == 2 and counts["runs_by_verdict"]["inconclusive"] == 2
     assert counts["verdict"] == "dropped"

@@ -176,6 +176,24 @@ def test_judge_reads_a_cumulus_tor_s_per_port_counters_for_the_receiver_s_port(t
     assert "pfc-stats.3.tx-pause-frames" in moved
 
 
+def test_judge_reads_the_senders_a_senders_own_drop_makes_the_run_lost_not_the_receivers(tmp_path):
+    """Review 33: the step names each sender's interface; judge reads the senders' counters from their hostvars."""
+    hostvars = dict((h, {"__lossless_test_rdma": RDMA[h]}) for h in NODES)
+    step = action({"mode": "step", "step": 1}, hostvars)
+    assert step["incasts"][0]["sender_interfaces"] == {"gpu02": "eth0", "gpu03": "eth0"}
+    for host in ("gpu01", "gpu02", "gpu03"):
+        hostvars[host].update(__lossless_test_before=sysfs(tmp_path / host / "b", "before"),
+                              __lossless_test_after=sysfs(tmp_path / host / "a", "after"))
+    incasts = [step["incasts"][0]]
+    clean = action({"mode": "judge", "incasts": incasts}, hostvars)["runs"][0]
+    assert clean["verdict"]["verdict"] == "lossless_under_load", clean["verdict"]["classes"][0]["message"]
+    after = hostvars["gpu03"]["__lossless_test_after"]["interfaces"]["eth0"]
+    after["ethtool"] = after["ethtool"].replace("rx_discards_phy: 0", "rx_discards_phy: 9")
+    lost = action({"mode": "judge", "incasts": incasts}, hostvars)["runs"][0]
+    assert lost["verdict"]["verdict"] == "lost" and lost["verdict"]["classes"][0]["placed_on"] == ["gpu03"]
+    assert "gpu03 host NIC eth0 rx_discards_phy +9" in lost["verdict"]["classes"][0]["message"]
+
+
 @pytest.fixture
 def load_report(monkeypatch):
     """A stand-in for qos/load_report.py (another change's) with its interface, recording what it was given."""
@@ -205,7 +223,7 @@ def test_report_writes_the_runs_and_the_rendered_pages_and_fails_on_a_drop(tmp_p
     assert (tmp_path / "lossless.md").read_text() == "# t: 2 runs\n" and (tmp_path / "lossless.html").exists()
     assert result["failed"] and result["summary"] == {"runs": 2, "skipped": 0, "dropped": 1, "inconclusive": 1,
                                                       "worst": "dropped"}
-    assert result["msg"] == ("lossless_test: 1 link(s) and class(es) with dropped or pause_storm:\ngpu01 eth0 "
+    assert result["msg"] == ("lossless_test: 1 link(s) and class(es) with dropped or lost or pause_storm:\ngpu01 eth0 "
                              "(leaf1 Ethernet1, default rail 1) priority 3 round 1: dropped: Priority 3 dropped.")
     # check mode: the same verdict, nothing written
     again = action({"mode": "report", "runs": runs[1:], "report_dir": str(tmp_path / "c")}, check=True)
