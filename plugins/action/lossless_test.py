@@ -18,11 +18,11 @@ from ansible.plugins.action import ActionBase
 from ansible_collections.ainet.fabric.plugins.module_utils.common.errors import FabricError
 from ansible_collections.ainet.fabric.plugins.module_utils.fleet import incast_results, incast_schedule
 from ansible_collections.ainet.fabric.plugins.module_utils.plan.rail_plan import rail_plan
+from ansible_collections.ainet.fabric.plugins.module_utils.qos.load_report import REPORT_HTML, REPORT_MD, load_report
+from ansible_collections.ainet.fabric.plugins.plugin_utils.one_line import fail
 from ansible_collections.ainet.fabric.plugins.plugin_utils.reports import write_reports
 
 REPORT_JSON = "lossless.json"
-REPORT_MD = "lossless.md"
-REPORT_HTML = "lossless.html"
 FAIL_CHOICES = ["dropped", "lost", "pause_storm", "ecn_inactive", "inconclusive"]
 
 ARGUMENT_SPEC = dict(
@@ -116,7 +116,7 @@ class ActionModule(ActionBase):
             if args["mode"] == "judge":
                 return dict(result, changed=False, **self._judge(plan, profiles, args, hostvars))
         except (FabricError, ValueError) as exc:
-            return dict(result, failed=True, msg=str(exc))
+            return fail(self._task, result, str(exc))
         return self._report(result, plan, args)
 
     # ------------------------------------------------------------------------------------------------ schedule
@@ -248,13 +248,6 @@ class ActionModule(ActionBase):
             files[os.path.join(out, REPORT_JSON)] = json.dumps(
                 {"cluster": plan["summary"]["cluster"], "generated": args["generated"], "runs": runs},
                 indent=1, sort_keys=True) + "\n"
-            try:
-                # pylint: disable-next=import-outside-toplevel
-                from ansible_collections.ainet.fabric.plugins.module_utils.qos.load_report import load_report
-            except ImportError as exc:
-                result.update(failed=True, msg="lossless_test: the report module qos/load_report.py cannot be "
-                              "imported (%s); the runs are in the task result" % exc, runs=runs)
-                return result
             rendered = load_report(runs, cluster=plan["summary"]["cluster"], generated=args["generated"] or None)
             files[os.path.join(out, REPORT_MD)] = rendered["markdown"]
             files[os.path.join(out, REPORT_HTML)] = rendered["html"]
@@ -264,6 +257,6 @@ class ActionModule(ActionBase):
         result.update(changed=changed, summary=counts, findings=findings, report_dir=out,
                       files=sorted(files))
         if findings:
-            result.update(failed=True, msg="lossless_test: %d link(s) and class(es) with %s:\n%s" % (
+            return fail(self._task, result, "lossless_test: %d link(s) and class(es) with %s:\n%s" % (
                 len(findings), " or ".join(args["fail_on"]), "\n".join(findings)))
         return result

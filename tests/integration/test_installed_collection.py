@@ -191,6 +191,8 @@ def test_only_the_declared_dependencies_are_installed_and_used(installed):
             for name in files:
                 if not name.endswith((".yml", ".yaml", ".py", ".j2")):
                     continue
+                if top == "plugins" and name.endswith((".yml", ".yaml")):
+                    continue  # a filter's or test's documentation: its EXAMPLES may show other collections' tasks
                 with open(os.path.join(dirpath, name)) as handle:
                     text = handle.read()
                 for pattern in patterns:
@@ -241,6 +243,15 @@ def test_host_jobs_check_on_the_controller_then_fail_cleanly_on_unreachable_host
     if not os.path.exists(os.path.join(work, "inv", OUT)):
         installed.run("ansible-playbook", "-i", "inv", "ainet.fabric.plan", cwd=work, expect=0)
     before = _listing(work)
+    if job == "lossless":
+        # the example's model has no lossless class (qos preset none): the load test refuses in one line, on the
+        # controller, before any host is touched
+        result = installed.run("ansible-playbook", "-i", "inv", "ainet.fabric." + job, "--check", *NO_HOSTS,
+                               cwd=work, expect=2)
+        assert result.stdout.count("lossless_test: no fabric has a lossless profile") == 1, result.stdout[-3000:]
+        assert "UNREACHABLE" not in result.stdout and "[ERROR]" not in result.stdout + result.stderr
+        assert _listing(work) == before
+        return
     result = installed.run("ansible-playbook", "-i", "inv", "ainet.fabric." + job, "--check", *NO_HOSTS,
                            cwd=work, expect=4)
     if job != "qos":
