@@ -9,11 +9,10 @@ import json
 import os
 from unittest import mock
 
-import pytest
+from ansible.errors import AnsibleAction
 
 from ansible_collections.ainet.fabric.plugins.module_utils.qos import load_report
 from ansible_collections.ainet.fabric.plugins.module_utils.qos.counters_read import read_links
-from ansible.errors import AnsibleAction
 
 from ansible_collections.ainet.fabric.tests.unit.plugins.modules.host_task import run_module
 
