@@ -25,6 +25,8 @@ Sources (see ``docs/lossless-qos.md``, "Proven under load"):
   (``drivers/infiniband/hw/mlx5/counters.c``: Q counters read with ``be32_to_cpu``, 32-bit; congestion counters
   ``*_high``, 64-bit).
 * ``rdma_rxe`` -- the same directory of soft-RoCE (``drivers/infiniband/sw/rxe/rxe_hw_counters.c``: ``atomic64``).
+  Both also read ``rdma statistic show`` (iproute2 ``rdma/stat.c``): the same counters by name, per ``link
+  <dev>/<port>``, which names the port.
 * ``sonic_pfc`` / ``sonic_queue`` -- SONiC ``show pfc counters`` (``scripts/pfcstat``) and ``show queue counters``
   (``scripts/queuestat``) of sonic-net/sonic-utilities: SAI statistics (uint64), printed with thousands separators,
   ``N/A`` when the counter is not in COUNTERS_DB. Named here ``pfc<p>_rx_pkts``/``pfc<p>_tx_pkts``
@@ -208,10 +210,44 @@ def parse_ethtool(text, port=None):
     return new_counters("ethtool_mlx5", {port or DEFAULT_PORT: counters}, problems)
 
 
+_RDMA_LINK = re.compile(r"^[^\s/]+/\d+$")
+
+
+def _rdma_statistic(text, fmt, port):
+    """``rdma statistic show [link <dev>/<port>]`` (iproute2): ``link <dev>/<port>`` then ``name value`` pairs, all on
+    one line, or one pair a line with ``-p``. Read as a stream of words, so a line broken anywhere between two words
+    (the tool's one-line output pasted into a mail wrapped at 72 columns) reads the same. Each link is a port."""
+    ports, problems, current = {}, [], None
+    words = text.split()
+    i = 0
+    while i < len(words):
+        if words[i] == "link" and i + 1 < len(words) and _RDMA_LINK.match(words[i + 1]):
+            current = ports.setdefault(words[i + 1], {})
+            i += 2
+            continue
+        if current is None or i + 1 >= len(words):
+            problems.append("%s: %r is not a `name value` pair of a link" % (fmt, " ".join(words[i:i + 2])[:80]))
+            i += 2
+            continue
+        number = _int(words[i + 1])
+        if number is None:
+            problems.append("%s: %s holds %r, not a counter" % (fmt, words[i], words[i + 1][:40]))
+        else:
+            current[words[i]] = number
+        i += 2
+    if not any(ports.values()):
+        problems.append("%s: no counter in the `rdma statistic show` output" % fmt)
+        return new_counters(fmt, problems=problems)
+    return new_counters(fmt, _only(ports, port, fmt, problems), problems)
+
+
 def parse_hw_counters(data, fmt, port=None):
     """A ``hw_counters`` directory: a mapping {name or path: content}, or text of ``grep -H . <dir>/*``
-    (``path:value``) or of ``name value`` / ``name: value`` lines."""
+    (``path:value``) or of ``name value`` / ``name: value`` lines; or the same counters as ``rdma statistic show``
+    prints them (:func:`_rdma_statistic`: the link names the port)."""
     counters, problems = {}, []
+    if not isinstance(data, dict) and str(data).split()[:1] == ["link"]:
+        return _rdma_statistic(str(data), fmt, port)
     if isinstance(data, dict):
         items = [(str(k), str(v)) for k, v in data.items()]
     else:
