@@ -182,6 +182,7 @@ class ActionModule(ActionBase):
                     sends.append((sender, entry, theirs, server["port"]))
                 item["senders"] = [s[0] for s in sends]
                 item["sender_interfaces"] = dict((s[0], s[1]["interface"]) for s in sends)
+                item["sender_ports"] = dict((s[0], (item.get("sender_ports") or {}).get(s[0])) for s in sends)
                 if not sends:
                     item["skipped"] = "none of its senders has an RDMA device with a RoCE v2 GID on this rail"
             incasts.append(item)
@@ -206,7 +207,9 @@ class ActionModule(ActionBase):
         tor_ports = {}
         for item in incasts:
             if item["skipped"] is None:
-                tor_ports.setdefault(item["tor"], set()).add(item["tor_port"])
+                # the receiver's port (its drops) and the senders' (the pauses the switch sends them, their drops)
+                tor_ports.setdefault(item["tor"], set()).update(
+                    [item["tor_port"]] + [p for p in (item.get("sender_ports") or {}).values() if p])
         return {"step": this["step"], "priority": prio, "round": this["round"], "steps": steps,
                 "hosts": per_host, "incasts": incasts, "tors": sorted(tor_ports),
                 "tor_ports": dict((tor, sorted(ports)) for tor, ports in sorted(tor_ports.items())),

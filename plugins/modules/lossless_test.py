@@ -206,7 +206,7 @@ hosts:
   type: dict
 incasts:
   description: With O(mode=step), every incast of the step (fabric, tor, rail, tor_port, receiver, interface, ip,
-    senders, sender_interfaces, missing, priority, round, skipped).
+    senders, sender_interfaces, sender_ports, missing, priority, round, skipped).
   returned: when mode is step
   type: list
   elements: dict
@@ -216,8 +216,8 @@ tors:
   type: list
   elements: str
 tor_ports:
-  description: With O(mode=step), per ToR of RV(tors) the sorted ToR ports of its loaded receivers (the ports whose
-    counters a NOS that reads port by port reads).
+  description: With O(mode=step), per ToR of RV(tors) the sorted ToR ports of its loaded incasts, receivers' and
+    senders' (the ports whose counters a NOS that reads port by port reads).
   returned: when mode is step
   type: dict
   sample: {leaf1: [swp1, swp5]}

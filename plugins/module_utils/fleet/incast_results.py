@@ -12,10 +12,14 @@ A run (what the report, ``qos/load_report.py``, reads)::
 
 The reads of a run are the receiver's (its rail NIC's ``ethtool -S`` and its RDMA device's ``hw_counters``) and,
 where the ToR was read, its PFC and queue counters of the receiver's port: a drop on that link shows there and makes
-the run ``dropped``. The senders' reads (``senders=``) place a loss or show one the receiver did not see (:func:`place`):
+the run ``dropped``. The senders' reads (``senders=``: each sender's host read and, where the ToR was read, its
+counters of the sender's port) show where the congestion went - in an incast the switch pauses the senders, so
+their NICs' received PFC pauses, the ToR's PFC frames sent out of their ports and the CNPs their RDMA devices
+handled are the class's congestion, which the receiver's link alone may never show - and place a loss or show one
+the receiver did not see (:func:`place`):
 
-* a drop counter of a sender's own NIC or RDMA device (``drop``) places the loss on that sender's link: the run is
-  ``lost`` (not this link's), naming the sender and its counters;
+* a drop counter of a sender's own NIC or RDMA device, or of the ToR at the sender's port (``drop``), places the
+  loss on that sender's link: the run is ``lost`` (not this link's), naming the sender and its counters;
 * RDMA retransmission and sequence counters (``transport_error``) on either end count a loss anywhere on the path of
   a QP: data toward the receiver crosses a sender's uplink and the receiver's downlink (the receiver's
   ``out_of_sequence``/``out_of_seq_request``, a sender's ``packet_seq_err``/``rcvd_seq_err``), ACKs back cross the
@@ -144,6 +148,18 @@ def host_reads(read, interface):
     return out, problems
 
 
+def _port_reads(read, port, label, problems):
+    """:func:`tor_reads` of ``port``, keeping only the reads that hold it; a line in ``problems`` for each other (the
+    port is then judged without that read, never failing the run)."""
+    out = {}
+    for key, facts in tor_reads(read, port).items():
+        if facts["ports"]:
+            out[key] = facts
+        else:
+            problems.append("%s %s" % (label, "; ".join(facts["problems"]) or "%s: port %s not read" % (key, port)))
+    return out
+
+
 def tor_reads(read, port):
     """``{name: counter facts}`` of one ToR read (``{format: text}``) for its ``port``."""
     out = {}
@@ -160,24 +176,35 @@ DIRECTION = {"out_of_sequence": "data", "out_of_seq_request": "data", "packet_se
              "rcvd_seq_err": "data", "duplicate_request": "acks", "implied_nak_seq_err": "acks"}
 
 
-def _sender_losses(priority, seconds, profile, senders, max_pause_ratio, max_storm_events):
-    """``{sender: {"placed": [...], "path": [...]}}``: the drop records of each sender's read that moved in the class
-    (``placed``: its own NIC or RDMA device; ``path``: end-to-end transport counters), and problems."""
+def _sender_losses(priority, seconds, profile, senders, max_pause_ratio, max_storm_events, tor_before=None,
+                   tor_after=None):
+    """``{sender: {"placed": [...], "path": [...], "congestion": [...]}}``: the records of each sender's reads that
+    moved in the class - drops ``placed`` on its link (its own NIC or RDMA device, the ToR at its port), end-to-end
+    transport counters (``path``), PFC pauses and ECN/CNP counters (``congestion``, each named with the sender) -
+    and problems. A sender's read is its host read (``interface``, ``before``, ``after``) and, where the ToR was read
+    both times, the ToR's counters of its ``tor_port``."""
     out, problems = {}, []
     for name, read in sorted((senders or {}).items()):
         interface = (read or {}).get("interface")
         b, pb = host_reads((read or {}).get("before"), interface)
         a, pa = host_reads((read or {}).get("after"), interface)
+        port = (read or {}).get("tor_port")
+        if tor_before and tor_after and port:
+            for when, reads, tor in (("before", b, tor_before), ("after", a, tor_after)):
+                reads.update(_port_reads(tor, port, "sender %s %s: ToR" % (name, when), problems))
         both = sorted(set(b) & set(a))
         problems += ["sender %s before: %s" % (name, p) for p in pb] + ["sender %s after: %s" % (name, p) for p in pa]
         if not both:
             continue
         verdict = load_verdict(dict((n, b[n]) for n in both), dict((n, a[n]) for n in both), profile=profile,
-                               host_port=interface, priorities=[priority], seconds=seconds,
+                               port=port, host_port=interface, priorities=[priority], seconds=seconds,
                                max_pause_ratio=max_pause_ratio, max_storm_events=max_storm_events)
-        drops = verdict["classes"][0]["moved"]["drop"]
+        moved = verdict["classes"][0]["moved"]
+        drops = moved["drop"]
         out[name] = {"placed": [dict(r, host=name) for r in drops if r["fact"] in PLACED_FACTS],
-                     "path": [dict(r, host=name) for r in drops if r["fact"] not in PLACED_FACTS]}
+                     "path": [dict(r, host=name) for r in drops if r["fact"] not in PLACED_FACTS],
+                     "congestion": [dict(r, host=name, side="%s %s" % (name, r["side"]))
+                                    for r in moved["pause"] + moved["ecn"]]}
     return out, problems
 
 
@@ -248,10 +275,10 @@ def judge(incast, priority, round_number, seconds, profile, before, after, tor_b
         return run
     b, pb = host_reads(before, incast["interface"])
     a, pa = host_reads(after, incast["interface"])
-    if tor_before and tor_after:
-        b.update(tor_reads(tor_before, incast["tor_port"]))
-        a.update(tor_reads(tor_after, incast["tor_port"]))
     problems = ["before: %s" % p for p in pb] + ["after: %s" % p for p in pa]
+    if tor_before and tor_after:
+        for when, reads, tor in (("before", b, tor_before), ("after", a, tor_after)):
+            reads.update(_port_reads(tor, incast["tor_port"], "%s: ToR" % when, problems))
     both = sorted(set(b) & set(a))
     problems += ["%s: read only %s the load, not judged" % (name, "before" if name in b else "after")
                  for name in sorted(set(b) ^ set(a))]
@@ -259,10 +286,14 @@ def judge(incast, priority, round_number, seconds, profile, before, after, tor_b
         run["skipped"] = "no counter of %s %s was read before and after the load (%s)" % (
             incast["receiver"], incast["interface"], "; ".join(problems) or "nothing read")
         return run
+    ports = incast.get("sender_ports") or {}
+    senders = dict((s, dict(read or {}, tor_port=ports.get(s))) for s, read in (senders or {}).items())
+    losses, sender_problems = _sender_losses(priority, seconds, profile, senders, max_pause_ratio, max_storm_events,
+                                             tor_before, tor_after)
     verdict = load_verdict(dict((n, b[n]) for n in both), dict((n, a[n]) for n in both), profile=profile,
                            port=incast["tor_port"], host_port=incast["interface"], priorities=[priority],
-                           seconds=seconds, max_pause_ratio=max_pause_ratio, max_storm_events=max_storm_events)
-    losses, sender_problems = _sender_losses(priority, seconds, profile, senders, max_pause_ratio, max_storm_events)
+                           seconds=seconds, max_pause_ratio=max_pause_ratio, max_storm_events=max_storm_events,
+                           congestion={priority: [r for e in losses.values() for r in e["congestion"]]})
     verdict = place(verdict, incast["receiver"], losses, incast["tor_port"], incast["senders"])
     verdict["problems"] = problems + verdict["problems"] + sender_problems
     run["verdict"] = verdict

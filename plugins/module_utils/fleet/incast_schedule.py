@@ -96,7 +96,7 @@ def step_assignments(plan, hosts, number, classes, rounds=0, max_senders=DEFAULT
 
     Returns ``{"step", "priority", "round", "hosts": {host: {"receive": [...], "send": [...]}}, "incasts": [...]}``.
     An incast: ``{"fabric", "tor", "rail", "tor_port", "receiver", "interface", "ip", "senders": [host, ...],
-    "missing": [host, ...], "skipped": None or why}``. A ``receive`` entry: ``{"fabric", "rail", "interface", "ip",
+    "sender_ports": {sender: its ToR port}, "missing": [host, ...], "skipped": None or why}``. A ``receive`` entry: ``{"fabric", "rail", "interface", "ip",
     "servers": [{"sender", "port"}]}`` (one perftest server per sender); a ``send`` entry: ``{"fabric", "rail",
     "interface", "ip", "receiver", "receiver_ip", "port"}``. Hosts of the plan outside ``hosts`` (a ``--limit``)
     take no part: an incast whose receiver is outside is skipped, saying so; a sender outside is left out of its
@@ -121,7 +121,8 @@ def step_assignments(plan, hosts, number, classes, rounds=0, max_senders=DEFAULT
         here = [s for s in senders if s in present]
         item = {"fabric": group["fabric"], "tor": group["tor"], "rail": group["rail"],
                 "tor_port": group["ports"][receiver], "receiver": receiver, "interface": mine["interface"],
-                "ip": mine["ip"], "senders": here, "missing": [s for s in senders if s not in present],
+                "ip": mine["ip"], "senders": here, "sender_ports": dict((s, group["ports"][s]) for s in here),
+                "missing": [s for s in senders if s not in present],
                 "skipped": None}
         if receiver not in present:
             item["skipped"] = "the receiver %s is not in this run (--limit or a slice)" % receiver

@@ -29,6 +29,11 @@ Verdicts per class, worst first (the link's ``verdict`` is its worst class's):
   the reads, or no drop counter of the class reported at all.
 * ``lossless_under_load``: congestion reached (a PFC pause or an ECN mark of the class moved) and no drop.
 
+Congestion may show on other links than the judged one: in an incast the switch buffers at the receiver's port and
+pauses the *senders* (its PFC frames leave the senders' ports; the senders' NICs count them received), and a sender's
+RDMA device counts the CNPs it acted on. ``congestion`` gives such records (moved, of the class, from the other ends:
+:mod:`fleet.incast_results`); they count as congestion reached, never as this link's drops.
+
 Drop counters of the whole port or device count against every class judged; device- or port-wide ECN, CNP and PFC
 counters (the RDMA ones, EOS's PFC frames, NVUE's RoCE counters) only when one class is judged (``priorities=[p]``:
 one class per run).
@@ -147,12 +152,13 @@ def _names(records):
 
 
 def load_verdict(before, after, profile=None, port=None, host_port=None, priorities=None, seconds=None,
-                 max_pause_ratio=0.5, max_storm_events=0, queues=None):
+                 max_pause_ratio=0.5, max_storm_events=0, queues=None, congestion=None):
     """The verdict of one link (see the module). ``profile``: a preset name or a resolved profile (which priorities
     are lossless and which run DCQCN); ``priorities``: the classes to judge (default: the profile's PFC priorities);
     ``port``/``host_port``: the switch port and host interface when a read holds several; ``seconds``: the run's
-    length (for the pause-duration bound); ``queues``: {priority: switch queue} (default: the same number).
-    Raises ValueError (one line) on input that is not the link's reads."""
+    length (for the pause-duration bound); ``queues``: {priority: switch queue} (default: the same number);
+    ``congestion``: ``{priority: [counter records]}`` of PFC pauses and ECN/CNP counters that moved on other links
+    because of this link's load (see the module). Raises ValueError (one line) on input that is not the link's reads."""
     profile = resolve(profile)
     if priorities is None:
         if profile is None:
@@ -178,13 +184,14 @@ def load_verdict(before, after, profile=None, port=None, host_port=None, priorit
         if chosen is not None:
             records.extend(read_deltas(name, fb, fa, chosen))
     single = len(priorities) == 1
+    elsewhere = dict((int(k), list(v or ())) for k, v in (congestion or {}).items())
     classes = [_judge(p, queues.get(p, p), records, p in ecn_expected, seconds, max_pause_ratio, max_storm_events,
-                      single) for p in priorities]
+                      single, elsewhere.get(p, [])) for p in priorities]
     worst = min((c["verdict"] for c in classes), key=VERDICTS.index) if classes else "inconclusive"
     return {"verdict": worst, "classes": classes, "counters": records, "problems": problems}
 
 
-def _judge(prio, queue, records, ecn_expected, seconds, max_pause_ratio, max_storm_events, single):
+def _judge(prio, queue, records, ecn_expected, seconds, max_pause_ratio, max_storm_events, single, elsewhere=()):
     def mine(r):
         if r["priority"] is not None:
             return r["priority"] == prio
@@ -203,6 +210,9 @@ def _judge(prio, queue, records, ecn_expected, seconds, max_pause_ratio, max_sto
         return [r for r in known if r["fact"] in facts and r["delta"]]
 
     pauses, ecn, drops, link_pause = moved("pfc_pause"), moved(*ECN_FACTS), moved(*DROP_FACTS), moved("link_pause")
+    # congestion the load caused on the other ends (the senders paused, their CNPs handled): evidence, never drops
+    pauses += [r for r in elsewhere if r.get("fact") == "pfc_pause" and r.get("delta")]
+    ecn += [r for r in elsewhere if r.get("fact") in ECN_FACTS and r.get("delta")]
     storm = [r for r in known if r["fact"] == "pause_storm" and r["delta"] > max_storm_events]
     if seconds:
         storm += [r for r in known if r["fact"] == "pfc_pause_duration" and r["counter"].startswith("tx_")

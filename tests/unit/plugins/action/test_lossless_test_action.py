@@ -144,14 +144,17 @@ def test_judge_makes_one_run_per_incast_from_the_receivers_reads_and_its_tor_por
 CUMULUS = dict(MODEL, tors=[dict(t, platform="cumulus", port_template="swp{node}") for t in MODEL["tors"]])
 
 
-def test_a_step_names_each_tor_s_ports_of_its_loaded_receivers():
+def test_a_step_names_each_tor_s_ports_of_its_loaded_receivers_and_their_senders():
     hostvars = dict((h, {"__lossless_test_rdma": RDMA[h]}) for h in NODES)
     result = action({"mode": "step", "step": 1, "cluster": CUMULUS}, hostvars)
-    assert result["tors"] == ["leaf1", "leaf2"] and result["tor_ports"] == {"leaf1": ["swp1"], "leaf2": ["swp1"]}
+    # rail 2 runs without gpu02 (no RDMA device there): its port is not read
+    assert result["tors"] == ["leaf1", "leaf2"] and result["tor_ports"] == {"leaf1": ["swp1", "swp2", "swp3"],
+                                                                          "leaf2": ["swp1", "swp3"]}
+    assert [i["sender_ports"] for i in result["incasts"]] == [{"gpu02": "swp2", "gpu03": "swp3"}, {"gpu03": "swp3"}]
     rows = [{"fabric": "default", "rail": 1, "host": "gpu01", "host_port": "eth0", "tor": "leaf1",
              "switch_port": "swp1", "status": "disagree", "disagreements": [{"code": "pfc_priorities"}]}]
     refused = action({"mode": "step", "step": 1, "cluster": CUMULUS, "agreement": rows}, hostvars)
-    assert refused["tors"] == ["leaf2"] and refused["tor_ports"] == {"leaf2": ["swp1"]}
+    assert refused["tors"] == ["leaf2"] and refused["tor_ports"] == {"leaf2": ["swp1", "swp3"]}
 
 
 def test_judge_reads_a_cumulus_tor_s_per_port_counters_for_the_receiver_s_port(tmp_path):
@@ -161,19 +164,24 @@ def test_judge_reads_a_cumulus_tor_s_per_port_counters_for_the_receiver_s_port(t
                              __lossless_test_after=sysfs(tmp_path / "a", "after"))
 
     def tor_read(when, other):
-        # what nos_cumulus.read_counters returns: {format: {port: text}}; swp2 is another port read in the step
+        # what nos_cumulus.read_counters returns: {format: {port: text}}; the senders' ports swp2 and swp3 are read
+        # in the step (nothing moves there), swp9 is another port of the switch
         with open(os.path.join(DATA, "nvue-qos-%s.txt" % when)) as qos, \
                 open(os.path.join(DATA, "nvue-roce-%s.txt" % when)) as roce:
             qos, roce = qos.read(), roce.read()
-        return [{"tor": "leaf1", "counters": {"nvue_qos": {"swp1": qos, "swp2": other},
-                                              "nvue_roce": {"swp1": roce, "swp2": other}}}]
+        with open(os.path.join(DATA, "nvue-qos-before.txt")) as still_qos, \
+                open(os.path.join(DATA, "nvue-roce-before.txt")) as still_roce:
+            still_qos, still_roce = still_qos.read(), still_roce.read()
+        return [{"tor": "leaf1", "counters": {
+            "nvue_qos": {"swp1": qos, "swp2": still_qos, "swp3": still_qos, "swp9": other},
+            "nvue_roce": {"swp1": roce, "swp2": still_roce, "swp3": still_roce, "swp9": other}}}]
     garbage = "Error: this port's read must not reach the receiver's verdict"
     result = action({"mode": "judge", "cluster": CUMULUS, "incasts": step["incasts"][:1],
                      "tor_before": tor_read("before", garbage), "tor_after": tor_read("after", garbage)}, hostvars)
     verdict = result["runs"][0]["verdict"]
     assert verdict["verdict"] == "lossless_under_load", verdict["classes"][0]["message"]
     assert {c["read"] for c in verdict["counters"]} == {"nic", "rdma", "tor_qos", "tor_roce"}
-    assert not any("swp2" in p or "must not" in p for p in verdict["problems"]), verdict["problems"]
+    assert not any("swp9" in p or "must not" in p for p in verdict["problems"]), verdict["problems"]
     moved = {c["counter"] for c in verdict["counters"] if c["read"] == "tor_qos" and c["delta"]}
     assert "pfc-stats.3.tx-pause-frames" in moved
 
@@ -194,6 +202,46 @@ def test_judge_reads_the_senders_a_senders_own_drop_makes_the_run_lost_not_the_r
     lost = action({"mode": "judge", "incasts": incasts}, hostvars)["runs"][0]
     assert lost["verdict"]["verdict"] == "lost" and lost["verdict"]["classes"][0]["placed_on"] == ["gpu03"]
     assert "gpu03 host NIC eth0 rx_discards_phy +9" in lost["verdict"]["classes"][0]["message"]
+
+
+def test_an_incast_s_congestion_at_the_senders_ports_is_congestion_reached(tmp_path):
+    """In an incast the switch pauses the senders: its PFC frames leave the senders' ports, not the receiver's. Here
+    nothing moved on the receiver's link (its NIC, RDMA device and ToR port Ethernet0 read the same twice); the ToR
+    sent 5,500 PFC pauses on priority 3 out of each sender's port (Ethernet4, Ethernet8: the recorded SONiC pair)."""
+    hostvars = dict((h, {"__lossless_test_rdma": RDMA[h]}) for h in NODES)
+    step = action({"mode": "step", "step": 1}, hostvars)
+    hostvars["gpu01"].update(__lossless_test_before=sysfs(tmp_path / "gpu01" / "b", "before"),
+                             __lossless_test_after=sysfs(tmp_path / "gpu01" / "a", "before"))
+    for host in ("gpu02", "gpu03"):   # the senders' own counters did not move either
+        hostvars[host].update(__lossless_test_before=sysfs(tmp_path / host / "b", "before"),
+                              __lossless_test_after=sysfs(tmp_path / host / "a", "before"))
+
+    def tor_read(when):   # the queue counters of the recording hold Ethernet8 only: read without them
+        with open(os.path.join(DATA, "sonic-pfc-%s.txt" % when)) as pfc:
+            return [{"tor": "leaf1", "counters": {"sonic_pfc": pfc.read()}}]
+    incasts = [dict(step["incasts"][0], tor_port="Ethernet0", sender_ports={"gpu02": "Ethernet4", "gpu03": "Ethernet8"})]
+    args = {"mode": "judge", "incasts": incasts, "tor_before": tor_read("before"), "tor_after": tor_read("after")}
+    paused = action(args, hostvars)["runs"][0]["verdict"]["classes"][0]
+    # PFC held the senders, and no ECN mark or CNP moved anywhere although the profile runs DCQCN on priority 3
+    assert paused["verdict"] == "ecn_inactive", paused["message"]
+    assert "gpu02 switch Ethernet4 pfc3_tx_pkts +5,500" in paused["message"], paused["message"]
+    assert "gpu03 switch Ethernet8 pfc3_tx_pkts +5,500" in paused["message"], paused["message"]
+    assert not paused["moved"]["drop"]
+    # the senders' RDMA devices handled CNPs (the recorded pair): DCQCN acted, the class stayed lossless
+    for host in ("gpu02", "gpu03"):
+        hostvars[host]["__lossless_test_after"] = sysfs(tmp_path / host / "a2", "after")
+    acted = action(args, hostvars)["runs"][0]["verdict"]["classes"][0]
+    assert acted["verdict"] == "lossless_under_load", acted["message"]
+    assert "gpu02 RDMA eth0 rp_cnp_handled +" in acted["message"], acted["message"]
+    # without the ToR's reads, nothing shows the congestion: not lossless, say what to raise
+    alone = action(dict(args, tor_before=[], tor_after=[]), dict(hostvars, gpu02=dict(
+        hostvars["gpu02"], __lossless_test_after=hostvars["gpu02"]["__lossless_test_before"]), gpu03=dict(
+        hostvars["gpu03"], __lossless_test_after=hostvars["gpu03"]["__lossless_test_before"])))
+    assert alone["runs"][0]["verdict"]["verdict"] == "inconclusive"
+    # a ToR read without the receiver's port judges the run without it, saying so (never a failed judge)
+    elsewhere = action(dict(args, incasts=[dict(incasts[0], tor_port="Ethernet99")]), hostvars)["runs"][0]["verdict"]
+    assert elsewhere["verdict"] == "lossless_under_load" and any(
+        "ToR sonic_pfc: port Ethernet99 is not in the output" in p for p in elsewhere["problems"]), elsewhere["problems"]
 
 
 def run(host, verdict):
