@@ -45,9 +45,19 @@ options:
     type: dict
     required: true
   nodes:
-    description: Host name to C({node_id, rail_interfaces}), as built by the P(ainet.fabric.node_map#filter) filter.
+    description:
+      - Host name to C({node_id, rail_interfaces}), as built by the P(ainet.fabric.node_map#filter) filter.
+      - One of O(nodes) and O(node_group) is required; O(node_group) is what the role passes, and faster for
+        thousands of nodes.
     type: dict
-    required: true
+  node_group:
+    description:
+      - The inventory group of the GPU nodes, instead of O(nodes). The action reads each node's C(fabric_node_id) and
+        C(fabric_rail_interfaces) itself, once, with the same values and precedence as C(hostvars[node]) gives
+        them, without templating them per node.
+      - A missing group or one without hosts fails the task with one line naming the group (as
+        C(lossless_test_node_group)).
+    type: str
   hosts:
     description: The nodes of this run (the play's hosts).
     type: list
@@ -168,7 +178,7 @@ EXAMPLES = r"""
   ainet.fabric.lossless_test:
     mode: schedule
     cluster: "{{ fabric_cluster }}"
-    nodes: "{{ groups['gpu_nodes'] | ainet.fabric.node_map(hostvars) }}"
+    node_group: gpu_nodes
     hosts: "{{ ansible_play_hosts }}"
     seconds: 10
   run_once: true
