@@ -20,25 +20,13 @@ description:
     in the inventory (C(unknown_interface)).
   - Writes the findings as a Markdown table to O(report) and fails with one line per finding unless
     O(fail_on_findings=false).
+extends_documentation_fragment:
+  - ainet.fabric.nodes
 options:
   cluster:
     description: The cluster model (C(fabric_cluster)).
     type: dict
     required: true
-  nodes:
-    description:
-      - Host name to C({node_id, rail_interfaces}), as built by the P(ainet.fabric.node_map#filter) filter.
-      - One of O(nodes) and O(node_group) is required; O(node_group) is what the role passes, and faster for
-        thousands of nodes.
-    type: dict
-  node_group:
-    description:
-      - The inventory group of the GPU nodes, instead of O(nodes). The action reads each node's C(fabric_node_id) and
-        C(fabric_rail_interfaces) itself, once, with the same values and precedence as C(hostvars[node]) gives
-        them, without templating them per node.
-      - A missing group or one without hosts fails the task with one line naming the group (as
-        C(cabling_check_node_group)).
-    type: str
   hosts:
     description: The hosts to check (their host variables hold the registered outputs).
     type: list

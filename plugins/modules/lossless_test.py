@@ -34,6 +34,8 @@ description:
     V(dropped), but a loss they show makes the run V(lost), never lossless.
   - With O(mode=report), writes C(lossless.json) (the runs), C(lossless.md) and C(lossless.html) into O(report_dir)
     and fails when a run's verdict is in O(fail_on), naming each link, its ToR port and the counters that moved.
+extends_documentation_fragment:
+  - ainet.fabric.nodes
 options:
   mode:
     description: V(schedule), V(step), V(judge) or V(report).
@@ -44,20 +46,6 @@ options:
     description: The cluster model (C(fabric_cluster)).
     type: dict
     required: true
-  nodes:
-    description:
-      - Host name to C({node_id, rail_interfaces}), as built by the P(ainet.fabric.node_map#filter) filter.
-      - One of O(nodes) and O(node_group) is required; O(node_group) is what the role passes, and faster for
-        thousands of nodes.
-    type: dict
-  node_group:
-    description:
-      - The inventory group of the GPU nodes, instead of O(nodes). The action reads each node's C(fabric_node_id) and
-        C(fabric_rail_interfaces) itself, once, with the same values and precedence as C(hostvars[node]) gives
-        them, without templating them per node.
-      - A missing group or one without hosts fails the task with one line naming the group (as
-        C(lossless_test_node_group)).
-    type: str
   hosts:
     description: The nodes of this run (the play's hosts).
     type: list
