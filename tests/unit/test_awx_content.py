@@ -61,6 +61,19 @@ def test_survey_variables_are_documented_role_variables_with_valid_choices():
                 assert set(question["choices"]) == {"true", "false"}
 
 
+def test_the_lossless_job_is_never_sliced_or_limited_and_asks_role_options_within_their_bounds():
+    template = TEMPLATES["ainet-fabric lossless"]
+    assert template["playbook"] == "playbooks/lossless.yml" and template["job_slice_count"] == 1
+    assert template["ask_limit_on_launch"] is False   # an incast needs its senders and receiver in one job
+    assert len(template["credentials"]) == 2           # the nodes, and the ToRs whose counters are read
+    options = role_options("lossless_test")
+    for question in template["survey_spec"]["spec"]:
+        option = options[question["variable"]]
+        assert option["type"] == "int" and question["type"] == "integer", question["variable"]
+        assert question["min"] <= question["default"] <= question["max"]
+        assert question["default"] == option["default"], question["variable"]
+
+
 def test_the_tor_job_is_never_sliced_and_asks_only_whether_to_push():
     template = TEMPLATES["ainet-fabric tors"]
     assert template["playbook"] == "playbooks/tors.yml" and template["job_slice_count"] == 1

@@ -161,7 +161,7 @@ def _apply_without_check(config):
 
 
 def _unknown_template(config):
-    _nodes(config)["qos"]["unified_job_template"] = "ainet-fabric lossless"
+    _nodes(config)["qos"]["unified_job_template"] = "ainet-fabric burn-in"
 
 
 def _approval_on_success(config):
@@ -176,7 +176,7 @@ def _approval_on_success(config):
     (_check_after_change, "rdma: no check-mode run of the same playbook and tags before it"),
     (_check_of_other_tags, "rdma: no check-mode run of the same playbook and tags before it"),
     (_apply_without_check, "apply: no check-mode run of the same playbook and tags before it"),
-    (_unknown_template, "qos: no template 'ainet-fabric lossless'"),
+    (_unknown_template, "qos: no template 'ainet-fabric burn-in'"),
     (_approval_on_success, "approve-lock: an approval reached otherwise than by the lock gate's failure"),
 ])
 def test_a_workflow_that_breaks_one_rule_is_refused(breaking, expected):
@@ -210,7 +210,7 @@ def credential_problems(config):
 
 
 def test_every_credential_an_object_names_is_defined():
-    assert len(referenced_credentials(CONFIG)) == 9 and credential_problems(CONFIG) == []
+    assert len(referenced_credentials(CONFIG)) == 11 and credential_problems(CONFIG) == []
 
 
 @pytest.mark.parametrize("breaking,expected", [

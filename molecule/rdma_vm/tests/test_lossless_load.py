@@ -1,31 +1,29 @@
 # -*- coding: utf-8 -*-
 """The lossless load test (playbooks/lossless.yml, issue 33) on the VM tier: real soft-RoCE (rxe) counters under an
-incast, clean links first, then loss injected on one "ToR" port - the host side of vm1's rail-1 link, the tap
-``vm1-r1`` on the bridge ``br-rail1`` in the lab's namespace - and only vm1's run must come out *lost*.
+incast, and the "ToRs" - the lab's bridges ``br-rail1``/``br-rail2`` in its network namespace - read as Linux switches
+(``platform: linux``: ``ip -s -s -j link show`` and ``tc -s -j qdisc show`` over their connection). Clean links first,
+then loss injected on one ToR port - vm1's rail-1 port, the tap ``vm1-r1`` - and only vm1's link must come out
+*dropped*, named with the ToR's counter of that port.
 
 The scenario's model has no lossless class (igb has no DCB: ``qos: {preset: none}``), and the job refuses without
-one; so this test plans the same cluster with the ``nvidia`` preset into a directory of its own (its own lock and
-plan files, given with ``-e``: molecule's are untouched) and runs the job with that model. soft-RoCE has no PFC and
-no ECN counters: a clean link is *inconclusive* (no congestion reached), never *lossless*, and a lost packet moves
-the receiver's ``out_of_seq_request`` (and the sender's ``rcvd_seq_err``): *lost*, "lost between vm2 and vm1". The
-VM tier has no ToR counters, and host RDMA counters count a loss anywhere on the path of the QP: the data toward vm1
-crosses vm2's uplink and vm1's downlink, which they cannot tell apart (review 33), so the run is not called *dropped*
-on vm1's link; what the test holds is that vm1's run, and only it, is not lossless and names its counters.
+one; so this test plans the same cluster with the ``nvidia`` preset and two ToRs of platform ``linux`` whose ports are
+the taps (``vm{node}-r{rail}``) into a directory of its own (its own lock and plan files, given with ``-e``:
+molecule's are untouched), and runs the job with that model and an inventory that adds the ToRs as hosts. Their
+connection is the lab's (tests/lab/connection_plugins/lab_netns.py: a command runs in the lab's namespace, as it would
+over SSH on a Linux switch). soft-RoCE and a Linux bridge have no PFC and no ECN counters: a clean link is
+*inconclusive* (no congestion reached), never *lossless*.
 
-The loss: an nftables rule of the lab's namespace drops a share (``numgen random``) of the data frames the bridge
-forwards out of that port - frames over 200 bytes: the RoCE writes (1 KiB messages here), not the ACKs (about 60
-bytes). ``tc netem`` would do the same on the tap, but the machine's kernel here (as CI's) has no netem
-(``CONFIG_NET_SCH_NETEM`` off). Frames only, not ACKs: an ACK lost on its way to vm1 while vm1 sends makes vm1
-retransmit, and its receiver (vm2) then counts a duplicate request (measured with every frame dropped: vm2
-duplicate_request +1); since review 33 that makes vm2's run *lost* too ("ACKs lost on their way back"), never
-*dropped*: the receiver's duplicate requests do not tell the two links apart. Each run's time goes to
-``traffic.log`` for the run's report."""
+The loss: a clsact egress filter on the tap (classic BPF, direct action: ``tc`` has no ``gact`` here) drops a share
+of the frames over 200 bytes that the bridge sends out of that port toward vm1 - the RoCE writes (1 KiB messages
+here), not the ACKs (about 60 bytes). ``tc netem`` would do the same, but the machine's kernel here (as CI's) has no
+netem (``CONFIG_NET_SCH_NETEM`` off). The port's clsact qdisc counts each such drop (``clsact_drops``); the link's own
+``tx_dropped`` does not. Frames only, not ACKs: an ACK lost on its way to vm1 while vm1 sends makes vm1 retransmit,
+and vm2's run would then be *lost* as well. Each run's time goes to ``traffic.log`` for the run's report."""
 
 from __future__ import annotations
 
 import json
 import os
-import re
 import shutil
 import subprocess
 import time
@@ -40,6 +38,9 @@ PREFIX = os.environ.get("AINET_LAB_PREFIX", "ainetvm")
 NETNS = PREFIX + "-vm"
 PORT = "vm1-r1"  # the "ToR" port of vm1's rail-1 link: the tap on br-rail1 (tests/vm/vms.sh)
 LOSS = 2  # percent of the frames out of that port
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
+TORS = [{"name": "lab-rail%d" % rail, "rails": [rail], "platform": "linux", "port_template": "vm{node}-r{rail}"}
+        for rail in (1, 2)]
 OURS = "^timeout [0-9]+ ib_write_bw "
 # soft-RoCE under TCG moves a few MB/s: perftest's default queue (128 messages of 64 KiB per QP) takes longer than
 # the QP's retransmission timeout to drain, and the sender retransmits with no loss at all (measured: the receiver's
@@ -56,28 +57,34 @@ def ns(*argv, check=True):
 
 
 def inject_loss():
-    """The nftables bridge rule (see the module); returns how, for the log."""
-    rules = ('table bridge ainet_test_loss {\n chain forward {\n  type filter hook forward priority 0; policy accept;\n'
-             '  oifname "%s" meta length > 200 numgen random mod 100 < %d counter drop\n }\n}\n' % (PORT, LOSS))
-    subprocess.run(["ip", "netns", "exec", NETNS, "nft", "-f", "-"], input=rules, text=True, check=True)
-    return "nftables bridge drop of %d%% of the data frames out of %s" % (LOSS, PORT)
+    """The clsact filter (see the module); returns how, for the log."""
+    # A = frame length; over 200: A = random % 100, drop (TC_ACT_SHOT, 2) when below LOSS; else TC_ACT_UNSPEC (-1)
+    program = "8,128 0 0 0,37 0 4 200,32 0 0 4294963256,148 0 0 100,53 1 0 %d,6 0 0 2,6 0 0 4294967295," \
+              "6 0 0 4294967295" % LOSS
+    ns("tc", "qdisc", "add", "dev", PORT, "clsact")
+    ns("tc", "filter", "add", "dev", PORT, "egress", "bpf", "da", "bytecode", program)
+    return "a tc filter dropping %d%% of the data frames out of %s" % (LOSS, PORT)
 
 
 def dropped_frames():
-    out = ns("nft", "list", "table", "bridge", "ainet_test_loss", check=False).stdout
-    match = re.search(r"counter packets (\d+)", out)
-    return int(match.group(1)) if match else None
+    """What the port's clsact qdisc counted as dropped (the kernel's counter, read here with tc itself)."""
+    for qdisc in json.loads(ns("tc", "-s", "-j", "qdisc", "show", "dev", PORT).stdout or "[]"):
+        if qdisc.get("kind") == "clsact":
+            return qdisc.get("drops")
+    return None
 
 
 def remove_loss():
-    ns("nft", "delete", "table", "bridge", "ainet_test_loss", check=False)
+    ns("tc", "qdisc", "del", "dev", PORT, "clsact", check=False)
 
 
 def job(tmp, *extra):
+    """The job, with the ToRs as inventory hosts reached through the lab's namespace."""
     start = time.monotonic()
-    run = subprocess.run(["ansible-playbook", "-i", INVENTORY, "ainet.fabric.lossless", "-e", "@%s" % (tmp / "model.yml"),
-                          "-e", "rail_plan_lock_file=%s" % (tmp / "lock.json")] + list(LOAD) + list(extra), capture_output=True, text=True, check=False,
-                         timeout=900)
+    env = dict(os.environ, ANSIBLE_CONNECTION_PLUGINS=os.path.join(ROOT, "tests", "lab", "connection_plugins"))
+    run = subprocess.run(["ansible-playbook", "-i", INVENTORY, "-i", str(tmp / "tors.yml"), "ainet.fabric.lossless",
+                          "-e", "@%s" % (tmp / "model.yml"), "-e", "rail_plan_lock_file=%s" % (tmp / "lock.json")]
+                         + list(LOAD) + list(extra), capture_output=True, text=True, check=False, timeout=900, env=env)
     return run, time.monotonic() - start
 
 
@@ -105,17 +112,19 @@ def nothing_left(nodes, files):
         assert async_files(node) == before, node.backend.get_hostname()
 
 
-def test_incast_reads_real_rxe_counters_and_names_only_the_lossy_links_run_lost(host, tmp_path):
+def test_incast_reads_rxe_and_tor_counters_and_names_only_the_lossy_link_dropped(host, tmp_path):
     before_the_reboot_only()
     nodes = [host, host.get_host("ansible://vm2", ansible_inventory=INVENTORY)]
-    cluster = dict(model(host)["fabric_cluster"], qos={"preset": "nvidia"})
+    cluster = dict(model(host)["fabric_cluster"], qos={"preset": "nvidia"}, tors=TORS)
     (tmp_path / "model.yml").write_text(yaml.safe_dump({"fabric_cluster": cluster}))
+    (tmp_path / "tors.yml").write_text(yaml.safe_dump({"all": {"hosts": dict(
+        (tor["name"], {"ansible_connection": "lab_netns", "ansible_host": NETNS}) for tor in TORS)}}))
     plan = subprocess.run(["ansible-playbook", "-i", INVENTORY, "ainet.fabric.plan", "-e", "@%s" % (tmp_path / "model.yml"),
                            "-e", "rail_plan_lock_file=%s" % (tmp_path / "lock.json"),
                            "-e", "rail_plan_output_dir=%s" % (tmp_path / "plan")],
                           capture_output=True, text=True, check=False, timeout=300)
     assert plan.returncode == 0, plan.stdout[-3000:] + plan.stderr[-2000:]
-    tor = "%s-rail1-tor" % cluster["name"]
+    tor = "lab-rail1"
     log = []
     files = [async_files(node) for node in nodes]
 
@@ -133,11 +142,12 @@ def test_incast_reads_real_rxe_counters_and_names_only_the_lossy_links_run_lost(
         assert item["verdict"]["verdict"] in ("inconclusive", "lossless_under_load"), item["verdict"]
         counters = moved(item)
         assert counters.get("RDMA rcvd_pkts", 0) > 0, counters   # real rxe counters, read before and after
+        assert counters.get("switch tx_packets", 0) > 0, counters  # the ToR's port toward the receiver, read live
         assert not item["verdict"]["classes"][0]["moved"]["drop"], item["verdict"]
         # rail 2 has no RDMA device (rxe0 is on enp1s0 only): not run, saying why
         assert "no RDMA device" in found[(receiver, "2")]["skipped"], found[(receiver, "2")]
 
-    # Loss on vm1's ToR port: vm1's run, and only it, is lost, named with its counters; the job fails on it.
+    # Loss on vm1's ToR port: vm1's link, and only it, is dropped, named with the port's counter; the job fails.
     lossy = tmp_path / "lossy"
     how = inject_loss()
     try:
@@ -147,23 +157,26 @@ def test_incast_reads_real_rxe_counters_and_names_only_the_lossy_links_run_lost(
     finally:
         remove_loss()
     log.append("lossless.yml, %s (%s frames dropped): %.0f s" % (how, frames, seconds))
-    assert frames, "the rule dropped nothing: the load did not cross vm1's port"
+    assert frames, "the filter dropped nothing: the load did not cross vm1's port"
     nothing_left(nodes, files)
     assert run.returncode != 0, run.stdout[-5000:]
     found = runs(lossy)
     bad = found[("vm1", "1")]
-    assert bad["verdict"]["verdict"] == "lost" and bad["port"] == "swp1", bad["verdict"]
+    assert bad["verdict"]["verdict"] == "dropped" and bad["port"] == PORT, bad["verdict"]
     drops = dict(("%s %s" % (c["side"], c["counter"]), c["delta"]) for c in bad["verdict"]["classes"][0]["moved"]["drop"])
-    assert drops and set(drops) <= {"RDMA out_of_seq_request", "RDMA duplicate_request", "RDMA rcvd_seq_err",
-                                    "RDMA retry_exceeded_err", "RDMA completer_retry_err", "RDMA send_err"}, drops
+    # placed by the ToR's counter of vm1's port; rxe's sequence counters show the same loss end to end
+    assert 0 < drops.get("switch clsact_drops", 0) <= frames, drops
+    assert set(drops) - {"switch clsact_drops"} <= {"RDMA out_of_seq_request", "RDMA duplicate_request",
+                                                    "RDMA rcvd_seq_err", "RDMA retry_exceeded_err",
+                                                    "RDMA completer_retry_err", "RDMA send_err"}, drops
     assert found[("vm2", "1")]["verdict"]["verdict"] not in ("dropped", "lost"), found[("vm2", "1")]["verdict"]
     message = bad["verdict"]["classes"][0]["message"]
-    assert "lost under load between vm2 and vm1" in message and all(name.split()[1] in message for name in drops), \
-        message
+    assert "dropped under load" in message and "switch %s clsact_drops +%d" % (PORT, drops["switch clsact_drops"]) \
+        in message, message
     # the play's failure names the link, its ToR port and the counter (Ansible prints it on stderr)
-    assert "vm1 enp1s0 (%s swp1, default rail 1) priority 3 round 1: lost: Priority 3 lost under load between vm2 " \
-        "and vm1" % tor in run.stdout + run.stderr, run.stderr[-3000:]
+    assert "vm1 enp1s0 (%s %s, default rail 1) priority 3 round 1: dropped: Priority 3 dropped under load: " % (
+        tor, PORT) in run.stdout + run.stderr, run.stderr[-3000:]
     assert "vm2 enp1s0 (" not in run.stderr, run.stderr[-3000:]
-    log.append("  vm1 rail 1 lost: %s" % message)
+    log.append("  vm1 rail 1 dropped: %s" % message)
     with open(os.path.join(os.path.dirname(STATE), "traffic.log"), "a") as handle:  # for the run's report
         handle.write("\n".join(log) + "\n")

@@ -127,9 +127,10 @@ TOR = {
     "port_template": Key("str", "port name per node: `{node}`, `{local}` (1-based position in the node range), "
                          "`{rail}`", default="swp{node}"),
     "platform": Key("str", "the switch's NOS: `sonic` (config_db), `cumulus` (NVUE), `eos` (Arista EOS), `nxos` "
-                    "(Cisco NX-OS) are rendered by `tor_config`; `os10` is only read by the lossless check; unset: "
-                    "not rendered",
-                    choices=("sonic", "cumulus", "eos", "nxos", "os10")),
+                    "(Cisco NX-OS) are rendered by `tor_config`; `os10` is only read by the lossless check; `linux` (a "
+                    "Linux bridge or switchdev switch) only has its counters read by the load test; unset: not "
+                    "rendered",
+                    choices=("sonic", "cumulus", "eos", "nxos", "os10", "linux")),
     "port_mtu": Key("int", "MTU of the rail ports (and SVIs); at least the fabric MTU plus the lossless profile's "
                     "`switch_mtu_headroom`; at most 9214 on `eos`", default="9216 (`eos`: 9214)", minimum=1280,
                     maximum=9216),

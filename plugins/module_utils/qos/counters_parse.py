@@ -25,6 +25,8 @@ Sources (see ``docs/lossless-qos.md``, "Proven under load"):
   (``drivers/infiniband/hw/mlx5/counters.c``: Q counters read with ``be32_to_cpu``, 32-bit; congestion counters
   ``*_high``, 64-bit).
 * ``rdma_rxe`` -- the same directory of soft-RoCE (``drivers/infiniband/sw/rxe/rxe_hw_counters.c``: ``atomic64``).
+  Both also read ``rdma statistic show`` (iproute2 ``rdma/stat.c``): the same counters by name, per ``link
+  <dev>/<port>``, which names the port.
 * ``sonic_pfc`` / ``sonic_queue`` -- SONiC ``show pfc counters`` (``scripts/pfcstat``) and ``show queue counters``
   (``scripts/queuestat``) of sonic-net/sonic-utilities: SAI statistics (uint64), printed with thousands separators,
   ``N/A`` when the counter is not in COUNTERS_DB. Named here ``pfc<p>_rx_pkts``/``pfc<p>_tx_pkts``
@@ -49,6 +51,16 @@ Sources (see ``docs/lossless-qos.md``, "Proven under load"):
   page's 1501500-byte threshold); they are read as that many bytes, so their deltas are approximate. ``n/a`` is not
   reported. Layouts: the Cumulus Linux 5.10 user guide ("Quality of Service", "Show Qos Counters"; "RDMA over
   Converged Ethernet - RoCE") and the NVUE command reference (``Show-Commands/QoS.md``).
+* ``linux_link`` / ``linux_qdisc`` -- a Linux switch (a software bridge, or a switchdev ASIC whose ports are
+  netdevs): the JSON of iproute2's ``ip -s -s -j link show`` (per interface ``stats64`` -> ``rx``/``tx``, the
+  kernel's ``struct rtnl_link_stats64``, 64-bit; ``stats`` where an old kernel has no 64-bit block) and of ``tc -s
+  -j qdisc show`` (per queueing discipline ``bytes``, ``packets``, ``drops``, ``overlimits``, ``requeues``; the
+  kernel's ``struct gnet_stats_queue`` counts drops, requeues and overlimits in 32 bits). A link counter is named
+  ``<rx|tx>_<key>`` (``tx_dropped``, ``rx_crc_errors``); a qdisc counter by where the qdisc sits: the port's root
+  qdisc ``qdisc_<key>`` (a classful root counts its children's drops), its ``clsact``/``ingress`` qdisc
+  ``clsact_<key>`` (a filter's drop, TC_ACT_SHOT, in either direction), a child ``child_<parent>_<key>`` (read, not
+  judged: the root counts it). A frame the qdisc drops never reaches the device, so ``tx_dropped`` does not count it:
+  both reads are needed. Neither tells priorities apart: their drops count against every class of the port.
 """
 
 from __future__ import annotations
@@ -58,7 +70,7 @@ import re
 
 SIDES = {"ethtool_mlx5": "host NIC", "rdma_mlx5": "RDMA", "rdma_rxe": "RDMA", "sonic_pfc": "switch",
          "sonic_queue": "switch", "eos_pfc": "switch", "eos_queue": "switch", "eos_ecn": "switch",
-         "nvue_qos": "switch", "nvue_roce": "switch"}
+         "nvue_qos": "switch", "nvue_roce": "switch", "linux_link": "switch", "linux_qdisc": "switch"}
 FORMATS = tuple(sorted(SIDES))
 DEFAULT_PORT = "port"
 
@@ -164,6 +176,19 @@ COUNTERS = {
         (r"tx-stats\.tx-cnp-stats\.cnp-packets", "cnp", None, None),
         (r"(rx|tx)-stats\.(rx|tx)-roce-stats\.roce-(packets|bytes)", "traffic", None, None),
     ),
+    "linux_link": (
+        (r"(rx|tx)_dropped", "drop", None, 64),
+        (r"rx_(errors|crc_errors|frame_errors|length_errors|fifo_errors|missed_errors|over_errors)", "drop", None, 64),
+        (r"tx_(errors|aborted_errors|fifo_errors|carrier_errors|window_errors|heartbeat_errors)", "drop", None, 64),
+        # the link went down or up during the load (iproute2 prints it under tx)
+        (r"tx_carrier_changes", "drop", None, 64),
+        (r"(rx|tx)_(packets|bytes)", "traffic", None, 64),
+    ),
+    "linux_qdisc": (
+        (r"(qdisc|clsact|ingress)_drops", "drop", None, 32),
+        (r"(qdisc|clsact|ingress)_(packets|bytes)", "traffic", None, 64),
+        (r"(qdisc|clsact|ingress)_(overlimits|requeues)", "info", None, 32),
+    ),
 }
 # Formats whose command prints one port's counters (NVUE's ``nv show interface <if> ...``): a switch reads them per
 # port, and such a read is ``{port: output}`` (:func:`parse_counters`). Which commands each NOS runs is its own
@@ -214,10 +239,44 @@ def parse_ethtool(text, port=None):
     return new_counters("ethtool_mlx5", {port or DEFAULT_PORT: counters}, problems)
 
 
+_RDMA_LINK = re.compile(r"^[^\s/]+/\d+$")
+
+
+def _rdma_statistic(text, fmt, port):
+    """``rdma statistic show [link <dev>/<port>]`` (iproute2): ``link <dev>/<port>`` then ``name value`` pairs, all on
+    one line, or one pair a line with ``-p``. Read as a stream of words, so a line broken anywhere between two words
+    (the tool's one-line output pasted into a mail wrapped at 72 columns) reads the same. Each link is a port."""
+    ports, problems, current = {}, [], None
+    words = text.split()
+    i = 0
+    while i < len(words):
+        if words[i] == "link" and i + 1 < len(words) and _RDMA_LINK.match(words[i + 1]):
+            current = ports.setdefault(words[i + 1], {})
+            i += 2
+            continue
+        if current is None or i + 1 >= len(words):
+            problems.append("%s: %r is not a `name value` pair of a link" % (fmt, " ".join(words[i:i + 2])[:80]))
+            i += 2
+            continue
+        number = _int(words[i + 1])
+        if number is None:
+            problems.append("%s: %s holds %r, not a counter" % (fmt, words[i], words[i + 1][:40]))
+        else:
+            current[words[i]] = number
+        i += 2
+    if not any(ports.values()):
+        problems.append("%s: no counter in the `rdma statistic show` output" % fmt)
+        return new_counters(fmt, problems=problems)
+    return new_counters(fmt, _only(ports, port, fmt, problems), problems)
+
+
 def parse_hw_counters(data, fmt, port=None):
     """A ``hw_counters`` directory: a mapping {name or path: content}, or text of ``grep -H . <dir>/*``
-    (``path:value``) or of ``name value`` / ``name: value`` lines."""
+    (``path:value``) or of ``name value`` / ``name: value`` lines; or the same counters as ``rdma statistic show``
+    prints them (:func:`_rdma_statistic`: the link names the port)."""
     counters, problems = {}, []
+    if not isinstance(data, dict) and str(data).split()[:1] == ["link"]:
+        return _rdma_statistic(str(data), fmt, port)
     if isinstance(data, dict):
         items = [(str(k), str(v)) for k, v in data.items()]
     else:
@@ -504,6 +563,67 @@ def parse_nvue_roce(data, port=None):
     return new_counters("nvue_roce", {port or DEFAULT_PORT: counters}, problems)
 
 
+def _linux_doc(data, fmt, problems):
+    """The JSON list iproute2 prints with ``-j`` (text or the parsed list), or None with a problem."""
+    if isinstance(data, (bytes, str)):
+        try:
+            data = json.loads(data)
+        except ValueError as exc:
+            problems.append("%s: not JSON (%s); run the command with -j" % (fmt, str(exc).split(":", maxsplit=1)[0]))
+            return None
+    if not isinstance(data, list):
+        problems.append("%s: the JSON is a %s, not iproute2's list" % (fmt, type(data).__name__))
+        return None
+    return [item for item in data if isinstance(item, dict)]
+
+
+def parse_linux_link(data, port=None):
+    """``ip -s -s -j link show``: per interface (``ifname``) the ``stats64`` (or ``stats``) ``rx`` and ``tx`` blocks."""
+    problems, ports = [], {}
+    doc = _linux_doc(data, "linux_link", problems)
+    for item in doc or ():
+        name = item.get("ifname")
+        stats = item.get("stats64") if isinstance(item.get("stats64"), dict) else item.get("stats")
+        if not isinstance(name, str) or not isinstance(stats, dict):
+            continue
+        counters = ports.setdefault(name, {})
+        for direction in ("rx", "tx"):
+            for key, value in (stats.get(direction) or {}).items():
+                if _number(value) is not None:
+                    counters["%s_%s" % (direction, key)] = _number(value)
+    if doc is not None and not ports:
+        problems.append("linux_link: no interface with statistics (not `ip -s -s -j link show`?)")
+    return new_counters("linux_link", _only(ports, port, "linux_link", problems), problems)
+
+
+_QDISC_KEYS = ("bytes", "packets", "drops", "overlimits", "requeues")
+
+
+def parse_linux_qdisc(data, port=None):
+    """``tc -s -j qdisc show``: per queueing discipline its ``dev``, ``kind``, ``root`` or ``parent`` and statistics
+    (at the top of the object, or under ``stats`` as some iproute2 releases print them)."""
+    problems, ports = [], {}
+    doc = _linux_doc(data, "linux_qdisc", problems)
+    for item in doc or ():
+        dev, kind = item.get("dev"), item.get("kind")
+        if not isinstance(dev, str) or not isinstance(kind, str):
+            continue
+        stats = item.get("stats") if isinstance(item.get("stats"), dict) else item
+        if item.get("root"):
+            prefix = "qdisc"
+        elif kind in ("clsact", "ingress"):
+            prefix = kind
+        else:
+            prefix = "child_%s" % item.get("parent", item.get("handle", "?"))
+        counters = ports.setdefault(dev, {})
+        for key in _QDISC_KEYS:
+            if _number(stats.get(key)) is not None:
+                counters["%s_%s" % (prefix, key)] = _number(stats[key])
+    if doc is not None and not ports:
+        problems.append("linux_qdisc: no queueing discipline in the output (not `tc -s -j qdisc show`?)")
+    return new_counters("linux_qdisc", _only(ports, port, "linux_qdisc", problems), problems)
+
+
 PARSERS = {
     "ethtool_mlx5": parse_ethtool,
     "rdma_mlx5": lambda data, port=None: parse_hw_counters(data, "rdma_mlx5", port),
@@ -515,6 +635,8 @@ PARSERS = {
     "eos_ecn": parse_eos_ecn,
     "nvue_qos": parse_nvue_qos,
     "nvue_roce": parse_nvue_roce,
+    "linux_link": parse_linux_link,
+    "linux_qdisc": parse_linux_qdisc,
 }
 
 

@@ -53,7 +53,7 @@ its format here (:func:`qos_format`) and pass the format to ``parse_qos``.
 from __future__ import annotations
 
 from ansible_collections.ainet.fabric.plugins.module_utils.tor import (
-    nos_cumulus, nos_eos, nos_nxos, nos_os10, nos_sonic)
+    nos_cumulus, nos_eos, nos_linux, nos_nxos, nos_os10, nos_sonic)
 
 PLATFORMS = {
     "sonic": nos_sonic,
@@ -61,6 +61,7 @@ PLATFORMS = {
     "eos": nos_eos,
     "nxos": nos_nxos,
     "os10": nos_os10,
+    "linux": nos_linux,
 }
 
 

@@ -145,4 +145,4 @@ def test_without_the_step_s_ports_cumulus_runs_nothing_and_says_so():
 def test_a_platform_without_a_counter_reader_says_so():
     result, ran = read({"cluster": model("nxos", "Ethernet1/{node}")}, {})
     assert ran == [] and result["read_error"] == ("ToR leaf1: platform nxos has no counter reader (readable: "
-                                                  "cumulus, eos, sonic); its counters are not read")
+                                                  "cumulus, eos, linux, sonic); its counters are not read")

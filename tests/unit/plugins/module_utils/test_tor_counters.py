@@ -177,18 +177,20 @@ def test_cumulus_one_failed_command_is_one_line_naming_the_tor_and_the_command()
 # ----------------------------------------------------------------------------- the registry and the way
 
 def test_every_counter_command_names_a_known_format_and_one_port_formats_run_per_port():
-    assert platforms.counter_platforms() == ["cumulus", "eos", "sonic"]
+    assert platforms.counter_platforms() == ["cumulus", "eos", "linux", "sonic"]
     for platform in platforms.counter_platforms():
         for fmt, command in platforms.nos(platform).COUNTER_COMMANDS:
             assert fmt in FORMATS and parse_counters("", fmt)["format"] == fmt, (platform, command)
             assert ("{port}" in command) == (fmt in ONE_PORT_FORMATS), (platform, command)
-            assert command[0] in ("show", "nv") and "clear" not in command, "read-only: %s" % (command,)
+            assert command[0] in ("show", "nv") or command[:2] in (("ip", "-s"), ("tc", "-s")), command
+            assert "clear" not in command and command[-1] == "show" or command[0] in ("show", "nv"), \
+                "read-only: %s" % (command,)
 
 
 def test_only_a_nos_with_a_counter_reader_is_read():
     assert platforms.counters_readable("sonic") and platforms.counters_readable("cumulus")
     assert not platforms.counters_readable("nxos") and not platforms.counters_readable(None)
-    with pytest.raises(ValueError, match="platform 'nxos' has no counter reader \\(readable: cumulus, eos, sonic\\)"):
+    with pytest.raises(ValueError, match="platform 'nxos' has no counter reader \\(readable: cumulus, eos, linux, sonic\\)"):
         platforms.read_counters("nxos", "ssh", switch({}, []))
     with pytest.raises(ValueError, match="cannot be read over 'http'"):
         platforms.read_counters("sonic", "http", switch({}, []))
@@ -210,7 +212,7 @@ def test_the_counter_way_is_chosen_as_the_configuration_s(platform, transport, c
 @pytest.mark.parametrize("platform, transport, message", [
     ("cumulus", "api", "ToR leaf1: Cumulus Linux (NVUE) counters are not read over its API; set "
                        "lossless_check_read_transport to connection (or auto)"),
-    ("nxos", "auto", "ToR leaf1: platform nxos has no counter reader (readable: cumulus, eos, sonic); its counters "
+    ("nxos", "auto", "ToR leaf1: platform nxos has no counter reader (readable: cumulus, eos, linux, sonic); its counters "
                      "are not read"),
 ])
 def test_choose_counter_via_refuses_in_one_line(platform, transport, message):

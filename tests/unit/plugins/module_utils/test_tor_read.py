@@ -135,7 +135,7 @@ def test_cli_switches_are_read_with_show_running_config_over_their_connection(pl
 def test_the_ways_each_platform_is_read_the_default_first():
     assert {p: platforms.read_ways(p) for p in platforms.PLATFORMS} == {
         "sonic": ("ssh",), "cumulus": ("http", "ssh"), "eos": ("http", "ssh"), "nxos": ("http", "ssh"),
-        "os10": ("ssh",)}
+        "os10": ("ssh",), "linux": ()}
     assert platforms.read_ways(None) == () and platforms.read_ways("junos") == ()
     assert platforms.readable_platforms() == ["cumulus", "eos", "nxos", "os10", "sonic"]
     with pytest.raises(ValueError, match="cannot be read over 'http'"):

@@ -1,0 +1,66 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, ainet.fabric contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""A Linux switch: what this collection knows about it, in one module (see :mod:`platforms`).
+
+``platform: linux`` is a ToR whose ports are Linux network devices managed with iproute2 and no NOS CLI on top: a
+software bridge (a lab, a hypervisor's bridge, a ToR emulated in a network namespace) or a switchdev ASIC driven by
+the upstream kernel (mlxsw on NVIDIA Spectrum, where the ports' netdev and qdisc statistics are the ASIC's).
+
+It is **read-only** and **counters only** here: nothing renders, diffs or pushes its configuration (``EXTENSION``,
+``PUSH`` None), and the lossless check does not read its QoS configuration (``QOS_FORMAT`` None, no ``READ``): its
+links are "not checked" in the agreement report unless a configuration is given. The load test reads its counters
+over its own Ansible connection (SSH, or any connection that runs a command on it), read-only:
+
+* ``ip -s -s -j link show`` (format ``linux_link``): every interface's ``rtnl_link_stats64`` (drops, errors, packets);
+* ``tc -s -j qdisc show`` (format ``linux_qdisc``): every queueing discipline's statistics. A frame the port's qdisc
+  drops (a full queue, a policer, a filter's drop) never reaches the device, so the link's ``tx_dropped`` misses it;
+  the qdisc's ``drops`` counts it.
+
+Neither tells priorities apart (a qdisc per priority would, where a switchdev offloads one; not read here): their
+drops count against every class of the port. Both print every port; the verdict keeps the link's.
+
+**Ports.** Any Linux interface name (``IFNAMSIZ``: at most 15 bytes; not ``.`` or ``..``; no ``/``, ``:`` or
+whitespace: ``dev_valid_name`` in ``net/core/dev.c``); switchdev ports are usually ``swp<n>`` (the default template).
+"""
+
+from __future__ import annotations
+
+import re
+
+from ansible_collections.ainet.fabric.plugins.module_utils.tor.tor_push import read_command
+
+NAME = "linux"
+TITLE = "Linux (bridge or switchdev)"
+QOS_FORMAT = None
+EXTENSION = None
+RUNNING_EXTENSIONS = ()
+PORT_TEMPLATE = "swp{node}"
+PORT_MTU = 9216
+PORT_MTU_MAX = 9216
+PORT_NAME = "a Linux interface name (1-15 characters; no '/', ':' or whitespace)"
+PORT_NAME_RE = re.compile(r"^[^/:\s]{1,15}\Z")
+PUSH = None
+HTTP_PORT = None
+
+
+def invalid_ports(names):
+    """The names in ``names`` that the kernel refuses as an interface name."""
+    return [name for name in names if not PORT_NAME_RE.match(name) or name in (".", "..")
+            or len(name.encode("utf-8")) > 15]
+
+
+# ----------------------------------------------------------------------------- counters (the load test)
+
+COUNTER_READ = ("ssh",)
+COUNTER_COMMANDS = (("linux_link", ("ip", "-s", "-s", "-j", "link", "show")),
+                    ("linux_qdisc", ("tc", "-s", "-j", "qdisc", "show")))
+
+
+def read_counters(connection, via, ports=None):
+    """``{format: JSON text}`` of the switch's interface and qdisc statistics (``COUNTER_COMMANDS``) over its
+    connection (``via`` ``"ssh"``, ``connection`` ``run(argv, data=None) -> (rc, stdout, stderr)``). ``ports`` is not
+    needed (every interface is printed). Reads only; :class:`PushError` naming the command when one fails."""
+    if via != "ssh":
+        raise ValueError("Linux switch counters are read over its connection (ssh), not %r" % (via,))
+    return dict((fmt, read_command(connection, command)) for fmt, command in COUNTER_COMMANDS)
