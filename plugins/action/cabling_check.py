@@ -12,19 +12,16 @@ from __future__ import annotations
 import json
 import os
 
-from ansible.plugins.action import ActionBase
-
 from ansible_collections.ainet.fabric.plugins.module_utils.cabling import cabling_check, lldp_parse
 from ansible_collections.ainet.fabric.plugins.module_utils.tor import platforms
-from ansible_collections.ainet.fabric.plugins.module_utils.common.errors import FabricError
 from ansible_collections.ainet.fabric.plugins.module_utils.host.host_files import read_text
-from ansible_collections.ainet.fabric.plugins.module_utils.plan.rail_plan import rail_plan
+from ansible_collections.ainet.fabric.plugins.plugin_utils.plan_action import PlanAction
 from ansible_collections.ainet.fabric.plugins.plugin_utils.reports import link_states, write_reports
-from ansible_collections.ainet.fabric.plugins.plugin_utils.one_line import fail
 
 ARGUMENT_SPEC = dict(
     cluster=dict(type="dict", required=True),
-    nodes=dict(type="dict", required=True),
+    nodes=dict(type="dict"),
+    node_group=dict(type="str"),
     hosts=dict(type="list", elements="str", required=True),
     lldpcli_var=dict(type="str", default="__cabling_check_lldpcli"),
     lldptool_var=dict(type="str", default="__cabling_check_lldptool"),
@@ -71,29 +68,25 @@ def tor_port_aliases(plan, directory, given):
     return out
 
 
-class ActionModule(ActionBase):
-    TRANSFERS_FILES = False
-    _requires_connection = False
+class ActionModule(PlanAction):
+    ARGUMENT_SPEC = ARGUMENT_SPEC
+    ARGUMENT_RULES = dict(mutually_exclusive=[["nodes", "node_group"]], required_one_of=[["nodes", "node_group"]])
+    NODE_GROUP_VARIABLE = "cabling_check_node_group"
 
-    def run(self, tmp=None, task_vars=None):
-        result = super().run(tmp, task_vars)
-        _unused, args = self.validate_argument_spec(argument_spec=ARGUMENT_SPEC)
+    def act(self, result, args, task_vars):
         hostvars = task_vars.get("hostvars", {})
-        try:
-            plan = rail_plan(args["cluster"], args["nodes"])
-            neighbours, unread = {}, {}
-            for host in args["hosts"]:
-                found, why = host_neighbours(hostvars.get(host, {}), args["lldpcli_var"], args["lldptool_var"])
-                if found is None:
-                    unread[host] = why
-                else:
-                    neighbours[host] = found
-            hosts = [h for h in args["hosts"] if h in plan["nodes"]]
-            aliases = tor_port_aliases(plan, args["switch_config_dir"], args["switch_configs"])
-            verdict = cabling_check.check_cabling(plan, neighbours, hosts, dict(
-                (h, link_states(hostvars.get(h, {}).get(args["links_var"]))) for h in hosts), aliases)
-        except FabricError as exc:
-            return fail(self._task, result, str(exc))
+        plan = self.plan(args, task_vars)
+        neighbours, unread = {}, {}
+        for host in args["hosts"]:
+            found, why = host_neighbours(hostvars.get(host, {}), args["lldpcli_var"], args["lldptool_var"])
+            if found is None:
+                unread[host] = why
+            else:
+                neighbours[host] = found
+        hosts = [h for h in args["hosts"] if h in plan["nodes"]]
+        aliases = tor_port_aliases(plan, args["switch_config_dir"], args["switch_configs"])
+        verdict = cabling_check.check_cabling(plan, neighbours, hosts, dict(
+            (h, link_states(hostvars.get(h, {}).get(args["links_var"]))) for h in hosts), aliases)
         report = cabling_check.findings_markdown(verdict)
         changed = False
         if args["report"]:

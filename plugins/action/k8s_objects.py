@@ -10,20 +10,16 @@ from __future__ import annotations
 
 import os
 
-from ansible.plugins.action import ActionBase
-
-from ansible_collections.ainet.fabric.plugins.module_utils.common.errors import FabricError
 from ansible_collections.ainet.fabric.plugins.module_utils.host.host_files import read_text, write_atomic
 from ansible_collections.ainet.fabric.plugins.module_utils.plan import plan_lock
-from ansible_collections.ainet.fabric.plugins.module_utils.plan.rail_plan import node_group_hosts, node_map, rail_plan
+from ansible_collections.ainet.fabric.plugins.module_utils.plan.rail_plan import rail_plan
 from ansible_collections.ainet.fabric.plugins.module_utils.workload import k8s_objects, k8s_validate
 from ansible_collections.ainet.fabric.plugins.plugin_utils import k8s_dump
-from ansible_collections.ainet.fabric.plugins.plugin_utils.inventory_vars import gc_paused, host_variables
+from ansible_collections.ainet.fabric.plugins.plugin_utils.plan_action import PlanAction
 
 # What the action reads of each node of node_group (as hostvars[node] gives it): the plan's inputs, and the facts
 # for the PFs' PCI addresses.
 NODE_VARS = ("fabric_node_id", "fabric_rail_interfaces", "ansible_facts")
-from ansible_collections.ainet.fabric.plugins.plugin_utils.one_line import fail
 
 ARGUMENT_SPEC = dict(
     cluster=dict(type="dict", required=True),
@@ -37,33 +33,20 @@ ARGUMENT_SPEC = dict(
 )
 
 
-class ActionModule(ActionBase):
-    TRANSFERS_FILES = False
-    _requires_connection = False
+class ActionModule(PlanAction):
+    ARGUMENT_SPEC = ARGUMENT_SPEC
+    ARGUMENT_RULES = dict(mutually_exclusive=[["nodes", "node_group"]], required_one_of=[["nodes", "node_group"]])
+    NODE_GROUP_VARIABLE = "k8s_objects_node_group"
+    NODE_VARS = NODE_VARS
+    PAUSE_GC = True
 
-    def run(self, tmp=None, task_vars=None):
-        with gc_paused():
-            return self._run(tmp, task_vars)
-
-    def _run(self, tmp, task_vars):
-        result = super().run(tmp, task_vars)
-        _unused, args = self.validate_argument_spec(argument_spec=ARGUMENT_SPEC, mutually_exclusive=[["nodes", "node_group"]],
-                                                    required_one_of=[["nodes", "node_group"]])
-        task_vars = task_vars or {}
-        try:
-            if args["node_group"] is not None:
-                # The group's nodes and their variables read once, as hostvars gives them (plugin_utils/inventory_vars),
-                # without templating a map of every node into the task's arguments.
-                hosts = node_group_hosts(task_vars.get("groups") or {}, "k8s_objects_node_group", args["node_group"])
-                variables = host_variables(task_vars, hosts, NODE_VARS)
-                nodes = node_map(hosts, variables)
-            else:
-                nodes, variables = args["nodes"], task_vars.get("hostvars") or {}
-            plan = rail_plan(args["cluster"], nodes)
-            pci = k8s_objects.rail_pci(plan, args["rail_pci"], variables)
-            objects = k8s_objects.render(plan, node_names=args["node_names"], pci=pci)
-        except FabricError as exc:
-            return fail(self._task, result, str(exc))
+    def act(self, result, args, task_vars):
+        # With node_group, the group's nodes and their variables read once, as hostvars gives them
+        # (plugin_utils/inventory_vars), without templating a map of every node into the task's arguments.
+        nodes, variables = self.nodes(args, task_vars)
+        plan = rail_plan(args["cluster"], nodes)
+        pci = k8s_objects.rail_pci(plan, args["rail_pci"], variables)
+        objects = k8s_objects.render(plan, node_names=args["node_names"], pci=pci)
         problems = k8s_objects.check_against_plan(plan, objects, node_names=args["node_names"])
         if problems:
             return dict(result, failed=True, problems=problems,

@@ -10,14 +10,11 @@ from __future__ import annotations
 
 import json
 
-from ansible.plugins.action import ActionBase
-
 from ansible_collections.ainet.fabric.plugins.module_utils.common.errors import FabricError
 from ansible_collections.ainet.fabric.plugins.module_utils.fleet import link_results, pair_schedule
-from ansible_collections.ainet.fabric.plugins.module_utils.plan.rail_plan import node_group_hosts, node_map, rail_plan
-from ansible_collections.ainet.fabric.plugins.plugin_utils.inventory_vars import gc_paused, host_variables
+from ansible_collections.ainet.fabric.plugins.plugin_utils.inventory_vars import host_variables
+from ansible_collections.ainet.fabric.plugins.plugin_utils.plan_action import PlanAction
 from ansible_collections.ainet.fabric.plugins.plugin_utils.reports import link_states, write_reports
-from ansible_collections.ainet.fabric.plugins.plugin_utils.one_line import fail
 
 ARGUMENT_SPEC = dict(
     mode=dict(type="str", choices=["schedule", "round", "judge", "verdict"], required=True),
@@ -74,29 +71,21 @@ def report_markdown(cluster, verdict, schedule_note, measured=None, skipped=()):
     return "\n".join(lines) + "\n"
 
 
-class ActionModule(ActionBase):
-    TRANSFERS_FILES = False
-    _requires_connection = False
+class ActionModule(PlanAction):
+    ARGUMENT_SPEC = ARGUMENT_SPEC
+    NODE_GROUP_VARIABLE = "link_test_node_group"
+    PAUSE_GC = True
 
-    def run(self, tmp=None, task_vars=None):
-        with gc_paused():
-            return self._run(tmp, task_vars or {})
-
-    def _plan(self, args, task_vars):
+    def plan(self, args, task_vars):
         """The plan: the one mode=schedule computed for the job (``schedule_var``, registered), else from the arguments
         (the node group's variables read once, or ``nodes``)."""
         schedule = task_vars.get(args["schedule_var"]) if args["mode"] != "schedule" else None
         if isinstance(schedule, dict) and isinstance(schedule.get("plan"), dict):
             return schedule["plan"]
-        if args["node_group"] is not None:
-            hosts = node_group_hosts(task_vars.get("groups") or {}, "link_test_node_group", args["node_group"])
-            nodes = node_map(hosts, host_variables(task_vars, hosts, ("fabric_node_id", "fabric_rail_interfaces")))
-        elif args["nodes"] is not None:
-            nodes = args["nodes"]
-        else:
+        if args["node_group"] is None and args["nodes"] is None:
             raise FabricError("link_test: neither nodes nor node_group is given. Fix: pass node_group (the GPU nodes' "
                               "inventory group) or nodes")
-        return rail_plan(args["cluster"], nodes)
+        return super().plan(args, task_vars)
 
     @staticmethod
     def _tally(args, task_vars):
@@ -105,59 +94,54 @@ class ActionModule(ActionBase):
         tally = registered.get("tally") if isinstance(registered, dict) else None
         return tally if isinstance(tally, dict) and "links" in tally else None
 
-    def _run(self, tmp, task_vars):
-        result = super().run(tmp, task_vars)
-        _unused, args = self.validate_argument_spec(argument_spec=ARGUMENT_SPEC)
-        try:
-            plan = self._plan(args, task_vars)
-            if args["fabric"] and args["fabric"] not in plan["fabrics"]:
-                raise FabricError("link_test_fabric: %r is not a fabric of the cluster (%s)"
-                                  % (args["fabric"], ", ".join(plan["fabrics"])))
-            hosts = [h for h in args["hosts"] if h in plan["nodes"]]
-            if args["mode"] == "schedule":
-                # The plan, once for the job: the rounds and the verdict read it from this registered result. Its
-                # display stays short even with -v (a plan of thousands of nodes).
-                return dict(result, changed=False, plan=plan, _ansible_verbose_override=True,
-                            **link_results.schedule(plan, hosts, args["rounds"], args["full_mesh"]))
-            if args["mode"] in ("round", "judge"):
-                total = link_results.schedule(plan, hosts, args["rounds"], args["full_mesh"])["rounds"]
-                if args["round"] is None or not 1 <= args["round"] <= total:
-                    raise FabricError("link_test: round=%r is not a round of this schedule (1 to %d: %d nodes, %s). "
-                                      "Fix: loop round over range(1, <mode=schedule's rounds> + 1)." % (
-                                          args["round"], total, len(hosts),
-                                          "full mesh" if args["full_mesh"] else "rounds=%d" % args["rounds"]))
-            if args["mode"] == "round":
-                this = link_results.round_assignments(plan, hosts, args["round"], args["fabric"])
-                return dict(result, changed=False, round=args["round"], assignments=this, pairs=len(this) // 2)
-            if args["mode"] == "judge":
-                # The round's outputs of every client, folded into the tally the job keeps; the outputs go with the
-                # next round's.
-                state = self._tally(args, task_vars)
-                state = json.loads(json.dumps(state)) if state is not None else link_results.new_tally()
-                outputs = dict((h, v.get(args["round_var"])) for h, v in
-                               host_variables(task_vars, hosts, (args["round_var"],)).items())
-                link_results.judge_round(state, args["round"], outputs, args["min_gbps"], args["max_usec"])
-                return dict(result, changed=False, _ansible_verbose_override=True, tally=state)
-            hostvars = task_vars.get("hostvars", {})
+    def act(self, result, args, task_vars):
+        plan = self.plan(args, task_vars)
+        if args["fabric"] and args["fabric"] not in plan["fabrics"]:
+            raise FabricError("link_test_fabric: %r is not a fabric of the cluster (%s)"
+                              % (args["fabric"], ", ".join(plan["fabrics"])))
+        hosts = [h for h in args["hosts"] if h in plan["nodes"]]
+        if args["mode"] == "schedule":
+            # The plan, once for the job: the rounds and the verdict read it from this registered result. Its
+            # display stays short even with -v (a plan of thousands of nodes).
+            return dict(result, changed=False, plan=plan, _ansible_verbose_override=True,
+                        **link_results.schedule(plan, hosts, args["rounds"], args["full_mesh"]))
+        if args["mode"] in ("round", "judge"):
+            total = link_results.schedule(plan, hosts, args["rounds"], args["full_mesh"])["rounds"]
+            if args["round"] is None or not 1 <= args["round"] <= total:
+                raise FabricError("link_test: round=%r is not a round of this schedule (1 to %d: %d nodes, %s). "
+                                  "Fix: loop round over range(1, <mode=schedule's rounds> + 1)." % (
+                                      args["round"], total, len(hosts),
+                                      "full mesh" if args["full_mesh"] else "rounds=%d" % args["rounds"]))
+        if args["mode"] == "round":
+            this = link_results.round_assignments(plan, hosts, args["round"], args["fabric"])
+            return dict(result, changed=False, round=args["round"], assignments=this, pairs=len(this) // 2)
+        if args["mode"] == "judge":
+            # The round's outputs of every client, folded into the tally the job keeps; the outputs go with the
+            # next round's.
             state = self._tally(args, task_vars)
-            if state is None:
-                # no tally (the role before it judged each round): every client's kept rounds
-                state = link_results.new_tally()
-                for host in hosts:
-                    found = link_results.results_of(host, hostvars.get(host, {}).get(args["results_var"]))
-                    pair_schedule.tally(found, args["min_gbps"], args["max_usec"], state)
-                    link_results.measure(state, found)
-                    state["rounds"] = sorted(set(state["rounds"]) | set(r["round"] for r in found))
-            verdict = pair_schedule.findings(state, plan)
-            rdma_rails = dict((h, (hostvars.get(h, {}).get(args["rdma_var"]) or {}).get("rails")) for h in hosts)
-            skipped = link_results.not_run(plan, hosts, args["rdma"], dict(
-                (h, r) for h, r in rdma_rails.items() if r is not None), args["fabric"])
-            for finding in verdict["broken"]:
-                state_of = link_states(hostvars.get(finding["host"], {}).get(args["links_var"])).get(finding["interface"])
-                if state_of is not None and state_of.upper() not in ("UP", "UNKNOWN"):
-                    finding["why"] = "its link is %s (operstate %s); %s" % (state_of.lower(), state_of, finding["why"])
-        except FabricError as exc:
-            return fail(self._task, result, str(exc))
+            state = json.loads(json.dumps(state)) if state is not None else link_results.new_tally()
+            outputs = dict((h, v.get(args["round_var"])) for h, v in
+                           host_variables(task_vars, hosts, (args["round_var"],)).items())
+            link_results.judge_round(state, args["round"], outputs, args["min_gbps"], args["max_usec"])
+            return dict(result, changed=False, _ansible_verbose_override=True, tally=state)
+        hostvars = task_vars.get("hostvars", {})
+        state = self._tally(args, task_vars)
+        if state is None:
+            # no tally (the role before it judged each round): every client's kept rounds
+            state = link_results.new_tally()
+            for host in hosts:
+                found = link_results.results_of(host, hostvars.get(host, {}).get(args["results_var"]))
+                pair_schedule.tally(found, args["min_gbps"], args["max_usec"], state)
+                link_results.measure(state, found)
+                state["rounds"] = sorted(set(state["rounds"]) | set(r["round"] for r in found))
+        verdict = pair_schedule.findings(state, plan)
+        rdma_rails = dict((h, (hostvars.get(h, {}).get(args["rdma_var"]) or {}).get("rails")) for h in hosts)
+        skipped = link_results.not_run(plan, hosts, args["rdma"], dict(
+            (h, r) for h, r in rdma_rails.items() if r is not None), args["fabric"])
+        for finding in verdict["broken"]:
+            state_of = link_states(hostvars.get(finding["host"], {}).get(args["links_var"])).get(finding["interface"])
+            if state_of is not None and state_of.upper() not in ("UP", "UNKNOWN"):
+                finding["why"] = "its link is %s (operstate %s); %s" % (state_of.lower(), state_of, finding["why"])
         note = "%d nodes, %d round(s)%s; every node meets a different peer in each round, on every rail." % (
             len(hosts), len(state["rounds"]), " (full mesh)" if args["full_mesh"] else "")
         changed = False

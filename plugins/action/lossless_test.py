@@ -13,13 +13,11 @@ from __future__ import annotations
 import json
 import os
 
-from ansible.plugins.action import ActionBase
-
 from ansible_collections.ainet.fabric.plugins.module_utils.common.errors import FabricError
 from ansible_collections.ainet.fabric.plugins.module_utils.fleet import incast_results, incast_schedule
-from ansible_collections.ainet.fabric.plugins.module_utils.plan.rail_plan import rail_plan
 from ansible_collections.ainet.fabric.plugins.module_utils.qos.load_report import REPORT_HTML, REPORT_MD, load_report
 from ansible_collections.ainet.fabric.plugins.plugin_utils.one_line import fail
+from ansible_collections.ainet.fabric.plugins.plugin_utils.plan_action import PlanAction
 from ansible_collections.ainet.fabric.plugins.plugin_utils.reports import write_reports
 
 REPORT_JSON = "lossless.json"
@@ -28,7 +26,8 @@ FAIL_CHOICES = ["dropped", "lost", "pause_storm", "ecn_inactive", "inconclusive"
 ARGUMENT_SPEC = dict(
     mode=dict(type="str", choices=["schedule", "step", "judge", "report"], required=True),
     cluster=dict(type="dict", required=True),
-    nodes=dict(type="dict", required=True),
+    nodes=dict(type="dict"),
+    node_group=dict(type="str"),
     hosts=dict(type="list", elements="str", required=True),
     fabric=dict(type="str"),
     rounds=dict(type="int", default=0),
@@ -84,39 +83,35 @@ def perftest_argv(device, args, tclass, port, peer=None, timeout=None):
     return argv
 
 
-class ActionModule(ActionBase):
-    TRANSFERS_FILES = False
-    _requires_connection = False
+class ActionModule(PlanAction):
+    ARGUMENT_SPEC = ARGUMENT_SPEC
+    ARGUMENT_RULES = dict(mutually_exclusive=[["nodes", "node_group"]], required_one_of=[["nodes", "node_group"]])
+    NODE_GROUP_VARIABLE = "lossless_test_node_group"
+    REFUSED = (FabricError, ValueError)
 
-    def run(self, tmp=None, task_vars=None):
-        result = super().run(tmp, task_vars)
-        _unused, args = self.validate_argument_spec(argument_spec=ARGUMENT_SPEC)
+    def act(self, result, args, task_vars):
         hostvars = task_vars.get("hostvars", {})
-        try:
-            plan = rail_plan(args["cluster"], args["nodes"])
-            profiles = incast_results.lossless_fabrics(plan, args["fabric"])
-            bounds = incast_results.check_bounds(args["seconds"], args["qps"], args["rate_gbps"], args["max_senders"],
-                                                 args["message_size"], args["tx_depth"], args["qp_timeout"])
-            bad = [f for f in args["fail_on"] if f not in FAIL_CHOICES]
-            if bad:
-                bounds.append("lossless_test_fail_on: %s is not a verdict (%s)" % (", ".join(bad),
-                                                                                   ", ".join(FAIL_CHOICES)))
-            if bounds:
-                raise incast_results.RefusedError(bounds[0])
-            classes = incast_results.classes(profiles)
-            fabric = args["fabric"]
-            if fabric is None and len(profiles) == 1:
-                fabric = next(iter(profiles))
-            hosts = [h for h in args["hosts"] if h in plan["nodes"]]
-            if args["mode"] == "schedule":
-                return dict(result, changed=False, **self._schedule(plan, profiles, classes, fabric, args))
-            if args["mode"] == "step":
-                return dict(result, changed=False, **self._step(plan, profiles, classes, fabric, hosts, args,
-                                                                hostvars))
-            if args["mode"] == "judge":
-                return dict(result, changed=False, **self._judge(plan, profiles, args, hostvars))
-        except (FabricError, ValueError) as exc:
-            return fail(self._task, result, str(exc))
+        plan = self.plan(args, task_vars)
+        profiles = incast_results.lossless_fabrics(plan, args["fabric"])
+        bounds = incast_results.check_bounds(args["seconds"], args["qps"], args["rate_gbps"], args["max_senders"],
+                                             args["message_size"], args["tx_depth"], args["qp_timeout"])
+        bad = [f for f in args["fail_on"] if f not in FAIL_CHOICES]
+        if bad:
+            bounds.append("lossless_test_fail_on: %s is not a verdict (%s)" % (", ".join(bad),
+                                                                               ", ".join(FAIL_CHOICES)))
+        if bounds:
+            raise incast_results.RefusedError(bounds[0])
+        classes = incast_results.classes(profiles)
+        fabric = args["fabric"]
+        if fabric is None and len(profiles) == 1:
+            fabric = next(iter(profiles))
+        hosts = [h for h in args["hosts"] if h in plan["nodes"]]
+        if args["mode"] == "schedule":
+            return dict(result, changed=False, **self._schedule(plan, profiles, classes, fabric, args))
+        if args["mode"] == "step":
+            return dict(result, changed=False, **self._step(plan, profiles, classes, fabric, hosts, args, hostvars))
+        if args["mode"] == "judge":
+            return dict(result, changed=False, **self._judge(plan, profiles, args, hostvars))
         return self._report(result, plan, args)
 
     # ------------------------------------------------------------------------------------------------ schedule

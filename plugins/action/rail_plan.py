@@ -14,18 +14,16 @@ import json
 import os
 
 from ansible.errors import AnsibleError
-from ansible.plugins.action import ActionBase
 
 from ansible_collections.ainet.fabric.plugins.module_utils.cabling import cabling_check
 from ansible_collections.ainet.fabric.plugins.module_utils.plan import plan_lock
 from ansible_collections.ainet.fabric.plugins.module_utils.common.errors import FabricError, FabricModelError
 from ansible_collections.ainet.fabric.plugins.module_utils.host.host_files import write_atomic
 from ansible_collections.ainet.fabric.plugins.module_utils.plan.plan_report import render
-from ansible_collections.ainet.fabric.plugins.module_utils.plan.rail_plan import node_group_hosts, node_map, rail_plan
+from ansible_collections.ainet.fabric.plugins.module_utils.plan.rail_plan import node_group_hosts, rail_plan
 from ansible_collections.ainet.fabric.plugins.module_utils.qos import load_report
 from ansible_collections.ainet.fabric.plugins.module_utils.workload import k8s_objects
-from ansible_collections.ainet.fabric.plugins.plugin_utils.inventory_vars import host_variables
-from ansible_collections.ainet.fabric.plugins.plugin_utils.one_line import fail
+from ansible_collections.ainet.fabric.plugins.plugin_utils.plan_action import PlanAction, read_nodes
 
 REPORTS = (("plan.json", "json"), ("rails.csv", "csv"), ("rails.md", "markdown"), ("topology.mmd", "mermaid"))
 DIFFED_REPORTS = ("rails.csv",)
@@ -53,37 +51,31 @@ def _read(path):
         return None
 
 
-class ActionModule(ActionBase):
-    TRANSFERS_FILES = False
-    _requires_connection = False
+class ActionModule(PlanAction):
+    ARGUMENT_SPEC = ARGUMENT_SPEC
 
-    def run(self, tmp=None, task_vars=None):
-        result = super().run(tmp, task_vars)
-        _unused, args = self.validate_argument_spec(argument_spec=ARGUMENT_SPEC)
-        try:
-            cluster, nodes = self._inputs(args, task_vars or {})
-            plan = rail_plan(cluster, nodes)
-            if args["mode"] == "validate":
-                result.update(changed=False, summary=plan["summary"])
-                return result
-            if args["mode"] == "check":
-                return self._check(result, args, plan)
-            reports = {}
-            if args["output_dir"]:
-                # What the plan leads to beyond the hosts and ToRs: the pods' objects in rails.md, the last
-                # cabling check in rails.md and, its findings drawn dotted, in the diagram, and where the last
-                # load test's report is written.
-                status = _read(os.path.join(args["output_dir"], "cabling.json"))
-                try:
-                    status = json.loads(status) if status else None
-                except ValueError:
-                    status = None
-                marks = cabling_check.finding_marks(status)
-                reports = {name: render(plan, fmt, args["diagram_max_nodes"], marks) for name, fmt in REPORTS}
-                reports["rails.md"] += "\n" + k8s_objects.summary_markdown(plan) + "\n" + \
-                    cabling_check.status_markdown(status) + "\n" + load_report.rails_markdown()
-        except FabricError as exc:
-            return fail(self._task, result, str(exc))
+    def act(self, result, args, task_vars):
+        cluster, nodes = self._inputs(args, task_vars)
+        plan = rail_plan(cluster, nodes)
+        if args["mode"] == "validate":
+            result.update(changed=False, summary=plan["summary"])
+            return result
+        if args["mode"] == "check":
+            return self._check(result, args, plan)
+        reports = {}
+        if args["output_dir"]:
+            # What the plan leads to beyond the hosts and ToRs: the pods' objects in rails.md, the last
+            # cabling check in rails.md and, its findings drawn dotted, in the diagram, and where the last
+            # load test's report is written.
+            status = _read(os.path.join(args["output_dir"], "cabling.json"))
+            try:
+                status = json.loads(status) if status else None
+            except ValueError:
+                status = None
+            marks = cabling_check.finding_marks(status)
+            reports = {name: render(plan, fmt, args["diagram_max_nodes"], marks) for name, fmt in REPORTS}
+            reports["rails.md"] += "\n" + k8s_objects.summary_markdown(plan) + "\n" + \
+                cabling_check.status_markdown(status) + "\n" + load_report.rails_markdown()
 
         changed_files, diffs = [], []
         writes = {}
@@ -151,7 +143,7 @@ class ActionModule(ActionBase):
         hostvars = task_vars.get("hostvars") or {}
         if nodes is None and hosts is not None:
             # each node's variables as hostvars gives them, read once without templating hostvars per node
-            nodes = node_map(hosts, host_variables(task_vars, hosts, ("fabric_node_id", "fabric_rail_interfaces")))
+            nodes = read_nodes(task_vars, hosts)[0]
         if cluster is None and hosts is not None:
             try:
                 cluster = hostvars[hosts[0]].get("fabric_cluster")

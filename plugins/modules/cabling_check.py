@@ -20,13 +20,11 @@ description:
     in the inventory (C(unknown_interface)).
   - Writes the findings as a Markdown table to O(report) and fails with one line per finding unless
     O(fail_on_findings=false).
+extends_documentation_fragment:
+  - ainet.fabric.nodes
 options:
   cluster:
     description: The cluster model (C(fabric_cluster)).
-    type: dict
-    required: true
-  nodes:
-    description: Host name to C({node_id, rail_interfaces}), as built by the P(ainet.fabric.node_map#filter) filter.
     type: dict
     required: true
   hosts:
@@ -77,7 +75,7 @@ EXAMPLES = r"""
 - name: Check the cabling against the plan
   ainet.fabric.cabling_check:
     cluster: "{{ fabric_cluster }}"
-    nodes: "{{ groups['gpu_nodes'] | ainet.fabric.node_map(hostvars) }}"
+    node_group: gpu_nodes
     hosts: "{{ ansible_play_hosts }}"
     report: /tmp/cabling.md
   run_once: true

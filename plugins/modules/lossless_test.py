@@ -34,6 +34,8 @@ description:
     V(dropped), but a loss they show makes the run V(lost), never lossless.
   - With O(mode=report), writes C(lossless.json) (the runs), C(lossless.md) and C(lossless.html) into O(report_dir)
     and fails when a run's verdict is in O(fail_on), naming each link, its ToR port and the counters that moved.
+extends_documentation_fragment:
+  - ainet.fabric.nodes
 options:
   mode:
     description: V(schedule), V(step), V(judge) or V(report).
@@ -42,10 +44,6 @@ options:
     required: true
   cluster:
     description: The cluster model (C(fabric_cluster)).
-    type: dict
-    required: true
-  nodes:
-    description: Host name to C({node_id, rail_interfaces}), as built by the P(ainet.fabric.node_map#filter) filter.
     type: dict
     required: true
   hosts:
@@ -168,7 +166,7 @@ EXAMPLES = r"""
   ainet.fabric.lossless_test:
     mode: schedule
     cluster: "{{ fabric_cluster }}"
-    nodes: "{{ groups['gpu_nodes'] | ainet.fabric.node_map(hostvars) }}"
+    node_group: gpu_nodes
     hosts: "{{ ansible_play_hosts }}"
     seconds: 10
   run_once: true

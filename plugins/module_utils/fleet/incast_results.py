@@ -168,14 +168,6 @@ def tor_reads(read, port):
     return out
 
 
-# RDMA transport counters by the direction of the packets whose loss moves them (mlx5 counters.rst; rxe_resp.c
-# check_psn, rxe_comp.c check_ack): "data" toward the responder, "acks" (ACKs, read responses) back toward the
-# requester. A requester's local_ack_timeout_err is either: a lost ACK, or a lost last packet that no later packet
-# reveals with a NAK.
-DIRECTION = {"out_of_sequence": "data", "out_of_seq_request": "data", "packet_seq_err": "data",
-             "rcvd_seq_err": "data", "duplicate_request": "acks", "implied_nak_seq_err": "acks"}
-
-
 def _sender_losses(priority, seconds, profile, senders, max_pause_ratio, max_storm_events, tor_before=None,
                    tor_after=None):
     """``{sender: {"placed": [...], "path": [...], "congestion": [...]}}``: the records of each sender's reads that
@@ -235,7 +227,8 @@ def place(verdict, receiver, senders, port=None, names=None):
             cls["placed_on"] = sorted(at_sender)
         else:
             everyone = list(mine) + [r for s in sorted(on_path) for r in on_path[s]]
-            ways = {DIRECTION.get(r["counter"]) for r in everyone} - {None}
+            # which way the lost packets went, where the counter says (counters_parse.COUNTERS' direction)
+            ways = {r.get("direction") for r in everyone} - {None}
             hint = []
             if "data" in ways:
                 hint.append("data lost on its way to %s (a sender's uplink or %s's downlink)" % (receiver, receiver))

@@ -87,6 +87,10 @@ DEFAULT_PORT = "port"
 #   info               read, not judged
 # Each row: (regex on the name, fact, direction, width in bits). A named group ``p`` is the priority, ``q`` the
 # queue. Unknown names are ``info``; an unknown width is None (a decrease is then a reset, never a wrap).
+# The direction of an RDMA transport counter is that of the packets whose loss moves it (mlx5 counters.rst;
+# rxe_resp.c check_psn, rxe_comp.c check_ack): "data" toward the responder, "acks" (ACKs, read responses) back
+# toward the requester; None where it is not known or not one (a requester's local_ack_timeout_err is either: a
+# lost ACK, or a lost last packet that no later packet reveals with a NAK).
 COUNTERS = {
     "ethtool_mlx5": (
         (r"(rx|tx)_prio(?P<p>[0-7])_pause", "pfc_pause", None, 64),
@@ -112,9 +116,10 @@ COUNTERS = {
         (r"np_ecn_marked_roce_packets", "ecn_mark", None, 64),
         (r"np_cnp_sent|rp_cnp_handled", "cnp", None, 64),
         (r"rp_cnp_ignored", "info", None, 64),
-        (r"out_of_sequence|packet_seq_err|implied_nak_seq_err|local_ack_timeout_err|duplicate_request|"
-         r"rnr_nak_retry_err|req_transport_retries_exceeded|req_rnr_retries_exceeded|roce_adp_retrans|"
-         r"roce_adp_retrans_to", "transport_error", None, 32),
+        (r"out_of_sequence|packet_seq_err", "transport_error", "data", 32),
+        (r"implied_nak_seq_err|duplicate_request", "transport_error", "acks", 32),
+        (r"local_ack_timeout_err|rnr_nak_retry_err|req_transport_retries_exceeded|req_rnr_retries_exceeded|"
+         r"roce_adp_retrans|roce_adp_retrans_to", "transport_error", None, 32),
         (r"out_of_buffer", "drop", None, 32),
         (r"rx_(write|read|atomic)_requests|rx_dct_connect|resp_.*|req_.*|roce_slow_restart.*", "info", None, 32),
         (r"rx_icrc_encapsulated", "info", None, 64),
@@ -123,8 +128,9 @@ COUNTERS = {
         (r"rdma_(tx|rx)_(packets|bytes)", "traffic", None, 64),
     ),
     "rdma_rxe": (
-        (r"duplicate_request|out_of_seq_request|rcvd_seq_err|retry_exceeded_err|retry_rnr_exceeded_err|"
-         r"completer_retry_err|send_err", "transport_error", None, 64),
+        (r"out_of_seq_request|rcvd_seq_err", "transport_error", "data", 64),
+        (r"duplicate_request", "transport_error", "acks", 64),
+        (r"retry_exceeded_err|retry_rnr_exceeded_err|completer_retry_err|send_err", "transport_error", None, 64),
         (r"link_downed", "drop", None, 64),
         (r"sent_pkts|rcvd_pkts", "traffic", None, 64),
         (r"rcvd_rnr_err|send_rnr_err|ack_deferred|rdma_sends|rdma_recvs", "info", None, 64),
@@ -188,21 +194,21 @@ COUNTERS = {
 # port, and such a read is ``{port: output}`` (:func:`parse_counters`). Which commands each NOS runs is its own
 # (``tor/nos_<platform>.py``: ``COUNTER_COMMANDS``, ``read_counters``).
 ONE_PORT_FORMATS = ("nvue_qos", "nvue_roce")
-_COMPILED = {fmt: [(re.compile(r"^(?:%s)$" % rx), fact, width) for rx, fact, _queue, width in rows]
+_COMPILED = {fmt: [(re.compile(r"^(?:%s)$" % rx), fact, direction, width) for rx, fact, direction, width in rows]
              for fmt, rows in COUNTERS.items()}
 
 
 def describe(fmt, name):
-    """What counter ``name`` of format ``fmt`` is: ``{fact, priority, queue, width}`` (``info`` and width None when
-    the format does not know it)."""
-    for rx, fact, width in _COMPILED.get(fmt, ()):
+    """What counter ``name`` of format ``fmt`` is: ``{fact, priority, queue, width, direction}`` (``info``, width
+    and direction None when the format does not know it)."""
+    for rx, fact, direction, width in _COMPILED.get(fmt, ()):
         match = rx.match(name)
         if match:
             groups = match.groupdict()
             queue = groups.get("q") or groups.get("q2")
             return {"fact": fact, "priority": int(groups["p"]) if groups.get("p") else None,
-                    "queue": int(queue) if queue else None, "width": width}
-    return {"fact": "info", "priority": None, "queue": None, "width": None}
+                    "queue": int(queue) if queue else None, "width": width, "direction": direction}
+    return {"fact": "info", "priority": None, "queue": None, "width": None, "direction": None}
 
 
 def new_counters(fmt, ports=None, problems=None):

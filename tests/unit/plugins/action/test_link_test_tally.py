@@ -14,6 +14,7 @@ from unittest import mock
 from ansible_collections.ainet.fabric.plugins.action import link_test as action
 from ansible_collections.ainet.fabric.plugins.module_utils.fleet import link_results as lr
 from ansible_collections.ainet.fabric.plugins.module_utils.fleet import pair_schedule as ps
+from ansible_collections.ainet.fabric.plugins.plugin_utils import plan_action
 
 DATA = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "module_utils", "data", "fleet")
 CLUSTER = {"name": "t", "rails": 3, "addressing": {"mode": "exclusive", "supernet": "10.0.0.0/12", "rail_prefix": 16,
@@ -79,7 +80,7 @@ def run_job(size, min_gbps=None, fault=faults):
     assert not schedule.get("failed"), schedule
     task_vars = dict(task_vars, __link_test_schedule=schedule)
     every, sizes = [], []
-    with mock.patch.object(action, "rail_plan", side_effect=AssertionError("the plan was computed again")):
+    with mock.patch.object(plan_action, "rail_plan", side_effect=AssertionError("the plan was computed again")):
         for number in range(1, schedule["rounds"] + 1):
             pairs = act(dict(common, mode="round", round=number), task_vars)
             kept = outputs(pairs["assignments"], number, fault)

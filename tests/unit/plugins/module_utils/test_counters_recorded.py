@@ -83,7 +83,8 @@ def test_connectx5_prio_counters_read_as_published_and_no_pause_line_is_made_up(
     assert counters["rx_prio3_packets"] == 0 and counters["tx_prio3_packets"] == 0
     # PFC is on no priority of this port: mlx5 prints no prio pause line, and none is reported (absent, never 0)
     assert not [n for n in counters if "pause" in n]
-    assert describe("ethtool_mlx5", "rx_prio0_packets") == dict(fact="traffic", priority=0, queue=None, width=64)
+    assert describe("ethtool_mlx5", "rx_prio0_packets") == dict(fact="traffic", priority=0, queue=None, width=64,
+                                                                direction=None)
 
 
 def test_connectx5_before_and_after_a_benchmark_count_the_traffic_on_priority_0():
@@ -158,8 +159,10 @@ def test_procfs_fixture_hw_counters_values_and_what_the_device_does_not_print():
     assert counters["req_cqe_error"] == 3481 and counters["resp_cqe_error"] == 8109
     # no congestion counters in this directory: not reported, never 0
     assert not [n for n in counters if n.startswith(("np_", "rp_"))]
-    oos = dict(fact="transport_error", priority=None, queue=None, width=32)
+    oos = dict(fact="transport_error", priority=None, queue=None, width=32, direction="data")
     assert describe("rdma_mlx5", "out_of_sequence") == oos
+    assert describe("rdma_mlx5", "duplicate_request") == dict(oos, direction="acks")
+    assert describe("rdma_mlx5", "local_ack_timeout_err") == dict(oos, direction=None)
     assert describe("rdma_mlx5", "roce_adp_retrans")["fact"] == "transport_error"
 
 
@@ -193,7 +196,8 @@ def test_sonic_queue_7050cx3_unicast_and_multicast_queues():
     assert counters["mc10_drop_pkts"] == 48 and counters["mc10_drop_bytes"] == 3072
     assert counters["mc11_drop_pkts"] == 260 and counters["mc11_drop_bytes"] == 26992
     assert describe("sonic_queue", "mc10_drop_pkts")["fact"] == "info"  # multicast drops judge no unicast class
-    assert describe("sonic_queue", "uc3_drop_pkts") == {"fact": "drop", "priority": None, "queue": 3, "width": 64}
+    assert describe("sonic_queue", "uc3_drop_pkts") == {"fact": "drop", "priority": None, "queue": 3, "width": 64,
+                                                        "direction": None}
     assert sum(v for n, v in counters.items() if n.startswith("uc") and "_drop_" in n) == 0
 
 

@@ -11,6 +11,7 @@ import pytest
 
 from ansible_collections.ainet.fabric.plugins.module_utils.fleet import incast_results as r
 from ansible_collections.ainet.fabric.plugins.module_utils.model.qos_profile import resolve_profile
+from ansible_collections.ainet.fabric.plugins.module_utils.qos.counters_parse import describe
 from ansible_collections.ainet.fabric.plugins.module_utils.qos.counters_read import read_links
 from ansible_collections.ainet.fabric.plugins.module_utils.plan.rail_plan import rail_plan
 
@@ -202,3 +203,24 @@ def test_summary_counts_verdicts_and_names_the_worst(tmp_path):
     assert skipped["verdict"] is None and skipped["skipped"] == "default rail 1 is not loaded"
     assert r.summary([good, skipped]) == {"runs": 2, "skipped": 1, "lossless_under_load": 1,
                                           "worst": "lossless_under_load"}
+
+
+def test_which_way_a_transport_counter_points_is_its_row_s_direction_in_counters():
+    """The placing hint (data toward the receiver, ACKs back) reads counters_parse.COUNTERS' direction column: per
+    format, with the fact and the width of the row the name always had."""
+    expected = {
+        ("rdma_mlx5", "out_of_sequence"): "data", ("rdma_mlx5", "packet_seq_err"): "data",
+        ("rdma_mlx5", "implied_nak_seq_err"): "acks", ("rdma_mlx5", "duplicate_request"): "acks",
+        ("rdma_mlx5", "local_ack_timeout_err"): None, ("rdma_mlx5", "req_transport_retries_exceeded"): None,
+        ("rdma_mlx5", "roce_adp_retrans"): None,
+        ("rdma_rxe", "out_of_seq_request"): "data", ("rdma_rxe", "rcvd_seq_err"): "data",
+        ("rdma_rxe", "duplicate_request"): "acks", ("rdma_rxe", "retry_exceeded_err"): None,
+        ("rdma_rxe", "send_err"): None,
+    }
+    for (fmt, name), direction in expected.items():
+        meaning = describe(fmt, name)
+        assert (meaning["fact"], meaning["direction"]) == ("transport_error", direction), (fmt, name)
+        assert meaning["width"] == (32 if fmt == "rdma_mlx5" else 64), (fmt, name)
+    assert describe("rdma_mlx5", "req_cqe_error")["direction"] is None  # info: no direction
+    assert describe("ethtool_mlx5", "rx_prio3_discards")["direction"] is None
+    assert describe("no_such_format", "out_of_sequence")["direction"] is None

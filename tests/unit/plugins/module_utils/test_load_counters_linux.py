@@ -58,11 +58,13 @@ def test_the_qdisc_read_names_root_and_clsact_counters_and_leaves_gauges_out():
 
 
 def test_what_each_linux_counter_is():
-    assert describe("linux_qdisc", "qdisc_drops") == {"fact": "drop", "priority": None, "queue": None, "width": 32}
+    assert describe("linux_qdisc", "qdisc_drops") == {"fact": "drop", "priority": None, "queue": None, "width": 32,
+                                                      "direction": None}
     assert describe("linux_qdisc", "clsact_drops")["fact"] == "drop"
     assert describe("linux_qdisc", "child_1:4_drops")["fact"] == "info"   # the root counts it already
     assert describe("linux_qdisc", "qdisc_overlimits")["fact"] == "info"  # throttled, not dropped
-    assert describe("linux_link", "tx_dropped") == {"fact": "drop", "priority": None, "queue": None, "width": 64}
+    assert describe("linux_link", "tx_dropped") == {"fact": "drop", "priority": None, "queue": None, "width": 64,
+                                                    "direction": None}
     assert describe("linux_link", "rx_packets")["fact"] == "traffic"
     assert describe("linux_link", "tx_collisions")["fact"] == "info"
 

@@ -53,7 +53,7 @@ def test_connectx7_multihost_has_per_host_discards_for_every_priority_and_lane_e
     assert STORM <= counters
     assert {"rx_err_lane_%d_phy" % lane for lane in range(8)} <= counters
     assert describe("ethtool_mlx5", "rx_prio3_buf_discard") == {
-        "fact": "drop", "priority": 3, "queue": None, "width": 64}
+        "fact": "drop", "priority": 3, "queue": None, "width": 64, "direction": None}
     assert describe("ethtool_mlx5", "rx_prio3_marked")["fact"] == "info"  # the NIC's own marking, not DCQCN's
     assert describe("ethtool_mlx5", "rx_pcs_symbol_err_phy")["fact"] == "drop"
 

@@ -39,7 +39,8 @@ def test_eos_pfc_json_text_mapping_and_eapi_list_agree():
     assert from_text["ports"]["Ethernet1/1"] == {"rxFrames": 0, "txFrames": 23740}
     assert parse_counters(doc("eos-pfc-after.json"), "eos_pfc") == from_text
     assert parse_counters([doc("eos-pfc-after.json")], "eos_pfc") == from_text
-    assert describe("eos_pfc", "txFrames") == {"fact": "pfc_pause", "priority": None, "queue": None, "width": None}
+    assert describe("eos_pfc", "txFrames") == {"fact": "pfc_pause", "priority": None, "queue": None, "width": None,
+                                               "direction": None}
 
 
 def test_eos_queue_detail_per_traffic_class_and_drop_precedence():
@@ -49,7 +50,7 @@ def test_eos_queue_detail_per_traffic_class_and_drop_precedence():
     assert describe("eos_queue", "ucast.TC3.DP0.droppedPackets")["queue"] == 3
     assert describe("eos_queue", "mcast.TC3.DP0.droppedPackets")["fact"] == "info"
     assert describe("eos_queue", "ucast.TC0-3.DP0.droppedPackets") == {"fact": "drop", "priority": None, "queue": None,
-                                                                       "width": None}
+                                                                       "width": None, "direction": None}
 
 
 def test_eos_queue_drops_on_voq_platforms():

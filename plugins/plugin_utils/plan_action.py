@@ -1,0 +1,92 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, ainet.fabric contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The opening of the controller-side actions that plan the whole node group (``cabling_check``, ``link_test``,
+``lossless_test``, ``rail_plan``, ``k8s_objects``): nothing is sent to a host, the task runs once for the job.
+
+:class:`PlanAction` does what each of them did first, in the same order:
+
+1. the task's arguments checked against the action's :attr:`~PlanAction.ARGUMENT_SPEC` (and its
+   :attr:`~PlanAction.ARGUMENT_RULES`: ``mutually_exclusive``, ``required_one_of`` ...), as
+   ``ActionBase.validate_argument_spec`` checks them;
+2. the nodes: with ``node_group``, the group's hosts and their ``fabric_node_id`` and ``fabric_rail_interfaces``
+   (and whatever else :attr:`~PlanAction.NODE_VARS` names) read once, with the values and precedence
+   ``hostvars[node]`` gives (:mod:`inventory_vars`), instead of a ``node_map(hostvars)`` templated into the task's
+   arguments; else ``nodes`` as the task gives them (:meth:`~PlanAction.nodes`, :func:`group_nodes`);
+3. the cluster planned from the model and the nodes (:meth:`~PlanAction.plan`);
+4. bad input (a :class:`FabricError`, or whatever else :attr:`~PlanAction.REFUSED` names), raised anywhere in the
+   action's :meth:`~PlanAction.act`, ends the task with its one line (field, value, Fix) through
+   :func:`one_line.fail`, never a traceback.
+"""
+
+from __future__ import annotations
+
+import contextlib
+
+from ansible.plugins.action import ActionBase
+
+from ansible_collections.ainet.fabric.plugins.module_utils.common.errors import FabricError
+from ansible_collections.ainet.fabric.plugins.module_utils.plan.rail_plan import node_group_hosts, node_map, rail_plan
+from ansible_collections.ainet.fabric.plugins.plugin_utils.inventory_vars import gc_paused, host_variables
+from ansible_collections.ainet.fabric.plugins.plugin_utils.one_line import fail
+
+# What the plan reads of each node (as hostvars[node] gives it).
+NODE_VARS = ("fabric_node_id", "fabric_rail_interfaces")
+
+
+def read_nodes(task_vars, hosts, names=NODE_VARS):
+    """``(nodes, variables)`` of ``hosts``: ``variables`` each host's ``names`` as ``task_vars['hostvars']`` gives
+    them, read once; ``nodes`` the plan's ``{host: {node_id, rail_interfaces}}`` made from them
+    (:func:`rail_plan.node_map`)."""
+    variables = host_variables(task_vars, hosts, names)
+    return node_map(hosts, variables), variables
+
+
+def group_nodes(task_vars, variable, group, names=NODE_VARS):
+    """:func:`read_nodes` of the hosts of inventory group ``group``; a group that is missing or has no hosts raises
+    the :class:`FabricError` naming ``variable`` (the option or role variable that gave the group's name)."""
+    return read_nodes(task_vars, node_group_hosts(task_vars.get("groups") or {}, variable, group), names)
+
+
+class PlanAction(ActionBase):
+    """A controller-side action over the node group (see the module). A subclass sets :attr:`ARGUMENT_SPEC` and
+    implements :meth:`act`, which gets the task result so far, the validated arguments and the task's variables, and
+    returns the task result."""
+
+    TRANSFERS_FILES = False
+    _requires_connection = False
+    # The action's options, and the argument spec's rules across them (keyword arguments of validate_argument_spec).
+    ARGUMENT_SPEC = {}
+    ARGUMENT_RULES = {}
+    # The role variable that names ``node_group``, as a bad group's refusal names it.
+    NODE_GROUP_VARIABLE = "rail_plan_node_group"
+    NODE_VARS = NODE_VARS
+    # What bad input raises: its message is the one-line refusal.
+    REFUSED = (FabricError,)
+    # Python's cyclic garbage collector off for the whole task (inventory_vars.gc_paused).
+    PAUSE_GC = False
+
+    def act(self, result, args, task_vars):
+        """The task result, from ``result`` (ActionBase's), the validated ``args`` and ``task_vars``."""
+        raise NotImplementedError
+
+    def run(self, tmp=None, task_vars=None):
+        task_vars = task_vars or {}
+        with gc_paused() if self.PAUSE_GC else contextlib.nullcontext():
+            result = super().run(tmp, task_vars)
+            _unused, args = self.validate_argument_spec(argument_spec=self.ARGUMENT_SPEC, **self.ARGUMENT_RULES)
+            try:
+                return self.act(result, args, task_vars)
+            except self.REFUSED as exc:
+                return fail(self._task, result, str(exc))
+
+    def nodes(self, args, task_vars):
+        """``(nodes, variables)``: the hosts of ``args['node_group']`` read once (:func:`group_nodes`, the names
+        :attr:`NODE_VARS`), else ``args['nodes']`` and the task's ``hostvars``."""
+        if args.get("node_group") is not None:
+            return group_nodes(task_vars, self.NODE_GROUP_VARIABLE, args["node_group"], self.NODE_VARS)
+        return args["nodes"], task_vars.get("hostvars") or {}
+
+    def plan(self, args, task_vars):
+        """The rail plan of ``args['cluster']`` and the task's nodes (:meth:`nodes`)."""
+        return rail_plan(args["cluster"], self.nodes(args, task_vars)[0])

@@ -1,0 +1,218 @@
+# -*- coding: utf-8 -*-
+"""The opening the controller-side plan actions share (plugins/plugin_utils/plan_action.py), run through the actions
+themselves on a real inventory (InventoryManager, VariableManager, HostVars, as ansible-playbook builds them): the
+node group read once gives the plan and the verdicts that ``nodes: "{{ groups[g] | node_map(hostvars) }}"`` gave,
+a missing or empty group and bad input are refused in one line naming the role's variable, and the arguments are
+checked before anything is read."""
+
+from __future__ import annotations
+
+import gc
+import importlib
+import json
+import os
+import textwrap
+from unittest import mock
+
+import pytest
+
+from ansible.errors import AnsibleAction
+from ansible.inventory.manager import InventoryManager
+from ansible.parsing.dataloader import DataLoader
+from ansible.vars.hostvars import HostVars
+from ansible.vars.manager import VariableManager
+
+from ansible_collections.ainet.fabric.plugins.filter.rail import node_map as node_map_filter
+from ansible_collections.ainet.fabric.plugins.plugin_utils import plan_action
+
+COLLECTION = "ansible_collections.ainet.fabric.plugins"
+LLDP = os.path.join(os.path.dirname(os.path.dirname(__file__)), "module_utils", "data", "lldp")
+RAILS = ["ens6f0np0", "ens6f1np1", "ens7f0np0", "ens7f1np1"]
+GPU03 = ["ens1f0np0", "ens1f1np1", "ens2f0np0", "ens2f1np1"]
+# the container lab's model, as data/lldp/ORIGIN.md recorded its gpu02 with rails 3 and 4 crossed
+LAB = {"name": "t-exclusive-v4", "rails": 4, "addressing": {"mode": "exclusive", "supernet": "172.17.0.0/16",
+                                                            "rail_prefix": 24, "node_prefix": 27}}
+LOSSLESS = {"name": "t", "rails": 4, "mtu": 9000, "management_networks": ["10.0.0.0/16"],
+            "addressing": {"mode": "shared", "supernet": "172.17.0.0/16", "rail_prefix": 24},
+            "tors": [{"name": "leaf1", "rails": [1, 2], "port_template": "Ethernet{rail}{node}", "platform": "sonic"},
+                     {"name": "leaf2", "rails": [3, 4], "port_template": "Ethernet{rail}{node}", "platform": "sonic"}],
+            "qos": {"preset": "nvidia"}}
+# The node ids and NICs come from different layers: the group's vars, a host's inline vars, a host_vars file, and
+# a set_fact (the fixture's), so that a reader of one layer only could not pass.
+HOSTS = """
+    all:
+      children:
+        gpu_nodes:
+          vars:
+            fabric_rail_interfaces: [ens6f0np0, ens6f1np1, ens7f0np0, ens7f1np1]
+          hosts:
+            gpu01: {fabric_node_id: 1}
+            gpu02: {}
+            gpu03: {fabric_node_id: 3}
+        spare_nodes:
+          hosts: {}
+        mgmt:
+          hosts:
+            ctl01: {}
+    """
+
+
+@pytest.fixture
+def world(tmp_path):
+    (tmp_path / "inv" / "host_vars").mkdir(parents=True)
+    (tmp_path / "inv" / "hosts.yml").write_text(textwrap.dedent(HOSTS))
+    (tmp_path / "inv" / "host_vars" / "gpu02.yml").write_text("fabric_node_id: 2\n")
+    loader = DataLoader()
+    inventory = InventoryManager(loader=loader, sources=[str(tmp_path / "inv")])
+    manager = VariableManager(loader=loader, inventory=inventory)
+    manager.set_nonpersistent_facts("gpu03", {"fabric_rail_interfaces": GPU03})  # set_fact
+    hostvars = HostVars(inventory=inventory, variable_manager=manager, loader=loader)
+    task_vars = {"groups": inventory.get_groups_dict(), "hostvars": hostvars}
+    return manager, task_vars
+
+
+def act(name, args, task_vars):
+    """The task result of ``ainet.fabric.<name>: args`` (a refusal raised on ansible-core 2.19 is its result)."""
+    module = importlib.import_module("%s.action.%s" % (COLLECTION, name))
+    task = mock.MagicMock(args=dict(args), async_val=0, check_mode=False, diff=False, action="ainet.fabric." + name,
+                          failed_when=[], until=[])
+    plugin = module.ActionModule(task, mock.MagicMock(), mock.MagicMock(), None, None)
+    try:
+        return plugin.run(task_vars=task_vars)
+    except AnsibleAction as exc:
+        return exc.result
+
+
+def node_map(task_vars, group="gpu_nodes"):
+    """What the roles passed before: ``groups[group] | ainet.fabric.node_map(hostvars)``."""
+    return node_map_filter(task_vars["groups"][group], task_vars["hostvars"])
+
+
+def test_the_node_group_read_once_is_the_node_map_of_hostvars(world):
+    _manager, task_vars = world
+    nodes, variables = plan_action.group_nodes(task_vars, "cabling_check_node_group", "gpu_nodes")
+    assert nodes == node_map(task_vars)
+    assert nodes == {"gpu01": {"node_id": 1, "rail_interfaces": RAILS}, "gpu02": {"node_id": 2, "rail_interfaces": RAILS},
+                     "gpu03": {"node_id": 3, "rail_interfaces": GPU03}}
+    assert sorted(variables) == ["gpu01", "gpu02", "gpu03"]
+
+
+def test_cabling_check_from_the_node_group_gives_the_verdict_of_the_node_map(world, tmp_path):
+    manager, task_vars = world
+    with open(os.path.join(LLDP, "lab-lldpd-1.0.16-json-crossed.json")) as handle:
+        manager.set_nonpersistent_facts("gpu02", {"__cabling_check_lldpcli": {"rc": 0, "stdout": handle.read()}})
+    common = {"cluster": LAB, "hosts": ["gpu01", "gpu02"], "fail_on_findings": False}
+    by_group = act("cabling_check", dict(common, node_group="gpu_nodes", report=str(tmp_path / "a.md")), task_vars)
+    by_map = act("cabling_check", dict(common, nodes=node_map(task_vars), report=str(tmp_path / "b.md")), task_vars)
+    assert not by_group.get("failed"), by_group
+    assert [(f["host"], f["kind"], f["rail"]) for f in by_group["findings"]] == [
+        ("gpu01", "missing", 1), ("gpu01", "missing", 2), ("gpu01", "missing", 3), ("gpu01", "missing", 4),
+        ("gpu02", "swapped", 3)]
+    assert sorted(by_group["unread"]) == ["gpu01"]
+    assert dict(by_group, report=None) == dict(by_map, report=None)
+    assert (tmp_path / "a.md").read_text() == (tmp_path / "b.md").read_text()
+    assert json.loads((tmp_path / "a.json").read_text())["summary"] == by_group["summary"]
+
+
+def test_lossless_test_from_the_node_group_schedules_and_steps_as_from_the_node_map(world):
+    manager, task_vars = world
+    for host, nics in (("gpu01", RAILS), ("gpu02", RAILS), ("gpu03", GPU03)):  # rdma_facts, registered
+        manager.set_nonpersistent_facts(host, {"__lossless_test_rdma": {"rails": [
+            {"netdev": nic, "rdma_device": "mlx5_%d" % i, "port": 1, "gid_index": 3} for i, nic in enumerate(nics)]}})
+    common = {"cluster": LOSSLESS, "hosts": ["gpu01", "gpu02", "gpu03"]}
+    for mode in ({"mode": "schedule"}, {"mode": "step", "step": 1}):
+        by_group = act("lossless_test", dict(common, node_group="gpu_nodes", **mode), task_vars)
+        by_map = act("lossless_test", dict(common, nodes=node_map(task_vars), **mode), task_vars)
+        assert not by_group.get("failed"), by_group
+        assert by_group == by_map
+    assert (by_group["steps"], by_group["loaded"]) == (3, 4)
+    assert sorted(by_group["hosts"]) == ["gpu01", "gpu02", "gpu03"]
+    assert by_group["hosts"]["gpu03"]["links"][0] == {"interface": "ens1f0np0", "rdma_device": "mlx5_0", "rdma_port": 1}
+
+
+@pytest.mark.parametrize("name, variable, extra", [
+    ("cabling_check", "cabling_check_node_group", {}),
+    ("lossless_test", "lossless_test_node_group", {"mode": "schedule"}),
+    ("link_test", "link_test_node_group", {"mode": "schedule"}),
+    ("k8s_objects", "k8s_objects_node_group", {}),
+])
+def test_a_missing_or_empty_node_group_is_one_line_naming_the_roles_variable(world, name, variable, extra):
+    _manager, task_vars = world
+    cluster = LOSSLESS if name == "lossless_test" else LAB
+    args = dict(extra, cluster=cluster, node_group="gpu_node", hosts=["gpu01"])
+    if name == "k8s_objects":
+        del args["hosts"]
+    result = act(name, args, task_vars)
+    assert result["failed"] and result["changed"] is False
+    assert result["msg"] == (
+        "%s: 'gpu_node' is not an inventory group (close: gpu_nodes, spare_nodes). Fix: put the GPU nodes in group 'gpu_node' or "
+        "name their group with -e %s=<group> (or rail_plan_node_group: every job's node group defaults to it)"
+        % (variable, variable))
+    result = act(name, dict(args, node_group="spare_nodes"), task_vars)
+    assert result["msg"].startswith("%s: 'spare_nodes' is an inventory group without hosts. Fix:" % variable)
+
+
+@pytest.mark.parametrize("name, extra", [("cabling_check", {}), ("lossless_test", {"mode": "schedule"})])
+def test_nodes_and_node_group_are_one_or_the_other(world, name, extra):
+    _manager, task_vars = world
+    args = dict(extra, cluster=LAB, hosts=["gpu01"])
+    both = act(name, dict(args, node_group="gpu_nodes", nodes=node_map(task_vars)), task_vars)
+    assert both["failed"] and "mutually exclusive: nodes|node_group" in both["msg"]
+    neither = act(name, args, task_vars)
+    assert neither["failed"] and "one of the following is required: nodes, node_group" in neither["msg"]
+
+
+def test_rail_plan_reads_the_node_groups_and_refuses_a_bad_model_in_one_line(world):
+    _manager, task_vars = world
+    result = act("rail_plan", {"mode": "validate", "cluster": LAB, "node_groups": {"rail_plan_node_group": "gpu_nodes"}},
+                 task_vars)
+    assert not result.get("failed"), result
+    given = act("rail_plan", {"mode": "validate", "cluster": LAB, "nodes": node_map(task_vars)}, task_vars)
+    assert result["summary"] == given["summary"] and result["summary"]["nodes"] == 3
+    bad = act("rail_plan", {"mode": "validate", "cluster": dict(LAB, rails=0),
+                            "node_groups": {"rail_plan_node_group": "gpu_nodes"}}, task_vars)
+    assert bad["failed"] and bad["changed"] is False
+    assert bad["msg"] == "fabric_cluster.rails: 0 is below the minimum 1. Fix: use 1..64"
+    empty = act("rail_plan", {"mode": "validate", "cluster": LAB, "node_groups": {"rail_plan_node_group": "spare_nodes"}},
+                task_vars)
+    assert empty["msg"].startswith("rail_plan_node_group: 'spare_nodes' is an inventory group without hosts. Fix:")
+
+
+class Probe(plan_action.PlanAction):
+    """The smallest action over the opening: the plan's summary, or whatever ``raise`` names."""
+    ARGUMENT_SPEC = dict(cluster=dict(type="dict", required=True), nodes=dict(type="dict"),
+                         node_group=dict(type="str"), raise_=dict(type="str"))
+    NODE_GROUP_VARIABLE = "probe_node_group"
+    REFUSED = (plan_action.FabricError, KeyError)
+
+    def act(self, result, args, task_vars):
+        if args["raise_"] == "key":
+            raise KeyError("probe: one line")
+        if args["raise_"] == "type":
+            raise TypeError("not a refusal")
+        return dict(result, summary=self.plan(args, task_vars)["summary"], gc=gc.isenabled())
+
+
+def probe(args, task_vars, pause_gc=False):
+    task = mock.MagicMock(args=dict(args), async_val=0, check_mode=False, diff=False, action="probe",
+                          failed_when=[], until=[])
+    plugin = Probe(task, mock.MagicMock(), mock.MagicMock(), None, None)
+    plugin.PAUSE_GC = pause_gc
+    try:
+        return plugin.run(task_vars=task_vars)
+    except AnsibleAction as exc:
+        return exc.result
+
+
+def test_the_opening_refuses_what_refused_names_and_lets_the_rest_through(world):
+    _manager, task_vars = world
+    ok = probe({"cluster": LAB, "node_group": "gpu_nodes"}, task_vars)
+    assert ok["summary"]["nodes"] == 3 and ok["gc"] is True
+    assert probe({"cluster": LAB, "node_group": "gpu_nodes"}, task_vars, pause_gc=True)["gc"] is False
+    assert gc.isenabled()
+    refused = probe({"cluster": LAB, "node_group": "gpu_nodes", "raise_": "key"}, task_vars)
+    assert refused["failed"] and refused["msg"] == "'probe: one line'"
+    with pytest.raises(TypeError):
+        probe({"cluster": LAB, "node_group": "gpu_nodes", "raise_": "type"}, task_vars)
+    bad = probe({"cluster": "not a model", "node_group": "gpu_nodes"}, task_vars)
+    assert bad["failed"] and "cluster" in bad["msg"]
