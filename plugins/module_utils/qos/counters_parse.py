@@ -172,8 +172,9 @@ COUNTERS = {
         (r"(rx|tx)_dropped", "drop", None, 64),
         (r"rx_(errors|crc_errors|frame_errors|length_errors|fifo_errors|missed_errors|over_errors)", "drop", None, 64),
         (r"tx_(errors|aborted_errors|fifo_errors|carrier_errors|window_errors|heartbeat_errors)", "drop", None, 64),
-        # the link went down or up during the load (iproute2 prints it under tx)
-        (r"tx_carrier_changes", "drop", None, 64),
+        # the link went down or up during the load (iproute2 prints it under tx, -s -s only); IFLA_CARRIER_CHANGES
+        # is a u32 (rta_getattr_u32 in ip/ipaddress.c print_stats64)
+        (r"tx_carrier_changes", "drop", None, 32),
         (r"(rx|tx)_(packets|bytes)", "traffic", None, 64),
     ),
     "linux_qdisc": (
