@@ -559,8 +559,9 @@ _QDISC_KEYS = ("bytes", "packets", "drops", "overlimits", "requeues")
 
 
 def parse_linux_qdisc(data, port=None):
-    """``tc -s -j qdisc show``: per queueing discipline its ``dev``, ``kind``, ``root`` or ``parent`` and statistics
-    (at the top of the object, or under ``stats`` as some iproute2 releases print them)."""
+    """``tc -s -j qdisc show``: per queueing discipline its ``dev``, ``kind``, ``root`` or ``parent`` and statistics at
+    the top of the object (iproute2 ``tc/tc_qdisc.c`` ``print_qdisc``, every release with JSON, 4.15 on; a nested
+    ``stats`` is read too, though only ``tc class show`` and actions print one)."""
     problems, ports = [], {}
     doc = _linux_doc(data, "linux_qdisc", problems)
     for item in doc or ():

@@ -5,7 +5,12 @@
 
 ``platform: linux`` is a ToR whose ports are Linux network devices managed with iproute2 and no NOS CLI on top: a
 software bridge (a lab, a hypervisor's bridge, a ToR emulated in a network namespace) or a switchdev ASIC driven by
-the upstream kernel (mlxsw on NVIDIA Spectrum, where the ports' netdev and qdisc statistics are the ASIC's).
+the upstream kernel (mlxsw on NVIDIA Spectrum). On mlxsw the netdev's statistics are the ASIC port's IEEE 802.3
+counters (frames, octets, FCS, alignment and length errors: ``mlxsw_sp_port_get_hw_stats``), with no buffer discard
+among them, and a qdisc's statistics are the ASIC's only where that qdisc is offloaded (prio, ets, red, tbf...: the
+traffic class's tail and WRED drops, ``spectrum_qdisc.c``); the ASIC's congestion drops of a port without an offloaded
+qdisc are in neither read (``ethtool -S``: ``tc_no_buffer_discard_uc_tc_<n>``, not read here), and the driver refreshes
+these statistics once a second (``MLXSW_HW_STATS_UPDATE_TIME``).
 
 It is **read-only** and **counters only** here: nothing renders, diffs or pushes its configuration (``EXTENSION``,
 ``PUSH`` None), and the lossless check does not read its QoS configuration (``QOS_FORMAT`` None, no ``READ``): its
