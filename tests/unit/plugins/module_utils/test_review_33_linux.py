@@ -112,7 +112,9 @@ def test_the_32_bit_stats_block_is_read_and_its_decrease_is_never_a_negative_del
     # `stats` is what iproute2 prints when the kernel sent only IFLA_STATS (lib/utils.c get_rtnl_link_stats_rta
     # returns sizeof(struct rtnl_link_stats): __u32 counters). A wrap of such a counter reads as a reset (the rows
     # say 64 bits): inconclusive, never negative and never lossless (review D4).
-    link = lambda dropped: json.dumps([{"ifname": "swp1", "stats": {"rx": {"dropped": dropped}, "tx": {"dropped": 0}}}])
+    def link(dropped):
+        return json.dumps([{"ifname": "swp1", "stats": {"rx": {"dropped": dropped}, "tx": {"dropped": 0}}}])
+
     before, after = parse_counters(link((1 << 32) - 3), "linux_link"), parse_counters(link(4), "linux_link")
     assert before["ports"]["swp1"]["rx_dropped"] == (1 << 32) - 3
     result = load_verdict({"tor_link": before}, {"tor_link": after}, profile="nvidia", port="swp1", priorities=[3])
