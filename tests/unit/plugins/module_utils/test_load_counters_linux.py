@@ -27,8 +27,8 @@ def reads(when):
 def recorded(when, kind, dev, key):
     """The value the kernel printed, read here with json alone (not through the parser under test)."""
     for item in json.loads(text("linux-%s-%s.json" % (kind, when))):
-        if kind == "qdisc" and item["dev"] == dev and (item.get("root") and key.startswith("qdisc_")
-                                                      or item["kind"] == key.split("_")[0]):
+        if kind == "qdisc" and item["dev"] == dev and (
+                item.get("root") and key.startswith("qdisc_") or item["kind"] == key.split("_")[0]):
             return item[key.split("_", 1)[1]]
         if kind == "link" and item["ifname"] == dev:
             direction, name = key.split("_", 1)
