@@ -180,8 +180,9 @@ COUNTERS = {
         (r"(rx|tx)_dropped", "drop", None, 64),
         (r"rx_(errors|crc_errors|frame_errors|length_errors|fifo_errors|missed_errors|over_errors)", "drop", None, 64),
         (r"tx_(errors|aborted_errors|fifo_errors|carrier_errors|window_errors|heartbeat_errors)", "drop", None, 64),
-        # the link went down or up during the load (iproute2 prints it under tx)
-        (r"tx_carrier_changes", "drop", None, 64),
+        # the link went down or up during the load (iproute2 prints it under tx, -s -s only); IFLA_CARRIER_CHANGES
+        # is a u32 (rta_getattr_u32 in ip/ipaddress.c print_stats64)
+        (r"tx_carrier_changes", "drop", None, 32),
         (r"(rx|tx)_(packets|bytes)", "traffic", None, 64),
     ),
     "linux_qdisc": (
@@ -600,8 +601,9 @@ _QDISC_KEYS = ("bytes", "packets", "drops", "overlimits", "requeues")
 
 
 def parse_linux_qdisc(data, port=None):
-    """``tc -s -j qdisc show``: per queueing discipline its ``dev``, ``kind``, ``root`` or ``parent`` and statistics
-    (at the top of the object, or under ``stats`` as some iproute2 releases print them)."""
+    """``tc -s -j qdisc show``: per queueing discipline its ``dev``, ``kind``, ``root`` or ``parent`` and statistics at
+    the top of the object (iproute2 ``tc/tc_qdisc.c`` ``print_qdisc``, every release with JSON, 4.15 on; a nested
+    ``stats`` is read too, though only ``tc class show`` and actions print one)."""
     problems, ports = [], {}
     doc = _linux_doc(data, "linux_qdisc", problems)
     for item in doc or ():

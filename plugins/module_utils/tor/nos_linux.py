@@ -5,7 +5,12 @@
 
 ``platform: linux`` is a ToR whose ports are Linux network devices managed with iproute2 and no NOS CLI on top: a
 software bridge (a lab, a hypervisor's bridge, a ToR emulated in a network namespace) or a switchdev ASIC driven by
-the upstream kernel (mlxsw on NVIDIA Spectrum, where the ports' netdev and qdisc statistics are the ASIC's).
+the upstream kernel (mlxsw on NVIDIA Spectrum). On mlxsw the netdev's statistics are the ASIC port's IEEE 802.3
+counters (frames, octets, FCS, alignment and length errors: ``mlxsw_sp_port_get_hw_stats``), with no buffer discard
+among them, and a qdisc's statistics are the ASIC's only where that qdisc is offloaded (prio, ets, red, tbf...: the
+traffic class's tail and WRED drops, ``spectrum_qdisc.c``); the ASIC's congestion drops of a port without an offloaded
+qdisc are in neither read (``ethtool -S``: ``tc_no_buffer_discard_uc_tc_<n>``, not read here), and the driver refreshes
+these statistics once a second (``MLXSW_HW_STATS_UPDATE_TIME``).
 
 It is **read-only** and **counters only** here: nothing renders, diffs or pushes its configuration (``EXTENSION``,
 ``PUSH`` None), and the lossless check does not read its QoS configuration (``QOS_FORMAT`` None, no ``READ``): its
@@ -21,7 +26,10 @@ Neither tells priorities apart (a qdisc per priority would, where a switchdev of
 drops count against every class of the port. Both print every port; the verdict keeps the link's.
 
 **Ports.** Any Linux interface name (``IFNAMSIZ``: at most 15 bytes; not ``.`` or ``..``; no ``/``, ``:`` or
-whitespace: ``dev_valid_name`` in ``net/core/dev.c``); switchdev ports are usually ``swp<n>`` (the default template).
+whitespace: ``dev_valid_name`` in ``net/core/dev.c``, whose ``isspace`` is the kernel's own, byte by byte:
+``lib/ctype.c`` counts bytes 9-13, 32 and 160, and 0xA0 is the second byte of UTF-8 letters such as U+00E0; and no
+``%``, which makes the name a template the kernel numbers, ``swp%d`` -> ``swp0``: ``dev_get_valid_name``); switchdev
+ports are usually ``swp<n>`` (the default template).
 """
 
 from __future__ import annotations
@@ -38,8 +46,10 @@ RUNNING_EXTENSIONS = ()
 PORT_TEMPLATE = "swp{node}"
 PORT_MTU = 9216
 PORT_MTU_MAX = 9216
-PORT_NAME = "a Linux interface name (1-15 characters; no '/', ':' or whitespace)"
-PORT_NAME_RE = re.compile(r"^[^/:\s]{1,15}\Z")
+PORT_NAME = "a Linux interface name (1-15 bytes; no '/', ':', '%' or whitespace)"
+PORT_NAME_RE = re.compile(r"^[^/:%\s]{1,15}\Z")
+# The bytes the kernel refuses in a name: '/', ':', its isspace() (lib/ctype.c: 9-13, 32, 160) and the template '%'.
+_REFUSED_BYTES = frozenset(b"/:%\t\n\v\f\r \xa0")
 PUSH = None
 HTTP_PORT = None
 
@@ -47,7 +57,7 @@ HTTP_PORT = None
 def invalid_ports(names):
     """The names in ``names`` that the kernel refuses as an interface name."""
     return [name for name in names if not PORT_NAME_RE.match(name) or name in (".", "..")
-            or len(name.encode("utf-8")) > 15]
+            or len(name.encode("utf-8")) > 15 or _REFUSED_BYTES.intersection(name.encode("utf-8"))]
 
 
 # ----------------------------------------------------------------------------- counters (the load test)
