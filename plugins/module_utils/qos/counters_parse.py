@@ -84,6 +84,8 @@ DEFAULT_PORT = "port"
 #   ecn_mark           packets seen with ECN CE, or marked by the device
 #   cnp                congestion notification packets sent (notification point) or handled (reaction point)
 #   traffic            packets of the class (shows the load reached it)
+#   instance           which object the read counted (a qdisc's handle): when it differs between the reads,
+#                      the counters of that object were reset (:func:`load_verdict.read_deltas`)
 #   info               read, not judged
 # Each row: (regex on the name, fact, direction, width in bits). A named group ``p`` is the priority, ``q`` the
 # queue. Unknown names are ``info``; an unknown width is None (a decrease is then a reset, never a wrap).
@@ -189,6 +191,8 @@ COUNTERS = {
         (r"(qdisc|clsact|ingress)_drops", "drop", None, 32),
         (r"(qdisc|clsact|ingress)_(packets|bytes)", "traffic", None, 64),
         (r"(qdisc|clsact|ingress)_(overlimits|requeues)", "info", None, 32),
+        # the root qdisc's handle (its major number): another value is another qdisc, whose counters began at 0
+        (r"qdisc_handle", "instance", None, None),
     ),
 }
 # Formats whose command prints one port's counters (NVUE's ``nv show interface <if> ...``): a switch reads them per
@@ -621,6 +625,9 @@ def parse_linux_qdisc(data, port=None):
         for key in _QDISC_KEYS:
             if _number(stats.get(key)) is not None:
                 counters["%s_%s" % (prefix, key)] = _number(stats[key])
+        handle = re.match(r"^([0-9a-fA-F]{1,4}):", str(item.get("handle") or ""))
+        if prefix == "qdisc" and handle:
+            counters["qdisc_handle"] = int(handle.group(1), 16)
     if doc is not None and not ports:
         problems.append("linux_qdisc: no queueing discipline in the output (not `tc -s -j qdisc show`?)")
     return new_counters("linux_qdisc", _only(ports, port, "linux_qdisc", problems), problems)

@@ -120,6 +120,13 @@ def read_deltas(name, facts_b, facts_a, port):
         delta, state = counter_delta(before.get(counter), after.get(counter), meaning["width"])
         records.append(dict(meaning, read=name, side=facts_b["side"], port=port, counter=counter,
                             before=before.get(counter), after=after.get(counter), delta=delta, state=state))
+    for changed in [r for r in records if r["fact"] == "instance" and r["state"] in ("counted", "reset")
+                    and r["before"] != r["after"]]:
+        # another object (a qdisc replaced between the reads): its counters began again, whatever they read now
+        prefix = changed["counter"].rsplit("_", 1)[0] + "_"
+        for r in records:
+            if r["counter"].startswith(prefix) and r["state"] != "not_reported":
+                r["delta"], r["state"] = None, "reset"
     if any(r["state"] == "reset" for r in records):
         for r in records:
             if r["state"] == "wrapped":  # the same read was reset: this decrease is the reset too

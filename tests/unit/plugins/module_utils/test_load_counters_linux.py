@@ -54,7 +54,12 @@ def test_the_qdisc_read_names_root_and_clsact_counters_and_leaves_gauges_out():
     assert swp1["clsact_drops"] == recorded("after", "qdisc", "swp1", "clsact_drops") > 0  # the filter dropped
     assert "qdisc_backlog" not in swp1 and "qdisc_qlen" not in swp1   # gauges, not counters
     assert facts["ports"]["swp2"] == {"qdisc_bytes": 0, "qdisc_packets": 0, "qdisc_drops": 0,
-                                      "qdisc_overlimits": 0, "qdisc_requeues": 0}  # noqueue: nothing to count
+                                      "qdisc_overlimits": 0, "qdisc_requeues": 0,
+                                      "qdisc_handle": 0}  # noqueue (handle 0:): nothing to count
+    # the root's handle, as a number: which qdisc the counters are of
+    tbf = [q for q in json.loads(text("linux-qdisc-after.json")) if q["dev"] == "swp1" and q.get("root")][0]
+    assert swp1["qdisc_handle"] == int(tbf["handle"].rstrip(":"), 16) and describe(
+        "linux_qdisc", "qdisc_handle")["fact"] == "instance"
 
 
 def test_what_each_linux_counter_is():

@@ -208,9 +208,9 @@ def _host(pauses):
     return parse_counters(nic, "ethtool_mlx5")
 
 
-@pytest.mark.xfail(strict=True, reason="review D1: a root qdisc replaced between the reads whose new drops reach the "
-                                       "old count reads as counted (+0 here); the qdisc's handle is not compared")
 def test_a_root_replaced_with_as_many_drops_as_the_old_one_had_is_not_lossless():
+    # review D1, fixed: the root qdisc's handle is read (``qdisc_handle``, fact ``instance``); another handle after
+    # is another qdisc, whose counters are a reset, never a +0
     # one stage wrong: as the recorded replacement on swp2, but the new tbf dropped exactly as many frames as the
     # old one had counted; the host NIC saw PFC pauses, so every other stage says lossless
     mid, after = qdiscs("mid"), copy.deepcopy(qdiscs("mid"))
@@ -244,7 +244,8 @@ def test_qdisc_widths_follow_gnet_stats():
     # gen_stats.h: struct gnet_stats_queue drops/requeues/overlimits __u32; gnet_stats_basic bytes __u64
     assert describe("linux_qdisc", "qdisc_drops")["width"] == 32
     assert describe("linux_qdisc", "clsact_drops")["width"] == 32
-    assert describe("linux_qdisc", "qdisc_overlimits") == {"fact": "info", "priority": None, "queue": None, "width": 32}
+    assert describe("linux_qdisc", "qdisc_overlimits") == {"fact": "info", "priority": None, "queue": None, "width": 32,
+                                                           "direction": None}
     assert describe("linux_qdisc", "qdisc_bytes")["width"] == 64
 
 
