@@ -16,12 +16,14 @@ import os
 from ansible_collections.ainet.fabric.plugins.module_utils.common.errors import FabricError
 from ansible_collections.ainet.fabric.plugins.module_utils.fleet import incast_results, incast_schedule
 from ansible_collections.ainet.fabric.plugins.module_utils.qos.load_report import REPORT_HTML, REPORT_MD, load_report
+from ansible_collections.ainet.fabric.plugins.module_utils.tor import platforms
 from ansible_collections.ainet.fabric.plugins.plugin_utils.one_line import fail
 from ansible_collections.ainet.fabric.plugins.plugin_utils.plan_action import PlanAction
 from ansible_collections.ainet.fabric.plugins.plugin_utils.reports import write_reports
 
 REPORT_JSON = "lossless.json"
 FAIL_CHOICES = ["dropped", "lost", "pause_storm", "ecn_inactive", "inconclusive"]
+MAX_SETTLE = 600
 
 ARGUMENT_SPEC = dict(
     mode=dict(type="str", choices=["schedule", "step", "judge", "report"], required=True),
@@ -39,6 +41,7 @@ ARGUMENT_SPEC = dict(
     tx_depth=dict(type="int", default=0),
     qp_timeout=dict(type="int", default=0),
     server_timeout=dict(type="int", default=600),
+    tor_settle=dict(type="str", default="auto"),
     agreement=dict(type="list", elements="raw", default=[]),
     step=dict(type="int"),
     rdma_var=dict(type="str", default="__lossless_test_rdma"),
@@ -95,6 +98,11 @@ class ActionModule(PlanAction):
         profiles = incast_results.lossless_fabrics(plan, args["fabric"])
         bounds = incast_results.check_bounds(args["seconds"], args["qps"], args["rate_gbps"], args["max_senders"],
                                              args["message_size"], args["tx_depth"], args["qp_timeout"])
+        settle = str(args["tor_settle"]).strip()
+        if settle != "auto" and not (settle.isdigit() and int(settle) <= MAX_SETTLE):
+            bounds.append("lossless_test_tor_settle_seconds: %r is neither auto nor a number of seconds from 0 to %d. "
+                          "Fix: auto, or your NOS's counter polling interval in seconds" % (args["tor_settle"],
+                                                                                          MAX_SETTLE))
         bad = [f for f in args["fail_on"] if f not in FAIL_CHOICES]
         if bad:
             bounds.append("lossless_test_fail_on: %s is not a verdict (%s)" % (", ".join(bad),
@@ -208,6 +216,9 @@ class ActionModule(PlanAction):
         return {"step": this["step"], "priority": prio, "round": this["round"], "steps": steps,
                 "hosts": per_host, "incasts": incasts, "tors": sorted(tor_ports),
                 "tor_ports": dict((tor, sorted(ports)) for tor, ports in sorted(tor_ports.items())),
+                # seconds to wait after the load before the ToRs' read: the slowest NOS's counter refresh
+                "tor_settle": 0 if not tor_ports else int(args["tor_settle"]) if args["tor_settle"] != "auto" else max(
+                    platforms.counter_settle((plan["tors"].get(t) or {}).get("platform")) for t in tor_ports),
                 "loaded": sum(1 for i in incasts if i["skipped"] is None)}
 
     # ------------------------------------------------------------------------------------------------ judge

@@ -90,6 +90,13 @@ options:
     description: Seconds a server waits for its sender at most (C(timeout) around it).
     type: int
     default: 600
+  tor_settle:
+    description:
+      - Seconds to wait after the load before reading the ToRs' counters again (RV(tor_settle)), for the NOS to poll
+        them from the ASIC; V(auto) is the slowest of the step's ToRs' NOS (SONiC 10, its default queue counter
+        polling; Linux 1; others 0), a number from 0 to 600 overrides it.
+    type: str
+    default: auto
   agreement:
     description: The agreement check's links that disagree (the C(disagreements) of M(ainet.fabric.lossless_report));
       a rail with one is not loaded.
@@ -213,6 +220,11 @@ tors:
   returned: when mode is step
   type: list
   elements: str
+tor_settle:
+  description: With O(mode=step), the seconds the role waits after the load before reading the step's ToRs again.
+  returned: when mode is step
+  type: int
+  sample: 10
 tor_ports:
   description: With O(mode=step), per ToR of RV(tors) the sorted ToR ports of its loaded incasts, receivers' and
     senders' (the ports whose counters a NOS that reads port by port reads).

@@ -63,6 +63,9 @@ def invalid_ports(names):
 # ----------------------------------------------------------------------------- counters (the load test)
 
 COUNTER_READ = ("ssh",)
+# A software bridge counts as it forwards; a switchdev driver may cache the ASIC's counters (mlxsw refreshes its port
+# statistics once a second): the load test waits this long before its read after the load.
+COUNTER_SETTLE = 1
 COUNTER_COMMANDS = (("linux_link", ("ip", "-s", "-s", "-j", "link", "show")),
                     ("linux_qdisc", ("tc", "-s", "-j", "qdisc", "show")))
 

@@ -850,6 +850,11 @@ def read(connection, via):
 # port; the verdict keeps the link's (``parse_counters(..., port=)``).
 COUNTER_READ = ("ssh",)
 COUNTER_COMMANDS = (("sonic_pfc", ("show", "pfc", "counters")), ("sonic_queue", ("show", "queue", "counters")))
+# The show commands print COUNTERS_DB, which the flex counters refresh by polling the ASIC: port counters (PFC) every
+# second and queue counters (drops) every 10 s by default (sonic-net/sonic-swss#483; `counterpoll show`: QUEUE_STAT
+# default (10000), PORT_STAT default (1000)). A read taken right after the load can miss its last 10 s of drops: the
+# load test waits this long before its read after the load.
+COUNTER_SETTLE = 10
 
 
 def read_counters(connection, via, ports=None):

@@ -35,6 +35,7 @@ test see every edge) and holds:
                        :class:`tor_push.HttpTransport`; ``"ssh"``: ``READ_COMMAND`` over the switch's
                        own connection, ``run(argv, data)`` as for a push); ``read(connection, via)``
                        returns the text ``parse_qos`` reads in ``QOS_FORMAT``, never changes the switch
+``COUNTER_SETTLE``     seconds the NOS may take to show a counter's latest value (its polling interval; optional, 0)
 ``COUNTER_READ``,      the load test's counter reads (optional): the ways, the default first, as ``READ``;
 ``COUNTER_COMMANDS``,  ``(format, command words)`` pairs in ``counters_parse`` formats (``{port}``: run once a
 ``read_counters``      port); ``read_counters(connection, via, ports=None)`` returns ``{format: output}`` (a one-port
@@ -136,6 +137,11 @@ def counters_readable(platform):
 def counter_platforms():
     """The sorted platforms whose load-test counters can be read live."""
     return sorted(name for name in PLATFORMS if counters_readable(name))
+
+
+def counter_settle(platform):
+    """Seconds a ``platform`` switch may take to show its counters' latest values (0: at once, or not known)."""
+    return int(getattr(nos(platform), "COUNTER_SETTLE", 0) or 0)
 
 
 def counter_commands(platform):
