@@ -101,8 +101,8 @@ class ActionModule(PlanAction):
         settle = str(args["tor_settle"]).strip()
         if settle != "auto" and not (settle.isdigit() and int(settle) <= MAX_SETTLE):
             bounds.append("lossless_test_tor_settle_seconds: %r is neither auto nor a number of seconds from 0 to %d. "
-                          "Fix: auto, or your NOS's counter polling interval in seconds" % (args["tor_settle"],
-                                                                                          MAX_SETTLE))
+                          "Fix: auto, or your NOS's counter polling interval in seconds"
+                          % (args["tor_settle"], MAX_SETTLE))
         bad = [f for f in args["fail_on"] if f not in FAIL_CHOICES]
         if bad:
             bounds.append("lossless_test_fail_on: %s is not a verdict (%s)" % (", ".join(bad),

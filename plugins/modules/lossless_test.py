@@ -94,7 +94,7 @@ options:
     description:
       - Seconds to wait after the load before reading the ToRs' counters again (RV(tor_settle)), for the NOS to poll
         them from the ASIC; V(auto) is the slowest of the step's ToRs' NOS (SONiC 10, its default queue counter
-        polling; Linux 1; others 0), a number from 0 to 600 overrides it.
+        polling; Cumulus 2, its switchd statistics poll; Linux 1; others 0), a number from 0 to 600 overrides it.
     type: str
     default: auto
   agreement:

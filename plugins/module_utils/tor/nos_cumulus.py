@@ -407,6 +407,11 @@ def read(connection, via):
 # the RoCE page; see tests/unit/plugins/module_utils/data/counters/ORIGIN.md); the REST API's JSON of them has none,
 # so they are not read over the API.
 COUNTER_READ = ("ssh",)
+# switchd polls the ASIC's statistics of physical ports every 2 s by default (switchd.conf ``stats.poll_interval =
+# 2000`` msec; NVUE sets it from 1 to 10 s: the Cumulus Linux 5.9 user guide, "Configuring switchd",
+# https://docs.nvidia.com/networking-ethernet-software/cumulus-linux-59/System-Configuration/Configuring-switchd/).
+# That the QoS and RoCE counters come through the same poll is not documented: this is the one interval there is.
+COUNTER_SETTLE = 2
 COUNTER_COMMANDS = (("nvue_qos", ("nv", "show", "interface", "{port}", "counters", "qos")),
                     ("nvue_roce", ("nv", "show", "interface", "{port}", "qos", "roce", "counters")))
 

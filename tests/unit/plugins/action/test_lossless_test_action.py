@@ -160,9 +160,9 @@ def test_a_step_names_each_tor_s_ports_of_its_loaded_receivers_and_their_senders
 def test_a_step_waits_the_slowest_nos_s_counter_refresh_before_the_tors_read_after_the_load():
     hostvars = dict((h, {"__lossless_test_rdma": RDMA[h]}) for h in NODES)
     sonic = dict(MODEL, tors=[dict(t, platform="sonic", port_template="Ethernet{node}") for t in MODEL["tors"]])
-    # SONiC polls its queue counters every 10 s by default (sonic-swss#483); Cumulus documents none
+    # SONiC polls its queue counters every 10 s by default (sonic-swss#483); Cumulus switchd its statistics every 2 s
     assert action({"mode": "step", "step": 1, "cluster": sonic}, hostvars)["tor_settle"] == 10
-    assert action({"mode": "step", "step": 1, "cluster": CUMULUS}, hostvars)["tor_settle"] == 0
+    assert action({"mode": "step", "step": 1, "cluster": CUMULUS}, hostvars)["tor_settle"] == 2
     assert action({"mode": "step", "step": 1, "cluster": sonic, "tor_settle": "3"}, hostvars)["tor_settle"] == 3
     refused = action({"mode": "step", "step": 1, "cluster": sonic, "tor_settle": "soon"}, hostvars)
     assert refused["failed"] and refused["msg"].startswith(
