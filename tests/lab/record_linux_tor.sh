@@ -39,5 +39,5 @@ read_tor before
 for n in 2 3; do ip netns exec "$P-n$n" ping -f -q -c 3000 -s 1400 -w 10 10.77.0.1 >/dev/null 2>&1 & done
 wait
 read_tor after
-echo "recorded: $(ls "$OUT"/linux-*.json | tr '\n' ' ')"
+echo "recorded:" "$OUT"/linux-{link,qdisc}-{before,after}.json
 ip -V
