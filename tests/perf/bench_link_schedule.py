@@ -41,18 +41,10 @@ import sys
 import time
 import tracemalloc
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from checkout import ROOT, importable  # noqa: E402 (this directory is on sys.path: the script's own)
+
 CLUSTER = {"name": "bench", "addressing": {"mode": "exclusive", "supernet": "10.0.0.0/10", "rail_prefix": 13,
                                            "node_prefix": 27}}
-
-
-def importable(repo):
-    """Make ``repo`` importable as ansible_collections.ainet.fabric (as tests/perf/bench_plan.py does)."""
-    link = os.path.join(repo, "build", ".collections", "ansible_collections", "ainet", "fabric")
-    if not os.path.islink(link):
-        os.makedirs(os.path.dirname(link), exist_ok=True)
-        os.symlink(os.path.abspath(repo), link)
-    sys.path.insert(0, os.path.join(repo, "build", ".collections"))
 
 
 def json_bytes(value):

@@ -13,15 +13,11 @@ import argparse
 import json
 import os
 import statistics
-import sys
 import time
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-LINK = os.path.join(ROOT, "build", ".collections", "ansible_collections", "ainet", "fabric")
-if not os.path.islink(LINK):
-    os.makedirs(os.path.dirname(LINK), exist_ok=True)
-    os.symlink(ROOT, LINK)
-sys.path.insert(0, os.path.join(ROOT, "build", ".collections"))
+from checkout import ROOT, importable  # noqa: E402 (this directory is on sys.path: the script's own)
+
+importable()
 
 from ansible_collections.ainet.fabric.plugins.module_utils.qos.lossless_check import link_rows  # noqa: E402
 from ansible_collections.ainet.fabric.plugins.module_utils.qos.lossless_report import (  # noqa: E402

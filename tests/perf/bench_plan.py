@@ -9,17 +9,13 @@ of N runs, plus the growth factor per doubling (1.0 = linear per node).
 
 import argparse
 import json
-import os
 import statistics
 import sys
 import time
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-LINK = os.path.join(ROOT, "build", ".collections", "ansible_collections", "ainet", "fabric")
-if not os.path.islink(LINK):
-    os.makedirs(os.path.dirname(LINK), exist_ok=True)
-    os.symlink(ROOT, LINK)
-sys.path.insert(0, os.path.join(ROOT, "build", ".collections"))
+from checkout import importable  # noqa: E402 (this directory is on sys.path: the script's own)
+
+importable()
 
 from ansible_collections.ainet.fabric.plugins.module_utils.plan import plan_lock  # noqa: E402
 from ansible_collections.ainet.fabric.plugins.module_utils.plan.rail_plan import (  # noqa: E402
