@@ -24,6 +24,8 @@ import ssl
 from urllib import error as urlerror
 from urllib import parse, request
 
+from ansible_collections.ainet.fabric.plugins.module_utils.tor.tor_intent import line_problem
+
 
 class PushError(RuntimeError):
     """A push failed; the message names the switch, the step and the vendor's words."""
@@ -105,6 +107,20 @@ def read_command(connection, command):
 
 
 # ----------------------------------------------------------------------------- CLI
+
+def check_commands(commands, api):
+    """``commands`` when each is one command of ``api`` (eAPI: each string of ``cmds`` is one command; NX-API: the
+    commands are joined with " ;" into one ``input``): no line break, control character or ';' in any, so that
+    nothing read from the inventory or from the switch (a port name, a line of the running configuration) adds a
+    command of its own. Else :class:`PushError` naming the command, before anything is sent."""
+    for index, command in enumerate(commands):
+        text = command.get("cmd") if isinstance(command, dict) else command
+        problem = line_problem(text)
+        if problem:
+            raise PushError("%s: command %d of %d %r %s; nothing was sent" % (api, index + 1, len(commands), text,
+                                                                             problem))
+    return commands
+
 
 def cli_commands(lines, indent):
     """Rendered CLI lines (indented by ``indent`` spaces per level) as commands, with ``exit`` where a block
