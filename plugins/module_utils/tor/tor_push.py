@@ -97,7 +97,9 @@ def _detail(body):
 def read_command(connection, command):
     """What ``command`` (a tuple of words) prints on a switch, read for the lossless check: ``connection`` is
     ``run(argv, data=None) -> (rc, stdout, stderr)`` on the switch. One :class:`PushError` line naming the command
-    when it fails or prints nothing."""
+    when it fails or prints nothing. A word with a line break, a control character or ';' (a port name the switch's
+    CLI would read as two commands) is refused before anything runs (:func:`check_commands`)."""
+    check_commands(list(command), "the switch's CLI")
     rc, out, err = connection(list(command))
     if rc != 0:
         raise PushError("%s failed (rc %d): %s" % (" ".join(command), rc, " ".join((err or out).split())[:300]))
