@@ -134,6 +134,8 @@ def check_host_name(name, field="inventory_hostname"):
         return name
     raise FabricModelError(field, name, "is not a host name a node may have: it must be %s" % HOST_NAME,
                            "rename the inventory host (its address can stay in ansible_host)")
+
+
 BDF = re.compile(r"^(?:[0-9a-f]{4}:)?[0-9a-f]{2}:[0-9a-f]{2}\.[0-7]\Z")
 # Ranges no fabric may touch: a supernet overlapping one (0.0.0.0/0 or ::/0 included) would
 # route the host's default, loopback, link-local or multicast traffic through a rail.

@@ -119,8 +119,8 @@ def check_commands(commands, api):
         text = command.get("cmd") if isinstance(command, dict) else command
         problem = line_problem(text)
         if problem:
-            raise PushError("%s: command %d of %d %r %s; nothing was sent" % (api, index + 1, len(commands), text,
-                                                                             problem))
+            raise PushError("%s: command %d of %d %r %s; nothing was sent"
+                            % (api, index + 1, len(commands), text, problem))
     return commands
 
 

@@ -14,25 +14,29 @@ Boundaries, each with hostile names and a control:
   or ';' is refused before anything is sent, including text read from the switch (a stale port's description);
 * SONiC config_db JSON and NVUE YAML: a hostile description survives a round trip through ``json`` and a YAML
   parser unchanged and adds no key;
-* Kubernetes: a host name is a node name only when it is a DNS subdomain.
+* Kubernetes: a host name is a node name only when it is a DNS subdomain;
+* ``/etc/nccl.conf``: a name read from the node (an RDMA device, a GPU) or the management interface never adds a line.
 """
 
 from __future__ import annotations
 
 import copy
 import json
+import os
 import re
 
 import pytest
 import yaml
 
-from ansible_collections.ainet.fabric.plugins.module_utils.common.errors import FabricModelError
+from ansible_collections.ainet.fabric.plugins.module_utils.common.errors import FabricError, FabricModelError
 from ansible_collections.ainet.fabric.plugins.module_utils.model import model_schema
 from ansible_collections.ainet.fabric.plugins.module_utils.plan.rail_plan import node_map, rail_plan
+from ansible_collections.ainet.fabric.plugins.module_utils.rdma.rdma_parse import parse_rdma
 from ansible_collections.ainet.fabric.plugins.module_utils.tor import nos_cumulus, nos_eos, nos_nxos, nos_sonic
 from ansible_collections.ainet.fabric.plugins.module_utils.tor.tor_intent import tor_intent
 from ansible_collections.ainet.fabric.plugins.module_utils.tor.tor_push import PushError, read_command
 from ansible_collections.ainet.fabric.plugins.module_utils.tor.tor_render import HEADER, render_tor
+from ansible_collections.ainet.fabric.plugins.module_utils.workload import nccl
 from ansible_collections.ainet.fabric.plugins.module_utils.workload.k8s_objects import node_name
 
 PORTS = {"sonic": "Ethernet{node}", "cumulus": "swp{node}", "eos": "Ethernet{node}", "nxos": "Ethernet1/{node}"}
@@ -390,3 +394,43 @@ def test_the_grammar_judges_see_an_injected_command():
     assert eos_commands_as_eos_reads_them("interface Ethernet1\n   description gpu1\n" + INJECTED) == [
         ((), "interface Ethernet1"), (("interface Ethernet1",), "description gpu1"), ((), INJECTED)]
     assert nxos_commands_as_nxapi_reads_them(["description gpu1 ;" + INJECTED]) == ["description gpu1", INJECTED]
+
+
+# ----------------------------------------------------------------------------- /etc/nccl.conf (a host file)
+
+def _nccl_node(device_name="mlx5_6"):
+    """Juniper JVD's recorded gpu1_eth (mlx5_6, RoCE v2 GID 3 for 10.200.1.10), its device renamed."""
+    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data", "rdma", "show_gids",
+                        "juniper-jvd-dual-stack-tabs.txt")
+    with open(path) as handle:
+        facts = parse_rdma(handle.read(), "show_gids")
+    facts = json.loads(json.dumps(facts).replace('"mlx5_6"', json.dumps(device_name)))
+    model = {"name": "r", "rails": 1, "addressing": {"mode": "shared", "supernet": "10.200.0.0/16", "rail_prefix": 24,
+                                                     "host_offset": 2}}
+    plan = rail_plan(model, {"h1": {"node_id": 1, "rail_interfaces": ["gpu1_eth"]}})
+    plan["nodes"]["h1"]["rails"][0]["ip"] = "10.200.1.10"
+    return plan, facts
+
+
+def test_nccl_conf_takes_no_line_from_a_name_read_from_the_node():
+    plan, facts = _nccl_node()
+    found = nccl.nccl_settings(plan, "h1", facts, "eno1")                         # control
+    assert found["env"]["NCCL_IB_HCA"] == "=mlx5_6:1" and found["problems"] == []
+    conf = nccl.nccl_conf(found)
+    assert [line.split("=", 1)[0] for line in conf.splitlines() if not line.startswith("#")] == sorted(
+        name for name in found["env"] if name.startswith("NCCL_"))
+    # a device name with a line break: a problem, never an NCCL_NET_PLUGIN line of its own
+    plan, facts = _nccl_node("mlx5_6\nNCCL_NET_PLUGIN=/tmp/x.so")
+    found = nccl.nccl_settings(plan, "h1", facts, "eno1")
+    assert "NCCL_IB_HCA" not in found["env"] and "is not one NCCL can be given" in found["problems"][0]
+    assert "NCCL_NET_PLUGIN" not in [line.split("=", 1)[0] for line in nccl.nccl_conf(found).splitlines()]
+    # a comment of the GPU table with a line break
+    plan, facts = _nccl_node()
+    found = nccl.nccl_settings(plan, "h1", facts, "eno1")
+    found["gpu_nic"] = [{"gpu": "GPU0\nNCCL_NET_PLUGIN=/tmp/x.so", "device": "mlx5_6", "netdev": "gpu1_eth",
+                         "rail": 1, "relation": "PIX"}]
+    with pytest.raises(FabricError):
+        nccl.nccl_conf(found)
+    with pytest.raises(FabricError) as err:
+        nccl.nccl_settings(plan, "h1", facts, "eno1\nNCCL_NET_PLUGIN=/tmp/x.so")
+    assert str(err.value).startswith("nccl_socket_ifname: ") and "\n" not in str(err.value)
