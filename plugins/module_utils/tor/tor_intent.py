@@ -57,9 +57,9 @@ class ValidatorUnavailable(RuntimeError):
 # A port name as it may stand in a CLI line, an NVUE path or a config_db key (``PORT_QOS_MAP|<port>``): the
 # characters of the model's port templates (model_schema.PORT_TEMPLATE_RE) once the fields are filled in.
 PORT_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_./-]{0,63}\Z")
-# What no value placed on a configuration line may hold beside the line-breaking characters: ';' separates
-# commands in an NX-API ``input`` (the Cisco NX-OS Programmability Guide, NX-API, request element ``input``;
-# Cisco's on-box Python ``cli()``: commands separated by " ; ").
+# What no value placed on a configuration line may hold beside the line-breaking characters: ';' separates the
+# commands of an NX-API ``input`` (docs/tor-config.md, "Names never become commands": cisco.nxos's httpapi joins them
+# with " ;", NX-OS's Python ``cli()`` takes them "separated with ' ; '"); eAPI takes each string as one command.
 COMMAND_SEPARATOR = ";"
 
 
