@@ -29,6 +29,11 @@ traffic class, a **queue** the egress queue; queues equal priorities (identity m
 
 Two links of the ToR that land on the same port name never reach here: ``rail_plan`` refuses them, for every platform.
 
+Every value a renderer places in a configuration is one line: :func:`check_intent` (called here and by every NOS's
+``render``) refuses a line break, a control or invisible character or ';' in any of them, and a port name that is
+not one (:data:`PORT_RE`), with one line naming the value - the second wall behind the model's checks
+(docs/cluster-model.md, "Names: what the model accepts").
+
 Every NOS module (``nos_<platform>.py``, listed in :mod:`platforms`) starts from this intent; the two
 errors below are the ones a NOS module raises when an optional dependency of its renderer or of its
 vendor-schema check is missing.

@@ -13,6 +13,9 @@ pushes a transport object with the same ``request`` method that replays recorded
 appear in messages, and redirects are refused (they would carry the Authorization header elsewhere).
 ``cli_commands(lines, indent)`` turns an indented CLI configuration into the commands an API session
 takes, leaving each block with ``exit`` (eAPI and NX-API do not leave a block by themselves).
+``check_commands(commands, api)`` is the last wall before a switch: a command holding a line break, a control
+character or ';' (:func:`tor_intent.line_problem`) is refused before the eAPI or NX-API request, or before a read over
+the switch's CLI (:func:`read_command`), whether it came from the inventory or from the switch's own text.
 """
 
 from __future__ import annotations
