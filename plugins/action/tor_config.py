@@ -102,7 +102,7 @@ class ActionModule(ActionBase):
                         % (", ".join(unknown), "is" if len(unknown) == 1 else "are", ", ".join(sorted(plan["tors"]))))
         try:
             rendered = render_tors(plan, names)
-        except (RendererUnavailable, ValueError) as exc:
+        except (RendererUnavailable, ValueError, FabricError) as exc:
             return fail(self._task, result, str(exc))
         if args["push"] and not rendered["rendered"]:
             return fail(self._task, result, "ToR %s cannot be pushed: %s" % (host, rendered["skipped"][host]))

@@ -17,6 +17,9 @@ options:
       - Host name to C({node_id, rail_interfaces}), as built by the P(ainet.fabric.node_map#filter) filter.
       - One of O(nodes) and O(node_group) is required; O(node_group) is what the roles pass, and faster for
         thousands of nodes.
+      - Every host name must be an RFC 1123 host name (dot-separated labels of letters, digits, C(-) and C(_)) or
+        an IPv6 address; another name (a line break, a space, C(;)) is refused in one line, since host names are
+        written into the ToRs' port descriptions.
     type: dict
   node_group:
     description:

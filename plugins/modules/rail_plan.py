@@ -28,6 +28,9 @@ options:
         filter, or host name to node id.
       - Where omitted, the hosts of the first group of O(node_groups) with their C(fabric_node_id) and
         C(fabric_rail_interfaces).
+      - Every host name must be an RFC 1123 host name (dot-separated labels of letters, digits, C(-) and C(_)) or
+        an IPv6 address; another name (a line break, a space, C(;)) is refused in one line, since host names are
+        written into the ToRs' port descriptions.
     type: dict
   node_groups:
     description:

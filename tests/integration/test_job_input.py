@@ -277,3 +277,17 @@ def test_a_refusal_still_meets_rescue_ignore_errors_and_failed_when(core, tmp_pa
     assert result.returncode == 0, result.stdout + result.stderr
     assert "ok=4 " in result.stdout and "failed=0" in result.stdout and "rescued=1" in result.stdout and "ignored=1" in result.stdout, result.stdout
     assert not [line for line in result.stdout.splitlines() if re.match(r"\[ERROR\]|Origin: ", line)], result.stdout
+
+
+@pytest.mark.parametrize("playbook", ["plan", "tors"])
+@pytest.mark.parametrize("hostile", ["gpu02\\nusername evil privilege 15 secret 0 x", "gpu02 ;username evil"])
+def test_a_host_name_that_would_add_a_switch_command_fails_the_job_before_anything_is_written(core, inv, playbook,
+                                                                                              hostile):
+    """Issue 39: an inventory host name is placed in every ToR port description; one holding a line break (a new EOS
+    command) or ' ;' (NX-API's command separator) is refused where the node group is read, in one line."""
+    hosts = inv / "hosts.yml"
+    hosts.write_text(hosts.read_text().replace("        gpu02:\n", '        "%s":\n' % hostile))
+    msg = one_error(run_job(core, inv, playbook), "inventory_hostname: %r is not a host name a node may have"
+                    % hostile.replace("\\n", "\n"))
+    assert "RFC 1123" in msg
+    assert nothing_written(inv)

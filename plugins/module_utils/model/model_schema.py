@@ -81,6 +81,61 @@ class Key(object):
 MAX_RAILS = 64
 NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,62}\Z")
 FABRIC_NAME_RE = re.compile(r"^[a-z][a-z0-9_-]{0,15}\Z")
+# An inventory host name that may reach a configuration grammar (a ToR port description, a plan key, a report): a
+# host name of RFC 952 as RFC 1123 section 2.1 relaxes it (a label may start with a digit; labels of 1-63 characters,
+# 253 in all), with '_' allowed in a label since Ansible inventories use it in aliases (gpu_01); or an IPv6 address
+# literal (Ansible takes one as a host). No whitespace, no control character, no ';', '!', '#', '|', '/'.
+_LABEL = r"[A-Za-z0-9_](?:[A-Za-z0-9_-]{0,61}[A-Za-z0-9_])?"
+HOST_NAME_RE = re.compile(r"^(?=[^\n]{1,253}\Z)%s(?:\.%s)*\Z" % (_LABEL, _LABEL))
+HOST_NAME = ("an RFC 1123 host name (dot-separated labels of 1-63 letters, digits, '-' or '_', not starting or "
+             "ending with '-'; 253 characters at most) or an IPv6 address")
+# A port template: the characters NOS port names use (Ethernet1/1, swp1s0, ethernet1/1/1) and the {fields}; no
+# whitespace, ';', '|' or control character can reach a port name, a CLI line or a config_db key.
+PORT_TEMPLATE_RE = re.compile(r"^[A-Za-z0-9_./{}-]{1,64}\Z")
+# Characters that end, split or hide a line in some output grammar: C0 and C1 controls (tab, CR, LF, U+0085 among
+# them), the Unicode line and paragraph separators, and the invisible format characters (bidirectional overrides,
+# zero-width characters) that make a text read otherwise than it is.
+LINE_BREAKING = (r"\x00-\x1f\x7f-\x9f\u00ad\u061c\u180e\u200b-\u200f\u2028-\u202e\u2060-\u2064\u2066-\u206f"
+                 r"\ufeff\ufff9-\ufffb")
+_BREAKING = re.compile("[%s]" % LINE_BREAKING)
+# Free text (descriptions): one line of at most 255 printable characters.
+TEXT_RE = re.compile(r"^[^%s]{0,255}\Z" % LINE_BREAKING)
+
+# The descriptions (cluster, fabric, ToR): stored in the plan, placed in no configuration.
+FREE_TEXT = Key("str", "free text: one line of at most 255 characters, no control characters", pattern=TEXT_RE,
+                noun="one-line text", fix="write one line of at most 255 characters without control characters")
+
+
+def breaking_character(text):
+    """The first character of ``text`` that ends, splits or hides a line (:data:`LINE_BREAKING`), or None."""
+    found = _BREAKING.search(text)
+    return found.group(0) if found else None
+
+
+def is_host_name(name):
+    """Whether ``name`` is a host name a node may have (:data:`HOST_NAME`)."""
+    if not isinstance(name, str):
+        return False
+    if HOST_NAME_RE.match(name):
+        return True
+    if ":" not in name or "%" in name:
+        return False
+    try:
+        ipaddress.IPv6Address(name)
+    except ValueError:
+        return False
+    return True
+
+
+def check_host_name(name, field="inventory_hostname"):
+    """``name`` when it is a host name a node may have (:data:`HOST_NAME`), else one-line FabricModelError naming
+    ``field`` (the value is printed with repr, so a line break in it shows as ``\\n``)."""
+    if is_host_name(name):
+        return name
+    raise FabricModelError(field, name, "is not a host name a node may have: it must be %s" % HOST_NAME,
+                           "rename the inventory host (its address can stay in ansible_host)")
+
+
 BDF = re.compile(r"^(?:[0-9a-f]{4}:)?[0-9a-f]{2}:[0-9a-f]{2}\.[0-7]\Z")
 # Ranges no fabric may touch: a supernet overlapping one (0.0.0.0/0 or ::/0 included) would
 # route the host's default, loopback, link-local or multicast traffic through a rail.
@@ -125,7 +180,10 @@ TOR = {
     "nodes": Key("list", "the node ids it serves: `1-32`, an id, or a list of both", default="every node",
                  elements="range", minimum=1, single=True),
     "port_template": Key("str", "port name per node: `{node}`, `{local}` (1-based position in the node range), "
-                         "`{rail}`", default="swp{node}"),
+                         "`{rail}`; letters, digits, `_`, `.`, `/`, `-` and the fields, 64 characters at most",
+                         default="swp{node}", pattern=PORT_TEMPLATE_RE, noun="port template",
+                         fix="use letters, digits, '_', '.', '/', '-' and {node}, {local} or {rail}, e.g. "
+                             "Ethernet1/{node}"),
     "platform": Key("str", "the switch's NOS: `sonic` (config_db), `cumulus` (NVUE), `eos` (Arista EOS), `nxos` "
                     "(Cisco NX-OS) are rendered by `tor_config`; `os10` is only read by the lossless check; `linux` (a "
                     "Linux bridge or switchdev switch) only has its counters read by the load test; unset: not "
@@ -139,7 +197,7 @@ TOR = {
     "port_fec": Key("str", "forward error correction of the rail ports when set: `rs` (Reed-Solomon), `fc` "
                     "(Fire Code / BASE-R), `none`; with `port_speed`, only what IEEE 802.3 defines at that speed "
                     "(200G and up: `rs` only; 100G: `rs` or `none`; `fc` up to 50G)", choices=("rs", "fc", "none")),
-    "description": Key("str", "free text"),
+    "description": FREE_TEXT,
 }
 QOS = {
     "preset": Key("str", "`nvidia` (DSCP 26 -> priority 3, CNP DSCP 48 -> 6 strict, ToS 106), `sonic` (SONiC's "
@@ -257,13 +315,13 @@ FABRIC = {
     "sriov": Key("dict", "SR-IOV VFs on each rail PF (only with `cni: sriov`)", options=SRIOV),
     "kubernetes": Key("dict", "the Kubernetes objects of the fabric's `cni` (playbooks/k8s.yml, docs/workloads.md)",
                       default="spiderpool IPAM, namespace kube-system", options=KUBERNETES),
-    "description": Key("str", "free text"),
+    "description": FREE_TEXT,
 }
 CLUSTER = {
     "name": Key("str", "cluster name; the jobs write to `<inventory dir>/.ainet-fabric/<name>/`. Letters, digits, `-`, `_`, `.`",
                 required=True, pattern=NAME_RE, noun="cluster name",
                 fix="use 1-63 letters, digits, '-', '_' or '.', starting with a letter or digit"),
-    "description": Key("str", "free text"),
+    "description": FREE_TEXT,
     "fabrics": Key("dict", "several named RDMA fabrics (`compute`, `storage` ...), each with the fabric keys "
                    "below; without it the fabric keys sit at the top (one fabric named `default`)", values=FABRIC,
                    keys=Key("str", "fabric name", pattern=FABRIC_NAME_RE, noun="fabric name",
@@ -282,7 +340,7 @@ CLUSTER = {
                     default="disable gpu_nic"),
 }
 CLUSTER.update(FABRIC)
-CLUSTER["description"] = Key("str", "free text")
+CLUSTER["description"] = FREE_TEXT
 _FIX = {"int": "give a whole number", "bool": "use true or false", "str": "give a text value",
         "cidr": "write it as address/prefix, e.g. 172.17.0.0/16 or fd00:17::/48",
         "dict": "give a YAML mapping (key: value)", "list": "give a YAML list",

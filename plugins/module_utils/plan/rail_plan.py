@@ -30,6 +30,7 @@ from ansible_collections.ainet.fabric.plugins.module_utils.model.cluster_model i
     load_cluster,
 )
 from ansible_collections.ainet.fabric.plugins.module_utils.common.errors import FabricModelError
+from ansible_collections.ainet.fabric.plugins.module_utils.model.model_schema import check_host_name
 
 IFNAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,14}\Z")
 _AF = {4: (socket.AF_INET, 4), 6: (socket.AF_INET6, 16)}
@@ -242,13 +243,17 @@ def node_group_hosts(groups, variable, name):
 
 
 def _normalise_nodes(cluster, nodes):
-    """Accept {host: id} or {host: {node_id, rail_interfaces}}; check for duplicate ids."""
+    """Accept {host: id} or {host: {node_id, rail_interfaces}}; check each host name (``model_schema.HOST_NAME``)
+    and refuse duplicate ids."""
     if not isinstance(nodes, dict):
         raise FabricModelError("nodes", nodes, "is not a mapping of hostname to node id",
                                "pass a dict such as {'gpu01': 1, 'gpu02': 2}")
     by_id = {}
     result = []
-    for host in sorted(nodes):
+    for host in sorted(nodes, key=str):
+        # The one place inventory host names enter a plan: every ToR description, report and Kubernetes object
+        # made from the plan takes them from here.
+        check_host_name(host)
         value = nodes[host]
         interfaces = None
         if isinstance(value, dict):

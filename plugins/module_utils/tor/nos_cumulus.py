@@ -95,7 +95,8 @@ from urllib import parse
 from ansible_collections.ainet.fabric.plugins.module_utils.common.file_formats import yaml_dump
 from ansible_collections.ainet.fabric.plugins.module_utils.qos.qos_parse_nvue import nvue_config
 from ansible_collections.ainet.fabric.plugins.module_utils.tor.tor_diff import lookup, owned_stale, tree_diff
-from ansible_collections.ainet.fabric.plugins.module_utils.tor.tor_intent import ValidatorUnavailable, is_owned, scheduler
+from ansible_collections.ainet.fabric.plugins.module_utils.tor.tor_intent import (
+    ValidatorUnavailable, check_intent, is_owned, scheduler)
 from ansible_collections.ainet.fabric.plugins.module_utils.tor.tor_push import PushError, read_command
 
 # ----------------------------------------------------------------------------- registry facts
@@ -133,6 +134,7 @@ def invalid_ports(names):
 
 def render(intent, header):
     """(file text, push data) of one ToR: the ``nv config apply`` YAML and its ``set`` body."""
+    check_intent(intent, header)
     data = render_nvue(intent)
     return nvue_text(data, header=header), data
 

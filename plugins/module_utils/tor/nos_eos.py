@@ -57,11 +57,12 @@ from __future__ import annotations
 import re
 import uuid
 
-from ansible_collections.ainet.fabric.plugins.module_utils.tor.tor_intent import scheduler
+from ansible_collections.ainet.fabric.plugins.module_utils.tor.tor_intent import check_intent, scheduler
 from ansible_collections.ainet.fabric.plugins.module_utils.tor.tor_diff import (
     cli_diff, cli_port_descriptions, owned_stale)
 from ansible_collections.ainet.fabric.plugins.module_utils.tor.tor_intent import RendererUnavailable
-from ansible_collections.ainet.fabric.plugins.module_utils.tor.tor_push import PushError, cli_commands, read_command
+from ansible_collections.ainet.fabric.plugins.module_utils.tor.tor_push import (
+    PushError, check_commands, cli_commands, read_command)
 
 # ----------------------------------------------------------------------------- registry facts
 NAME = "eos"
@@ -93,6 +94,7 @@ def invalid_ports(names):
 
 def render(intent, header):
     """(file text, push data) of one ToR: the EOS CLI (pyavd's) and its configuration lines."""
+    check_intent(intent, header)
     text = "! %s\n%s" % (header, render_eos(intent))
     return text, [line for line in text.splitlines() if line.strip() and not line.lstrip().startswith("!")]
 
@@ -143,6 +145,7 @@ def _address(conf, address, family):
 
 def eos_structured(intent):
     """AVD structured config of one ToR (see the module docstring)."""
+    check_intent(intent)
     q = intent["qos"]
     family = intent["family"]
     ports = []
@@ -238,7 +241,9 @@ def render_eos(intent):
 
 def _eapi(transport, cmds, fmt="text"):
     """The outputs of eAPI ``runCmds`` ``cmds`` (strings, or ``{"cmd", "revision"}`` objects) in format ``fmt``
-    (``text``: each command's text; ``json``: each command's object)."""
+    (``text``: each command's text; ``json``: each command's object). A command holding a line break, a control
+    character or ';' is refused before the request (:func:`tor_push.check_commands`)."""
+    check_commands(cmds, "eAPI")
     _status, reply = transport.request("POST", "/command-api", body={
         "jsonrpc": "2.0", "method": "runCmds", "id": "ainet-fabric",
         "params": {"version": 1, "cmds": cmds, "format": fmt}})

@@ -101,10 +101,10 @@ import re
 from collections import OrderedDict
 
 from ansible_collections.ainet.fabric.plugins.module_utils.qos.qos_parse import parse_qos
-from ansible_collections.ainet.fabric.plugins.module_utils.tor.tor_intent import scheduler
+from ansible_collections.ainet.fabric.plugins.module_utils.tor.tor_intent import check_intent, scheduler
 from ansible_collections.ainet.fabric.plugins.module_utils.tor.tor_diff import (
     cli_blocks, cli_diff, cli_port_descriptions, owned_stale)
-from ansible_collections.ainet.fabric.plugins.module_utils.tor.tor_push import PushError, read_command
+from ansible_collections.ainet.fabric.plugins.module_utils.tor.tor_push import PushError, check_commands, read_command
 
 # ----------------------------------------------------------------------------- registry facts
 NAME = "nxos"
@@ -147,6 +147,7 @@ def invalid_ports(names):
 
 def render(intent, header):
     """(file text, push data) of one ToR: the NX-OS CLI and its configuration lines."""
+    check_intent(intent, header)
     text = "! %s\n%s" % (header, render_nxos(intent))
     return text, [line for line in text.splitlines() if line.strip() and not line.lstrip().startswith("!")]
 
@@ -221,6 +222,7 @@ def _address(family, address):
 
 def render_nxos(intent):
     """The NX-OS CLI of one ToR (see the module docstring)."""
+    check_intent(intent)
     q = intent["qos"]
     family = intent["family"]
     mtu = intent["ports"][0]["mtu"] if intent["ports"] else PORT_MTU
@@ -325,7 +327,9 @@ def _outputs(reply):
 
 def nxapi(transport, kind, commands):
     """Run ``commands`` as one NX-API CLI request of type ``kind`` (``cli_show_ascii``, ``cli_conf``); the
-    ``body`` of each command's output. A command that failed raises :class:`PushError` naming it."""
+    ``body`` of each command's output. A command that failed raises :class:`PushError` naming it; a command that
+    holds ';' or a line break is refused before the request (:func:`tor_push.check_commands`): NX-API would split it."""
+    check_commands(commands, "NX-API")
     request = OrderedDict((("version", "1.0"), ("type", kind), ("chunk", "0"), ("sid", "1"),
                            ("input", " ;".join(commands)), ("output_format", "json")))
     _status, reply = transport.request("POST", "/ins", body={"ins_api": request})
@@ -369,7 +373,9 @@ def nxos_release(running, ports):
         block = "interface %s" % port
         lines = [line for line in blocks.get(block, []) if line.startswith(OWNED_PORT_LINES)]
         if lines:
-            commands += [block] + ["no " + line for line in lines] + ["exit"]
+            # `no description` takes no text: the switch's own description never becomes part of a command.
+            commands += [block] + ["no description" if line.startswith("description ") else "no " + line
+                                   for line in lines] + ["exit"]
             items += [{"path": (block,), "before": line, "after": None} for line in lines]
     return commands, items
 

@@ -78,7 +78,8 @@ from ansible_collections.ainet.fabric.plugins.module_utils.qos.qos_parse_sonic i
 from ansible_collections.ainet.fabric.plugins.module_utils.tor.tor_intent import scheduler
 from ansible_collections.ainet.fabric.plugins.module_utils.tor.tor_diff import (
     lookup, owned_stale, port_key, tree_diff)
-from ansible_collections.ainet.fabric.plugins.module_utils.tor.tor_intent import ValidatorUnavailable, is_owned
+from ansible_collections.ainet.fabric.plugins.module_utils.tor.tor_intent import (
+    ValidatorUnavailable, check_intent, is_owned)
 from ansible_collections.ainet.fabric.plugins.module_utils.tor.tor_push import PushError, read_command
 
 # ----------------------------------------------------------------------------- registry facts
@@ -190,6 +191,7 @@ def invalid_ports(names):
 def render(intent, header):
     """(file text, push data) of one ToR: the config_db fragment as JSON (JSON has no comments, so the
     header is not written)."""
+    check_intent(intent, header)
     data = render_sonic(intent)
     return json.dumps(data, indent=4, sort_keys=True) + "\n", data
 

@@ -29,6 +29,11 @@ traffic class, a **queue** the egress queue; queues equal priorities (identity m
 
 Two links of the ToR that land on the same port name never reach here: ``rail_plan`` refuses them, for every platform.
 
+Every value a renderer places in a configuration is one line: :func:`check_intent` (called here and by every NOS's
+``render``) refuses a line break, a control or invisible character or ';' in any of them, and a port name that is
+not one (:data:`PORT_RE`), with one line naming the value - the second wall behind the model's checks
+(docs/cluster-model.md, "Names: what the model accepts").
+
 Every NOS module (``nos_<platform>.py``, listed in :mod:`platforms`) starts from this intent; the two
 errors below are the ones a NOS module raises when an optional dependency of its renderer or of its
 vendor-schema check is missing.
@@ -36,7 +41,10 @@ vendor-schema check is missing.
 
 from __future__ import annotations
 
+import re
+
 from ansible_collections.ainet.fabric.plugins.module_utils.common.errors import FabricModelError
+from ansible_collections.ainet.fabric.plugins.module_utils.model.model_schema import breaking_character
 from ansible_collections.ainet.fabric.plugins.module_utils.model.qos_profile import PRESETS, dscp_map
 
 MARKER = "[ainet]"
@@ -49,6 +57,63 @@ class RendererUnavailable(RuntimeError):
 
 class ValidatorUnavailable(RuntimeError):
     """A vendor-schema check's package or schema files are missing."""
+
+
+# A port name as it may stand in a CLI line, an NVUE path or a config_db key (``PORT_QOS_MAP|<port>``): the
+# characters of the model's port templates (model_schema.PORT_TEMPLATE_RE) once the fields are filled in.
+PORT_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_./-]{0,63}\Z")
+# What no value placed on a configuration line may hold beside the line-breaking characters: ';' separates the
+# commands of an NX-API ``input`` (docs/tor-config.md, "Names never become commands": cisco.nxos's httpapi joins them
+# with " ;", NX-OS's Python ``cli()`` takes them "separated with ' ; '"); eAPI takes each string as one command.
+COMMAND_SEPARATOR = ";"
+
+
+def line_problem(text):
+    """Why ``text`` cannot stand in one configuration line or command (a line break, a control or invisible
+    character, ';'), or None when it can. The one test every renderer and every CLI push applies."""
+    if not isinstance(text, str):
+        return "is not a string"
+    bad = breaking_character(text)
+    if bad is not None:
+        return "holds the character U+%04X, which ends or splits a configuration line" % ord(bad)
+    if COMMAND_SEPARATOR in text:
+        return "holds ';', which separates commands in NX-API"
+    return None
+
+
+def check_intent(intent, header=None):
+    """``intent`` when every value a renderer places in the configuration is one line of text and every port name a
+    port name (:data:`PORT_RE`); else a one-line FabricModelError naming the value. Every NOS's ``render`` calls it
+    (and :func:`tor_intent` does), so an intent made without the model's checks (a filter called directly, a test)
+    is refused before a line is written: the model refuses the same values where they enter (``model_schema``,
+    ``rail_plan``), this is the second wall. ``header``: the comment line a renderer writes first (a line break refused)."""
+    # The header is a comment line (never sent as a command): only a line break could make it more than one line.
+    if header is not None and (not isinstance(header, str) or breaking_character(header) is not None):
+        raise FabricModelError("header", header, "is not one line of text", "render from a valid cluster name")
+    name = intent.get("name")
+    where = "tors[%r]" % (name,)
+    problem = line_problem(name) if name is not None else None
+    if problem is None and name is not None and not PORT_RE.match(name):
+        problem = "is not a switch name"
+    if problem:
+        raise FabricModelError("tor", name, problem, "name the ToR with letters, digits, '-', '_' and '.'")
+    for index, entry in enumerate(intent.get("ports") or ()):
+        port = entry.get("port")
+        if not isinstance(port, str) or not PORT_RE.match(port):
+            raise FabricModelError("%s.ports[%d].port" % (where, index), port, "is not a port name",
+                                   "set the ToR's port_template to the NOS's port names, e.g. Ethernet1/{node}")
+        for key in ("description", "host", "interface", "address", "speed", "fec"):
+            value = entry.get(key)
+            problem = line_problem(value) if value is not None else None
+            if problem:
+                raise FabricModelError("%s.ports[%d].%s" % (where, index, key), value, problem,
+                                       "fix the inventory value it comes from")
+    for index, svi in enumerate(intent.get("svis") or ()):
+        value = svi.get("address")
+        problem = line_problem(value) if value is not None else None
+        if problem:
+            raise FabricModelError("%s.svis[%d].address" % (where, index), value, problem, "fix the plan")
+    return intent
 
 
 def description(host, interface, rail):
@@ -86,11 +151,11 @@ def tor_intent(plan, tor_name):
         })
     svis = [{"vlan": VLAN_BASE + svi["rail"], "rail": svi["rail"], "address": svi["address"], "mtu": mtu}
             for svi in tor.get("svis") or ()]
-    return {
+    return check_intent({
         "name": tor_name, "platform": tor.get("platform"), "fabric": fabric_name, "mode": mode,
         "family": plan["fabrics"][fabric_name]["family"],
         "ports": ports, "svis": svis, "lldp": True, "qos": qos_intent(fabric.get("qos")),
-    }
+    })
 
 
 def qos_intent(profile):

@@ -13,6 +13,9 @@ pushes a transport object with the same ``request`` method that replays recorded
 appear in messages, and redirects are refused (they would carry the Authorization header elsewhere).
 ``cli_commands(lines, indent)`` turns an indented CLI configuration into the commands an API session
 takes, leaving each block with ``exit`` (eAPI and NX-API do not leave a block by themselves).
+``check_commands(commands, api)`` is the last wall before a switch: a command holding a line break, a control
+character or ';' (:func:`tor_intent.line_problem`) is refused before the eAPI or NX-API request, or before a read over
+the switch's CLI (:func:`read_command`), whether it came from the inventory or from the switch's own text.
 """
 
 from __future__ import annotations
@@ -23,6 +26,8 @@ import re
 import ssl
 from urllib import error as urlerror
 from urllib import parse, request
+
+from ansible_collections.ainet.fabric.plugins.module_utils.tor.tor_intent import line_problem
 
 
 class PushError(RuntimeError):
@@ -95,7 +100,9 @@ def _detail(body):
 def read_command(connection, command):
     """What ``command`` (a tuple of words) prints on a switch, read for the lossless check: ``connection`` is
     ``run(argv, data=None) -> (rc, stdout, stderr)`` on the switch. One :class:`PushError` line naming the command
-    when it fails or prints nothing."""
+    when it fails or prints nothing. A word with a line break, a control character or ';' (a port name the switch's
+    CLI would read as two commands) is refused before anything runs (:func:`check_commands`)."""
+    check_commands(list(command), "the switch's CLI")
     rc, out, err = connection(list(command))
     if rc != 0:
         raise PushError("%s failed (rc %d): %s" % (" ".join(command), rc, " ".join((err or out).split())[:300]))
@@ -105,6 +112,20 @@ def read_command(connection, command):
 
 
 # ----------------------------------------------------------------------------- CLI
+
+def check_commands(commands, api):
+    """``commands`` when each is one command of ``api`` (eAPI: each string of ``cmds`` is one command; NX-API: the
+    commands are joined with " ;" into one ``input``): no line break, control character or ';' in any, so that
+    nothing read from the inventory or from the switch (a port name, a line of the running configuration) adds a
+    command of its own. Else :class:`PushError` naming the command, before anything is sent."""
+    for index, command in enumerate(commands):
+        text = command.get("cmd") if isinstance(command, dict) else command
+        problem = line_problem(text)
+        if problem:
+            raise PushError("%s: command %d of %d %r %s; nothing was sent"
+                            % (api, index + 1, len(commands), text, problem))
+    return commands
+
 
 def cli_commands(lines, indent):
     """Rendered CLI lines (indented by ``indent`` spaces per level) as commands, with ``exit`` where a block

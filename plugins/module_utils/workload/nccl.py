@@ -37,7 +37,11 @@
 
 from __future__ import annotations
 
+import re
+
 from ansible_collections.ainet.fabric.plugins.module_utils.common.errors import FabricError
+from ansible_collections.ainet.fabric.plugins.module_utils.model.model_schema import breaking_character
+from ansible_collections.ainet.fabric.plugins.module_utils.plan.rail_plan import IFNAME_RE
 from ansible_collections.ainet.fabric.plugins.module_utils.rdma.rdma_facts import device_of_netdev, roce_v2_gid_index
 
 # nvidia-smi topo -m relations, nearest first (NV# links are GPU-GPU only).
@@ -48,6 +52,9 @@ FAR = {"NODE": "the interconnect between PCIe host bridges within a NUMA node",
        "PHB": "the PCIe host bridge (the CPU's root complex)"}
 # ``uname -m`` of the CPUs on which nvidia-smi's PHB is NCCL's PATH_PHB (on Grace, aarch64, it is C2C: PATH_P2C).
 X86 = ("x86_64", "amd64", "i686", "i386")
+# An RDMA device name as the host reports it (mlx5_0, rxe0, ibp1s0f0): data read from the node, placed in NCCL_IB_HCA
+# and UCX_NET_DEVICES (lists split on ',' and ':') and in /etc/nccl.conf (one NAME=value a line).
+RDMA_DEVICE_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}\Z")
 MARKER = "# Managed by ainet.fabric (nccl): NCCL settings of this node's rail NICs."
 
 
@@ -125,6 +132,9 @@ def nccl_settings(plan, host, facts, socket_ifname, fabric=None, cross_nic=0, ad
     model = fabrics[fabric]
     rails = [e for e in node["rails"] if e["fabric"] == fabric]
     rail_nics = set(e["interface"] for e in node["rails"] if e["interface"])
+    if socket_ifname and (not isinstance(socket_ifname, str) or not IFNAME_RE.match(socket_ifname)):
+        raise FabricError("nccl_socket_ifname: %r is not a Linux interface name. Fix: name the management interface "
+                          "(1-15 letters, digits, '_', '.' or '-')" % (socket_ifname,))
     if not socket_ifname or socket_ifname in rail_nics:
         raise FabricError("nccl: NCCL_SOCKET_IFNAME %r on %s is %s; NCCL's bootstrap must use the management "
                           "interface" % (socket_ifname, host, "a rail NIC" if socket_ifname else "not known"))
@@ -135,6 +145,10 @@ def nccl_settings(plan, host, facts, socket_ifname, fabric=None, cross_nic=0, ad
         device = device_of_netdev(facts, netdev) if netdev else None
         if device is None:
             problems.append("rail %d (%s): no RDMA device has this netdev" % (entry["rail"], netdev))
+            continue
+        if not RDMA_DEVICE_RE.match(str(device)):
+            problems.append("rail %d (%s): the RDMA device name %r read from the node is not one NCCL can be given"
+                            % (entry["rail"], netdev, device))
             continue
         dev = facts["devices"][device]
         port = _port_of(dev, netdev)
@@ -169,11 +183,17 @@ def nccl_settings(plan, host, facts, socket_ifname, fabric=None, cross_nic=0, ad
 
 
 def nccl_conf(settings):
-    """``/etc/nccl.conf`` text (NCCL reads ``NAME=value`` lines from it) of :func:`nccl_settings`' result."""
+    """``/etc/nccl.conf`` text (NCCL reads ``NAME=value`` lines from it) of :func:`nccl_settings`' result. A value
+    or a comment that would break its line (a name read from the node holding a line break) is refused: it would
+    add a setting of its own (``NCCL_NET_PLUGIN`` loads a library)."""
     lines = [MARKER]
     lines.extend("%s=%s" % (name, value) for name, value in sorted(settings["env"].items())
                  if name.startswith("NCCL_"))
     for row in settings["gpu_nic"]:
         lines.append("# %s -> %s (%s, rail %d, %s)" % (row["gpu"], row["device"], row["netdev"], row["rail"],
                                                        row["relation"]))
+    for line in lines:
+        if breaking_character(line) is not None:
+            raise FabricError("nccl: %r would not be one line of /etc/nccl.conf; a name read from the node holds a "
+                              "line break or a control character. Fix: check the node's RDMA facts" % (line,))
     return "\n".join(lines) + "\n"

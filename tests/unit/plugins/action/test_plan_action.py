@@ -216,3 +216,29 @@ def test_the_opening_refuses_what_refused_names_and_lets_the_rest_through(world)
         probe({"cluster": LAB, "node_group": "gpu_nodes", "raise_": "type"}, task_vars)
     bad = probe({"cluster": "not a model", "node_group": "gpu_nodes"}, task_vars)
     assert bad["failed"] and "cluster" in bad["msg"]
+
+
+@pytest.mark.parametrize("name, extra", [("cabling_check", {}), ("lossless_test", {"mode": "schedule"}),
+                                         ("link_test", {"mode": "schedule"}), ("k8s_objects", {})])
+def test_a_host_name_that_would_be_a_switch_command_is_one_line_from_every_plan_action(tmp_path, name, extra):
+    """Issue 39: a node group holding a host named with a line break (an EOS command of its own) or ' ;' (NX-API's
+    separator) is refused by the plan, before any report, schedule or object: one line naming the host."""
+    for hostile in ("gpu02\nusername evil privilege 15", "gpu02 ;username evil"):
+        inv = tmp_path / hostile.split()[-1]
+        inv.mkdir()
+        (inv / "hosts.yml").write_text(textwrap.dedent(HOSTS).replace("gpu02: {}", "%s: {fabric_node_id: 2}"
+                                                                      % json.dumps(hostile)))
+        loader = DataLoader()
+        inventory = InventoryManager(loader=loader, sources=[str(inv / "hosts.yml")])
+        manager = VariableManager(loader=loader, inventory=inventory)
+        hostvars = HostVars(inventory=inventory, variable_manager=manager, loader=loader)
+        task_vars = {"groups": inventory.get_groups_dict(), "hostvars": hostvars}
+        assert hostile in task_vars["groups"]["gpu_nodes"]          # the inventory took the name as it is
+        args = dict(extra, cluster=LOSSLESS if name == "lossless_test" else LAB, node_group="gpu_nodes",
+                    hosts=["gpu01"])
+        if name == "k8s_objects":
+            del args["hosts"]
+        result = act(name, args, task_vars)
+        assert result["failed"] and result["changed"] is False
+        assert result["msg"].startswith("inventory_hostname: %r is not a host name a node may have" % hostile)
+        assert "\n" not in result["msg"] and ". Fix: " in result["msg"]

@@ -282,7 +282,7 @@ def test_nxos_drift_is_reported_and_pushed_inside_its_blocks_or_in_check_mode_on
         commands = replay.seen[1]["body"]["ins_api"]["input"].split(" ;")
         assert commands[:3] == ["class-map type qos match-all AINET_ROCE", "no match dscp 24", "match dscp 26"]
         assert commands[7:12] == ["policy-map type qos AINET_QOS", "class AINET_CNP", "set qos-group 6", "exit", "exit"]
-        assert commands[-6:] == ["interface Ethernet1/7", "no description gpu07 ens1 rail1 [ainet]",
+        assert commands[-6:] == ["interface Ethernet1/7", "no description",
                                  "no ip address 172.17.0.12/31", "no priority-flow-control mode on",
                                  "no service-policy type qos input AINET_QOS", "exit"]
 
