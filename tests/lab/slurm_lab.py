@@ -64,7 +64,7 @@ from labname import prefix as default_prefix  # noqa: E402  pylint: disable=wron
 NET = "10.252.0"
 CTL_ADDR = NET + ".1"
 NODE_NAME = re.compile(r"^[a-z][a-z0-9]{0,11}$")
-CLIENTS = ("scontrol", "sinfo", "squeue", "sbatch", "scancel", "srun", "sprio", "sdiag")
+CLIENTS = ("scontrol", "sinfo", "squeue", "sbatch", "scancel", "srun", "sacct", "sdiag")
 MARKER = ".ainet-slurm-lab"
 
 
@@ -128,8 +128,9 @@ class SlurmLab:
     def sinfo(self, *argv, check=True):
         return self.run("sinfo", *argv, check=check)
 
-    def run_job(self, node, seconds, name="lab", wait=True, timeout=30):
-        """Submit a batch job pinned to ``node`` (``sbatch -w``) that sleeps ``seconds``; returns its id.
+    def run_job(self, node, seconds, name="lab", exit_code=0, wait=True, timeout=30):
+        """Submit a batch job pinned to ``node`` (``sbatch -w``) that sleeps ``seconds`` and exits with
+        ``exit_code``; returns its id.
 
         With ``wait`` (the default) it returns once slurmctld reports the job RUNNING, so a drain
         right after it meets a busy node.
@@ -137,7 +138,7 @@ class SlurmLab:
         if node not in self.nodes:
             raise ValueError("not a node of this lab: %r" % node)
         out = self.run("sbatch", "--parsable", "-w", node, "-N1", "-n1", "-J", name, "-D", self.path("jobs"),
-                       "-o", self.path("jobs", "%j.out"), "--wrap", "sleep %d" % int(seconds))
+                       "-o", self.path("jobs", "%j.out"), "--wrap", "sleep %d; exit %d" % (int(seconds), int(exit_code)))
         job_id = int(out.strip().split(";")[0])
         if wait:
             self.wait(lambda: self.job_state(job_id) == "RUNNING", timeout,
@@ -433,7 +434,7 @@ def _setup(lab):
         lab.start_slurmd(node)
 
 
-def _lab_pids(root):
+def lab_pids(root):
     """Processes started from this lab: their command line or their environment names the lab directory."""
     pids = []
     needle = root.encode()
@@ -452,6 +453,11 @@ def _lab_pids(root):
     return pids
 
 
+def netns_names():
+    out = subprocess.run(["ip", "-j", "netns", "list"], capture_output=True, text=True, check=False).stdout
+    return [entry["name"] for entry in json.loads(out or "[]")]
+
+
 def stop(prefix=None, root=None):
     """Tear down the lab of this prefix: daemons (by pid file), job processes, namespaces, state directory."""
     prefix = prefix or default_prefix()
@@ -462,15 +468,12 @@ def stop(prefix=None, root=None):
             _kill_pidfile(lab.path("run", name))
     _kill_pidfile(lab.path("munge", "munged.pid"))
     # Anything left that belongs to this lab (job steps, a reboot script in flight).
-    for pid in _lab_pids(root):
+    for pid in lab_pids(root):
         try:
             os.kill(pid, signal.SIGKILL)
         except ProcessLookupError:
             pass
-    names = json.loads(subprocess.run(["ip", "-j", "netns", "list"], capture_output=True, text=True,
-                                      check=False).stdout or "[]")
-    for entry in names:
-        name = entry["name"]
+    for name in netns_names():
         if name == lab.ctl_ns or name.startswith(lab.ctl_ns + "-"):
             for pid in _sh("ip", "netns", "pids", name, check=False).split():
                 try:
