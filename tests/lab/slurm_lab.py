@@ -105,6 +105,7 @@ class SlurmLab:
         self.bindir = os.path.join(root, "bin")
         self.ctl_ns = prefix + "-slurm"
         self.cluster = prefix
+        self.cpus = 1
         self.env = {"SLURM_CONF": self.conf, "PATH": self.bindir + os.pathsep + os.environ.get("PATH", "")}
 
     # ----- names -----------------------------------------------------------------------------
@@ -128,7 +129,7 @@ class SlurmLab:
     def sinfo(self, *argv, check=True):
         return self.run("sinfo", *argv, check=check)
 
-    def run_job(self, node, seconds, name="lab", exit_code=0, wait=True, timeout=30):
+    def run_job(self, node, seconds, name="lab", exit_code=0, wait=True, timeout=30, cpus=1):
         """Submit a batch job pinned to ``node`` (``sbatch -w``) that sleeps ``seconds`` and exits with
         ``exit_code``; returns its id.
 
@@ -137,7 +138,7 @@ class SlurmLab:
         """
         if node not in self.nodes:
             raise ValueError("not a node of this lab: %r" % node)
-        out = self.run("sbatch", "--parsable", "-w", node, "-N1", "-n1", "-J", name, "-D", self.path("jobs"),
+        out = self.run("sbatch", "--parsable", "-w", node, "-N1", "-n%d" % int(cpus), "-J", name, "-D", self.path("jobs"),
                        "-o", self.path("jobs", "%j.out"), "--wrap", "sleep %d; exit %d" % (int(seconds), int(exit_code)))
         job_id = int(out.strip().split(";")[0])
         if wait:
@@ -207,11 +208,7 @@ class SlurmLab:
                 pid = int(handle.read().split()[0])
         except (FileNotFoundError, ValueError, IndexError):
             return None
-        try:
-            os.kill(pid, 0)
-        except ProcessLookupError:
-            return None
-        return pid
+        return pid if _alive(pid) else None
 
     def start_slurmd(self, node):
         """Start the node's slurmd (in the node's network namespace and a UTS namespace named after it)."""
@@ -219,11 +216,12 @@ class SlurmLab:
         self.wait(lambda: self.pid("slurmd", node), 20, what="slurmd %s pid file" % node)
 
     def kill(self, daemon, node=None, sig=signal.SIGTERM, timeout=20):
+        """Stop one daemon of the lab (``slurmd`` with its node, ``slurmctld``, ``munged``) and wait until it is gone."""
         pid = self.pid(daemon, node)
         if pid is None:
             return
         os.kill(pid, sig)
-        self.wait(lambda: self.pid(daemon, node) is None, timeout, interval=0.1, what="%s %s exit" % (daemon, node or ""))
+        self.wait(lambda: not _alive(pid), timeout, interval=0.1, what="%s %s exit" % (daemon, node or ""))
 
     def log(self, name):
         try:
@@ -289,7 +287,7 @@ MinJobAge=300
 KillWait=5
 InactiveLimit=0
 Waittime=0
-# The lab's nodes claim 1 CPU and 100 MB whatever the machine has.
+# The lab's nodes claim CPUs=<cpus> (start(); 1 by default) and 100 MB whatever the machine has.
 SlurmdParameters=config_overrides
 MailProg=/bin/true
 {nodes}
@@ -342,7 +340,7 @@ def _client_wrapper(ctl_ns, conf, program):
             "exec ip netns exec %s env SLURM_CONF=%s /usr/bin/%s \"$@\"\n" % (program, ctl_ns, conf, program))
 
 
-def start(prefix=None, nodes=("n1", "n2"), root=None, timeout=60):
+def start(prefix=None, nodes=("n1", "n2"), root=None, timeout=60, cpus=1):
     """Bring a Slurm lab up and wait until every node is IDLE; returns a SlurmLab."""
     prefix = prefix or default_prefix()
     nodes = list(nodes)
@@ -359,6 +357,7 @@ def start(prefix=None, nodes=("n1", "n2"), root=None, timeout=60):
     root = os.path.abspath(root or "/tmp/%s-slurm" % prefix)
     stop(prefix, root)
     lab = SlurmLab(prefix, nodes, root)
+    lab.cpus = int(cpus)
     try:
         _setup(lab)
         lab.wait(lambda: all(lab.node_state(n) == "IDLE" for n in nodes), timeout,
@@ -401,8 +400,8 @@ def _setup(lab):
         "--pid-file", lab.path("munge", "munged.pid"), "--log-file", lab.path("log", "munged.log"),
         "--seed-file", lab.path("munge", "munged.seed"), "--num-threads", "2")
     lab.wait(lambda: lab.pid("munged"), 10, what="munged pid file")
-    node_lines = "\n".join("NodeName=%s NodeHostname=%s NodeAddr=%s CPUs=1 RealMemory=100 State=UNKNOWN"
-                           % (n, n, lab.node_addr(n)) for n in lab.nodes)
+    node_lines = "\n".join("NodeName=%s NodeHostname=%s NodeAddr=%s CPUs=%d RealMemory=100 State=UNKNOWN"
+                           % (n, n, lab.node_addr(n), lab.cpus) for n in lab.nodes)
     _write(lab.conf, SLURM_CONF.format(cluster=lab.cluster, ctl_addr=CTL_ADDR, dir=lab.dir, nodes=node_lines))
     _write(lab.path("etc", "plugstack.conf"), "")
     _write(lab.path("slurmd-start.sh"), SLURMD_START.format(nodes=" ".join(lab.nodes), boot_epoch=int(_host_boot_epoch()),
@@ -463,10 +462,12 @@ def stop(prefix=None, root=None):
     prefix = prefix or default_prefix()
     root = os.path.abspath(root or "/tmp/%s-slurm" % prefix)
     lab = SlurmLab(prefix, [], root)
-    for name in sorted(os.listdir(lab.path("run"))) if os.path.isdir(lab.path("run")) else []:
-        if name.endswith(".pid"):
-            _kill_pidfile(lab.path("run", name))
-    _kill_pidfile(lab.path("munge", "munged.pid"))
+    # The slurmds first (all at once), while slurmctld still answers their goodbye; then slurmctld, then munged.
+    run = lab.path("run")
+    pidfiles = sorted(os.path.join(run, n) for n in os.listdir(run) if n.endswith(".pid")) if os.path.isdir(run) else []
+    _kill_pidfiles([p for p in pidfiles if os.path.basename(p).startswith("slurmd-")])
+    _kill_pidfiles([p for p in pidfiles if not os.path.basename(p).startswith("slurmd-")])
+    _kill_pidfiles([lab.path("munge", "munged.pid")])
     # Anything left that belongs to this lab (job steps, a reboot script in flight).
     for pid in lab_pids(root):
         try:
@@ -485,27 +486,35 @@ def stop(prefix=None, root=None):
         shutil.rmtree(root, ignore_errors=True)
 
 
-def _kill_pidfile(path, timeout=10):
-    try:
-        with open(path) as handle:
-            pid = int(handle.read().split()[0])
-    except (FileNotFoundError, ValueError, IndexError):
-        return
-    try:
-        os.kill(pid, signal.SIGTERM)
-    except ProcessLookupError:
-        return
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
+def _kill_pidfiles(paths, timeout=10):
+    """SIGTERM the processes of these pid files, wait for them to end, SIGKILL whatever is left."""
+    pids = []
+    for path in paths:
         try:
-            os.kill(pid, 0)
-        except ProcessLookupError:
-            return
+            with open(path) as handle:
+                pid = int(handle.read().split()[0])
+            os.kill(pid, signal.SIGTERM)
+            pids.append(pid)
+        except (FileNotFoundError, ValueError, IndexError, ProcessLookupError):
+            continue
+    deadline = time.monotonic() + timeout
+    while pids and time.monotonic() < deadline:
+        pids = [pid for pid in pids if _alive(pid)]
         time.sleep(0.1)
+    for pid in pids:
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+
+
+def _alive(pid):
+    """Whether the process runs (a zombie does not: its parent, often PID 1, has yet to reap it)."""
     try:
-        os.kill(pid, signal.SIGKILL)
-    except ProcessLookupError:
-        pass
+        with open("/proc/%d/stat" % pid) as handle:
+            return handle.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except (FileNotFoundError, ProcessLookupError, IndexError):
+        return False
 
 
 def main(argv=None):
