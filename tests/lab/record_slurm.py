@@ -16,6 +16,7 @@ from __future__ import annotations
 import datetime
 import os
 import platform
+import shutil
 import subprocess
 import sys
 import time
@@ -39,10 +40,10 @@ class Recorder:
     def capture(self, name, what, command, *argv):
         result = subprocess.run([os.path.join(self.lab.bindir, command)] + list(argv), capture_output=True,
                                 text=True, check=False, timeout=60)
-        with open(os.path.join(self.out, name + ".txt"), "w") as handle:
+        with open(os.path.join(self.out, name + ".txt"), "w", encoding="utf-8") as handle:
             handle.write(result.stdout)
         if result.returncode != 0 or result.stderr:
-            with open(os.path.join(self.out, name + ".stderr"), "w") as handle:
+            with open(os.path.join(self.out, name + ".stderr"), "w", encoding="utf-8") as handle:
                 handle.write(result.stderr)
         shown = " ".join(_quote(a) for a in [command] + list(argv))
         self.index.append((name, shown, result.returncode, what))
@@ -66,7 +67,7 @@ def record(out):
     rec = Recorder(lab, out)
     try:
         _drive(lab, rec)
-        _write_origin(lab, rec, out)
+        _write_origin(rec, out)
     finally:
         lab.stop()
 
@@ -158,8 +159,7 @@ def _drive(lab, rec):
     rec.capture("15-no-controller.scontrol-show-node-o", "slurmctld stopped", "scontrol", "show", "node", "-o")
     rec.capture("15-no-controller.sinfo-N", "slurmctld stopped", "sinfo", "-N", "-h", "-o", "%N %T %E")
     rec.capture("15-no-controller.scontrol-ping", "slurmctld stopped", "scontrol", "ping")
-    with open(lab.path("jobcomp.txt")) as src, open(os.path.join(rec.out, "06-verdicts.jobcomp.txt"), "w") as dst:
-        dst.write(src.read())
+    shutil.copyfile(lab.path("jobcomp.txt"), os.path.join(rec.out, "06-verdicts.jobcomp.txt"))
     rec.index.append(("06-verdicts.jobcomp", "(the file JobCompLoc names, copied at the end)", 0,
                       "jobcomp/filetxt: one line per finished job of this recording"))
 
@@ -168,10 +168,10 @@ def _version(*cmd):
     return subprocess.run(list(cmd), capture_output=True, text=True, check=False).stdout.strip()
 
 
-def _write_origin(lab, rec, out):
+def _write_origin(rec, out):
     slurm = _version("dpkg-query", "-W", "-f", "${Version}", "slurmctld")
     munge = _version("dpkg-query", "-W", "-f", "${Version}", "munge")
-    with open("/etc/debian_version") as handle:
+    with open("/etc/debian_version", encoding="utf-8") as handle:
         debian = handle.read().strip()
     lines = [
         "# Origin of the Slurm 22.05 test data",
@@ -195,7 +195,7 @@ def _write_origin(lab, rec, out):
         files = "`%s.txt`" % name + (" + `.stderr`" if os.path.exists(os.path.join(out, name + ".stderr")) else "")
         lines.append("| %s | `%s` | %d | %s |" % (files, command.replace("|", "\\|"), rc, what))
     lines.append("")
-    with open(os.path.join(out, "ORIGIN.md"), "w") as handle:
+    with open(os.path.join(out, "ORIGIN.md"), "w", encoding="utf-8") as handle:
         handle.write("\n".join(lines))
 
 

@@ -34,7 +34,7 @@ network state, kernel modules or /run.
 
 Usage from a shell (root)::
 
-    python3 tests/lab/slurm_lab.py up [--nodes n1,n2] [--dir DIR]   # prints the environment to export
+    python3 tests/lab/slurm_lab.py up [--nodes n1,n2] [--cpus 1] [--dir DIR]   # prints the environment to export
     python3 tests/lab/slurm_lab.py down [--dir DIR]
 
 From Python (a pytest fixture: ``lab = slurm_lab.start(); yield lab; lab.stop()``)::
@@ -83,14 +83,14 @@ def missing_programs():
 
 
 def _write(path, text, mode=0o644):
-    with open(path, "w") as handle:
+    with open(path, "w", encoding="utf-8") as handle:
         handle.write(text)
     os.chmod(path, mode)
 
 
 def _host_boot_epoch():
     """Wall-clock time of the machine's boot (CLOCK_REALTIME is not namespaced; CLOCK_BOOTTIME is)."""
-    with open("/proc/uptime") as handle:
+    with open("/proc/uptime", encoding="utf-8") as handle:
         return time.time() - float(handle.read().split()[0])
 
 
@@ -162,7 +162,7 @@ class SlurmLab:
         """The jobcomp/filetxt records: {job id: {field: value}}, one per finished job."""
         records = {}
         try:
-            with open(self.path("jobcomp.txt")) as handle:
+            with open(self.path("jobcomp.txt"), encoding="utf-8") as handle:
                 for line in handle:
                     fields = _fields(line)
                     if "JobId" in fields:
@@ -204,7 +204,7 @@ class SlurmLab:
 
     def pid(self, daemon, node=None):
         try:
-            with open(self._pidfile(daemon, node)) as handle:
+            with open(self._pidfile(daemon, node), encoding="utf-8") as handle:
                 pid = int(handle.read().split()[0])
         except (FileNotFoundError, ValueError, IndexError):
             return None
@@ -225,7 +225,7 @@ class SlurmLab:
 
     def log(self, name):
         try:
-            with open(self.path("log", name + ".log")) as handle:
+            with open(self.path("log", name + ".log"), encoding="utf-8") as handle:
                 return handle.read()
         except FileNotFoundError:
             return ""
@@ -304,12 +304,14 @@ SLURMD_START = """\
 # simulated reboot (optional).
 set -eu
 node=$1
-case " {nodes} " in *" $node "*) ;; *) echo "not a lab node: $node" >&2; exit 2;; esac
+nodes=" {nodes} "
+case "$nodes" in *" $node "*) ;; *) echo "not a lab node: $node" >&2; exit 2;; esac
 offset=0
 if [ -n "${{2:-}}" ]; then
     now=$(date +%s)
     offset=$(( {boot_epoch} - now + $2 ))
 fi
+# shellcheck disable=SC2016  # $1 and $2 are the inner shell's arguments
 exec nsenter --net=/run/netns/{prefix}-slurm-"$node" unshare --uts --time --fork --boottime "$offset" \\
     sh -c 'hostname "$1" && exec setsid /usr/sbin/slurmd -f "$2" -N "$1"' slurmd-start "$node" {conf} \\
     </dev/null >>{dir}/log/slurmd-start.log 2>&1
@@ -323,6 +325,7 @@ REBOOT = """\
 # a new boot time. Arguments (scontrol reboot features) are logged and otherwise ignored.
 node=$(hostname)
 echo "$(date -u +%FT%TZ) reboot $node args: $*" >>{dir}/log/reboot.log
+# shellcheck disable=SC2016  # $1 is the inner shell's argument
 setsid -f sh -c '
     pidfile={dir}/run/slurmd-$1.pid
     sleep 1
@@ -377,7 +380,7 @@ def _log_tails(lab, lines=15):
     """The last lines of each daemon log, for an error message when the lab does not come up."""
     parts = []
     for name in sorted(os.listdir(lab.path("log"))) if os.path.isdir(lab.path("log")) else []:
-        with open(lab.path("log", name), errors="replace") as handle:
+        with open(lab.path("log", name), errors="replace", encoding="utf-8") as handle:
             tail = handle.read().splitlines()[-lines:]
         parts.append("--- %s\n%s" % (name, "\n".join(tail)))
     return "\n".join(parts)
@@ -491,7 +494,7 @@ def _kill_pidfiles(paths, timeout=10):
     pids = []
     for path in paths:
         try:
-            with open(path) as handle:
+            with open(path, encoding="utf-8") as handle:
                 pid = int(handle.read().split()[0])
             os.kill(pid, signal.SIGTERM)
             pids.append(pid)
@@ -511,7 +514,7 @@ def _kill_pidfiles(paths, timeout=10):
 def _alive(pid):
     """Whether the process runs (a zombie does not: its parent, often PID 1, has yet to reap it)."""
     try:
-        with open("/proc/%d/stat" % pid) as handle:
+        with open("/proc/%d/stat" % pid, encoding="utf-8", errors="replace") as handle:
             return handle.read().rsplit(")", 1)[1].split()[0] != "Z"
     except (FileNotFoundError, ProcessLookupError, IndexError):
         return False
@@ -522,13 +525,14 @@ def main(argv=None):
     parser.add_argument("action", choices=("up", "down", "env"))
     parser.add_argument("--nodes", default="n1,n2", help="comma-separated node names (default n1,n2)")
     parser.add_argument("--dir", default=None, help="state directory (default /tmp/<prefix>-slurm)")
+    parser.add_argument("--cpus", type=int, default=1, help="CPUs each node declares (default 1)")
     args = parser.parse_args(argv)
     if args.action == "down":
         stop(root=args.dir)
         return 0
     if args.action == "up":
         try:
-            lab = start(nodes=[n for n in args.nodes.split(",") if n], root=args.dir)
+            lab = start(nodes=[n for n in args.nodes.split(",") if n], root=args.dir, cpus=args.cpus)
         except (RuntimeError, ValueError, PermissionError, TimeoutError) as exc:
             print("slurm lab: %s" % exc, file=sys.stderr)
             return 1
