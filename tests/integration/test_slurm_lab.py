@@ -12,6 +12,7 @@ shows on it. A failing and a cancelled job prove the job verdicts differ.
 from __future__ import annotations
 
 import os
+import subprocess
 import sys
 import time
 
@@ -41,6 +42,22 @@ def sinfo_states(lab):
         node, state, reason = (line.split(None, 2) + [""])[:3]
         states[node] = (state, reason)
     return states
+
+
+def processes_naming(path):
+    """Processes whose command line or environment names a file under ``path`` (this test's own check)."""
+    found = []
+    needle = path.encode() + b"/"
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit() or int(entry) == os.getpid():
+            continue
+        try:
+            with open("/proc/%s/cmdline" % entry, "rb") as cmdline, open("/proc/%s/environ" % entry, "rb") as environ:
+                if needle in cmdline.read() or needle in environ.read():
+                    found.append(int(entry))
+        except OSError:
+            continue
+    return found
 
 
 def test_nodes_come_up_idle(slurm):
@@ -115,9 +132,27 @@ def test_stop_leaves_nothing(slurm):
     lab = slurm_lab.start("ts%dx" % os.getpid(), ["a1"])
     job = lab.run_job("a1", 60)
     assert lab.job_state(job) == "RUNNING"
+    assert len(processes_naming(lab.dir)) >= 4  # the control: munged, slurmctld, slurmd, the job
     lab.stop()
     assert not os.path.exists(lab.dir)
     assert not [n for n in slurm_lab.netns_names() if n.startswith(lab.ctl_ns)]
-    assert not slurm_lab.lab_pids(lab.dir)
+    assert not processes_naming(lab.dir)
     # The module's lab is untouched.
     assert sinfo_states(slurm) == {"n1": ("idle", "none"), "n2": ("idle", "none")}
+
+
+def test_stop_spares_a_process_behind_a_stale_pid_file(tmp_path):
+    root = tmp_path / "lab"
+    (root / "run").mkdir(parents=True)
+    (root / "munge").mkdir()
+    (root / slurm_lab.MARKER).write_text("")
+    foreign = subprocess.Popen(["sleep", "30"])  # pylint: disable=consider-using-with
+    try:
+        for name in ("run/slurmctld.pid", "run/slurmd-n1.pid", "munge/munged.pid"):
+            (root / name).write_text("%d\n" % foreign.pid)
+        slurm_lab.stop("ts%dy" % os.getpid(), str(root))
+        assert foreign.poll() is None
+        assert not root.exists()
+    finally:
+        foreign.kill()
+        foreign.wait()

@@ -66,6 +66,7 @@ CTL_ADDR = NET + ".1"
 NODE_NAME = re.compile(r"^[a-z][a-z0-9]{0,11}$")
 CLIENTS = ("scontrol", "sinfo", "squeue", "sbatch", "scancel", "srun", "sacct", "sdiag")
 MARKER = ".ainet-slurm-lab"
+DAEMONS = ("munged", "slurmctld", "slurmd")
 
 
 def _sh(*args, check=True, ns=None, env=None, timeout=60):
@@ -436,23 +437,26 @@ def _setup(lab):
         lab.start_slurmd(node)
 
 
-def lab_pids(root):
-    """Processes started from this lab: their command line or their environment names the lab directory."""
-    pids = []
-    needle = root.encode()
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit() or int(entry) == os.getpid():
-            continue
-        try:
-            with open("/proc/%s/cmdline" % entry, "rb") as handle:
-                cmdline = handle.read()
-            with open("/proc/%s/environ" % entry, "rb") as handle:
-                environ = handle.read()
-        except OSError:
-            continue
-        if needle + b"/" in cmdline + b" " or needle + b"/" in environ or cmdline.endswith(needle + b"\0"):
-            pids.append(int(entry))
-    return pids
+def _cmdline(pid):
+    try:
+        with open("/proc/%d/cmdline" % pid, "rb") as handle:
+            return handle.read().split(b"\0")
+    except OSError:
+        return []
+
+
+def _owned(pid, root):
+    """Whether ``pid`` is a daemon of the lab in ``root`` (its command line names a file of the lab): a stale
+    pid file whose number now belongs to another process must not get that process killed."""
+    argv = _cmdline(pid)
+    return bool(argv) and os.path.basename(argv[0].decode(errors="replace")) in DAEMONS \
+        and any(arg.startswith(root.encode() + b"/") for arg in argv[1:])
+
+
+def lab_daemons(root):
+    """Running daemons of the lab in ``root`` (munged, slurmctld, slurmd), found by their command line."""
+    pids = [int(e) for e in os.listdir("/proc") if e.isdigit()]
+    return [pid for pid in pids if _owned(pid, root) and _alive(pid)]
 
 
 def netns_names():
@@ -468,15 +472,16 @@ def stop(prefix=None, root=None):
     # The slurmds first (all at once), while slurmctld still answers their goodbye; then slurmctld, then munged.
     run = lab.path("run")
     pidfiles = sorted(os.path.join(run, n) for n in os.listdir(run) if n.endswith(".pid")) if os.path.isdir(run) else []
-    _kill_pidfiles([p for p in pidfiles if os.path.basename(p).startswith("slurmd-")])
-    _kill_pidfiles([p for p in pidfiles if not os.path.basename(p).startswith("slurmd-")])
-    _kill_pidfiles([lab.path("munge", "munged.pid")])
-    # Anything left that belongs to this lab (job steps, a reboot script in flight).
-    for pid in lab_pids(root):
+    _kill_pidfiles([p for p in pidfiles if os.path.basename(p).startswith("slurmd-")], root)
+    _kill_pidfiles([p for p in pidfiles if not os.path.basename(p).startswith("slurmd-")], root)
+    _kill_pidfiles([lab.path("munge", "munged.pid")], root)
+    # A daemon whose pid file is gone (munged lives outside the namespaces; the rest die with them below).
+    for pid in lab_daemons(root):
         try:
             os.kill(pid, signal.SIGKILL)
         except ProcessLookupError:
             pass
+    # Everything in the lab's namespaces (job steps and jobs, a reboot script in flight), then the namespaces.
     for name in netns_names():
         if name == lab.ctl_ns or name.startswith(lab.ctl_ns + "-"):
             for pid in _sh("ip", "netns", "pids", name, check=False).split():
@@ -489,13 +494,15 @@ def stop(prefix=None, root=None):
         shutil.rmtree(root, ignore_errors=True)
 
 
-def _kill_pidfiles(paths, timeout=10):
-    """SIGTERM the processes of these pid files, wait for them to end, SIGKILL whatever is left."""
+def _kill_pidfiles(paths, root, timeout=10):
+    """SIGTERM the lab daemons of these pid files, wait for them to end, SIGKILL whatever is left."""
     pids = []
     for path in paths:
         try:
             with open(path, encoding="utf-8") as handle:
                 pid = int(handle.read().split()[0])
+            if not _owned(pid, root):
+                continue
             os.kill(pid, signal.SIGTERM)
             pids.append(pid)
         except (FileNotFoundError, ValueError, IndexError, ProcessLookupError):
