@@ -83,6 +83,26 @@ def missing_programs():
     return [p for p in wanted if shutil.which(p) is None and not os.path.exists("/usr/sbin/" + p)]
 
 
+def slurm_cgroup_version():
+    """The cgroup plugin slurmd 22.05 picks here (its autodetect_cgroup_version(), from the mount table).
+
+    Only ``cgroup/v1`` suits the lab: with cgroup/v2, slurmd without systemd delegation creates and moves
+    into /sys/fs/cgroup/system.slice/slurmstepd, one place shared by every slurmd of every lab.
+    """
+    mounts = {}
+    with open("/proc/self/mounts", encoding="utf-8") as handle:
+        for line in handle:
+            fields = line.split()
+            if len(fields) >= 3:
+                mounts[fields[1]] = fields[2]
+    top = mounts.get("/sys/fs/cgroup")
+    if top == "cgroup2":
+        return "cgroup/v2"
+    if top == "tmpfs":
+        return {"cgroup": "cgroup/v1", "cgroup2": "cgroup/v2"}.get(mounts.get("/sys/fs/cgroup/systemd"))
+    return None
+
+
 def _write(path, text, mode=0o644):
     with open(path, "w", encoding="utf-8") as handle:
         handle.write(text)
@@ -358,6 +378,9 @@ def start(prefix=None, nodes=("n1", "n2"), root=None, timeout=60, cpus=1):
     missing = missing_programs()
     if missing:
         raise RuntimeError("missing %s: run tests/system-deps.sh as root" % ", ".join(missing))
+    if slurm_cgroup_version() != "cgroup/v1":
+        raise RuntimeError("the Slurm lab needs the cgroup v1 layout at /sys/fs/cgroup (slurmd 22.05 would pick %s here; "
+                           "see tests/lab/README.md, Limits)" % (slurm_cgroup_version() or "no cgroup plugin"))
     root = os.path.abspath(root or "/tmp/%s-slurm" % prefix)
     stop(prefix, root)
     lab = SlurmLab(prefix, nodes, root)
