@@ -6,7 +6,7 @@ STAMP := $(VENV)/.installed
 export PATH := $(abspath $(VENV))/bin:$(PATH)
 export ANSIBLE_CONFIG := $(abspath ansible.cfg)
 
-.PHONY: setup plan tors test unit units-installed lint sanity molecule lab lab-down bench dist release-notes clean
+.PHONY: setup plan tors test unit units-installed lint sanity molecule lab lab-down slurm-lab slurm-lab-down bench dist release-notes clean
 
 $(STAMP): requirements-dev.txt requirements-yang.txt
 	python3 -m venv $(VENV)
@@ -52,6 +52,14 @@ lab: setup
 
 lab-down:
 	bash tests/lab/lab.sh down
+
+SLURM_NODES ?= n1,n2
+slurm-lab:
+	bash tests/system-deps.sh
+	python3 tests/lab/slurm_lab.py up --nodes $(SLURM_NODES)
+
+slurm-lab-down:
+	python3 tests/lab/slurm_lab.py down
 
 bench: setup
 	$(PY) tests/perf/bench_plan.py

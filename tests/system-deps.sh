@@ -2,7 +2,9 @@
 # The Debian packages the test suite needs beyond Python: iproute2, tcpdump and ping for the
 # namespace lab, podman, runc, mmdebstrap and ssh for the container lab and molecule, shellcheck
 # for ansible-test sanity, gnupg for the stand-in DOCA mirror (tests/lab/doca_standin.py), Debian's chromium for the lossless report's headless screenshot
-# (tests/integration/test_lossless_report_browser.py). Installs the missing ones when run as root
+# (tests/integration/test_lossless_report_browser.py), Slurm 22.05 and munge for the Slurm lab
+# (tests/lab/slurm_lab.py; the lab runs its own daemons, so the packages' services are never started
+# here: a policy-rc.d denies them for the duration of the install). Installs the missing ones when run as root
 # with apt-get; otherwise lists them and fails, unless AINET_SKIP_LAB=1 (then only shellcheck is
 # needed). Nothing is fetched when everything is already installed, so it runs offline then.
 set -euo pipefail
@@ -11,6 +13,7 @@ pairs="make:make git:git ip:iproute2 shellcheck:shellcheck"
 if [ "${AINET_SKIP_LAB:-0}" != 1 ]; then
     pairs="$pairs tcpdump:tcpdump ping:iputils-ping ssh:openssh-client ssh-keygen:openssh-client"
     pairs="$pairs podman:podman runc:runc mmdebstrap:mmdebstrap chromium:chromium gpg:gnupg dpkg-deb:dpkg"
+    pairs="$pairs slurmctld:slurmctld slurmd:slurmd scontrol:slurm-client munged:munge unshare:util-linux"
 fi
 for pair in $pairs; do
     command -v "${pair%%:*}" >/dev/null || need+=("${pair#*:}")
@@ -19,6 +22,13 @@ done
 if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
     echo "installing ${need[*]}"
     export DEBIAN_FRONTEND=noninteractive
+    # No service of an installed package may start (munge, slurmd, slurmctld would hold the lab's
+    # ports and sockets): deny them all while installing, unless the machine already has a policy.
+    if [ ! -e /usr/sbin/policy-rc.d ]; then
+        printf '#!/bin/sh\nexit 101\n' >/usr/sbin/policy-rc.d
+        chmod 755 /usr/sbin/policy-rc.d
+        trap 'rm -f /usr/sbin/policy-rc.d' EXIT
+    fi
     apt-get update -qq || echo "apt-get update failed (offline?); trying the package lists already here" >&2
     apt-get install -y -qq "${need[@]}" >/dev/null
 else
