@@ -63,8 +63,8 @@ def test_sonic_counters_are_read_with_its_show_commands_and_parse_per_port():
     outputs = {"show pfc counters": (0, recorded("sonic-pfc-after.txt"), ""),
                "show queue counters": (0, recorded("sonic-queue-after.txt"), "")}
     got = platforms.read_counters("sonic", "ssh", switch(outputs, ran), ports=["Ethernet8"])
-    assert ran == ["show pfc counters", "show queue counters"]
-    assert sorted(got) == ["sonic_pfc", "sonic_queue"]
+    assert ran == ["show pfc counters", "show queue counters", "show pfcwd stats", "show priority-group drop counters"]
+    assert sorted(got) == ["sonic_pfc", "sonic_pfcwd", "sonic_pg_drop", "sonic_queue"]
     assert parse_counters(got["sonic_pfc"], "sonic_pfc", port="Ethernet8")["ports"]["Ethernet8"]["pfc3_tx_pkts"] == 23740
     assert parse_counters(got["sonic_queue"], "sonic_queue", port="Ethernet8")["ports"]["Ethernet8"]["uc3_drop_pkts"] == 0
 
@@ -182,8 +182,9 @@ def test_every_counter_command_names_a_known_format_and_one_port_formats_run_per
         for fmt, command in platforms.nos(platform).COUNTER_COMMANDS:
             assert fmt in FORMATS and parse_counters("", fmt)["format"] == fmt, (platform, command)
             assert ("{port}" in command) == (fmt in ONE_PORT_FORMATS), (platform, command)
-            assert command[0] in ("show", "nv") or command[:2] in (("ip", "-s"), ("tc", "-s")), command
-            assert "clear" not in command and command[-1] == "show" or command[0] in ("show", "nv"), \
+            assert command[0] in ("show", "nv") or command[:2] in (("ip", "-s"), ("tc", "-s"), ("ethtool", "-S")), command
+            assert "clear" not in command and (command[-1] == "show" or command[0] in ("show", "nv")
+                                               or command[:2] == ("ethtool", "-S")), \
                 "read-only: %s" % (command,)
 
 
