@@ -12,7 +12,6 @@ recorded read (the rest as recorded) and has a control: the same reads with that
 from __future__ import annotations
 
 import os
-import re
 
 import pytest
 
@@ -341,7 +340,7 @@ def test_switchd_conf_documented_default_and_a_setting():
     outputs = {"cat /etc/cumulus/switchd.conf": (0, documented, "")}
     assert platforms.read_counter_settle("cumulus", "ssh", switch(outputs, [])) == (
         2, "the NOS's default poll interval (switchd.conf sets no stats.poll_interval (the default))")
-    outputs["cat /etc/cumulus/switchd.conf"] = (0, documented.replace("#stats.poll_interval = 2000",
-                                                                        "stats.poll_interval = 5000"), "")
+    configured = documented.replace("#stats.poll_interval = 2000", "stats.poll_interval = 5000")
+    outputs["cat /etc/cumulus/switchd.conf"] = (0, configured, "")
     assert platforms.read_counter_settle("cumulus", "ssh", switch(outputs, [])) == (
         5, "switchd.conf: stats.poll_interval = 5000 ms")
