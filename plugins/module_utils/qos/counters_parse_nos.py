@@ -32,6 +32,17 @@
   ``a_pause_mac_ctrl_frames_*``). PPCNT counters are 64-bit (``mlxsw_reg_ppcnt_*`` getters are ``u64``). A port of
   another driver (a veth of a software bridge) prints its own names, read and judged ``info``.
 
+* ``nxos_queuing`` -- Cisco NX-OS ``show queuing interface <port>`` (Nexus 9000; one port a command, read port by
+  port): per ``QOS GROUP <g>`` box, unicast and multicast, ``Tx Pkts`` (traffic), ``WRED/AFD & Tail Drop Pkts`` and
+  ``WD & Tail Drop Pkts`` (the queue's drops, the PFC watchdog's included: ``drop`` of queue g; this collection maps
+  priority p to qos-group p), ``Q Depth Byts`` (a depth: read); the ingress part's ``Per Port Ingress Statistics``
+  (``Ingress Overflow Drop Pkts``: headroom exhausted; ``Hi``/``Low Priority Drop Pkts``: port-wide ``drop``),
+  ``Per Slice`` (every port of the slice: read, not judged), ``TxPPP``/``RxPPP`` and the per-CoS PFC table (read:
+  ``nxos_pfc`` is the PFC read).
+* ``nxos_pfc`` -- NX-OS ``show interface priority-flow-control detail``: per port the ``Rx``/``Tx`` rows of the
+  ``Priority0``..``Priority7`` table (``pfc<p>_rx_frames``, ``pfc<p>_tx_frames``: ``pfc_pause`` of p) and the totals.
+  NX-OS prints no counter width (None). Layouts: a published Nexus 9000 capture (tests/.../data/counters/ORIGIN.md).
+
 Every counter keeps its source's name, and one the source does not print is absent (*not reported*).
 """
 
@@ -39,8 +50,9 @@ from __future__ import annotations
 
 import re
 
-NOS_SIDES = {"sonic_pfcwd": "switch", "sonic_pg_drop": "switch", "linux_ethtool": "switch"}
-NOS_ONE_PORT_FORMATS = ("linux_ethtool",)
+NOS_SIDES = {"sonic_pfcwd": "switch", "sonic_pg_drop": "switch", "linux_ethtool": "switch", "nxos_queuing": "switch",
+             "nxos_pfc": "switch"}
+NOS_ONE_PORT_FORMATS = ("linux_ethtool", "nxos_queuing")
 NOS_COUNTERS = {
     "sonic_pfcwd": (
         # orchagent's pfcwdorch counts storms and the watchdog's drops per queue in COUNTERS_DB (uint64 strings)
@@ -66,6 +78,20 @@ NOS_COUNTERS = {
         (r"a_frame_check_sequence_errors|a_alignment_errors|a_symbol_error_during_carrier|dot3stats_(fcs|symbol)_errors",
          "drop", None, 64),
         (r"a_pause_mac_ctrl_frames_(received|xmitted)|dot3in_pause_frames", "link_pause", None, 64),
+    ),
+    # NX-OS prints no counter width: None (a decrease is a reset)
+    "nxos_queuing": (
+        (r"qg(?P<q>\d+)_uc_tx_pkts", "traffic", None, None),
+        # WRED/AFD and tail drops, and the PFC watchdog's ("WD & Tail Drop") of the queue of qos-group q
+        (r"qg(?P<q>\d+)_uc_(wred_afd_tail_drop|wd_tail_drop)_pkts", "drop", None, None),
+        (r"port_(ingress_overflow|hi_priority|low_priority)_drop_pkts", "drop", None, None),
+        # the slice's drops are of every port on it; the per-CoS PFC counts repeat `show interface
+        # priority-flow-control detail` (nxos_pfc), which is the PFC read
+        (r"qg\d+_.*|slice_.*|cos[0-7]_(tx|rx)_pause|(tx|rx)_ppp", "info", None, None),
+    ),
+    "nxos_pfc": (
+        (r"pfc(?P<p>[0-7])_(rx|tx)_frames", "pfc_pause", None, None),
+        (r"(rx|tx)_pfc_frames", "info", None, None),
     ),
 }
 
@@ -147,6 +173,81 @@ def parse_linux_ethtool(text, port=None):
                              [p.replace("ethtool_mlx5:", "linux_ethtool:", 1) for p in facts["problems"]])
 
 
+# ----------------------------------------------------------------------------- Cisco NX-OS
+# Read as words, not lines: the one published capture found (ORIGIN.md) is stored with its line breaks lost, and the
+# layout's boxes and tables are told apart by their labels (``QOS GROUP <g>``, ``Per Port Ingress Statistics``,
+# ``PFC_COS``...), wherever the lines break.
+
+_NUM = r"(\d[\d,]*)"
+
+
+def _slug(label):
+    return "_".join(re.sub(r"[^a-z0-9]+", " ", label.lower()).split())
+
+
+def parse_nxos_queuing(text, port=None):
+    """``show queuing interface <port>`` (Nexus 9000, one port a command): per ``QOS GROUP <g>`` box the unicast and
+    multicast columns of each row (``Tx Pkts``, ``WRED/AFD & Tail Drop Pkts``, ``WD & Tail Drop Pkts``...) as
+    ``qg<g>_uc_<row>``/``qg<g>_mc_<row>``; the ingress part's ``Per Port Ingress Statistics`` (``port_<row>``) and
+    ``Per Slice`` (``slice_<row>``); its PFC table per CoS (``cos<c>_tx_pause``, ``cos<c>_rx_pause``) and ``TxPPP``,
+    ``RxPPP``."""
+    text = str(text)
+    counters, problems = {}, []
+    ingress = re.search(r"Ingress Queuing for", text)
+    egress = text[:ingress.start()] if ingress else text
+    boxes = re.split(r"QOS GROUP (\d+)", egress)
+    for group, box in zip(boxes[1::2], boxes[2::2]):
+        for label, ucast, mcast in re.findall(r"\|\s*([A-Za-z][A-Za-z/& ]*?)\s*\|\s*%s\s*\|\s*%s\s*\|" % (_NUM, _NUM), box):
+            counters["qg%s_uc_%s" % (group, _slug(label))] = base._int(ucast)  # pylint: disable=protected-access
+            counters["qg%s_mc_%s" % (group, _slug(label))] = base._int(mcast)  # pylint: disable=protected-access
+    rest = text[ingress.start():] if ingress else ""
+    for scope, start, end in (("port", "Per Port Ingress Statistics", "Per Slice"),
+                              ("slice", "Per Slice Ingress Statistics", "PFC Statistics")):
+        part = re.search(r"%s(.*?)(?=%s|$)" % (re.escape(start), re.escape(end)), rest, re.S)
+        for label, value in re.findall(r"([A-Za-z][A-Za-z ]*?Drop Pkts)\s+%s" % _NUM, part.group(1) if part else ""):
+            counters["%s_%s" % (scope, _slug(label))] = base._int(value)  # pylint: disable=protected-access
+    ppp = re.search(r"TxPPP:\s*%s,\s*RxPPP:\s*%s" % (_NUM, _NUM), rest)
+    if ppp:
+        counters["tx_ppp"], counters["rx_ppp"] = base._int(ppp.group(1)), base._int(ppp.group(2))  # pylint: disable=protected-access
+    for cos, _group, _tx_state, tx, _rx_state, rx in re.findall(
+            r"(?<![\d,])([0-7])\s+(\d+)\s+(Active|Inactive)\s+%s\s+(Active|Inactive)\s+%s" % (_NUM, _NUM), rest):
+        counters["cos%s_tx_pause" % cos] = base._int(tx)  # pylint: disable=protected-access
+        counters["cos%s_rx_pause" % cos] = base._int(rx)  # pylint: disable=protected-access
+    if not counters:
+        problems.append("nxos_queuing: no QOS GROUP box and no ingress statistics in the output (not `show queuing "
+                        "interface <port>`?)%s" % (": %r" % text.strip()[:160] if text.strip() else ""))
+        return base.new_counters("nxos_queuing", problems=problems)
+    return base.new_counters("nxos_queuing", {port or base.DEFAULT_PORT: counters}, problems)
+
+
+def parse_nxos_pfc(text, port=None):
+    """``show interface priority-flow-control detail``: per port (``Ethernet<s>/<p>``, then ``Admin Mode:``) the
+    ``Total Rx/Tx PFC Frames`` and the ``Rx``/``Tx`` rows of the ``Priority0``..``Priority7`` table."""
+    text = str(text)
+    ports, problems = {}, []
+    heads = list(re.finditer(r"(Ethernet\d+/\d+(?:/\d+)?)\s+Admin Mode:", text))
+    for index, head in enumerate(heads):
+        block = text[head.end():heads[index + 1].start() if index + 1 < len(heads) else len(text)]
+        counters = ports.setdefault(head.group(1), {})
+        for direction in ("Rx", "Tx"):
+            total = re.search(r"Total %s PFC Frames:\s*%s" % (direction, _NUM), block)
+            if total:
+                counters["%s_pfc_frames" % direction.lower()] = base._int(total.group(1))  # pylint: disable=protected-access
+            row = re.search(r"(?<![A-Za-z])%s\s*\|(.*?)(?=-{5}|(?<![A-Za-z])[RT]x\s*\||$)" % direction, block, re.S)
+            cells = row.group(1).split("|") if row else []
+            for prio, cell in enumerate(cells[:8]):
+                value = re.match(r"\s*(\d[\d,]*)", cell)
+                if value:
+                    counters["pfc%d_%s_frames" % (prio, direction.lower())] = base._int(value.group(1))  # pylint: disable=protected-access
+                elif cell.strip():
+                    problems.append("nxos_pfc: %s %s priority %d holds %r, not a counter" % (
+                        head.group(1), direction, prio, cell.strip()[:40]))
+    if not heads:
+        problems.append("nxos_pfc: no port in the output (not `show interface priority-flow-control detail`?)%s"
+                        % (": %r" % text.strip()[:160] if text.strip() else ""))
+    return base.new_counters("nxos_pfc", base._only(ports, port, "nxos_pfc", problems), problems)  # pylint: disable=protected-access
+
+
 # ----------------------------------------------------------------------------- configured poll intervals
 
 def parse_sonic_counterpoll(text):
@@ -193,6 +294,8 @@ NOS_PARSERS = {
     "sonic_pfcwd": parse_sonic_pfcwd,
     "sonic_pg_drop": parse_sonic_pg_drop,
     "linux_ethtool": parse_linux_ethtool,
+    "nxos_queuing": parse_nxos_queuing,
+    "nxos_pfc": parse_nxos_pfc,
 }
 
 # Last: counters_parse imports this module (above it) to register the formats, and this one uses its helpers when a

@@ -155,6 +155,6 @@ def test_without_the_step_s_ports_cumulus_runs_nothing_and_says_so():
 
 
 def test_a_platform_without_a_counter_reader_says_so():
-    result, ran = read({"cluster": model("nxos", "Ethernet1/{node}")}, {})
-    assert ran == [] and result["read_error"] == ("ToR leaf1: platform nxos has no counter reader (readable: "
-                                                  "cumulus, eos, linux, sonic); its counters are not read")
+    result, ran = read({"cluster": model("os10", "ethernet1/1/{node}")}, {})
+    assert ran == [] and result["read_error"] == ("ToR leaf1: platform os10 has no counter reader (readable: "
+                                                  "cumulus, eos, linux, nxos, sonic); its counters are not read")

@@ -344,3 +344,134 @@ def test_switchd_conf_documented_default_and_a_setting():
     outputs["cat /etc/cumulus/switchd.conf"] = (0, configured, "")
     assert platforms.read_counter_settle("cumulus", "ssh", switch(outputs, [])) == (
         5, "switchd.conf: stats.poll_interval = 5000 ms")
+
+
+# ---- Cisco NX-OS: show queuing interface <port>, show interface priority-flow-control detail ---------------------
+
+COUNTERS = os.path.join(os.path.dirname(__file__), "data", "counters")
+
+
+def written(name):
+    with open(os.path.join(COUNTERS, name)) as handle:
+        return handle.read()
+
+
+def nxos_queuing():
+    """One port's `show queuing interface` as the capture's two greps print it: the QOS GROUP 5 box, then the
+    ingress part (ORIGIN.md: the line breaks of the stored copy are lost; the parser reads words)."""
+    return written("nxos-queuing-egress-qos5-n9k-roce-blog.txt") + written("nxos-queuing-ingress-n9k-roce-blog.txt")
+
+
+NXOS_PAUSED = ("|150          |0            |0Ethernet1/52", "|950          |0            |0Ethernet1/52")
+
+
+def nxos_judge(queuing_after, pfc_after=None, priority=5):
+    pfc = written("nxos-pfc-detail-n9k-roce-blog.txt")
+    pfc_after = pfc.replace(*NXOS_PAUSED) if pfc_after is None else pfc_after
+    port = "Ethernet1/51"
+    reads_b = {"tor_queuing": parse_counters({port: nxos_queuing()}, "nxos_queuing", port=port),
+               "tor_pfc": parse_counters(pfc, "nxos_pfc", port=port)}
+    reads_a = {"tor_queuing": parse_counters({port: queuing_after}, "nxos_queuing", port=port),
+               "tor_pfc": parse_counters(pfc_after, "nxos_pfc", port=port)}
+    return load_verdict(reads_b, reads_a, priorities=[priority], port=port)["classes"][0]
+
+
+def test_nxos_pfc_detail_per_priority_from_the_capture():
+    facts = parse_counters(written("nxos-pfc-detail-n9k-roce-blog.txt"), "nxos_pfc")
+    assert facts["problems"] == []
+    assert sorted(facts["ports"]) == ["Ethernet1/51", "Ethernet1/52", "Ethernet1/53", "Ethernet1/54"]
+    assert [facts["ports"][p]["pfc5_tx_frames"] for p in sorted(facts["ports"])] == [150, 143, 101, 4]
+    assert [facts["ports"][p]["tx_pfc_frames"] for p in sorted(facts["ports"])] == [150, 143, 101, 4]
+    assert all(v == 0 for c in facts["ports"].values() for n, v in c.items() if n.startswith("pfc") and "pfc5_tx" not in n)
+    assert len(facts["ports"]["Ethernet1/54"]) == 18
+    assert describe("nxos_pfc", "pfc5_tx_frames") == {"fact": "pfc_pause", "priority": 5, "queue": None, "width": None,
+                                                      "direction": None}
+    assert describe("nxos_pfc", "tx_pfc_frames")["fact"] == "info"
+
+
+def test_nxos_queuing_from_the_capture():
+    facts = parse_counters({"Ethernet1/51": nxos_queuing()}, "nxos_queuing")
+    assert facts["problems"] == []
+    got = facts["ports"]["Ethernet1/51"]
+    assert got["qg5_uc_tx_pkts"] == 202328436 and got["qg5_uc_tx_byts"] == 203884632744
+    assert got["qg5_uc_wred_afd_tail_drop_pkts"] == 0 and got["qg5_uc_wd_tail_drop_pkts"] == 0
+    assert got["port_ingress_overflow_drop_pkts"] == 19490 and got["slice_ingress_overflow_drop_pkts"] == 71206
+    assert (got["tx_ppp"], got["cos5_tx_pause"]) == (150, 150)
+    # the ingress thresholds (Buff Size, Pause Th: 348608 77376 75712) are settings, not counters
+    assert 348608 not in got.values() and 77376 not in got.values()
+    assert describe("nxos_queuing", "qg5_uc_wd_tail_drop_pkts")["fact"] == "drop"
+    assert describe("nxos_queuing", "qg5_uc_wd_tail_drop_pkts")["queue"] == 5
+    assert describe("nxos_queuing", "port_ingress_overflow_drop_pkts")["fact"] == "drop"
+    assert describe("nxos_queuing", "slice_ingress_overflow_drop_pkts")["fact"] == "info"
+    assert describe("nxos_queuing", "cos5_tx_pause")["fact"] == "info"  # nxos_pfc is the PFC read
+
+
+def test_nxos_control_pauses_only_is_lossless():
+    got = nxos_judge(nxos_queuing())
+    assert got["verdict"] == "lossless_under_load", got["message"]
+    assert [(r["counter"], r["delta"]) for r in got["moved"]["pause"]] == [("pfc5_tx_frames", 800)]
+
+
+@pytest.mark.parametrize("old,new,counter", [
+    ("| WRED/AFD & Tail Drop Pkts |               0|", "| WRED/AFD & Tail Drop Pkts |              12|",
+     "qg5_uc_wred_afd_tail_drop_pkts"),
+    ("|       WD & Tail Drop Pkts |               0|", "|       WD & Tail Drop Pkts |               7|",
+     "qg5_uc_wd_tail_drop_pkts"),
+    ("Ingress Overflow Drop Pkts                       19490", "Ingress Overflow Drop Pkts                       19500",
+     "port_ingress_overflow_drop_pkts"),
+])
+def test_nxos_one_drop_moved_is_dropped(old, new, counter):
+    after = nxos_queuing()
+    assert after.count(old) == 1
+    got = nxos_judge(after.replace(old, new))
+    assert got["verdict"] == "dropped"
+    assert [r["counter"] for r in got["moved"]["drop"]] == [counter]
+
+
+def test_nxos_the_slice_s_overflow_is_not_this_port_s():
+    after = nxos_queuing().replace("71206", "71999")
+    assert nxos_judge(after)["verdict"] == "lossless_under_load"
+
+
+class NxApi(object):
+    """NX-API (``POST /ins``): answers each command of ``input`` with its text from ``outputs``."""
+
+    def __init__(self, outputs):
+        self.outputs = outputs
+        self.sent = []
+
+    def request(self, method, path, body=None, params=None):
+        self.sent.append((method, path, body))
+        commands = body["ins_api"]["input"].split(" ;")
+        return 200, {"ins_api": {"outputs": {"output": [{"code": "200", "msg": "Success", "body": self.outputs[c]}
+                                                        for c in commands]}}}
+
+
+def test_nxos_counters_over_nxapi_are_one_cli_show_ascii_request_per_read():
+    outputs = {"show queuing interface Ethernet1/51": nxos_queuing(),
+               "show queuing interface Ethernet1/52": nxos_queuing().replace("Ethernet1/51", "Ethernet1/52"),
+               "show interface priority-flow-control detail": written("nxos-pfc-detail-n9k-roce-blog.txt")}
+    api = NxApi(outputs)
+    got = platforms.read_counters("nxos", "http", api, ports=["Ethernet1/52", "Ethernet1/51"])
+    assert len(api.sent) == 1 and api.sent[0][:2] == ("POST", "/ins")
+    request = api.sent[0][2]["ins_api"]
+    assert request["type"] == "cli_show_ascii"
+    assert request["input"] == ("show queuing interface Ethernet1/51 ;show queuing interface Ethernet1/52 ;"
+                                "show interface priority-flow-control detail")
+    assert sorted(got["nxos_queuing"]) == ["Ethernet1/51", "Ethernet1/52"]
+    assert got["nxos_pfc"] == outputs["show interface priority-flow-control detail"]
+
+
+def test_nxos_counters_over_its_connection_and_bad_ports_run_nothing():
+    ran = []
+    outputs = {"show queuing interface Ethernet1/51": (0, nxos_queuing(), ""),
+               "show interface priority-flow-control detail": (0, written("nxos-pfc-detail-n9k-roce-blog.txt"), "")}
+    got = platforms.read_counters("nxos", "ssh", switch(outputs, ran), ports=["Ethernet1/51"])
+    assert ran == ["show queuing interface Ethernet1/51", "show interface priority-flow-control detail"]
+    assert parse_counters(got["nxos_queuing"], "nxos_queuing", port="Ethernet1/51")["problems"] == []
+    ran = []
+    with pytest.raises(ValueError, match="Ethernet1/51; show: not a Cisco NX-OS port name"):
+        platforms.read_counters("nxos", "ssh", switch(outputs, ran), ports=["Ethernet1/51; show"])
+    with pytest.raises(ValueError, match="give the ports to read"):
+        platforms.read_counters("nxos", "ssh", switch(outputs, ran))
+    assert ran == []
