@@ -275,6 +275,11 @@ def parse_sonic_counterpoll(text):
     return groups, problems
 
 
+def whole_seconds(millis):
+    """``millis`` milliseconds as whole seconds, rounded up: a wait shorter than the poll would read before it."""
+    return -(-int(millis) // 1000)
+
+
 def parse_switchd_poll(text):
     """``stats.poll_interval`` (milliseconds) of Cumulus's ``/etc/cumulus/switchd.conf`` (``key = value`` lines, ``#``
     comments: a commented line is the default, not a setting). Returns ``(milliseconds or None, problems)``."""

@@ -93,7 +93,7 @@ import time
 from urllib import parse
 
 from ansible_collections.ainet.fabric.plugins.module_utils.common.file_formats import yaml_dump
-from ansible_collections.ainet.fabric.plugins.module_utils.qos.counters_parse_nos import parse_switchd_poll
+from ansible_collections.ainet.fabric.plugins.module_utils.qos.counters_parse_nos import parse_switchd_poll, whole_seconds
 from ansible_collections.ainet.fabric.plugins.module_utils.qos.qos_parse_nvue import nvue_config
 from ansible_collections.ainet.fabric.plugins.module_utils.tor.tor_diff import lookup, owned_stale, tree_diff
 from ansible_collections.ainet.fabric.plugins.module_utils.tor.tor_intent import ValidatorUnavailable, is_owned, scheduler
@@ -428,7 +428,7 @@ def read_counter_settle(connection, via):
     millis, problems = parse_switchd_poll(read_command(connection, SETTLE_COMMAND))
     if millis is None:
         return None, "; ".join(problems) or "switchd.conf sets no stats.poll_interval (the default)"
-    return -(-millis // 1000), "switchd.conf: stats.poll_interval = %d ms" % millis
+    return whole_seconds(millis), "switchd.conf: stats.poll_interval = %d ms" % millis
 
 
 def read_counters(connection, via, ports=None):

@@ -74,7 +74,8 @@ import re
 import uuid
 
 from ansible_collections.ainet.fabric.plugins.module_utils.common.errors import FabricError
-from ansible_collections.ainet.fabric.plugins.module_utils.qos.counters_parse_nos import parse_sonic_counterpoll
+from ansible_collections.ainet.fabric.plugins.module_utils.qos.counters_parse_nos import (
+    parse_sonic_counterpoll, whole_seconds)
 from ansible_collections.ainet.fabric.plugins.module_utils.qos.qos_parse_sonic import lossless_pg_profile
 from ansible_collections.ainet.fabric.plugins.module_utils.tor.tor_intent import scheduler
 from ansible_collections.ainet.fabric.plugins.module_utils.tor.tor_diff import (
@@ -896,7 +897,7 @@ def counter_settle(text):
         return None, "counterpoll show printed none of %s enabled%s" % (
             ", ".join(SETTLE_GROUPS), (": " + "; ".join(problems)) if problems else "")
     longest = max(ms for _name, ms in used)
-    return -(-longest // 1000), "counterpoll show: %s" % ", ".join("%s %d ms" % item for item in used)
+    return whole_seconds(longest), "counterpoll show: %s" % ", ".join("%s %d ms" % item for item in used)
 
 
 def read_counter_settle(connection, via):
