@@ -15,6 +15,7 @@ import os
 
 import pytest
 
+from ansible_collections.ainet.fabric.plugins.module_utils.fleet.incast_results import tor_reads
 from ansible_collections.ainet.fabric.plugins.module_utils.qos.counters_parse import describe, parse_counters
 from ansible_collections.ainet.fabric.plugins.module_utils.qos.counters_parse_nos import (
     parse_sonic_counterpoll, parse_switchd_poll)
@@ -475,3 +476,15 @@ def test_nxos_counters_over_its_connection_and_bad_ports_run_nothing():
     with pytest.raises(ValueError, match="give the ports to read"):
         platforms.read_counters("nxos", "ssh", switch(outputs, ran))
     assert ran == []
+
+
+def test_a_sonic_read_reaches_the_run_as_one_read_per_format_and_a_disabled_one_says_why():
+    read = {"sonic_pfc": raw("sonic-pfc-tx-z9332-th3.txt"), "sonic_queue": raw("sonic-queue-7050cx3-td3-6290.txt"),
+            "sonic_pfcwd": raw(PFCWD[0]),
+            "sonic_pg_drop": "Warning: PG counters are disabled. Use 'counterpoll pg-drop enable' to enable polling\n"}
+    got = tor_reads(read, "Ethernet4")
+    assert sorted(got) == ["tor_pfc", "tor_pfcwd", "tor_pg_drop", "tor_queue"]
+    assert got["tor_pfcwd"]["ports"]["Ethernet4"]["q3_tx_drop"] == 41507426
+    # not read is not clean: no port, and the switch's own words
+    assert got["tor_pg_drop"]["ports"] == {}
+    assert "PG counters are disabled" in got["tor_pg_drop"]["problems"][0]
