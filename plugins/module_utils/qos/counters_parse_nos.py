@@ -87,7 +87,7 @@ NOS_COUNTERS = {
         (r"port_(ingress_overflow|hi_priority|low_priority)_drop_pkts", "drop", None, None),
         # the slice's drops are of every port on it; the per-CoS PFC counts repeat `show interface
         # priority-flow-control detail` (nxos_pfc), which is the PFC read
-        (r"qg\d+_.*|slice_.*|cos[0-7]_(tx|rx)_pause|(tx|rx)_ppp", "info", None, None),
+        (r"qg\d+_.*|(cont|span)_qg\d+_.*|slice_.*|cos[0-7]_(tx|rx)_pause|(tx|rx)_ppp", "info", None, None),
     ),
     "nxos_pfc": (
         (r"pfc(?P<p>[0-7])_(rx|tx)_frames", "pfc_pause", None, None),
@@ -195,11 +195,13 @@ def parse_nxos_queuing(text, port=None):
     counters, problems = {}, []
     ingress = re.search(r"Ingress Queuing for", text)
     egress = text[:ingress.start()] if ingress else text
-    boxes = re.split(r"QOS GROUP (\d+)", egress)
-    for group, box in zip(boxes[1::2], boxes[2::2]):
+    # a box titled CONTROL or SPAN QOS GROUP is the switch's own traffic or a mirror's, not a data class
+    boxes = re.split(r"(CONTROL |SPAN )?QOS GROUP (\d+)", egress)
+    for kind, group, box in zip(boxes[1::3], boxes[2::3], boxes[3::3]):
+        prefix = "%sqg%s" % ((kind or "").strip().lower()[:4] + "_" if kind else "", group)
         for label, ucast, mcast in re.findall(r"\|\s*([A-Za-z][A-Za-z/& ]*?)\s*\|\s*%s\s*\|\s*%s\s*\|" % (_NUM, _NUM), box):
-            counters["qg%s_uc_%s" % (group, _slug(label))] = base._int(ucast)  # pylint: disable=protected-access
-            counters["qg%s_mc_%s" % (group, _slug(label))] = base._int(mcast)  # pylint: disable=protected-access
+            counters["%s_uc_%s" % (prefix, _slug(label))] = base._int(ucast)  # pylint: disable=protected-access
+            counters["%s_mc_%s" % (prefix, _slug(label))] = base._int(mcast)  # pylint: disable=protected-access
     rest = text[ingress.start():] if ingress else ""
     for scope, start, end in (("port", "Per Port Ingress Statistics", "Per Slice"),
                               ("slice", "Per Slice Ingress Statistics", "PFC Statistics")):

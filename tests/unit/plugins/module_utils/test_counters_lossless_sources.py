@@ -407,6 +407,15 @@ def test_nxos_queuing_from_the_capture():
     assert describe("nxos_queuing", "cos5_tx_pause")["fact"] == "info"  # nxos_pfc is the PFC read
 
 
+def test_nxos_a_control_qos_group_box_is_not_a_data_class():
+    box = written("nxos-queuing-egress-qos5-n9k-roce-blog.txt")
+    control = box.replace("QOS GROUP 5       ", "CONTROL QOS GROUP 8")
+    assert control.count("CONTROL QOS GROUP 8") == 1
+    got = parse_counters({"Ethernet1/51": control}, "nxos_queuing")["ports"]["Ethernet1/51"]
+    assert "qg8_uc_tx_pkts" not in got and got["cont_qg8_uc_tx_pkts"] == 202328436
+    assert describe("nxos_queuing", "cont_qg8_uc_wd_tail_drop_pkts")["fact"] == "info"
+
+
 def test_nxos_control_pauses_only_is_lossless():
     got = nxos_judge(nxos_queuing())
     assert got["verdict"] == "lossless_under_load", got["message"]
