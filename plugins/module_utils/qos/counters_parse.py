@@ -88,6 +88,8 @@ DEFAULT_PORT = "port"
 #   ecn_mark           packets seen with ECN CE, or marked by the device
 #   cnp                congestion notification packets sent (notification point) or handled (reaction point)
 #   traffic            packets of the class (shows the load reached it)
+#   headroom_watermark the most ingress headroom a priority group held (a high-water mark, not a counter): never
+#                      judged, named beside an ingress PG drop (counters_parse_nos, SONiC)
 #   instance           which object the read counted (a qdisc's handle): when it differs between the reads,
 #                      the counters of that object were reset (:func:`load_verdict.read_deltas`)
 #   info               read, not judged

@@ -21,6 +21,10 @@
   (headroom too small for the cable and the pause response, PFC sent too late), which the egress queue counters
   never see. A priority group is not a switch priority (the ``PFC_PRIORITY_TO_PRIORITY_GROUP_MAP`` decides, not
   read here): a PG drop counts against every class of the port.
+* ``sonic_pg_headroom`` -- SONiC ``show priority-group persistent-watermark headroom`` (``scripts/watermarkstat``;
+  ``Ingress headroom per PG:``, the same table): ``pg<n>_headroom_bytes``, the most headroom the PG has held since
+  the watermark was last cleared. A high-water mark, not a counter (fact ``headroom_watermark``, never judged): the
+  verdict names it beside an ingress PG drop, where it tells an exhausted headroom from another cause.
 * ``linux_ethtool`` -- ``ethtool -S <port>`` of a Linux switch's port (one port a command, read port by port). On
   NVIDIA Spectrum under the upstream driver (mlxsw, ``drivers/net/ethernet/mellanox/mlxsw/spectrum_ethtool.c``):
   per traffic class ``tc_no_buffer_discard_uc_tc_<n>`` (unicast packets discarded for want of buffer: the ASIC's
@@ -50,8 +54,8 @@ from __future__ import annotations
 
 import re
 
-NOS_SIDES = {"sonic_pfcwd": "switch", "sonic_pg_drop": "switch", "linux_ethtool": "switch", "nxos_queuing": "switch",
-             "nxos_pfc": "switch"}
+NOS_SIDES = {"sonic_pfcwd": "switch", "sonic_pg_drop": "switch", "sonic_pg_headroom": "switch", "linux_ethtool": "switch",
+             "nxos_queuing": "switch", "nxos_pfc": "switch"}
 NOS_ONE_PORT_FORMATS = ("linux_ethtool", "nxos_queuing")
 NOS_COUNTERS = {
     "sonic_pfcwd": (
@@ -64,6 +68,10 @@ NOS_COUNTERS = {
     "sonic_pg_drop": (
         # no priority group index is a priority: port-wide, against every class
         (r"pg\d+_drop_pkts", "drop", None, 64),
+    ),
+    "sonic_pg_headroom": (
+        # a high-water mark, not a counter: never judged; the verdict names it beside an ingress PG drop
+        (r"pg\d+_headroom_bytes", "headroom_watermark", None, None),
     ),
     "linux_ethtool": (
         (r"tc_no_buffer_discard_uc_tc_(?P<q>\d+)", "drop", None, 64),
@@ -143,26 +151,43 @@ def parse_sonic_pfcwd(text, port=None):
                              problems)
 
 
-def parse_sonic_pg_drop(text, port=None):
-    """``show priority-group drop counters``: ``Port`` then ``PG<n>`` columns (``N/A``: not reported)."""
+def _pg_table(text, port, fmt, command, suffix):
+    """A SONiC per-PG table (``Port`` then ``PG<n>`` columns; ``N/A``: not reported) as ``pg<n>_<suffix>``. A multi-ASIC
+    read prints one table a namespace, each under its title line (``... per PG: (Namespace asic1)``) with no blank
+    line between: the text is cut at each title, so no title, header or dashes line is read as a row of the table
+    above it."""
     ports, problems = {}, []
-    tables = base._tables(str(text))  # pylint: disable=protected-access
+    # one table a title (``Ingress PG dropped packets:``, ``Ingress headroom per PG: (Namespace asic1)``): read apart
+    sections = re.split(r"(?m)^(?=[A-Za-z][^\n]*:(?: \(Namespace [^)\n]*\))?[ \t]*$)", str(text))
+    tables = [table for section in sections for table in base._tables(section)]  # pylint: disable=protected-access
     for headers, rows in tables:
         if headers[:1] != ["Port"] or not all(re.match(r"^PG\d+$", h) for h in headers[1:]):
-            problems.append("sonic_pg_drop: a table headed %r is not Port, PG0..." % " ".join(headers[:2]))
+            problems.append("%s: a table headed %r is not Port, PG0..." % (fmt, " ".join(headers[:2])))
             continue
         for row in rows:
             counters = ports.setdefault(row[0], {})
             for head, cell in zip(headers[1:], row[1:]):
                 value = base._int(cell)  # pylint: disable=protected-access
                 if value is not None:
-                    counters["%s_drop_pkts" % head.lower()] = value
+                    counters["%s_%s" % (head.lower(), suffix)] = value
                 elif cell.strip() != "N/A":
-                    problems.append("sonic_pg_drop: %s %s holds %r, not a counter" % (row[0], head, cell[:40]))
+                    problems.append("%s: %s %s holds %r, not a counter" % (fmt, row[0], head, cell[:40]))
     if not tables:
-        problems.append(_no_table("sonic_pg_drop", "show priority-group drop counters", text))
-    return base.new_counters("sonic_pg_drop", base._only(ports, port, "sonic_pg_drop", problems),  # pylint: disable=protected-access
-                             problems)
+        problems.append(_no_table(fmt, command, text))
+    return base.new_counters(fmt, base._only(ports, port, fmt, problems), problems)  # pylint: disable=protected-access
+
+
+def parse_sonic_pg_drop(text, port=None):
+    """``show priority-group drop counters``: ``Port`` then ``PG<n>`` columns, dropped packets."""
+    return _pg_table(text, port, "sonic_pg_drop", "show priority-group drop counters", "drop_pkts")
+
+
+def parse_sonic_pg_headroom(text, port=None):
+    """``show priority-group persistent-watermark headroom`` (``scripts/watermarkstat``, ``Ingress headroom per
+    PG:``): the most headroom bytes each PG has held since the watermark was last cleared (never by this
+    collection), ``SAI_INGRESS_PRIORITY_GROUP_STAT_XOFF_ROOM_WATERMARK_BYTES``."""
+    return _pg_table(text, port, "sonic_pg_headroom", "show priority-group persistent-watermark headroom",
+                     "headroom_bytes")
 
 
 def parse_linux_ethtool(text, port=None):
@@ -300,6 +325,7 @@ def parse_switchd_poll(text):
 NOS_PARSERS = {
     "sonic_pfcwd": parse_sonic_pfcwd,
     "sonic_pg_drop": parse_sonic_pg_drop,
+    "sonic_pg_headroom": parse_sonic_pg_headroom,
     "linux_ethtool": parse_linux_ethtool,
     "nxos_queuing": parse_nxos_queuing,
     "nxos_pfc": parse_nxos_pfc,

@@ -852,14 +852,17 @@ def read(connection, via):
 # would reset them, never run here). Each prints every port; the verdict keeps the link's
 # (``parse_counters(..., port=)``). The egress queue counters miss two places a lossless class loses packets: the
 # PFC watchdog's drops on a stormed queue (``show pfcwd stats``, format ``sonic_pfcwd``) and the ingress priority
-# groups' drops when the headroom overflows (``show priority-group drop counters``, ``sonic_pg_drop``).
+# groups' drops when the headroom overflows (``show priority-group drop counters``, ``sonic_pg_drop``), which the PG
+# headroom high-water mark (``show priority-group persistent-watermark headroom``, ``sonic_pg_headroom``; polled every
+# 60 s by default, PG_WATERMARK_STAT, so it may lag the run: named, never judged) tells from another cause.
 COUNTER_READ = ("ssh",)
 COUNTER_COMMANDS = (("sonic_pfc", ("show", "pfc", "counters")), ("sonic_queue", ("show", "queue", "counters")),
                     ("sonic_pfcwd", ("show", "pfcwd", "stats")),
-                    ("sonic_pg_drop", ("show", "priority-group", "drop", "counters")))
+                    ("sonic_pg_drop", ("show", "priority-group", "drop", "counters")),
+                    ("sonic_pg_headroom", ("show", "priority-group", "persistent-watermark", "headroom")))
 # Reads a release may not have (the watchdog's CLI, PG drop counters: sonic-utilities 2021 on): a failure is kept
 # as its one line, which the parser reports as the read's problem, and the other reads go on.
-OPTIONAL_COUNTERS = ("sonic_pfcwd", "sonic_pg_drop")
+OPTIONAL_COUNTERS = ("sonic_pfcwd", "sonic_pg_drop", "sonic_pg_headroom")
 # The show commands print COUNTERS_DB, which the flex counters refresh by polling the ASIC: port counters (PFC) every
 # second, queue counters (drops) and PG drop counters every 10 s by default (sonic-net/sonic-swss#483; `counterpoll
 # show`: QUEUE_STAT default (10000), PORT_STAT default (1000), PG_DROP_STAT default (10000)). A read taken right
@@ -871,7 +874,8 @@ SETTLE_GROUPS = ("PORT_STAT", "QUEUE_STAT", "PG_DROP_STAT")
 
 
 def read_counters(connection, via, ports=None):
-    """``{format: text}`` of the switch's PFC, queue, PFC watchdog and ingress PG drop counters (``COUNTER_COMMANDS``)
+    """``{format: text}`` of the switch's PFC, queue, PFC watchdog and ingress PG drop counters and PG headroom
+    watermarks (``COUNTER_COMMANDS``)
     over its connection (``via`` ``"ssh"``, ``connection`` as for :func:`read`); ``ports`` is not needed (every port
     is printed). Reads only; :class:`PushError` naming the command when one of the first two fails (an
     ``OPTIONAL_COUNTERS`` read that fails is its error line, reported by its parser)."""

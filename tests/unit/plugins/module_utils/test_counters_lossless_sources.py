@@ -197,6 +197,48 @@ def test_pg_drop_na_is_not_reported():
     assert len(facts["ports"]["Ethernet96"]) == 7
 
 
+# ---- show priority-group persistent-watermark headroom: names the cause beside a PG drop ------------------------
+
+HEADROOM = "sonic-pg-headroom-persistent-wm-masic.txt"  # sonic-utilities tests/wm_input/wm_test_vectors.py
+
+
+def test_pg_headroom_multi_asic_tables_are_read_apart_under_their_titles():
+    facts = parse_counters(written(HEADROOM), "sonic_pg_headroom")
+    assert facts["problems"] == []
+    assert sorted(facts["ports"]) == ["Ethernet-BP0", "Ethernet-BP256", "Ethernet-BP260", "Ethernet-BP4", "Ethernet0",
+                                      "Ethernet4"]
+    assert facts["ports"]["Ethernet0"]["pg3_headroom_bytes"] == 203
+    assert facts["ports"]["Ethernet-BP256"]["pg15_headroom_bytes"] == 507
+    assert facts["ports"]["Ethernet4"] == {}  # N/A everywhere: not reported
+    assert describe("sonic_pg_headroom", "pg3_headroom_bytes")["fact"] == "headroom_watermark"
+
+
+def headroom_verdict(port, drop_moved):
+    drops = raw(PG).replace("   Ethernet112", port.rjust(len("   Ethernet112")))
+    after = cell(drops, port, "13681484", "13681999") if drop_moved else drops
+    reads_b = {"tor_pg_drop": parse_counters(drops, "sonic_pg_drop", port=port),
+               "tor_pg_headroom": parse_counters(written(HEADROOM), "sonic_pg_headroom", port=port)}
+    reads_a = {"tor_pg_drop": parse_counters(after, "sonic_pg_drop", port=port),
+               "tor_pg_headroom": parse_counters(written(HEADROOM), "sonic_pg_headroom", port=port)}
+    return load_verdict(reads_b, reads_a, priorities=[3], port=port)["classes"][0]
+
+
+def test_a_pg_drop_names_the_port_s_headroom_high_water_marks():
+    got = headroom_verdict("Ethernet0", drop_moved=True)
+    assert got["verdict"] == "dropped"
+    assert "Ingress headroom held at most (persistent watermark, since it was last cleared): switch Ethernet0 " \
+           "pg0_headroom_bytes 200 bytes" in got["message"]
+    assert "switch Ethernet0 pg3_headroom_bytes 203 bytes" in got["message"]
+    assert "too small for the cable and the pause response, or PFC sent too late" in got["message"]
+
+
+def test_headroom_is_never_judged_and_not_named_without_a_pg_drop_or_a_mark():
+    quiet = headroom_verdict("Ethernet0", drop_moved=False)
+    assert quiet["verdict"] == "inconclusive" and "headroom" not in quiet["message"]
+    unreported = headroom_verdict("Ethernet4", drop_moved=True)  # its watermarks are N/A
+    assert unreported["verdict"] == "dropped" and "headroom" not in unreported["message"]
+
+
 # ---- ethtool -S of a Spectrum port under mlxsw ---------------------------------------------------------------
 
 MLXSW = "ethtool-mlxsw-swp31-snmpd-fixture.txt"
@@ -265,7 +307,8 @@ def test_sonic_reads_the_watchdog_and_pg_drops_and_a_release_without_them_still_
                "show queue counters": (0, raw("sonic-queue-7050cx3-td3-6290.txt"), ""),
                "show pfcwd stats": (0, raw(PFCWD[0]), "")}
     got = platforms.read_counters("sonic", "ssh", switch(outputs, ran))
-    assert ran == ["show pfc counters", "show queue counters", "show pfcwd stats", "show priority-group drop counters"]
+    assert ran == ["show pfc counters", "show queue counters", "show pfcwd stats", "show priority-group drop counters",
+                   "show priority-group persistent-watermark headroom"]
     assert got["sonic_pfcwd"] == raw(PFCWD[0])
     assert got["sonic_pg_drop"] == "show priority-group drop counters failed (rc 2): Error: No such command"
     assert parse_counters(got["sonic_pg_drop"], "sonic_pg_drop")["problems"] == [
@@ -492,7 +535,7 @@ def test_a_sonic_read_reaches_the_run_as_one_read_per_format_and_a_disabled_one_
             "sonic_pfcwd": raw(PFCWD[0]),
             "sonic_pg_drop": "Warning: PG counters are disabled. Use 'counterpoll pg-drop enable' to enable polling\n"}
     got = tor_reads(read, "Ethernet4")
-    assert sorted(got) == ["tor_pfc", "tor_pfcwd", "tor_pg_drop", "tor_queue"]
+    assert sorted(got) == ["tor_pfc", "tor_pfcwd", "tor_pg_drop", "tor_queue"]  # no headroom read given: none
     assert got["tor_pfcwd"]["ports"]["Ethernet4"]["q3_tx_drop"] == 41507426
     # not read is not clean: no port, and the switch's own words
     assert got["tor_pg_drop"]["ports"] == {}
