@@ -200,15 +200,16 @@ def load_verdict(before, after, profile=None, port=None, host_port=None, priorit
 
 def _headroom(drops, records):
     """Beside an ingress priority-group drop (SONiC ``pg<n>_drop_pkts``), the port's PG headroom high-water marks that
-    are not 0 (``headroom_watermark``): the headroom filled, too small for the cable and the pause response or PFC
-    sent too late. Empty when neither was read."""
+    are not 0 (``headroom_watermark``): near the PG's headroom size, the headroom filled (too small for the cable and
+    the pause response, or PFC sent too late). Empty when neither was read."""
     if not [r for r in drops if r["counter"].startswith("pg") and r["counter"].endswith("_drop_pkts")]:
         return ""
     marks = [r for r in records if r["fact"] == "headroom_watermark" and r["after"]]
     if not marks:
         return ""
-    return (" Ingress headroom held at most (persistent watermark, since it was last cleared): %s: the headroom "
-            "filled - too small for the cable and the pause response, or PFC sent too late." % "; ".join(
+    return (" Ingress headroom held at most (persistent watermark, since it was last cleared): %s. Where it reaches "
+            "the PG's headroom size, the headroom is too small for the cable and the pause response, or PFC is sent "
+            "too late." % "; ".join(
                 "%s %s %s bytes" % (_where(r), r["counter"], format(r["after"], ",")) for r in marks))
 
 

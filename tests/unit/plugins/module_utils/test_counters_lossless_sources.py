@@ -229,7 +229,8 @@ def test_a_pg_drop_names_the_port_s_headroom_high_water_marks():
     assert "Ingress headroom held at most (persistent watermark, since it was last cleared): switch Ethernet0 " \
            "pg0_headroom_bytes 200 bytes" in got["message"]
     assert "switch Ethernet0 pg3_headroom_bytes 203 bytes" in got["message"]
-    assert "too small for the cable and the pause response, or PFC sent too late" in got["message"]
+    assert "Where it reaches the PG's headroom size, the headroom is too small for the cable and the pause response, " \
+           "or PFC is sent too late." in got["message"]
 
 
 def test_headroom_is_never_judged_and_not_named_without_a_pg_drop_or_a_mark():
