@@ -286,6 +286,16 @@ def test_mlxsw_another_class_s_discard_does_not_judge_priority_3():
     assert mlxsw_judge(after)["verdict"] == "lossless_under_load"
 
 
+@pytest.mark.parametrize("counter, verdict", [("discard_egress_hoq", "dropped"), ("if_out_discards", "dropped"),
+                                              ("discard_ingress_vlan_membership", "lossless_under_load")])
+def test_mlxsw_a_port_discard_judges_every_class_a_filter_discard_none(counter, verdict):
+    after = raw(MLXSW).replace("tx_pause_prio_3: 0", "tx_pause_prio_3: 812").replace(
+        "%s: 0" % counter, "%s: 5" % counter)
+    got = mlxsw_judge(after)
+    assert got["verdict"] == verdict
+    assert [r["counter"] for r in got["moved"]["drop"]] == ([counter] if verdict == "dropped" else [])
+
+
 def test_mlxsw_a_port_without_statistics_is_a_problem_not_a_clean_port():
     facts = parse_counters({"swp1": "ethtool -S swp1 failed (rc 94): no stats available"}, "linux_ethtool")
     assert facts["ports"] == {}
