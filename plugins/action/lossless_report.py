@@ -267,12 +267,14 @@ class ActionModule(ActionBase):
                                              "command here" % (name, how, connection))
                 target = self._run_on_switch
             counters = tor_read.read_counters(name, platform, via, target, how, ports=args["ports"])
+            settle, settle_source = platforms.read_counter_settle(platform, via, target)
         except tor_read.ReadError as exc:
             return {"changed": False, "tor": name, "read_error": str(exc)}
         except AnsibleError as exc:  # AnsibleConnectionFailure: the switch could not be reached
             return {"changed": False, "tor": name, "read_error": tor_read.one_line(
                 "ToR %s: its counters could not be read (%s): %s" % (name, how, getattr(exc, "message", None) or exc))}
-        return {"changed": False, "tor": name, "via": via, "source": "%s (read live)" % how, "counters": counters}
+        return {"changed": False, "tor": name, "via": via, "source": "%s (read live)" % how, "counters": counters,
+                "settle": settle, "settle_source": settle_source}
 
     def _run_on_switch(self, argv, data=None):
         """``(rc, stdout, stderr)`` of a command on the ToR through its own connection: a persistent one's socket

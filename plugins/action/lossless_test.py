@@ -217,6 +217,8 @@ class ActionModule(PlanAction):
                 "hosts": per_host, "incasts": incasts, "tors": sorted(tor_ports),
                 "tor_ports": dict((tor, sorted(ports)) for tor, ports in sorted(tor_ports.items())),
                 # seconds to wait after the load before the ToRs' read: the slowest NOS's counter refresh
+                # auto: the role waits as long as the ToRs' configured poll intervals instead, where read
+                "tor_settle_auto": str(args["tor_settle"]).strip() == "auto",
                 "tor_settle": 0 if not tor_ports else int(args["tor_settle"]) if args["tor_settle"] != "auto" else max(
                     platforms.counter_settle((plan["tors"].get(t) or {}).get("platform")) for t in tor_ports),
                 "loaded": sum(1 for i in incasts if i["skipped"] is None)}

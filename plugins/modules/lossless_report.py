@@ -214,11 +214,25 @@ config:
 counters:
   description:
     - With O(read_counters), the ToR's counters as its commands printed them, by C(parse_counters) format
-      (C(sonic_pfc), C(sonic_queue); C(eos_pfc), C(eos_queue), C(eos_ecn), the JSON text or, over eAPI, the
-      command's object; C(nvue_qos), C(nvue_roce), a mapping of each port in O(ports) to its text).
+      (C(sonic_pfc), C(sonic_queue), C(sonic_pfcwd), C(sonic_pg_drop); C(eos_pfc), C(eos_queue), C(eos_ecn), the JSON
+      text or, over eAPI, the command's object; C(nvue_qos), C(nvue_roce), C(linux_ethtool), a mapping of each port
+      in O(ports) to its text; C(linux_link), C(linux_qdisc); C(nxos_queuing), per port, and C(nxos_pfc)).
   returned: with O(read_tor) and O(read_counters), when the ToR was read
   type: dict
   sample: {sonic_pfc: "  Port Rx    PFC0 ...", sonic_queue: "     Port    TxQ    Counter/pkts ..."}
+settle:
+  description:
+    - With O(read_counters), the seconds the ToR takes to show its counters' latest values - its NOS's counter poll
+      interval as configured on it where the NOS reads it (SONiC C(counterpoll show), Cumulus switchd's
+      C(stats.poll_interval)), else the NOS's default.
+  returned: with O(read_tor) and O(read_counters), when the ToR was read
+  type: int
+  sample: 10
+settle_source:
+  description: With O(read_counters), where RV(settle) comes from, one line.
+  returned: with O(read_tor) and O(read_counters), when the ToR was read
+  type: str
+  sample: "counterpoll show: PORT_STAT 1000 ms, QUEUE_STAT 10000 ms, PG_DROP_STAT 10000 ms"
 via:
   description: How the ToR was read - C(http) (its API) or C(ssh) (a command over its connection).
   returned: with O(read_tor), when the ToR was read

@@ -94,7 +94,9 @@ options:
     description:
       - Seconds to wait after the load before reading the ToRs' counters again (RV(tor_settle)), for the NOS to poll
         them from the ASIC; V(auto) is the slowest of the step's ToRs' NOS (SONiC 10, its default queue counter
-        polling; Cumulus 2, its switchd statistics poll; Linux 1; others 0), a number from 0 to 600 overrides it.
+        polling; Cumulus 2, its switchd statistics poll; Linux 1; others 0), and the role waits instead as long as the
+        poll intervals configured on the ToRs where their read before the load found them (SONiC C(counterpoll
+        show), Cumulus switchd's C(stats.poll_interval); RV(tor_settle_auto)); a number from 0 to 600 overrides it.
     type: str
     default: auto
   agreement:
@@ -225,6 +227,11 @@ tor_settle:
   returned: when mode is step
   type: int
   sample: 10
+tor_settle_auto:
+  description: With O(mode=step), whether O(tor_settle) was V(auto) (the role then waits as long as the configured poll
+    intervals its ToR reads found, RV(tor_settle) for a ToR whose read did not).
+  returned: when mode is step
+  type: bool
 tor_ports:
   description: With O(mode=step), per ToR of RV(tors) the sorted ToR ports of its loaded incasts, receivers' and
     senders' (the ports whose counters a NOS that reads port by port reads).

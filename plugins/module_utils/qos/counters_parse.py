@@ -68,9 +68,13 @@ from __future__ import annotations
 import json
 import re
 
+from ansible_collections.ainet.fabric.plugins.module_utils.qos.counters_parse_nos import (
+    NOS_COUNTERS, NOS_ONE_PORT_FORMATS, NOS_PARSERS, NOS_SIDES)
+
 SIDES = {"ethtool_mlx5": "host NIC", "rdma_mlx5": "RDMA", "rdma_rxe": "RDMA", "sonic_pfc": "switch",
          "sonic_queue": "switch", "eos_pfc": "switch", "eos_queue": "switch", "eos_ecn": "switch",
          "nvue_qos": "switch", "nvue_roce": "switch", "linux_link": "switch", "linux_qdisc": "switch"}
+SIDES.update(NOS_SIDES)  # the formats of counters_parse_nos: watchdog, ingress PG drops, switch ports' ethtool
 FORMATS = tuple(sorted(SIDES))
 DEFAULT_PORT = "port"
 
@@ -84,6 +88,8 @@ DEFAULT_PORT = "port"
 #   ecn_mark           packets seen with ECN CE, or marked by the device
 #   cnp                congestion notification packets sent (notification point) or handled (reaction point)
 #   traffic            packets of the class (shows the load reached it)
+#   headroom_watermark the most ingress headroom a priority group held (a high-water mark, not a counter): never
+#                      judged, named beside an ingress PG drop (counters_parse_nos, SONiC)
 #   instance           which object the read counted (a qdisc's handle): when it differs between the reads,
 #                      the counters of that object were reset (:func:`load_verdict.read_deltas`)
 #   info               read, not judged
@@ -198,7 +204,8 @@ COUNTERS = {
 # Formats whose command prints one port's counters (NVUE's ``nv show interface <if> ...``): a switch reads them per
 # port, and such a read is ``{port: output}`` (:func:`parse_counters`). Which commands each NOS runs is its own
 # (``tor/nos_<platform>.py``: ``COUNTER_COMMANDS``, ``read_counters``).
-ONE_PORT_FORMATS = ("nvue_qos", "nvue_roce")
+COUNTERS.update(NOS_COUNTERS)
+ONE_PORT_FORMATS = ("nvue_qos", "nvue_roce") + NOS_ONE_PORT_FORMATS
 _COMPILED = {fmt: [(re.compile(r"^(?:%s)$" % rx), fact, direction, width) for rx, fact, direction, width in rows]
              for fmt, rows in COUNTERS.items()}
 
@@ -647,6 +654,7 @@ PARSERS = {
     "linux_link": parse_linux_link,
     "linux_qdisc": parse_linux_qdisc,
 }
+PARSERS.update(NOS_PARSERS)
 
 
 def per_port(data, fmt):

@@ -198,6 +198,21 @@ def load_verdict(before, after, profile=None, port=None, host_port=None, priorit
     return {"verdict": worst, "classes": classes, "counters": records, "problems": problems}
 
 
+def _headroom(drops, records):
+    """Beside an ingress priority-group drop (SONiC ``pg<n>_drop_pkts``), the port's PG headroom high-water marks that
+    are not 0 (``headroom_watermark``): near the PG's headroom size, the headroom filled (too small for the cable and
+    the pause response, or PFC sent too late). Empty when neither was read."""
+    if not [r for r in drops if r["counter"].startswith("pg") and r["counter"].endswith("_drop_pkts")]:
+        return ""
+    marks = [r for r in records if r["fact"] == "headroom_watermark" and r["after"]]
+    if not marks:
+        return ""
+    return (" Ingress headroom held at most (persistent watermark, since it was last cleared): %s. Where it reaches "
+            "the PG's headroom size, the headroom is too small for the cable and the pause response, or PFC is sent "
+            "too late." % "; ".join(
+                "%s %s %s bytes" % (_where(r), r["counter"], format(r["after"], ",")) for r in marks))
+
+
 def _judge(prio, queue, records, ecn_expected, seconds, max_pause_ratio, max_storm_events, single, elsewhere=()):
     def mine(r):
         if r["priority"] is not None:
@@ -242,7 +257,7 @@ def _judge(prio, queue, records, ecn_expected, seconds, max_pause_ratio, max_sto
             prio, _list(storm), max_storm_events, round(max_pause_ratio * 100))
     elif [r for r in drops if r["fact"] in PLACED_FACTS]:
         verdict = "dropped"
-        message = "Priority %d dropped under load: %s." % (prio, _list(drops))
+        message = "Priority %d dropped under load: %s." % (prio, _list(drops)) + _headroom(drops, records)
         if storm:
             message += " Pause storm as well: %s." % _list(storm)
     elif drops:

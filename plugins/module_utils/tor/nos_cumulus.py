@@ -93,6 +93,7 @@ import time
 from urllib import parse
 
 from ansible_collections.ainet.fabric.plugins.module_utils.common.file_formats import yaml_dump
+from ansible_collections.ainet.fabric.plugins.module_utils.qos.counters_parse_nos import parse_switchd_poll, whole_seconds
 from ansible_collections.ainet.fabric.plugins.module_utils.qos.qos_parse_nvue import nvue_config
 from ansible_collections.ainet.fabric.plugins.module_utils.tor.tor_diff import lookup, owned_stale, tree_diff
 from ansible_collections.ainet.fabric.plugins.module_utils.tor.tor_intent import (
@@ -414,8 +415,22 @@ COUNTER_READ = ("ssh",)
 # https://docs.nvidia.com/networking-ethernet-software/cumulus-linux-59/System-Configuration/Configuring-switchd/).
 # That the QoS and RoCE counters come through the same poll is not documented: this is the one interval there is.
 COUNTER_SETTLE = 2
+# The interval configured: switchd's own file (NVUE's `nv set system counter polling-interval physical-interface`
+# writes it too); a commented ``#stats.poll_interval`` line is the default.
+SETTLE_COMMAND = ("cat", "/etc/cumulus/switchd.conf")
 COUNTER_COMMANDS = (("nvue_qos", ("nv", "show", "interface", "{port}", "counters", "qos")),
                     ("nvue_roce", ("nv", "show", "interface", "{port}", "qos", "roce", "counters")))
+
+
+def read_counter_settle(connection, via):
+    """``(seconds, source)`` of switchd's configured ``stats.poll_interval`` (whole seconds, rounded up), ``(None, why)``
+    where the file leaves it at its default; :class:`PushError` when the file cannot be read."""
+    if via != "ssh":
+        raise ValueError("Cumulus counters are read over its connection (ssh), not %r" % (via,))
+    millis, problems = parse_switchd_poll(read_command(connection, SETTLE_COMMAND))
+    if millis is None:
+        return None, "; ".join(problems) or "switchd.conf sets no stats.poll_interval (the default)"
+    return whole_seconds(millis), "switchd.conf: stats.poll_interval = %d ms" % millis
 
 
 def read_counters(connection, via, ports=None):

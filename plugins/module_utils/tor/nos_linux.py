@@ -9,8 +9,8 @@ the upstream kernel (mlxsw on NVIDIA Spectrum). On mlxsw the netdev's statistics
 counters (frames, octets, FCS, alignment and length errors: ``mlxsw_sp_port_get_hw_stats``), with no buffer discard
 among them, and a qdisc's statistics are the ASIC's only where that qdisc is offloaded (prio, ets, red, tbf...: the
 traffic class's tail and WRED drops, ``spectrum_qdisc.c``); the ASIC's congestion drops of a port without an offloaded
-qdisc are in neither read (``ethtool -S``: ``tc_no_buffer_discard_uc_tc_<n>``, not read here), and the driver refreshes
-these statistics once a second (``MLXSW_HW_STATS_UPDATE_TIME``).
+qdisc are in neither read but in ``ethtool -S <port>`` (``tc_no_buffer_discard_uc_tc_<n>``, read below), and the driver
+refreshes these statistics once a second (``MLXSW_HW_STATS_UPDATE_TIME``).
 
 It is **read-only** and **counters only** here: nothing renders, diffs or pushes its configuration (``EXTENSION``,
 ``PUSH`` None), and the lossless check does not read its QoS configuration (``QOS_FORMAT`` None, no ``READ``): its
@@ -20,10 +20,13 @@ over its own Ansible connection (SSH, or any connection that runs a command on i
 * ``ip -s -s -j link show`` (format ``linux_link``): every interface's ``rtnl_link_stats64`` (drops, errors, packets);
 * ``tc -s -j qdisc show`` (format ``linux_qdisc``): every queueing discipline's statistics. A frame the port's qdisc
   drops (a full queue, a policer, a filter's drop) never reaches the device, so the link's ``tx_dropped`` misses it;
-  the qdisc's ``drops`` counts it.
+  the qdisc's ``drops`` counts it;
+* ``ethtool -S <port>`` for each port of the step's links (format ``linux_ethtool``): on mlxsw the ASIC's per traffic
+  class no-buffer discards, per-priority PFC pauses and the port's discard group (``qos/counters_parse_nos.py``); a
+  port whose driver prints no statistics is read as its error line, reported, never judged clean.
 
-Neither tells priorities apart (a qdisc per priority would, where a switchdev offloads one; not read here): their
-drops count against every class of the port. Both print every port; the verdict keeps the link's.
+The first two tell no priorities apart (a qdisc per priority would, where a switchdev offloads one; not read here):
+their drops count against every class of the port. Both print every port; the verdict keeps the link's.
 
 **Ports.** Any Linux interface name (``IFNAMSIZ``: at most 15 bytes; not ``.`` or ``..``; no ``/``, ``:`` or
 whitespace: ``dev_valid_name`` in ``net/core/dev.c``, whose ``isspace`` is the kernel's own, byte by byte:
@@ -36,7 +39,7 @@ from __future__ import annotations
 
 import re
 
-from ansible_collections.ainet.fabric.plugins.module_utils.tor.tor_push import read_command
+from ansible_collections.ainet.fabric.plugins.module_utils.tor.tor_push import PushError, read_command
 
 NAME = "linux"
 TITLE = "Linux (bridge or switchdev)"
@@ -67,13 +70,33 @@ COUNTER_READ = ("ssh",)
 # statistics once a second): the load test waits this long before its read after the load.
 COUNTER_SETTLE = 1
 COUNTER_COMMANDS = (("linux_link", ("ip", "-s", "-s", "-j", "link", "show")),
-                    ("linux_qdisc", ("tc", "-s", "-j", "qdisc", "show")))
+                    ("linux_qdisc", ("tc", "-s", "-j", "qdisc", "show")),
+                    ("linux_ethtool", ("ethtool", "-S", "{port}")))
 
 
 def read_counters(connection, via, ports=None):
-    """``{format: JSON text}`` of the switch's interface and qdisc statistics (``COUNTER_COMMANDS``) over its
-    connection (``via`` ``"ssh"``, ``connection`` ``run(argv, data=None) -> (rc, stdout, stderr)``). ``ports`` is not
-    needed (every interface is printed). Reads only; :class:`PushError` naming the command when one fails."""
+    """``{format: output}`` of the switch's interface and qdisc statistics (JSON text) and of each of ``ports``'s
+    ``ethtool -S`` (``{port: text}``, absent without ports) (``COUNTER_COMMANDS``) over its connection (``via``
+    ``"ssh"``, ``connection`` ``run(argv, data=None) -> (rc, stdout, stderr)``). Reads only; ValueError before anything
+    runs on a port name the kernel refuses; :class:`PushError` naming the command when ``ip`` or ``tc`` fails."""
     if via != "ssh":
         raise ValueError("Linux switch counters are read over its connection (ssh), not %r" % (via,))
-    return dict((fmt, read_command(connection, command)) for fmt, command in COUNTER_COMMANDS)
+    bad = invalid_ports(ports or ())
+    if bad:
+        raise ValueError("%s: not a Linux interface name (%s)" % (", ".join(bad), PORT_NAME))
+    out = {}
+    for fmt, command in COUNTER_COMMANDS:
+        if "{port}" not in command:
+            out[fmt] = read_command(connection, command)
+            continue
+        # one port a command (ethtool -S); a port whose driver has no statistics (ethtool fails) is that line,
+        # which the parser reports: the ASIC's per-class discards are then not reported for it, never 0
+        if not ports:
+            continue
+        out[fmt] = {}
+        for port in sorted(set(ports or ())):
+            try:
+                out[fmt][port] = read_command(connection, tuple(port if w == "{port}" else w for w in command))
+            except PushError as exc:
+                out[fmt][port] = str(exc)
+    return out

@@ -80,6 +80,10 @@ and checks what the tech notes state (layer-2 port MTU).
 ``switchport`` and ``no shutdown`` count as held when the running block says nothing against them, since
 NX-OS leaves its defaults out of the running configuration.
 
+**Counters** (the load test): ``show queuing interface <port>`` once per port of the step's links and ``show
+interface priority-flow-control detail``, over NX-API (``cli_show_ascii``) or the switch's connection, read-only
+(``COUNTER_COMMANDS``, ``read_counters``; formats ``nxos_queuing``, ``nxos_pfc`` in ``qos/counters_parse_nos.py``).
+
 **Push**, NX-API CLI over HTTPS (``feature nxapi``; port 443 unless ``ansible_httpapi_port``): ``show
 running-config`` (``cli_show_ascii``); nothing is sent when it holds everything; check mode stops there;
 otherwise the missing lines, each inside its blocks (a ``match`` line another value replaces is removed
@@ -432,3 +436,53 @@ def read(connection, via):
     if via == "ssh":
         return read_command(connection, READ_COMMAND)
     raise ValueError("NX-OS is read over NX-API (http) or its connection (ssh), not %r" % (via,))
+
+
+# ----------------------------------------------------------------------------- counters (the load test)
+
+# The load test's counters (qos/counters_parse_nos.py formats ``nxos_queuing``, ``nxos_pfc``), read-only, the way the
+# configuration is read: NX-API ``cli_show_ascii`` (the text the CLI prints) or the switch's connection.
+# ``show queuing interface <port>`` prints one port's egress queues per qos-group (transmitted, WRED/AFD and tail
+# drops, the PFC watchdog's drops) and its ingress drops (overflow: headroom exhausted); it runs once per port of the
+# step's links. ``show interface priority-flow-control detail`` prints every port's PFC frames per priority. Their
+# layout: a published Nexus 9000 RoCE capture (tests/unit/plugins/module_utils/data/counters/ORIGIN.md). How often
+# NX-OS refreshes them is not documented: no settle (0).
+COUNTER_READ = ("http", "ssh")
+COUNTER_COMMANDS = (("nxos_queuing", ("show", "queuing", "interface", "{port}")),
+                    ("nxos_pfc", ("show", "interface", "priority-flow-control", "detail")))
+
+
+def read_counters(connection, via, ports=None):
+    """``{format: output}`` of the ports' queuing counters (``{port: text}``, one command a port) and the switch's
+    PFC counters (text) (``COUNTER_COMMANDS``): ``via`` ``"http"``, NX-API ``cli_show_ascii`` through ``connection``
+    (an :class:`tor_push.HttpTransport`), all commands in one request; ``"ssh"``, each command on ``connection``
+    (``run(argv, data=None)``). ValueError before anything runs when no port is given or one is not an NX-OS port
+    name; :class:`PushError` naming the command when one fails. Reads only."""
+    if via not in COUNTER_READ:
+        raise ValueError("NX-OS counters are read over NX-API (http) or its connection (ssh), not %r" % (via,))
+    ports = sorted(set(ports or ()))
+    if not ports:
+        raise ValueError("NX-OS prints a port's queuing counters a command: give the ports to read")
+    bad = invalid_ports(ports)
+    if bad:
+        raise ValueError("%s: not a %s port name (%s)" % (", ".join(bad), TITLE, PORT_NAME))
+    runs = []  # (format, port or None, command words)
+    for fmt, command in COUNTER_COMMANDS:
+        if "{port}" in command:
+            runs += [(fmt, port, tuple(port if w == "{port}" else w for w in command)) for port in ports]
+        else:
+            runs.append((fmt, None, command))
+    if via == "http":
+        bodies = nxapi(connection, "cli_show_ascii", [" ".join(command) for _fmt, _port, command in runs])
+        if len(bodies) != len(runs):
+            raise PushError("NX-API answered %d outputs to %d commands" % (len(bodies), len(runs)))
+        texts = [str(body or "") for body in bodies]
+    else:
+        texts = [read_command(connection, command) for _fmt, _port, command in runs]
+    out = {}
+    for (fmt, port, _command), text in zip(runs, texts):
+        if port is None:
+            out[fmt] = text
+        else:
+            out.setdefault(fmt, {})[port] = text
+    return out

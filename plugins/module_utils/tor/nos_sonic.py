@@ -74,6 +74,8 @@ import re
 import uuid
 
 from ansible_collections.ainet.fabric.plugins.module_utils.common.errors import FabricError
+from ansible_collections.ainet.fabric.plugins.module_utils.qos.counters_parse_nos import (
+    parse_sonic_counterpoll, whole_seconds)
 from ansible_collections.ainet.fabric.plugins.module_utils.qos.qos_parse_sonic import lossless_pg_profile
 from ansible_collections.ainet.fabric.plugins.module_utils.tor.tor_intent import scheduler
 from ansible_collections.ainet.fabric.plugins.module_utils.tor.tor_diff import (
@@ -848,24 +850,68 @@ def read(connection, via):
 
 
 # The load test's counters (qos/counters_parse.py formats): sonic-utilities' show commands, read-only
-# (``scripts/pfcstat``, ``scripts/queuestat``; ``sonic-clear`` would reset them, never run here). Each prints every
-# port; the verdict keeps the link's (``parse_counters(..., port=)``).
+# (``scripts/pfcstat``, ``scripts/queuestat``, ``pfcwd/main.py`` ``show stats``, ``scripts/pg-drop``; ``sonic-clear``
+# would reset them, never run here). Each prints every port; the verdict keeps the link's
+# (``parse_counters(..., port=)``). The egress queue counters miss two places a lossless class loses packets: the
+# PFC watchdog's drops on a stormed queue (``show pfcwd stats``, format ``sonic_pfcwd``) and the ingress priority
+# groups' drops when the headroom overflows (``show priority-group drop counters``, ``sonic_pg_drop``), which the PG
+# headroom high-water mark (``show priority-group persistent-watermark headroom``, ``sonic_pg_headroom``; polled every
+# 60 s by default, PG_WATERMARK_STAT, so it may lag the run: named, never judged) tells from another cause.
 COUNTER_READ = ("ssh",)
-COUNTER_COMMANDS = (("sonic_pfc", ("show", "pfc", "counters")), ("sonic_queue", ("show", "queue", "counters")))
+COUNTER_COMMANDS = (("sonic_pfc", ("show", "pfc", "counters")), ("sonic_queue", ("show", "queue", "counters")),
+                    ("sonic_pfcwd", ("show", "pfcwd", "stats")),
+                    ("sonic_pg_drop", ("show", "priority-group", "drop", "counters")),
+                    ("sonic_pg_headroom", ("show", "priority-group", "persistent-watermark", "headroom")))
+# Reads a release may not have (the watchdog's CLI, PG drop counters: sonic-utilities 2021 on): a failure is kept
+# as its one line, which the parser reports as the read's problem, and the other reads go on.
+OPTIONAL_COUNTERS = ("sonic_pfcwd", "sonic_pg_drop", "sonic_pg_headroom")
 # The show commands print COUNTERS_DB, which the flex counters refresh by polling the ASIC: port counters (PFC) every
-# second and queue counters (drops) every 10 s by default (sonic-net/sonic-swss#483; `counterpoll show`: QUEUE_STAT
-# default (10000), PORT_STAT default (1000)). A read taken right after the load can miss its last 10 s of drops: the
-# load test waits this long before its read after the load.
+# second, queue counters (drops) and PG drop counters every 10 s by default (sonic-net/sonic-swss#483; `counterpoll
+# show`: QUEUE_STAT default (10000), PORT_STAT default (1000), PG_DROP_STAT default (10000)). A read taken right
+# after the load can miss its last 10 s of drops: the load test waits this long before its read after the load, or
+# as long as the groups it reads are configured to poll (:func:`read_counter_settle`).
 COUNTER_SETTLE = 10
+SETTLE_COMMAND = ("counterpoll", "show")
+SETTLE_GROUPS = ("PORT_STAT", "QUEUE_STAT", "PG_DROP_STAT")
 
 
 def read_counters(connection, via, ports=None):
-    """``{format: text}`` of the switch's PFC and queue counters (``COUNTER_COMMANDS``) over its connection
-    (``via`` ``"ssh"``, ``connection`` as for :func:`read`); ``ports`` is not needed (every port is printed).
-    Reads only; :class:`PushError` naming the command when one fails."""
+    """``{format: text}`` of the switch's PFC, queue, PFC watchdog and ingress PG drop counters and PG headroom
+    watermarks (``COUNTER_COMMANDS``)
+    over its connection (``via`` ``"ssh"``, ``connection`` as for :func:`read`); ``ports`` is not needed (every port
+    is printed). Reads only; :class:`PushError` naming the command when one of the first two fails (an
+    ``OPTIONAL_COUNTERS`` read that fails is its error line, reported by its parser)."""
     if via != "ssh":
         raise ValueError("SONiC counters are read over its connection (ssh), not %r" % (via,))
-    return dict((fmt, read_command(connection, command)) for fmt, command in COUNTER_COMMANDS)
+    out = {}
+    for fmt, command in COUNTER_COMMANDS:
+        try:
+            out[fmt] = read_command(connection, command)
+        except PushError as exc:
+            if fmt not in OPTIONAL_COUNTERS:
+                raise
+            out[fmt] = str(exc)
+    return out
+
+
+def counter_settle(text):
+    """``(seconds, source)`` of the poll intervals ``counterpoll show`` prints for the groups the load test reads
+    (``SETTLE_GROUPS``, enabled ones): the longest, in whole seconds; ``(None, why)`` when none is printed."""
+    groups, problems = parse_sonic_counterpoll(text)
+    used = [(name, groups[name]["interval_ms"]) for name in SETTLE_GROUPS if (groups.get(name) or {}).get("enabled")]
+    if not used:
+        return None, "counterpoll show printed none of %s enabled%s" % (
+            ", ".join(SETTLE_GROUPS), (": " + "; ".join(problems)) if problems else "")
+    longest = max(ms for _name, ms in used)
+    return whole_seconds(longest), "counterpoll show: %s" % ", ".join("%s %d ms" % item for item in used)
+
+
+def read_counter_settle(connection, via):
+    """``(seconds, source)`` of :func:`counter_settle` on what ``counterpoll show`` prints over the switch's
+    connection; :class:`PushError` when it fails."""
+    if via != "ssh":
+        raise ValueError("SONiC counters are read over its connection (ssh), not %r" % (via,))
+    return counter_settle(read_command(connection, SETTLE_COMMAND))
 
 
 def lldp_port_aliases(config_db, tor="the ToR"):

@@ -36,6 +36,8 @@ test see every edge) and holds:
                        own connection, ``run(argv, data)`` as for a push); ``read(connection, via)``
                        returns the text ``parse_qos`` reads in ``QOS_FORMAT``, never changes the switch
 ``COUNTER_SETTLE``     seconds the NOS may take to show a counter's latest value (its polling interval; optional, 0)
+``read_counter_settle`` the polling interval configured on the switch (optional): ``read_counter_settle(connection,
+                       via)`` returns ``(seconds, source)``, ``(None, why)`` where it is left at its default
 ``COUNTER_READ``,      the load test's counter reads (optional): the ways, the default first, as ``READ``;
 ``COUNTER_COMMANDS``,  ``(format, command words)`` pairs in ``counters_parse`` formats (``{port}``: run once a
 ``read_counters``      port); ``read_counters(connection, via, ports=None)`` returns ``{format: output}`` (a one-port
@@ -55,6 +57,7 @@ from __future__ import annotations
 
 from ansible_collections.ainet.fabric.plugins.module_utils.tor import (
     nos_cumulus, nos_eos, nos_linux, nos_nxos, nos_os10, nos_sonic)
+from ansible_collections.ainet.fabric.plugins.module_utils.tor.tor_push import PushError
 
 PLATFORMS = {
     "sonic": nos_sonic,
@@ -142,6 +145,24 @@ def counter_platforms():
 def counter_settle(platform):
     """Seconds a ``platform`` switch may take to show its counters' latest values (0: at once, or not known)."""
     return int(getattr(nos(platform), "COUNTER_SETTLE", 0) or 0)
+
+
+def read_counter_settle(platform, via, connection):
+    """``(seconds, source)``: how long a ``platform`` switch takes to show its counters' latest values, from the poll
+    interval configured on it where its NOS reads one (``read_counter_settle``), else its default
+    (:func:`counter_settle`, ``source`` saying why). Never raises on a switch that cannot say: the default is kept."""
+    module = nos(platform)
+    default = counter_settle(platform)
+    reader = getattr(module, "read_counter_settle", None)
+    if reader is None:
+        return default, "the NOS's default poll interval (the configured one is not read)"
+    try:
+        seconds, source = reader(connection, via)
+    except (PushError, ValueError) as exc:
+        return default, "the NOS's default poll interval (%s)" % " ".join(str(exc).split())[:200]
+    if seconds is None:
+        return default, "the NOS's default poll interval (%s)" % source
+    return int(seconds), source
 
 
 def counter_commands(platform):

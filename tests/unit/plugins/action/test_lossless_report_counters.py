@@ -121,8 +121,20 @@ def test_a_cumulus_tor_runs_its_commands_for_the_step_s_ports_over_its_connectio
     commands = {"nv show interface swp1 counters qos": (0, recorded("nvue-qos-after.txt"), ""),
                 "nv show interface swp1 qos roce counters": (0, recorded("nvue-roce-after.txt"), "")}
     result, ran = read({"cluster": model("cumulus", "swp{node}"), "ports": ["swp1"]}, {}, commands)
-    assert ran == list(commands) and result["via"] == "ssh", result
+    # then switchd's configured poll interval; a switch that does not print it keeps the NOS's default
+    assert ran == list(commands) + ["cat /etc/cumulus/switchd.conf"] and result["via"] == "ssh", result
     assert parse_counters(result["counters"]["nvue_qos"], "nvue_qos", port="swp1")["problems"] == []
+    assert result["settle"] == 2 and result["settle_source"].startswith(
+        "the NOS's default poll interval (cat /etc/cumulus/switchd.conf failed (rc 127)")
+
+
+def test_a_cumulus_tor_s_configured_poll_interval_is_the_settle_it_returns():
+    commands = {"nv show interface swp1 counters qos": (0, recorded("nvue-qos-after.txt"), ""),
+                "nv show interface swp1 qos roce counters": (0, recorded("nvue-roce-after.txt"), ""),
+                "cat /etc/cumulus/switchd.conf": (0, "# Statistic poll interval (in msec)\nstats.poll_interval = 7000\n",
+                                                  "")}
+    result, _ran = read({"cluster": model("cumulus", "swp{node}"), "ports": ["swp1"]}, {}, commands)
+    assert (result["settle"], result["settle_source"]) == (7, "switchd.conf: stats.poll_interval = 7000 ms")
 
 
 def test_one_failed_command_is_one_line_naming_the_tor_and_the_command():
@@ -143,6 +155,6 @@ def test_without_the_step_s_ports_cumulus_runs_nothing_and_says_so():
 
 
 def test_a_platform_without_a_counter_reader_says_so():
-    result, ran = read({"cluster": model("nxos", "Ethernet1/{node}")}, {})
-    assert ran == [] and result["read_error"] == ("ToR leaf1: platform nxos has no counter reader (readable: "
-                                                  "cumulus, eos, linux, sonic); its counters are not read")
+    result, ran = read({"cluster": model("os10", "ethernet1/1/{node}")}, {})
+    assert ran == [] and result["read_error"] == ("ToR leaf1: platform os10 has no counter reader (readable: "
+                                                  "cumulus, eos, linux, nxos, sonic); its counters are not read")

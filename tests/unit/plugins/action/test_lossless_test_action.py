@@ -164,6 +164,9 @@ def test_a_step_waits_the_slowest_nos_s_counter_refresh_before_the_tors_read_aft
     assert action({"mode": "step", "step": 1, "cluster": sonic}, hostvars)["tor_settle"] == 10
     assert action({"mode": "step", "step": 1, "cluster": CUMULUS}, hostvars)["tor_settle"] == 2
     assert action({"mode": "step", "step": 1, "cluster": sonic, "tor_settle": "3"}, hostvars)["tor_settle"] == 3
+    # auto: the role waits as long as the ToRs' configured poll intervals instead (their reads' settle)
+    assert action({"mode": "step", "step": 1, "cluster": sonic}, hostvars)["tor_settle_auto"] is True
+    assert action({"mode": "step", "step": 1, "cluster": sonic, "tor_settle": "3"}, hostvars)["tor_settle_auto"] is False
     refused = action({"mode": "step", "step": 1, "cluster": sonic, "tor_settle": "soon"}, hostvars)
     assert refused["failed"] and refused["msg"].startswith(
         "lossless_test_tor_settle_seconds: 'soon' is neither auto nor a number of seconds from 0 to 600")

@@ -137,7 +137,8 @@ def test_the_linux_switch_is_read_with_ip_and_tc_over_its_connection_only():
     outputs = {"ip -s -s -j link show": (0, text("linux-link-after.json"), ""),
                "tc -s -j qdisc show": (0, text("linux-qdisc-after.json"), "")}
     got = platforms.read_counters("linux", "ssh", switch(outputs, ran), ports=["swp1"])
-    assert ran == ["ip -s -s -j link show", "tc -s -j qdisc show"]
+    # and ethtool -S of the step's port (mlxsw's per-class discards; a veth prints none: its line is kept, reported)
+    assert ran == ["ip -s -s -j link show", "tc -s -j qdisc show", "ethtool -S swp1"]
     assert parse_counters(got["linux_qdisc"], "linux_qdisc", port="swp1")["ports"]["swp1"]["qdisc_drops"] > 0
     with pytest.raises(ValueError, match="cannot be read over 'http'"):
         platforms.read_counters("linux", "http", switch(outputs, []))

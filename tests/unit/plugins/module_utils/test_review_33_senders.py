@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import os
 
+import jinja2
 import pytest
 import yaml
 
@@ -281,8 +282,21 @@ def test_the_step_waits_after_the_hosts_read_and_before_the_tors_read_after_the_
     assert len(wait) == 1 and len(tor_reads) == 2, names
     assert tor_reads[0] < hosts_after < wait[0] < tor_reads[1], names
     pause = tasks[wait[0]]
-    assert pause["ansible.builtin.pause"]["seconds"] == "{{ __lossless_test_step.tor_settle }}"
+    assert pause["ansible.builtin.pause"]["seconds"] == "{{ __lossless_test_settle }}"
     assert pause.get("run_once") is True
+    # the seconds: auto, the longest settle the ToR reads before the load returned (the poll interval configured on
+    # the switch), the plan's NOS default for a ToR read without one; a number given, that number (issue 40)
+    env = jinja2.Environment()
+    seconds = env.from_string(pause["vars"]["__lossless_test_settle"])
+
+    def wait(auto, results, given=10):
+        return int(seconds.render(__lossless_test_step={"tor_settle": given, "tor_settle_auto": auto},
+                                  __lossless_test_tor_before={"results": results}).strip())
+
+    assert wait(True, [{"settle": 31}, {"settle": 2}]) == 31
+    assert wait(True, [{"settle": 1}, {"failed": True}]) == 10
+    assert wait(True, [{"settle": 1}]) == 1
+    assert wait(False, [{"settle": 31}], given=3) == 3
 
 
 @pytest.mark.parametrize("stale", [True, False])

@@ -63,8 +63,9 @@ def test_sonic_counters_are_read_with_its_show_commands_and_parse_per_port():
     outputs = {"show pfc counters": (0, recorded("sonic-pfc-after.txt"), ""),
                "show queue counters": (0, recorded("sonic-queue-after.txt"), "")}
     got = platforms.read_counters("sonic", "ssh", switch(outputs, ran), ports=["Ethernet8"])
-    assert ran == ["show pfc counters", "show queue counters"]
-    assert sorted(got) == ["sonic_pfc", "sonic_queue"]
+    assert ran == ["show pfc counters", "show queue counters", "show pfcwd stats", "show priority-group drop counters",
+                   "show priority-group persistent-watermark headroom"]
+    assert sorted(got) == ["sonic_pfc", "sonic_pfcwd", "sonic_pg_drop", "sonic_pg_headroom", "sonic_queue"]
     assert parse_counters(got["sonic_pfc"], "sonic_pfc", port="Ethernet8")["ports"]["Ethernet8"]["pfc3_tx_pkts"] == 23740
     assert parse_counters(got["sonic_queue"], "sonic_queue", port="Ethernet8")["ports"]["Ethernet8"]["uc3_drop_pkts"] == 0
 
@@ -177,21 +178,23 @@ def test_cumulus_one_failed_command_is_one_line_naming_the_tor_and_the_command()
 # ----------------------------------------------------------------------------- the registry and the way
 
 def test_every_counter_command_names_a_known_format_and_one_port_formats_run_per_port():
-    assert platforms.counter_platforms() == ["cumulus", "eos", "linux", "sonic"]
+    assert platforms.counter_platforms() == ["cumulus", "eos", "linux", "nxos", "sonic"]
     for platform in platforms.counter_platforms():
         for fmt, command in platforms.nos(platform).COUNTER_COMMANDS:
             assert fmt in FORMATS and parse_counters("", fmt)["format"] == fmt, (platform, command)
             assert ("{port}" in command) == (fmt in ONE_PORT_FORMATS), (platform, command)
-            assert command[0] in ("show", "nv") or command[:2] in (("ip", "-s"), ("tc", "-s")), command
-            assert "clear" not in command and command[-1] == "show" or command[0] in ("show", "nv"), \
+            assert command[0] in ("show", "nv") or command[:2] in (("ip", "-s"), ("tc", "-s"), ("ethtool", "-S")), command
+            assert "clear" not in command and (command[-1] == "show" or command[0] in ("show", "nv")
+                                               or command[:2] == ("ethtool", "-S")), \
                 "read-only: %s" % (command,)
 
 
 def test_only_a_nos_with_a_counter_reader_is_read():
     assert platforms.counters_readable("sonic") and platforms.counters_readable("cumulus")
-    assert not platforms.counters_readable("nxos") and not platforms.counters_readable(None)
-    with pytest.raises(ValueError, match="platform 'nxos' has no counter reader \\(readable: cumulus, eos, linux, sonic\\)"):
-        platforms.read_counters("nxos", "ssh", switch({}, []))
+    assert not platforms.counters_readable("os10") and not platforms.counters_readable(None)
+    with pytest.raises(ValueError, match="platform 'os10' has no counter reader \\(readable: cumulus, eos, linux, nxos, "
+                                         "sonic\\)"):
+        platforms.read_counters("os10", "ssh", switch({}, []))
     with pytest.raises(ValueError, match="cannot be read over 'http'"):
         platforms.read_counters("sonic", "http", switch({}, []))
     with pytest.raises(ValueError, match="cannot be read over 'http'"):
@@ -212,8 +215,8 @@ def test_the_counter_way_is_chosen_as_the_configuration_s(platform, transport, c
 @pytest.mark.parametrize("platform, transport, message", [
     ("cumulus", "api", "ToR leaf1: Cumulus Linux (NVUE) counters are not read over its API; set "
                        "lossless_check_read_transport to connection (or auto)"),
-    ("nxos", "auto", "ToR leaf1: platform nxos has no counter reader (readable: cumulus, eos, linux, sonic); its counters "
-                     "are not read"),
+    ("os10", "auto", "ToR leaf1: platform os10 has no counter reader (readable: cumulus, eos, linux, nxos, sonic); its "
+                     "counters are not read"),
 ])
 def test_choose_counter_via_refuses_in_one_line(platform, transport, message):
     with pytest.raises(tor_read.ReadError) as err:

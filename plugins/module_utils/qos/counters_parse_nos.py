@@ -1,0 +1,336 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, ainet.fabric contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Switch counter reads beyond the egress queue and PFC tables: the places a lossless fabric drops packets that
+:mod:`counters_parse`'s first formats do not see. Registered in :mod:`counters_parse`'s format table
+(:data:`NOS_SIDES`, :data:`NOS_COUNTERS`, :data:`NOS_PARSERS`, :data:`NOS_ONE_PORT_FORMATS`), read through
+``parse_counters`` like every other format.
+
+* ``sonic_pfcwd`` -- SONiC ``show pfcwd stats`` (sonic-net/sonic-utilities ``pfcwd/main.py``, ``show stats``; the
+  PFC watchdog's per-queue statistics that orchagent's ``pfcwdorch`` writes to COUNTERS_DB): one row per watched
+  queue, ``<port>:<queue>``, with ``STATUS`` and the cumulative columns ``STORM DETECTED/RESTORED``, ``TX OK/DROP``
+  and ``RX OK/DROP`` (``PFC_WD_QUEUE_STATS_DEADLOCK_DETECTED``/``_RESTORED``, ``..._TX_PACKETS``/``_TX_DROPPED_PACKETS``,
+  ``..._RX_PACKETS``/``_RX_DROPPED_PACKETS``). The ``LAST`` columns count the latest storm only (they restart at
+  each storm) and are not read. Named ``q<queue>_storm_detected``, ``q<queue>_storm_restored``, ``q<queue>_tx_drop``,
+  ``q<queue>_rx_drop``, ``q<queue>_tx_ok``, ``q<queue>_rx_ok``. A storm the watchdog detected is ``pause_storm`` of
+  that queue; the packets its drop action discarded are ``drop``. Only queues with the watchdog on are printed: a
+  port without it is not in the output (its storms are *not reported*, never 0).
+* ``sonic_pg_drop`` -- SONiC ``show priority-group drop counters`` (``scripts/pg-drop``: ``Ingress PG dropped
+  packets:`` then a table ``Port``, ``PG0``..``PG7``; ``SAI_INGRESS_PRIORITY_GROUP_STAT_DROPPED_PACKETS``, ``N/A``
+  where COUNTERS_DB has none). Named ``pg<n>_drop_pkts``: packets the switch dropped at *ingress* for want of buffer
+  (headroom too small for the cable and the pause response, PFC sent too late), which the egress queue counters
+  never see. A priority group is not a switch priority (the ``PFC_PRIORITY_TO_PRIORITY_GROUP_MAP`` decides, not
+  read here): a PG drop counts against every class of the port.
+* ``sonic_pg_headroom`` -- SONiC ``show priority-group persistent-watermark headroom`` (``scripts/watermarkstat``;
+  ``Ingress headroom per PG:``, the same table): ``pg<n>_headroom_bytes``, the most headroom the PG has held since
+  the watermark was last cleared. A high-water mark, not a counter (fact ``headroom_watermark``, never judged): the
+  verdict names it beside an ingress PG drop, where it tells an exhausted headroom from another cause.
+* ``linux_ethtool`` -- ``ethtool -S <port>`` of a Linux switch's port (one port a command, read port by port). On
+  NVIDIA Spectrum under the upstream driver (mlxsw, ``drivers/net/ethernet/mellanox/mlxsw/spectrum_ethtool.c``):
+  per traffic class ``tc_no_buffer_discard_uc_tc_<n>`` (unicast packets discarded for want of buffer: the ASIC's
+  congestion drop of a port whose qdisc is not offloaded, which neither ``ip -s link`` nor ``tc -s qdisc`` counts),
+  ``tc_transmit_queue_tc_<n>`` (the queue's current depth, a gauge: read, not judged); per priority
+  ``rx/tx_pause_prio_<p>``, ``rx/tx_pause_duration_prio_<p>``, ``rx/tx_frames_prio_<p>``, ``rx/tx_octets_prio_<p>``
+  (PPCNT's per-priority group); per port ``ecn_marked``, the discard group (``discard_ingress_general``,
+  ``discard_egress_general``, ``discard_egress_hoq``...) and the IEEE 802.3 group (``a_frame_check_sequence_errors``,
+  ``a_pause_mac_ctrl_frames_*``). PPCNT counters are 64-bit (``mlxsw_reg_ppcnt_*`` getters are ``u64``). A port of
+  another driver (a veth of a software bridge) prints its own names, read and judged ``info``.
+
+* ``nxos_queuing`` -- Cisco NX-OS ``show queuing interface <port>`` (Nexus 9000; one port a command, read port by
+  port): per ``QOS GROUP <g>`` box, unicast and multicast, ``Tx Pkts`` (traffic), ``WRED/AFD & Tail Drop Pkts`` and
+  ``WD & Tail Drop Pkts`` (the queue's drops, the PFC watchdog's included: ``drop`` of queue g; this collection maps
+  priority p to qos-group p), ``Q Depth Byts`` (a depth: read); the ingress part's ``Per Port Ingress Statistics``
+  (``Ingress Overflow Drop Pkts``: headroom exhausted; ``Hi``/``Low Priority Drop Pkts``: port-wide ``drop``),
+  ``Per Slice`` (every port of the slice: read, not judged), ``TxPPP``/``RxPPP`` and the per-CoS PFC table (read:
+  ``nxos_pfc`` is the PFC read).
+* ``nxos_pfc`` -- NX-OS ``show interface priority-flow-control detail``: per port the ``Rx``/``Tx`` rows of the
+  ``Priority0``..``Priority7`` table (``pfc<p>_rx_frames``, ``pfc<p>_tx_frames``: ``pfc_pause`` of p) and the totals.
+  NX-OS prints no counter width (None). Layouts: a published Nexus 9000 capture (tests/.../data/counters/ORIGIN.md).
+
+Every counter keeps its source's name, and one the source does not print is absent (*not reported*).
+"""
+
+from __future__ import annotations
+
+import re
+
+NOS_SIDES = {"sonic_pfcwd": "switch", "sonic_pg_drop": "switch", "sonic_pg_headroom": "switch", "linux_ethtool": "switch",
+             "nxos_queuing": "switch", "nxos_pfc": "switch"}
+NOS_ONE_PORT_FORMATS = ("linux_ethtool", "nxos_queuing")
+NOS_COUNTERS = {
+    "sonic_pfcwd": (
+        # orchagent's pfcwdorch counts storms and the watchdog's drops per queue in COUNTERS_DB (uint64 strings)
+        (r"q(?P<q>\d+)_storm_detected", "pause_storm", None, 64),
+        (r"q(?P<q>\d+)_storm_restored", "info", None, 64),
+        (r"q(?P<q>\d+)_(tx|rx)_drop", "drop", None, 64),
+        (r"q(?P<q>\d+)_(tx|rx)_ok", "info", None, 64),
+    ),
+    "sonic_pg_drop": (
+        # no priority group index is a priority: port-wide, against every class
+        (r"pg\d+_drop_pkts", "drop", None, 64),
+    ),
+    "sonic_pg_headroom": (
+        # a high-water mark, not a counter: never judged; the verdict names it beside an ingress PG drop
+        (r"pg\d+_headroom_bytes", "headroom_watermark", None, None),
+    ),
+    "linux_ethtool": (
+        (r"tc_no_buffer_discard_uc_tc_(?P<q>\d+)", "drop", None, 64),
+        (r"tc_transmit_queue_tc_\d+", "info", None, 64),
+        (r"(rx|tx)_pause_prio_(?P<p>[0-7])", "pfc_pause", None, 64),
+        (r"(rx|tx)_pause_duration_prio_(?P<p>[0-7])", "pfc_pause_duration", None, 64),
+        (r"(rx|tx)_(frames|octets)_prio_(?P<p>[0-7])", "traffic", None, 64),
+        (r"ecn_marked", "ecn_mark", None, 64),
+        # buffer and forwarding-pipeline drops; the filtering discards (VLAN membership, STP, loopback, policy
+        # engine) drop what the switch is told to drop, not what congestion loses: read, not judged
+        (r"discard_(ingress_general|egress_general|egress_hoq|ingress_tx_link_down)|if_out_discards", "drop", None, 64),
+        (r"a_frame_check_sequence_errors|a_alignment_errors|a_symbol_error_during_carrier|dot3stats_(fcs|symbol)_errors",
+         "drop", None, 64),
+        (r"a_pause_mac_ctrl_frames_(received|xmitted)|dot3in_pause_frames", "link_pause", None, 64),
+    ),
+    # NX-OS prints no counter width: None (a decrease is a reset)
+    "nxos_queuing": (
+        (r"qg(?P<q>\d+)_uc_tx_pkts", "traffic", None, None),
+        # WRED/AFD and tail drops, and the PFC watchdog's ("WD & Tail Drop") of the queue of qos-group q
+        (r"qg(?P<q>\d+)_uc_(wred_afd_tail_drop|wd_tail_drop)_pkts", "drop", None, None),
+        (r"port_(ingress_overflow|hi_priority|low_priority)_drop_pkts", "drop", None, None),
+        # the slice's drops are of every port on it; the per-CoS PFC counts repeat `show interface
+        # priority-flow-control detail` (nxos_pfc), which is the PFC read
+        (r"qg\d+_.*|(cont|span)_qg\d+_.*|slice_.*|cos[0-7]_(tx|rx)_pause|(tx|rx)_ppp", "info", None, None),
+    ),
+    "nxos_pfc": (
+        (r"pfc(?P<p>[0-7])_(rx|tx)_frames", "pfc_pause", None, None),
+        (r"(rx|tx)_pfc_frames", "info", None, None),
+    ),
+}
+
+
+def _no_table(fmt, command, text):
+    """The problem of an output without the command's table, quoting its first line (a warning, an error)."""
+    first = next((line.strip() for line in str(text).splitlines() if line.strip()), "")
+    return "%s: no table in the output (not `%s`?)%s" % (fmt, command, ": %r" % first[:160] if first else "")
+
+
+def _pair(cell):
+    """``"12/3"`` as (12, 3); None where a side is not a whole number (``N/A``)."""
+    left, sep, right = str(cell).partition("/")
+    a, b = base._int(left), base._int(right)  # pylint: disable=protected-access
+    return (a, b) if sep and a is not None and b is not None else None
+
+
+_PFCWD_COLUMNS = {"STORM DETECTED/RESTORED": ("storm_detected", "storm_restored"),
+                  "TX OK/DROP": ("tx_ok", "tx_drop"), "RX OK/DROP": ("rx_ok", "rx_drop")}
+
+
+def parse_sonic_pfcwd(text, port=None):
+    """``show pfcwd stats``: one row per watched queue (``<port>:<queue>``), the cumulative ``a/b`` columns."""
+    ports, problems = {}, []
+    tables = base._tables(str(text))  # pylint: disable=protected-access
+    for headers, rows in tables:
+        if headers[:1] != ["QUEUE"]:
+            problems.append("sonic_pfcwd: a table headed %r is not QUEUE, STATUS..." % headers[0])
+            continue
+        for row in rows:
+            where = re.match(r"^(\S+):(\d+)$", row[0])
+            if not where:
+                problems.append("sonic_pfcwd: %r is not <port>:<queue>" % row[0][:80])
+                continue
+            counters = ports.setdefault(where.group(1), {})
+            for head, cell in zip(headers[1:], row[1:]):
+                names = _PFCWD_COLUMNS.get(" ".join(head.split()))
+                if names is None:
+                    continue  # STATUS, and the LAST columns: the latest storm only
+                values = _pair(cell)
+                if values is None:
+                    problems.append("sonic_pfcwd: %s %s holds %r, not two counters" % (row[0], head, cell[:40]))
+                    continue
+                for name, value in zip(names, values):
+                    counters["q%s_%s" % (where.group(2), name)] = value
+    if not tables:
+        problems.append(_no_table("sonic_pfcwd", "show pfcwd stats", text))
+    return base.new_counters("sonic_pfcwd", base._only(ports, port, "sonic_pfcwd", problems),  # pylint: disable=protected-access
+                             problems)
+
+
+def _pg_table(text, port, fmt, command, suffix):
+    """A SONiC per-PG table (``Port`` then ``PG<n>`` columns; ``N/A``: not reported) as ``pg<n>_<suffix>``. A multi-ASIC
+    read prints one table a namespace, each under its title line (``... per PG: (Namespace asic1)``) with no blank
+    line between: the text is cut at each title, so no title, header or dashes line is read as a row of the table
+    above it."""
+    ports, problems = {}, []
+    # one table a title (``Ingress PG dropped packets:``, ``Ingress headroom per PG: (Namespace asic1)``): read apart
+    sections = re.split(r"(?m)^(?=[A-Za-z][^\n]*:(?: \(Namespace [^)\n]*\))?[ \t]*$)", str(text))
+    tables = [table for section in sections for table in base._tables(section)]  # pylint: disable=protected-access
+    for headers, rows in tables:
+        if headers[:1] != ["Port"] or not all(re.match(r"^PG\d+$", h) for h in headers[1:]):
+            problems.append("%s: a table headed %r is not Port, PG0..." % (fmt, " ".join(headers[:2])))
+            continue
+        for row in rows:
+            counters = ports.setdefault(row[0], {})
+            for head, cell in zip(headers[1:], row[1:]):
+                value = base._int(cell)  # pylint: disable=protected-access
+                if value is not None:
+                    counters["%s_%s" % (head.lower(), suffix)] = value
+                elif cell.strip() != "N/A":
+                    problems.append("%s: %s %s holds %r, not a counter" % (fmt, row[0], head, cell[:40]))
+    if not tables:
+        problems.append(_no_table(fmt, command, text))
+    return base.new_counters(fmt, base._only(ports, port, fmt, problems), problems)  # pylint: disable=protected-access
+
+
+def parse_sonic_pg_drop(text, port=None):
+    """``show priority-group drop counters``: ``Port`` then ``PG<n>`` columns, dropped packets."""
+    return _pg_table(text, port, "sonic_pg_drop", "show priority-group drop counters", "drop_pkts")
+
+
+def parse_sonic_pg_headroom(text, port=None):
+    """``show priority-group persistent-watermark headroom`` (``scripts/watermarkstat``, ``Ingress headroom per
+    PG:``): the most headroom bytes each PG has held since the watermark was last cleared (never by this
+    collection), ``SAI_INGRESS_PRIORITY_GROUP_STAT_XOFF_ROOM_WATERMARK_BYTES``."""
+    return _pg_table(text, port, "sonic_pg_headroom", "show priority-group persistent-watermark headroom",
+                     "headroom_bytes")
+
+
+def parse_linux_ethtool(text, port=None):
+    """``ethtool -S <port>`` of a switch port: the ``name: value`` lines as :func:`counters_parse.parse_ethtool`
+    reads them, under this format."""
+    facts = base.parse_ethtool(str(text), port=port)
+    return base.new_counters("linux_ethtool", facts["ports"],
+                             [p.replace("ethtool_mlx5:", "linux_ethtool:", 1) for p in facts["problems"]])
+
+
+# ----------------------------------------------------------------------------- Cisco NX-OS
+# Read as words, not lines: the one published capture found (ORIGIN.md) is stored with its line breaks lost, and the
+# layout's boxes and tables are told apart by their labels (``QOS GROUP <g>``, ``Per Port Ingress Statistics``,
+# ``PFC_COS``...), wherever the lines break.
+
+_NUM = r"(\d[\d,]*)"
+
+
+def _slug(label):
+    return "_".join(re.sub(r"[^a-z0-9]+", " ", label.lower()).split())
+
+
+def parse_nxos_queuing(text, port=None):
+    """``show queuing interface <port>`` (Nexus 9000, one port a command): per ``QOS GROUP <g>`` box the unicast and
+    multicast columns of each row (``Tx Pkts``, ``WRED/AFD & Tail Drop Pkts``, ``WD & Tail Drop Pkts``...) as
+    ``qg<g>_uc_<row>``/``qg<g>_mc_<row>``; the ingress part's ``Per Port Ingress Statistics`` (``port_<row>``) and
+    ``Per Slice`` (``slice_<row>``); its PFC table per CoS (``cos<c>_tx_pause``, ``cos<c>_rx_pause``) and ``TxPPP``,
+    ``RxPPP``."""
+    text = str(text)
+    counters, problems = {}, []
+    ingress = re.search(r"Ingress Queuing for", text)
+    egress = text[:ingress.start()] if ingress else text
+    # a box titled CONTROL or SPAN QOS GROUP is the switch's own traffic or a mirror's, not a data class
+    boxes = re.split(r"(CONTROL |SPAN )?QOS GROUP (\d+)", egress)
+    for kind, group, box in zip(boxes[1::3], boxes[2::3], boxes[3::3]):
+        prefix = "%sqg%s" % ((kind or "").strip().lower()[:4] + "_" if kind else "", group)
+        for label, ucast, mcast in re.findall(r"\|\s*([A-Za-z][A-Za-z/& ]*?)\s*\|\s*%s\s*\|\s*%s\s*\|" % (_NUM, _NUM), box):
+            counters["%s_uc_%s" % (prefix, _slug(label))] = base._int(ucast)  # pylint: disable=protected-access
+            counters["%s_mc_%s" % (prefix, _slug(label))] = base._int(mcast)  # pylint: disable=protected-access
+    rest = text[ingress.start():] if ingress else ""
+    for scope, start, end in (("port", "Per Port Ingress Statistics", "Per Slice"),
+                              ("slice", "Per Slice Ingress Statistics", "PFC Statistics")):
+        part = re.search(r"%s(.*?)(?=%s|$)" % (re.escape(start), re.escape(end)), rest, re.S)
+        for label, value in re.findall(r"([A-Za-z][A-Za-z ]*?Drop Pkts)\s+%s" % _NUM, part.group(1) if part else ""):
+            counters["%s_%s" % (scope, _slug(label))] = base._int(value)  # pylint: disable=protected-access
+    ppp = re.search(r"TxPPP:\s*%s,\s*RxPPP:\s*%s" % (_NUM, _NUM), rest)
+    if ppp:
+        counters["tx_ppp"], counters["rx_ppp"] = base._int(ppp.group(1)), base._int(ppp.group(2))  # pylint: disable=protected-access
+    for cos, _group, _tx_state, tx, _rx_state, rx in re.findall(
+            r"(?<![\d,])([0-7])\s+(\d+)\s+(Active|Inactive)\s+%s\s+(Active|Inactive)\s+%s" % (_NUM, _NUM), rest):
+        counters["cos%s_tx_pause" % cos] = base._int(tx)  # pylint: disable=protected-access
+        counters["cos%s_rx_pause" % cos] = base._int(rx)  # pylint: disable=protected-access
+    if not counters:
+        problems.append("nxos_queuing: no QOS GROUP box and no ingress statistics in the output (not `show queuing "
+                        "interface <port>`?)%s" % (": %r" % text.strip()[:160] if text.strip() else ""))
+        return base.new_counters("nxos_queuing", problems=problems)
+    return base.new_counters("nxos_queuing", {port or base.DEFAULT_PORT: counters}, problems)
+
+
+def parse_nxos_pfc(text, port=None):
+    """``show interface priority-flow-control detail``: per port (``Ethernet<s>/<p>``, then ``Admin Mode:``) the
+    ``Total Rx/Tx PFC Frames`` and the ``Rx``/``Tx`` rows of the ``Priority0``..``Priority7`` table."""
+    text = str(text)
+    ports, problems = {}, []
+    heads = list(re.finditer(r"(Ethernet\d+/\d+(?:/\d+)?)\s+Admin Mode:", text))
+    for index, head in enumerate(heads):
+        block = text[head.end():heads[index + 1].start() if index + 1 < len(heads) else len(text)]
+        counters = ports.setdefault(head.group(1), {})
+        for direction in ("Rx", "Tx"):
+            total = re.search(r"Total %s PFC Frames:\s*%s" % (direction, _NUM), block)
+            if total:
+                counters["%s_pfc_frames" % direction.lower()] = base._int(total.group(1))  # pylint: disable=protected-access
+            row = re.search(r"(?<![A-Za-z])%s\s*\|(.*?)(?=-{5}|(?<![A-Za-z])[RT]x\s*\||$)" % direction, block, re.S)
+            cells = row.group(1).split("|") if row else []
+            for prio, cell in enumerate(cells[:8]):
+                value = re.match(r"\s*(\d[\d,]*)", cell)
+                if value:
+                    counters["pfc%d_%s_frames" % (prio, direction.lower())] = base._int(value.group(1))  # pylint: disable=protected-access
+                elif cell.strip():
+                    problems.append("nxos_pfc: %s %s priority %d holds %r, not a counter" % (
+                        head.group(1), direction, prio, cell.strip()[:40]))
+    if not heads:
+        problems.append("nxos_pfc: no port in the output (not `show interface priority-flow-control detail`?)%s"
+                        % (": %r" % text.strip()[:160] if text.strip() else ""))
+    return base.new_counters("nxos_pfc", base._only(ports, port, "nxos_pfc", problems), problems)  # pylint: disable=protected-access
+
+
+# ----------------------------------------------------------------------------- configured poll intervals
+
+def parse_sonic_counterpoll(text):
+    """``counterpoll show`` (sonic-utilities ``counterpoll/main.py``): ``Type``, ``Interval (in ms)``, ``Status``, one
+    flex counter group a row; the interval a number when configured, ``default (<ms>)`` when not. Returns
+    ``({group: {"interval_ms", "configured", "enabled"}}, problems)``."""
+    groups, problems = {}, []
+    tables = base._tables(str(text))  # pylint: disable=protected-access
+    for headers, rows in tables:
+        if headers[:1] != ["Type"]:
+            problems.append("counterpoll: a table headed %r is not Type, Interval, Status" % headers[0])
+            continue
+        for row in rows:
+            if len(row) < 3:
+                continue
+            cell = row[1].strip()
+            match = re.match(r"^(?:(default)\s*\()?\s*(\d+)\s*\)?$", cell)
+            if not match:
+                problems.append("counterpoll: %s interval %r is not milliseconds" % (row[0], cell[:40]))
+                continue
+            groups[row[0]] = {"interval_ms": int(match.group(2)), "configured": match.group(1) is None,
+                              "enabled": row[2].strip().lower() == "enable"}
+    if not tables:
+        problems.append(_no_table("counterpoll", "counterpoll show", text))
+    return groups, problems
+
+
+def whole_seconds(millis):
+    """``millis`` milliseconds as whole seconds, rounded up: a wait shorter than the poll would read before it."""
+    return -(-int(millis) // 1000)
+
+
+def parse_switchd_poll(text):
+    """``stats.poll_interval`` (milliseconds) of Cumulus's ``/etc/cumulus/switchd.conf`` (``key = value`` lines, ``#``
+    comments: a commented line is the default, not a setting). Returns ``(milliseconds or None, problems)``."""
+    value, problems = None, []
+    for line in str(text).splitlines():
+        match = re.match(r"^\s*stats\.poll_interval\s*=\s*(\S+)\s*$", line)
+        if match:
+            number = base._int(match.group(1))  # pylint: disable=protected-access
+            if number is None:
+                problems.append("switchd.conf: stats.poll_interval = %r is not milliseconds" % match.group(1)[:40])
+            else:
+                value = number
+    return value, problems
+
+
+NOS_PARSERS = {
+    "sonic_pfcwd": parse_sonic_pfcwd,
+    "sonic_pg_drop": parse_sonic_pg_drop,
+    "sonic_pg_headroom": parse_sonic_pg_headroom,
+    "linux_ethtool": parse_linux_ethtool,
+    "nxos_queuing": parse_nxos_queuing,
+    "nxos_pfc": parse_nxos_pfc,
+}
+
+# Last: counters_parse imports this module (above it) to register the formats, and this one uses its helpers when a
+# parser runs; imported here, either module can be imported first.
+from ansible_collections.ainet.fabric.plugins.module_utils.qos import counters_parse as base  # noqa: E402  pylint: disable=wrong-import-position
