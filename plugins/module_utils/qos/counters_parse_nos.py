@@ -47,6 +47,14 @@
   ``Priority0``..``Priority7`` table (``pfc<p>_rx_frames``, ``pfc<p>_tx_frames``: ``pfc_pause`` of p) and the totals.
   NX-OS prints no counter width (None). Layouts: a published Nexus 9000 capture (tests/.../data/counters/ORIGIN.md).
 
+* ``os10_queuing`` -- Dell OS10 ``show queuing statistics interface ethernet <n>/<n>/<n>`` (one port a command, read
+  port by port): ``Interface ethernet<n>/<n>/<n>``, then a ``Queue``, ``Packets``, ``Bytes``, ``Dropped-Packets``,
+  ``Dropped-Bytes`` table, one row per egress queue. Named ``q<q>_packets``, ``q<q>_bytes`` (traffic of queue q),
+  ``q<q>_dropped_packets``, ``q<q>_dropped_bytes`` (``drop`` of queue q: the queue's tail and WRED drops). OS10 prints
+  no counter width (None). The CLI's prompt lines (``host#``, with the command it echoes) are skipped. Layout: a
+  recorded read of two OS10 switches in a netdev thread (tests/.../data/counters/ORIGIN.md). OS10's per-priority PFC
+  counters are not read: no sample of their layout was found.
+
 Every counter keeps its source's name, and one the source does not print is absent (*not reported*).
 """
 
@@ -55,8 +63,8 @@ from __future__ import annotations
 import re
 
 NOS_SIDES = {"sonic_pfcwd": "switch", "sonic_pg_drop": "switch", "sonic_pg_headroom": "switch", "linux_ethtool": "switch",
-             "nxos_queuing": "switch", "nxos_pfc": "switch"}
-NOS_ONE_PORT_FORMATS = ("linux_ethtool", "nxos_queuing")
+             "nxos_queuing": "switch", "nxos_pfc": "switch", "os10_queuing": "switch"}
+NOS_ONE_PORT_FORMATS = ("linux_ethtool", "nxos_queuing", "os10_queuing")
 NOS_COUNTERS = {
     "sonic_pfcwd": (
         # orchagent's pfcwdorch counts storms and the watchdog's drops per queue in COUNTERS_DB (uint64 strings)
@@ -100,6 +108,11 @@ NOS_COUNTERS = {
     "nxos_pfc": (
         (r"pfc(?P<p>[0-7])_(rx|tx)_frames", "pfc_pause", None, None),
         (r"(rx|tx)_pfc_frames", "info", None, None),
+    ),
+    # OS10 prints no counter width: None (a decrease is a reset)
+    "os10_queuing": (
+        (r"q(?P<q>\d+)_dropped_(packets|bytes)", "drop", None, None),
+        (r"q(?P<q>\d+)_(packets|bytes)", "traffic", None, None),
     ),
 }
 
@@ -275,6 +288,43 @@ def parse_nxos_pfc(text, port=None):
     return base.new_counters("nxos_pfc", base._only(ports, port, "nxos_pfc", problems), problems)  # pylint: disable=protected-access
 
 
+# ----------------------------------------------------------------------------- Dell OS10
+
+_OS10_PROMPT = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*(\([^)\s]*\))?#(\s.*)?$")  # host# or host(conf)#, the echo after it
+
+
+def parse_os10_queuing(text, port=None):
+    """``show queuing statistics interface ethernet <port>`` (one port a command): ``Interface <port>``, the header
+    ``Queue Packets Bytes Dropped-Packets Dropped-Bytes`` and one row of whole numbers per queue, columns apart by
+    spaces. A port named in the output that is not ``port`` (when given) is a problem, not read under ``port``."""
+    ports, problems = {}, []
+    current, columns = None, None
+    for line in str(text).splitlines():
+        words = line.split()
+        if not words or _OS10_PROMPT.match(line.strip()):
+            continue
+        if words[0] == "Interface" and len(words) == 2:
+            current, columns = ports.setdefault(words[1], {}), None
+            continue
+        if words[0] == "Queue" and current is not None:
+            columns = [_slug(word) for word in words[1:]]
+            continue
+        values = [base._int(word) for word in words]  # pylint: disable=protected-access
+        if columns is None or len(words) != len(columns) + 1 or None in values:
+            problems.append("os10_queuing: cannot read the line %r" % line.strip()[:120])
+            continue
+        for column, value in zip(columns, values[1:]):
+            current["q%d_%s" % (values[0], column)] = value
+    if not any(ports.values()):
+        problems.append("os10_queuing: no queue table in the output (not `show queuing statistics interface ethernet "
+                        "<port>`?)%s" % (": %r" % str(text).strip()[:160] if str(text).strip() else ""))
+        return base.new_counters("os10_queuing", problems=problems)
+    if port is not None and list(ports) != [port]:
+        problems.append("os10_queuing: the output is of %s, not of %s" % (", ".join(sorted(ports)), port))
+        return base.new_counters("os10_queuing", problems=problems)
+    return base.new_counters("os10_queuing", ports, problems)
+
+
 # ----------------------------------------------------------------------------- configured poll intervals
 
 def parse_sonic_counterpoll(text):
@@ -329,6 +379,7 @@ NOS_PARSERS = {
     "linux_ethtool": parse_linux_ethtool,
     "nxos_queuing": parse_nxos_queuing,
     "nxos_pfc": parse_nxos_pfc,
+    "os10_queuing": parse_os10_queuing,
 }
 
 # Last: counters_parse imports this module (above it) to register the formats, and this one uses its helpers when a

@@ -154,7 +154,16 @@ def test_without_the_step_s_ports_cumulus_runs_nothing_and_says_so():
     assert result["read_error"].startswith("ToR leaf1: its counters could not be read")
 
 
-def test_a_platform_without_a_counter_reader_says_so():
+def test_an_os10_tor_runs_its_queuing_read_for_the_step_s_ports_over_its_connection():
+    out = recorded("recorded/os10-queuing-hound-dirt-cubic-netdev-2022.txt")
+    commands = {"show queuing statistics interface ethernet 1/1/4": (0, out, "")}
+    result, ran = read({"cluster": model("os10", "ethernet1/1/{node}"), "ports": ["ethernet1/1/4"]}, {}, commands)
+    assert ran == list(commands) and result["via"] == "ssh", result
+    facts = parse_counters(result["counters"]["os10_queuing"], "os10_queuing", port="ethernet1/1/4")
+    assert facts["problems"] == [] and facts["ports"]["ethernet1/1/4"]["q5_dropped_packets"] == 1263665
+
+
+def test_without_the_step_s_ports_os10_runs_nothing_and_says_so():
     result, ran = read({"cluster": model("os10", "ethernet1/1/{node}")}, {})
-    assert ran == [] and result["read_error"] == ("ToR leaf1: platform os10 has no counter reader (readable: "
-                                                  "cumulus, eos, linux, nxos, sonic); its counters are not read")
+    assert ran == [] and result["read_error"].endswith(
+        "OS10 prints a port's queuing counters a command: give the ports to read")

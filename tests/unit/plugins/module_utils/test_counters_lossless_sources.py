@@ -551,3 +551,80 @@ def test_a_sonic_read_reaches_the_run_as_one_read_per_format_and_a_disabled_one_
     # not read is not clean: no port, and the switch's own words
     assert got["tor_pg_drop"]["ports"] == {}
     assert "PG counters are disabled" in got["tor_pg_drop"]["problems"][0]
+
+
+# ---- Dell OS10: show queuing statistics interface ethernet <port> (recorded, netdev 2022) --------------------------
+
+OS10_CLEARED = "os10-queuing-hound-dirt-cleared-netdev-2022.txt"  # after `clear qos statistics`, before the load
+OS10_AFTER = "os10-queuing-hound-dirt-cubic-netdev-2022.txt"  # the same port after the cubic incast: queue 5 dropped
+OS10_PORT = "ethernet1/1/4"
+
+
+def os10_read(text):
+    return parse_counters({OS10_PORT: text}, "os10_queuing", port=OS10_PORT)
+
+
+def os10_row(text, queue, column, value):
+    """``text`` with one cell of queue ``queue``'s row set (``column`` 1-4: Packets, Bytes, Dropped-Packets,
+    Dropped-Bytes), the recorded column widths kept."""
+    lines = text.splitlines(True)
+    index = next(i for i, line in enumerate(lines) if line.split()[:1] == [str(queue)])
+    cells = lines[index].split()
+    cells[column] = value
+    lines[index] = "%-6s%-25s%-25s%-25s%-25s\n" % tuple(cells)
+    return "".join(lines)
+
+
+def test_os10_recorded_reads_per_queue():
+    for name in (OS10_CLEARED, OS10_AFTER, "os10-queuing-fox-dirt-cubic-netdev-2022.txt"):
+        facts = os10_read(raw(name))
+        assert facts["problems"] == [] and facts["side"] == "switch", name
+        assert len(facts["ports"][OS10_PORT]) == 32, name  # 8 queues x packets, bytes, dropped packets and bytes
+    got = os10_read(raw(OS10_AFTER))["ports"][OS10_PORT]
+    assert (got["q5_packets"], got["q5_dropped_packets"], got["q5_dropped_bytes"]) == (21377065, 1263665, 11321730380)
+    assert got["q1_packets"] == 9 and got["q0_dropped_packets"] == 0
+    assert describe("os10_queuing", "q5_dropped_packets") == {"fact": "drop", "priority": None, "queue": 5,
+                                                              "width": None, "direction": None}
+    assert describe("os10_queuing", "q5_bytes")["fact"] == "traffic"
+
+
+def test_os10_the_recorded_incast_is_dropped_on_queue_5():
+    got = load_verdict({"tor_queuing": os10_read(raw(OS10_CLEARED))}, {"tor_queuing": os10_read(raw(OS10_AFTER))},
+                       priorities=[5], port=OS10_PORT)["classes"][0]
+    assert got["verdict"] == "dropped"
+    assert [(r["counter"], r["delta"]) for r in got["moved"]["drop"]] == [("q5_dropped_bytes", 11321730380),
+                                                                        ("q5_dropped_packets", 1263665)]
+
+
+def os10_judge(after, priority=3):
+    """The hosts' recorded pair (the NIC paused on priority 3, no drop) with the OS10 port read before and ``after``."""
+    from test_load_counters_nos import host_reads  # noqa: E402 (pytest puts this directory on sys.path)
+    before_r, after_r = host_reads()
+    before_r["tor_queuing"], after_r["tor_queuing"] = os10_read(raw(OS10_CLEARED)), os10_read(after)
+    return load_verdict(before_r, after_r, priorities=[priority], port=OS10_PORT)["classes"][0]
+
+
+def test_os10_control_only_the_class_s_packets_moved_is_lossless():
+    got = os10_judge(os10_row(raw(OS10_CLEARED), 3, 1, "5000"))
+    assert got["verdict"] == "lossless_under_load", got["message"]
+    assert got["moved"]["drop"] == [] and got["not_reported"] == []
+
+
+@pytest.mark.parametrize("column", [3, 4])
+def test_os10_only_the_class_s_dropped_column_moved_is_dropped(column):
+    got = os10_judge(os10_row(raw(OS10_CLEARED), 3, column, "12"))
+    assert got["verdict"] == "dropped"
+    assert [r["counter"] for r in got["moved"]["drop"]] == [["q3_dropped_packets", "q3_dropped_bytes"][column - 3]]
+
+
+def test_os10_another_queue_s_drop_does_not_judge_the_class():
+    got = os10_judge(raw(OS10_AFTER))  # queue 5 dropped; the class is priority 3, queue 3
+    assert got["verdict"] == "lossless_under_load", got["message"]
+
+
+def test_os10_an_error_or_another_port_s_output_is_a_problem_never_a_clean_port():
+    facts = os10_read("% Error: Invalid input detected at '^' marker.\n")
+    assert facts["ports"] == {} and "no queue table" in facts["problems"][-1]
+    other = os10_read(raw(OS10_AFTER).replace("ethernet1/1/4", "ethernet1/1/9"))
+    assert other["ports"] == {} and other["problems"] == [
+        "os10_queuing: the output is of ethernet1/1/9, not of ethernet1/1/4"]

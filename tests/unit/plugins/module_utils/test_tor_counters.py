@@ -178,7 +178,7 @@ def test_cumulus_one_failed_command_is_one_line_naming_the_tor_and_the_command()
 # ----------------------------------------------------------------------------- the registry and the way
 
 def test_every_counter_command_names_a_known_format_and_one_port_formats_run_per_port():
-    assert platforms.counter_platforms() == ["cumulus", "eos", "linux", "nxos", "sonic"]
+    assert platforms.counter_platforms() == ["cumulus", "eos", "linux", "nxos", "os10", "sonic"]
     for platform in platforms.counter_platforms():
         for fmt, command in platforms.nos(platform).COUNTER_COMMANDS:
             assert fmt in FORMATS and parse_counters("", fmt)["format"] == fmt, (platform, command)
@@ -191,10 +191,10 @@ def test_every_counter_command_names_a_known_format_and_one_port_formats_run_per
 
 def test_only_a_nos_with_a_counter_reader_is_read():
     assert platforms.counters_readable("sonic") and platforms.counters_readable("cumulus")
-    assert not platforms.counters_readable("os10") and not platforms.counters_readable(None)
-    with pytest.raises(ValueError, match="platform 'os10' has no counter reader \\(readable: cumulus, eos, linux, nxos, "
-                                         "sonic\\)"):
-        platforms.read_counters("os10", "ssh", switch({}, []))
+    assert not platforms.counters_readable("ios") and not platforms.counters_readable(None)
+    with pytest.raises(ValueError, match="platform None has no counter reader \\(readable: cumulus, eos, linux, nxos, "
+                                         "os10, sonic\\)"):
+        platforms.read_counters(None, "ssh", switch({}, []))
     with pytest.raises(ValueError, match="cannot be read over 'http'"):
         platforms.read_counters("sonic", "http", switch({}, []))
     with pytest.raises(ValueError, match="cannot be read over 'http'"):
@@ -215,10 +215,41 @@ def test_the_counter_way_is_chosen_as_the_configuration_s(platform, transport, c
 @pytest.mark.parametrize("platform, transport, message", [
     ("cumulus", "api", "ToR leaf1: Cumulus Linux (NVUE) counters are not read over its API; set "
                        "lossless_check_read_transport to connection (or auto)"),
-    ("os10", "auto", "ToR leaf1: platform os10 has no counter reader (readable: cumulus, eos, linux, nxos, sonic); its "
-                     "counters are not read"),
+    (None, "auto", "ToR leaf1: platform unset has no counter reader (readable: cumulus, eos, linux, nxos, os10, "
+                   "sonic); its counters are not read"),
+    ("os10", "api", "ToR leaf1: Dell OS10 counters are not read over its API; set lossless_check_read_transport to "
+                    "connection (or auto)"),
 ])
 def test_choose_counter_via_refuses_in_one_line(platform, transport, message):
     with pytest.raises(tor_read.ReadError) as err:
         tor_read.choose_counter_via("leaf1", platform, transport)
     assert str(err.value) == message
+
+
+# ----------------------------------------------------------------------------- Dell OS10
+
+def test_os10_counters_are_read_port_by_port_with_the_port_as_the_cli_takes_it():
+    ran = []
+    out = recorded("recorded/os10-queuing-hound-dirt-cubic-netdev-2022.txt")
+    outputs = {"show queuing statistics interface ethernet 1/1/4": (0, out, ""),
+               "show queuing statistics interface ethernet 1/1/3:2": (0, out.replace("ethernet1/1/4", "ethernet1/1/3:2"),
+                                                                       "")}
+    got = platforms.read_counters("os10", "ssh", switch(outputs, ran), ports=["ethernet1/1/4", "ethernet1/1/3:2"])
+    assert ran == ["show queuing statistics interface ethernet 1/1/3:2",
+                   "show queuing statistics interface ethernet 1/1/4"]
+    assert sorted(got) == ["os10_queuing"] and sorted(got["os10_queuing"]) == ["ethernet1/1/3:2", "ethernet1/1/4"]
+    facts = parse_counters(got["os10_queuing"], "os10_queuing", port="ethernet1/1/3:2")
+    assert facts["problems"] == [] and facts["ports"]["ethernet1/1/3:2"]["q5_dropped_bytes"] == 11321730380
+
+
+def test_os10_bad_or_missing_ports_run_nothing_and_a_failure_names_the_command():
+    ran = []
+    with pytest.raises(ValueError, match="ethernet1/1/4; show: not a Dell OS10 port name"):
+        platforms.read_counters("os10", "ssh", switch({}, ran), ports=["ethernet1/1/4; show"])
+    with pytest.raises(ValueError, match="give the ports to read"):
+        platforms.read_counters("os10", "ssh", switch({}, ran))
+    assert ran == []
+    with pytest.raises(PushError, match="show queuing statistics interface ethernet 1/1/4 failed \\(rc 127\\)"):
+        platforms.read_counters("os10", "ssh", switch({}, ran), ports=["ethernet1/1/4"])
+    with pytest.raises(ValueError, match="cannot be read over 'http'"):
+        platforms.read_counters("os10", "http", switch({}, ran), ports=["ethernet1/1/4"])
