@@ -231,9 +231,9 @@ def test_choose_counter_via_refuses_in_one_line(platform, transport, message):
 def test_os10_counters_are_read_port_by_port_with_the_port_as_the_cli_takes_it():
     ran = []
     out = recorded("recorded/os10-queuing-hound-dirt-cubic-netdev-2022.txt")
+    breakout = out.replace("ethernet1/1/4", "ethernet1/1/3:2")
     outputs = {"show queuing statistics interface ethernet 1/1/4": (0, out, ""),
-               "show queuing statistics interface ethernet 1/1/3:2": (0, out.replace("ethernet1/1/4", "ethernet1/1/3:2"),
-                                                                       "")}
+               "show queuing statistics interface ethernet 1/1/3:2": (0, breakout, "")}
     got = platforms.read_counters("os10", "ssh", switch(outputs, ran), ports=["ethernet1/1/4", "ethernet1/1/3:2"])
     assert ran == ["show queuing statistics interface ethernet 1/1/3:2",
                    "show queuing statistics interface ethernet 1/1/4"]
