@@ -46,6 +46,15 @@
 * ``nxos_pfc`` -- NX-OS ``show interface priority-flow-control detail``: per port the ``Rx``/``Tx`` rows of the
   ``Priority0``..``Priority7`` table (``pfc<p>_rx_frames``, ``pfc<p>_tx_frames``: ``pfc_pause`` of p) and the totals.
   NX-OS prints no counter width (None). Layouts: a published Nexus 9000 capture (tests/.../data/counters/ORIGIN.md).
+* ``nxos_pfcwd`` -- NX-OS ``show queuing pfc-queue detail`` (the PFC watchdog, every port it watches): per port
+  (``<port> Interface PFC watchdog: [Enabled]``) a box per no-drop ``QOS GROUP <g>`` of ``label|value`` rows, named
+  ``qg<g>_<label>``: ``qg<g>_shutdown`` (the times the watchdog shut the queue on a PFC storm: ``pause_storm`` of queue
+  g), ``qg<g>_restored`` (read), and the packets it drained from and dropped at the shut queue, egress and ingress
+  (``total_pkts_drained``, ``total_pkts_dropped``, ``total_pkts_drained_dropped``, ``aggregate_pkts_dropped``,
+  ``total_ingress_pkts_dropped``, ``aggregate_ingress_pkts_dropped``: ``drop`` of queue g; whether a ``Total`` row
+  counts since the last clear or the latest shutdown is not documented in the sources found, and either moving is a
+  loss). A port the watchdog does not watch prints no box: not reported. Layout: a receiver's test fixture and Cisco's
+  NX-API schema of the command (ORIGIN.md).
 
 * ``os10_queuing`` -- Dell OS10 ``show queuing statistics interface ethernet <n>/<n>/<n>`` (one port a command, read
   port by port): ``Interface ethernet<n>/<n>/<n>``, then a ``Queue``, ``Packets``, ``Bytes``, ``Dropped-Packets``,
@@ -63,7 +72,7 @@ from __future__ import annotations
 import re
 
 NOS_SIDES = {"sonic_pfcwd": "switch", "sonic_pg_drop": "switch", "sonic_pg_headroom": "switch", "linux_ethtool": "switch",
-             "nxos_queuing": "switch", "nxos_pfc": "switch", "os10_queuing": "switch"}
+             "nxos_queuing": "switch", "nxos_pfc": "switch", "nxos_pfcwd": "switch", "os10_queuing": "switch"}
 NOS_ONE_PORT_FORMATS = ("linux_ethtool", "nxos_queuing", "os10_queuing")
 NOS_COUNTERS = {
     "sonic_pfcwd": (
@@ -108,6 +117,11 @@ NOS_COUNTERS = {
     "nxos_pfc": (
         (r"pfc(?P<p>[0-7])_(rx|tx)_frames", "pfc_pause", None, None),
         (r"(rx|tx)_pfc_frames", "info", None, None),
+    ),
+    "nxos_pfcwd": (
+        (r"qg(?P<q>\d+)_shutdown", "pause_storm", None, None),
+        (r"qg(?P<q>\d+)_(total|aggregate)_(ingress_)?pkts_(drained|dropped|drained_dropped)", "drop", None, None),
+        (r"qg\d+_.*", "info", None, None),
     ),
     # OS10 prints no counter width: None (a decrease is a reset)
     "os10_queuing": (
@@ -288,6 +302,37 @@ def parse_nxos_pfc(text, port=None):
     return base.new_counters("nxos_pfc", base._only(ports, port, "nxos_pfc", problems), problems)  # pylint: disable=protected-access
 
 
+def parse_nxos_pfcwd(text, port=None):
+    """``show queuing pfc-queue detail``: per ``<port> Interface PFC watchdog:`` line, each ``| QOS GROUP <g> ...``
+    box's ``| <label>| <value>|`` rows as ``qg<g>_<label>``. A port without a box (the watchdog off on it) is not
+    reported."""
+    ports, problems = {}, []
+    current, group, seen = None, None, False
+    for line in str(text).splitlines():
+        head = re.match(r"^\s*(\S+)\s+Interface PFC watchdog:", line)
+        if head:
+            current, group, seen = head.group(1), None, True
+            continue
+        box = re.match(r"^\|\s*QOS GROUP\s+(\d+)\b", line)
+        if box and current is not None:
+            group = box.group(1)
+            continue
+        row = re.match(r"^\|([^|]*)\|([^|]*)\|\s*$", line)
+        if not row or current is None or group is None or not row.group(1).strip():
+            continue
+        value = base._int(row.group(2))  # pylint: disable=protected-access
+        if value is None:
+            if row.group(2).strip() and row.group(2).strip() != "Stats":
+                problems.append("nxos_pfcwd: %s QOS GROUP %s %s holds %r, not a counter" % (
+                    current, group, row.group(1).strip(), row.group(2).strip()[:40]))
+            continue
+        ports.setdefault(current, {})["qg%s_%s" % (group, _slug(row.group(1)))] = value
+    if not seen:
+        problems.append("nxos_pfcwd: no port in the output (not `show queuing pfc-queue detail`?)%s"
+                        % (": %r" % str(text).strip()[:160] if str(text).strip() else ""))
+    return base.new_counters("nxos_pfcwd", base._only(ports, port, "nxos_pfcwd", problems), problems)  # pylint: disable=protected-access
+
+
 # ----------------------------------------------------------------------------- Dell OS10
 
 _OS10_PROMPT = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*(\([^)\s]*\))?#(\s.*)?$")  # host# or host(conf)#, the echo after it
@@ -379,6 +424,7 @@ NOS_PARSERS = {
     "linux_ethtool": parse_linux_ethtool,
     "nxos_queuing": parse_nxos_queuing,
     "nxos_pfc": parse_nxos_pfc,
+    "nxos_pfcwd": parse_nxos_pfcwd,
     "os10_queuing": parse_os10_queuing,
 }
 
