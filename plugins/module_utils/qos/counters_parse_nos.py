@@ -56,6 +56,14 @@
   loss). A port the watchdog does not watch prints no box: not reported. Layout: a receiver's test fixture and Cisco's
   NX-API schema of the command (ORIGIN.md).
 
+* ``nvue_qos`` in JSON -- ``nv show interface <if> counters qos -o json`` (:func:`parse_nvue_qos_json`, which
+  :func:`counters_parse.parse_nvue_qos` hands a JSON document to): ``{section: {row: {column: value}}}`` with the text
+  form's section names (``ingress-buffer-stats``, ``egress-queue-stats``, ``pfc-stats``, ``port-stats``), rows
+  (priority group, traffic class, switch priority, counter) and column names, read to the text form's counter names
+  (``pfc-stats.3.tx-pause-frames``); ``egress-queue-stats.<tc>.ecn-marked-frames`` (ECN marks of traffic class tc) is
+  read where printed. A value is a whole number, or a cell as the text prints it (``0 Bytes``, ``7.29 MB``). Layout:
+  two readers of the command's JSON, NVIDIA's own switch tests and an LLDP/PFC monitor (ORIGIN.md); no NVIDIA page
+  prints it.
 * ``os10_queuing`` -- Dell OS10 ``show queuing statistics interface ethernet <n>/<n>/<n>`` (one port a command, read
   port by port): ``Interface ethernet<n>/<n>/<n>``, then a ``Queue``, ``Packets``, ``Bytes``, ``Dropped-Packets``,
   ``Dropped-Bytes`` table, one row per egress queue. Named ``q<q>_packets``, ``q<q>_bytes`` (traffic of queue q),
@@ -69,6 +77,7 @@ Every counter keeps its source's name, and one the source does not print is abse
 
 from __future__ import annotations
 
+import json
 import re
 
 NOS_SIDES = {"sonic_pfcwd": "switch", "sonic_pg_drop": "switch", "sonic_pg_headroom": "switch", "linux_ethtool": "switch",
@@ -331,6 +340,44 @@ def parse_nxos_pfcwd(text, port=None):
         problems.append("nxos_pfcwd: no port in the output (not `show queuing pfc-queue detail`?)%s"
                         % (": %r" % str(text).strip()[:160] if str(text).strip() else ""))
     return base.new_counters("nxos_pfcwd", base._only(ports, port, "nxos_pfcwd", problems), problems)  # pylint: disable=protected-access
+
+
+# ----------------------------------------------------------------------------- NVIDIA Cumulus (NVUE) JSON
+
+NV_JSON_SECTIONS = ("ingress-buffer-stats", "egress-queue-stats", "pfc-stats", "port-stats")
+
+
+def parse_nvue_qos_json(data, port=None):
+    """``nv show interface <if> counters qos -o json`` (text or the parsed mapping): ``{section: {row: {column:
+    value}}}``, read to the names of the text form (``<section>.<row>.<column>``); ``n/a``, ``-`` or an empty value
+    is not reported."""
+    problems, counters = [], {}
+    doc = data
+    if not isinstance(doc, dict):
+        try:
+            doc = json.loads(str(data))
+        except ValueError as exc:
+            problems.append("nvue_qos: not JSON (%s); run the command with -o json" % str(exc).split(":", maxsplit=1)[0])
+            return base.new_counters("nvue_qos", problems=problems)
+    if not isinstance(doc, dict):
+        return base.new_counters("nvue_qos", problems=["nvue_qos: the JSON is a %s, not the command's object"
+                                                      % type(doc).__name__])
+    for section, rows in sorted(doc.items()):
+        if section not in NV_JSON_SECTIONS or not isinstance(rows, dict):
+            problems.append("nvue_qos: %r is not a QoS counters section (%s)" % (str(section)[:40], ", ".join(
+                NV_JSON_SECTIONS)))
+            continue
+        for row, columns in sorted(rows.items()):
+            for column, value in sorted((columns if isinstance(columns, dict) else {}).items()):
+                number = base._number(value) if not isinstance(value, str) else base._nv_value(value)  # pylint: disable=protected-access
+                if number is not None:
+                    counters["%s.%s.%s" % (section, base._nv_name(str(row)), base._nv_name(str(column)))] = number  # pylint: disable=protected-access
+                elif str(value).strip().lower() not in ("n/a", "", "-", "none"):
+                    problems.append("nvue_qos: %s %s %s holds %r, not a counter" % (section, row, column, str(value)[:40]))
+    if not counters:
+        problems.append("nvue_qos: no counter in the JSON (not `nv show interface <if> counters qos -o json`?)")
+        return base.new_counters("nvue_qos", problems=problems)
+    return base.new_counters("nvue_qos", {port or base.DEFAULT_PORT: counters}, problems)
 
 
 # ----------------------------------------------------------------------------- Dell OS10
