@@ -176,13 +176,14 @@ def tor_reads(read, port):
 #   coming from the adapter"; ``tx_prio<p>_pause`` is the adapter itself congested (torvalds/linux@16f448d
 #   Documentation/networking/device_drivers/ethernet/mellanox/mlx5/counters.rst);
 # - the ToR's PFC frames sent out of the sender's port: SONiC ``Port Tx`` (SAI_PORT_STAT_PFC_<p>_TX_PKTS,
-#   sonic-net/sonic-utilities scripts/pfcstat), EOS ``txFrames``, NVUE ``pfc-stats.<p>.tx-pause-frames`` and the RoCE
+#   sonic-net/sonic-utilities scripts/pfcstat), EOS ``txFrames`` (and per priority ``prio<p>.txFrames``), NVUE ``pfc-stats.<p>.tx-pause-frames`` and the RoCE
 #   ``tx-stats.tx-pfc-stats.pause-packets``; their Rx twins are pauses the sender's NIC sent the switch;
 # - the CNPs its RDMA device received as DCQCN's reaction point (mlx5 ``rp_cnp_handled``, ``cc_rx_cnp_pkts``) and
 #   those the ToR sent out of its port toward it (NVUE ``tx-stats.tx-cnp-stats.cnp-packets``); the notification
 #   point's counters (``np_ecn_marked_roce_packets``, ``np_cnp_sent``, ``cc_rx_ce_pkts``, ``cc_tx_cnp_pkts``) and ECN
 #   marks at the sender's port count packets marked on their way *to* the sender: never this incast's.
-SENDER_CONGESTION = re.compile(r"^(rx_prio[0-7]_pause|pfc[0-7]_tx_pkts|txFrames|pfc-stats\.[0-7]\.tx-pause-frames|"
+SENDER_CONGESTION = re.compile(r"^(rx_prio[0-7]_pause|pfc[0-7]_tx_pkts|txFrames|prio[0-7]\.txFrames|"
+                               r"pfc-stats\.[0-7]\.tx-pause-frames|"
                                r"tx-stats\.tx-pfc-stats\.pause-packets|rp_cnp_handled|cc_rx_cnp_pkts|"
                                r"tx-stats\.tx-cnp-stats\.cnp-packets)$")
 

@@ -56,6 +56,11 @@
   loss). A port the watchdog does not watch prints no box: not reported. Layout: a receiver's test fixture and Cisco's
   NX-API schema of the command (ORIGIN.md).
 
+* ``eos_pfc_detail`` -- Arista EOS ``show interface <port> priority-flow-control counters detail | json`` (one port a
+  command, read port by port): ``interfaces`` -> port -> ``priorities`` -> priority -> ``rxFrames``/``txFrames``, the
+  port's PFC frames **per priority** (``eos_pfc`` has them for the whole port), named ``prio<p>.rxFrames``,
+  ``prio<p>.txFrames`` (``pfc_pause`` of p); another whole-number key under a priority is kept as ``prio<p>.<key>``
+  and read. Layout: a reader of the command (facebook/DNE-TaaC; ORIGIN.md), partial: only those two keys.
 * ``nvue_qos`` in JSON -- ``nv show interface <if> counters qos -o json`` (:func:`parse_nvue_qos_json`, which
   :func:`counters_parse.parse_nvue_qos` hands a JSON document to): ``{section: {row: {column: value}}}`` with the text
   form's section names (``ingress-buffer-stats``, ``egress-queue-stats``, ``pfc-stats``, ``port-stats``), rows
@@ -81,8 +86,9 @@ import json
 import re
 
 NOS_SIDES = {"sonic_pfcwd": "switch", "sonic_pg_drop": "switch", "sonic_pg_headroom": "switch", "linux_ethtool": "switch",
-             "nxos_queuing": "switch", "nxos_pfc": "switch", "nxos_pfcwd": "switch", "os10_queuing": "switch"}
-NOS_ONE_PORT_FORMATS = ("linux_ethtool", "nxos_queuing", "os10_queuing")
+             "nxos_queuing": "switch", "nxos_pfc": "switch", "nxos_pfcwd": "switch", "os10_queuing": "switch",
+             "eos_pfc_detail": "switch"}
+NOS_ONE_PORT_FORMATS = ("linux_ethtool", "nxos_queuing", "os10_queuing", "eos_pfc_detail")
 NOS_COUNTERS = {
     "sonic_pfcwd": (
         # orchagent's pfcwdorch counts storms and the watchdog's drops per queue in COUNTERS_DB (uint64 strings)
@@ -126,6 +132,10 @@ NOS_COUNTERS = {
     "nxos_pfc": (
         (r"pfc(?P<p>[0-7])_(rx|tx)_frames", "pfc_pause", None, None),
         (r"(rx|tx)_pfc_frames", "info", None, None),
+    ),
+    # EOS prints no counter width (None)
+    "eos_pfc_detail": (
+        (r"prio(?P<p>[0-7])\.(rx|tx)Frames", "pfc_pause", None, None),
     ),
     "nxos_pfcwd": (
         (r"qg(?P<q>\d+)_shutdown", "pause_storm", None, None),
@@ -342,6 +352,30 @@ def parse_nxos_pfcwd(text, port=None):
     return base.new_counters("nxos_pfcwd", base._only(ports, port, "nxos_pfcwd", problems), problems)  # pylint: disable=protected-access
 
 
+# ----------------------------------------------------------------------------- Arista EOS
+
+def parse_eos_pfc_detail(data, port=None):
+    """``show interface <port> priority-flow-control counters detail | json`` (text, the mapping, or eAPI's
+    one-element result list): ``interfaces`` -> port -> ``priorities`` -> priority -> counters, as ``prio<p>.<key>``."""
+    problems, ports = [], {}
+    if isinstance(data, str) and not data.lstrip().startswith(("{", "[")):
+        # not the command's JSON: the switch's own line (an error, a refused command), quoted
+        return base.new_counters("eos_pfc_detail", problems=["eos_pfc_detail: not JSON: %r" % (
+            next((line.strip() for line in data.splitlines() if line.strip()), "")[:200])])
+    doc = base._json(data, "eos_pfc_detail", problems)  # pylint: disable=protected-access
+    if doc is not None:
+        table = doc.get("interfaces")
+        if not isinstance(table, dict):
+            problems.append("eos_pfc_detail: no interfaces (not `show interface <port> priority-flow-control counters "
+                            "detail | json`?)")
+        else:
+            for name, intf in table.items():
+                counters = ports.setdefault(name, {})
+                for prio, values in ((intf or {}).get("priorities") or {}).items():
+                    base._flat(values if isinstance(values, dict) else {}, "prio%s" % prio, counters)  # pylint: disable=protected-access
+    return base.new_counters("eos_pfc_detail", base._only(ports, port, "eos_pfc_detail", problems), problems)  # pylint: disable=protected-access
+
+
 # ----------------------------------------------------------------------------- NVIDIA Cumulus (NVUE) JSON
 
 NV_JSON_SECTIONS = ("ingress-buffer-stats", "egress-queue-stats", "pfc-stats", "port-stats")
@@ -360,8 +394,8 @@ def parse_nvue_qos_json(data, port=None):
             problems.append("nvue_qos: not JSON (%s); run the command with -o json" % str(exc).split(":", maxsplit=1)[0])
             return base.new_counters("nvue_qos", problems=problems)
     if not isinstance(doc, dict):
-        return base.new_counters("nvue_qos", problems=["nvue_qos: the JSON is a %s, not the command's object"
-                                                      % type(doc).__name__])
+        what = type(doc).__name__
+        return base.new_counters("nvue_qos", problems=["nvue_qos: the JSON is a %s, not the command's object" % what])
     for section, rows in sorted(doc.items()):
         if section not in NV_JSON_SECTIONS or not isinstance(rows, dict):
             problems.append("nvue_qos: %r is not a QoS counters section (%s)" % (str(section)[:40], ", ".join(
@@ -472,6 +506,7 @@ NOS_PARSERS = {
     "nxos_queuing": parse_nxos_queuing,
     "nxos_pfc": parse_nxos_pfc,
     "nxos_pfcwd": parse_nxos_pfcwd,
+    "eos_pfc_detail": parse_eos_pfc_detail,
     "os10_queuing": parse_os10_queuing,
 }
 

@@ -62,6 +62,7 @@ def eapi():
     seen = []
     answers = [{}] + [json.loads(recorded(name)) for name in
                       ("eos-pfc-after.json", "eos-queue-detail-after.json", "eos-ecn-after.json")]
+    detail = json.loads(recorded("eos-pfc-detail-after.json"))
 
     class Handler(BaseHTTPRequestHandler):
         def log_message(self, *args):
@@ -70,7 +71,10 @@ def eapi():
         def do_POST(self):  # noqa: N802 (the stdlib's name)
             body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
             seen.append((self.path, self.headers.get("Authorization"), body))
-            reply = json.dumps({"jsonrpc": "2.0", "id": body["id"], "result": answers}).encode()
+            cmds = body["params"]["cmds"]
+            # the per-priority PFC read is a request of its own, one command a port
+            result = answers if len(cmds) == len(answers) else [{}] + [detail for _cmd in cmds[1:]]
+            reply = json.dumps({"jsonrpc": "2.0", "id": body["id"], "result": result}).encode()
             self.send_response(200)
             self.send_header("Content-Type", "application/json")
             self.send_header("Content-Length", str(len(reply)))
@@ -92,17 +96,20 @@ def test_an_eos_tor_s_counters_are_read_over_eapi_with_the_push_s_variables(eapi
              "ansible_user": "admin", "ansible_httpapi_password": PASSWORD, "ansible_connection": "ssh"}
     result, ran = read({"cluster": model("eos", "Ethernet{node}/1"), "ports": ["Ethernet1/1"]}, tvars)
     assert ran == [] and result["via"] == "http", result
-    assert len(seen) == 1 and seen[0][0] == "/command-api"
+    assert len(seen) == 2 and seen[0][0] == "/command-api"
+    assert seen[1][2]["params"]["cmds"] == ["enable", "show interface Ethernet1/1 priority-flow-control counters detail"]
     assert seen[0][1] == "Basic " + base64.b64encode(("admin:%s" % PASSWORD).encode()).decode()
     assert seen[0][2]["params"]["format"] == "json"
     assert [c["cmd"] if isinstance(c, dict) else c for c in seen[0][2]["params"]["cmds"]] == [
         "enable", "show priority-flow-control counters", "show interfaces counters queue detail",
         "show qos interfaces ecn counters queue"]
     assert result["source"] == ("Arista EOS API http://127.0.0.1:%d (show priority-flow-control counters, show "
-                                "interfaces counters queue detail, show qos interfaces ecn counters queue) (read live)"
-                                % port)
+                                "interfaces counters queue detail, show qos interfaces ecn counters queue, show "
+                                "interface {port} priority-flow-control counters detail) (read live)" % port)
     pfc = parse_counters(result["counters"]["eos_pfc"], "eos_pfc", port="Ethernet1/1")
     assert pfc["ports"]["Ethernet1/1"]["txFrames"] == 23740
+    detail = parse_counters(result["counters"]["eos_pfc_detail"], "eos_pfc_detail", port="Ethernet1/1")
+    assert detail["ports"]["Ethernet1/1"]["prio3.txFrames"] == 23740
     assert PASSWORD not in json.dumps(result)
 
 

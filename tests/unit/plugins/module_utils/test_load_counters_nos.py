@@ -310,3 +310,49 @@ def test_nvue_qos_json_another_class_s_discard_does_not_judge_priority_3():
     data["egress-queue-stats"]["0"]["tx-uc-buffer-discards"] = 7
     assert load_verdict(*nvue_json_reads(json.dumps(data)), profile="nvidia", port="swp1")["verdict"] == \
         "lossless_under_load"
+
+
+# ---- EOS per-priority PFC frames (`show interface <port> priority-flow-control counters detail | json`) -------
+
+def eos_detail_reads(after):
+    before, after_r = eos_reads()
+    before["tor_pfc_detail"] = parse_counters({"Ethernet1/1": text("eos-pfc-detail-before.json")}, "eos_pfc_detail",
+                                              port="Ethernet1/1")
+    after_r["tor_pfc_detail"] = parse_counters({"Ethernet1/1": after}, "eos_pfc_detail", port="Ethernet1/1")
+    return before, after_r
+
+
+def test_eos_pfc_detail_reads_per_priority_frames():
+    facts = parse_counters(text("eos-pfc-detail-after.json"), "eos_pfc_detail")
+    assert facts["problems"] == [] and facts["side"] == "switch"
+    assert facts["ports"]["Ethernet1/1"]["prio3.txFrames"] == 23740
+    assert len(facts["ports"]["Ethernet1/1"]) == 16
+    assert parse_counters([doc("eos-pfc-detail-after.json")], "eos_pfc_detail")["ports"] == facts["ports"]
+    assert describe("eos_pfc_detail", "prio3.txFrames") == {"fact": "pfc_pause", "priority": 3, "queue": None,
+                                                            "width": None, "direction": None}
+
+
+def test_eos_pfc_detail_tells_the_classes_apart_where_the_port_wide_frames_cannot():
+    result = load_verdict(*eos_detail_reads(text("eos-pfc-detail-after.json")), profile="sonic", port="Ethernet1/1")
+    by_prio = {c["priority"]: c for c in result["classes"]}
+    assert "switch Ethernet1/1 prio3.txFrames +5,500" in by_prio[3]["message"]
+    assert "prio3.txFrames" not in by_prio[4]["message"] and "txFrames" not in by_prio[4]["message"]
+
+
+def test_eos_pfc_detail_only_another_priority_s_pause_moved_is_not_this_class_s():
+    before, after = eos_detail_reads(set_json("eos-pfc-detail-before.json",
+                                              ["interfaces", "Ethernet1/1", "priorities", "4", "txFrames"], 99))
+    after["tor_pfc"] = before["tor_pfc"]  # the port-wide frames unchanged
+    for name in ("nic", "rdma"):
+        after[name] = before[name]  # the hosts saw nothing either
+    got = load_verdict(before, after, priorities=[3], port="Ethernet1/1")["classes"][0]
+    assert got["moved"]["pause"] == [] and got["verdict"] == "inconclusive"
+    got4 = load_verdict(before, after, priorities=[4], port="Ethernet1/1")["classes"][0]
+    assert [(r["counter"], r["delta"]) for r in got4["moved"]["pause"]] == [("prio4.txFrames", 99)]
+
+
+def test_eos_pfc_detail_an_error_instead_of_json_is_quoted():
+    facts = parse_counters({"Ethernet1/1": "% Invalid input (at token 2: 'interface')\n"}, "eos_pfc_detail",
+                           port="Ethernet1/1")
+    assert facts["ports"] == {} and facts["problems"] == [
+        "eos_pfc_detail: not JSON: \"% Invalid input (at token 2: 'interface')\""]

@@ -78,19 +78,63 @@ def test_a_failing_counter_command_names_it():
 
 # ----------------------------------------------------------------------------- Arista EOS
 
+class EapiByCommand(object):
+    """eAPI answering each ``runCmds`` request by its commands: ``{command: object}``; a request holding a command it
+    has no answer for fails as eAPI does (``error``, the failed command's object last with ``errors``)."""
+
+    def __init__(self, answers):
+        self.answers = answers
+        self.sent = []
+
+    def request(self, method, path, body=None, params=None):
+        self.sent.append((method, path, copy.deepcopy(body), params))
+        cmds = [c["cmd"] if isinstance(c, dict) else c for c in body["params"]["cmds"]]
+        missing = [i for i, c in enumerate(cmds) if c != "enable" and c not in self.answers]
+        if missing:
+            i = missing[0]
+            return 200, {"jsonrpc": "2.0", "id": body["id"], "error": {
+                "code": 1002, "message": "CLI command %d of %d '%s' failed: invalid command" % (i + 1, len(cmds), cmds[i]),
+                "data": [{}] * i + [{"errors": ["Invalid input (at token 2: 'interface')"]}]}}
+        return 200, {"jsonrpc": "2.0", "id": body["id"],
+                     "result": [{} if c == "enable" else copy.deepcopy(self.answers[c]) for c in cmds]}
+
+
+def eos_answers(when):
+    answers = dict((c["cmd"], o) for c, o in zip(EOS_CMDS, eos_objects(when)))
+    answers["show interface Ethernet1/1 priority-flow-control counters detail"] = json.loads(
+        recorded("eos-pfc-detail-%s.json" % when))
+    return answers
+
+
 def test_eos_counters_over_eapi_are_one_runcmds_in_json_at_the_parsers_revisions():
-    eapi = Eapi({"jsonrpc": "2.0", "id": "ainet-fabric", "result": [{}] + eos_objects("after")})
+    eapi = EapiByCommand(eos_answers("after"))
     got = platforms.read_counters("eos", "http", eapi, ports=["Ethernet1/1"])
-    assert eapi.sent == [("POST", "/command-api", {"jsonrpc": "2.0", "method": "runCmds", "id": "ainet-fabric",
-                                                   "params": {"version": 1, "cmds": ["enable"] + EOS_CMDS,
-                                                              "format": "json"}}, None)]
-    assert sorted(got) == ["eos_ecn", "eos_pfc", "eos_queue"]
+    assert eapi.sent[0] == ("POST", "/command-api", {"jsonrpc": "2.0", "method": "runCmds", "id": "ainet-fabric",
+                                                     "params": {"version": 1, "cmds": ["enable"] + EOS_CMDS,
+                                                                "format": "json"}}, None)
+    # the per-priority PFC read: its own request, one command a port, no revision (the model's default)
+    assert len(eapi.sent) == 2 and eapi.sent[1][2]["params"]["cmds"] == [
+        "enable", "show interface Ethernet1/1 priority-flow-control counters detail"]
+    assert sorted(got) == ["eos_ecn", "eos_pfc", "eos_pfc_detail", "eos_queue"]
     pfc = parse_counters(got["eos_pfc"], "eos_pfc", port="Ethernet1/1")
     assert pfc["problems"] == [] and pfc["ports"]["Ethernet1/1"]["txFrames"] == 23740
     queue = parse_counters(got["eos_queue"], "eos_queue", port="Ethernet1/1")
     assert queue["problems"] == [] and "ucast.TC3.DP0.droppedPackets" in queue["ports"]["Ethernet1/1"]
     ecn = parse_counters(got["eos_ecn"], "eos_ecn", port="Ethernet1/1")
     assert ecn["problems"] == [] and ecn["ports"]["Ethernet1/1"]
+    detail = parse_counters(got["eos_pfc_detail"], "eos_pfc_detail", port="Ethernet1/1")
+    assert detail["problems"] == [] and detail["ports"]["Ethernet1/1"]["prio3.txFrames"] == 23740
+
+
+def test_eos_a_refused_per_priority_read_is_its_problem_and_the_rest_is_read():
+    answers = eos_answers("after")
+    del answers["show interface Ethernet1/1 priority-flow-control counters detail"]
+    got = platforms.read_counters("eos", "http", EapiByCommand(answers), ports=["Ethernet1/1"])
+    assert parse_counters(got["eos_pfc"], "eos_pfc", port="Ethernet1/1")["problems"] == []
+    detail = parse_counters(got["eos_pfc_detail"], "eos_pfc_detail", port="Ethernet1/1")
+    assert detail["ports"] == {} and "Invalid input" in detail["problems"][0]
+    with pytest.raises(ValueError, match="Ethernet1/1; show: not a Arista EOS port name"):
+        platforms.read_counters("eos", "http", EapiByCommand(answers), ports=["Ethernet1/1; show"])
 
 
 def test_eos_counters_over_its_connection_pipe_the_same_commands_to_json():
@@ -104,6 +148,21 @@ def test_eos_counters_over_its_connection_pipe_the_same_commands_to_json():
         assert parse_counters(got[fmt], fmt) == parse_counters(over_eapi[fmt], fmt), fmt
 
 
+def test_eos_per_priority_read_over_its_connection_runs_once_a_port_with_the_json_pipe():
+    ran = []
+    outputs = dict(("%s | json" % c["cmd"], (0, json.dumps(o), "")) for c, o in zip(EOS_CMDS, eos_objects("before")))
+    outputs["show interface Ethernet1/1 priority-flow-control counters detail | json"] = (
+        0, recorded("eos-pfc-detail-before.json"), "")
+    got = platforms.read_counters("eos", "ssh", switch(outputs, ran), ports=["Ethernet1/1", "Ethernet2/1"])
+    assert ran == ["%s | json" % c["cmd"] for c in EOS_CMDS] + [
+        "show interface Ethernet1/1 priority-flow-control counters detail | json",
+        "show interface Ethernet2/1 priority-flow-control counters detail | json"]
+    assert parse_counters(got["eos_pfc_detail"], "eos_pfc_detail", port="Ethernet1/1")["ports"]["Ethernet1/1"][
+        "prio3.txFrames"] == 18240
+    refused = parse_counters(got["eos_pfc_detail"], "eos_pfc_detail", port="Ethernet2/1")  # not answered: rc 127
+    assert refused["ports"] == {} and "failed (rc 127)" in refused["problems"][0]
+
+
 def test_eos_failed_command_over_eapi_is_named():
     eapi = Eapi({"jsonrpc": "2.0", "id": "ainet-fabric", "error": {
         "code": 1002, "message": "CLI command 3 of 4 'show interfaces counters queue detail' failed: invalid command",
@@ -113,7 +172,8 @@ def test_eos_failed_command_over_eapi_is_named():
         tor_read.read_counters("leaf9", "eos", "http", eapi, how)
     assert str(err.value) == (
         "ToR leaf9: its counters could not be read (Arista EOS API https://10.0.0.9:443 (show priority-flow-control "
-        "counters, show interfaces counters queue detail, show qos interfaces ecn counters queue)): eAPI: command 3 "
+        "counters, show interfaces counters queue detail, show qos interfaces ecn counters queue, show interface "
+        "{port} priority-flow-control counters detail)): eAPI: command 3 "
         "of 4 'show interfaces counters queue detail' failed: Invalid input (at token 3: 'queue') (CLI command 3 of "
         "4 'show interfaces counters queue detail' failed: invalid command)")
     assert "\n" not in str(err.value)
