@@ -373,6 +373,8 @@ def run_module():
         if "nouveau" in blacklist:
             blacklist += [m for m in lib.NOVA if m not in blacklist and host.kernel_has(m)]
         loader = host.boot_loader(params["boot_loader"])
+        if loader == "grubby":
+            lib.check_grubby_args(args)
         result.update(kernel_args=args, blacklist=blacklist, boot_loader=loader, headers=host.headers())
         cmdline = runner.read_sys("/proc/cmdline")
 

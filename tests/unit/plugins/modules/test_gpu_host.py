@@ -82,7 +82,7 @@ def test_grubby_info_and_changes_never_touch_other_tools_arguments():
     assert lib.grubby_changes([], [], entries) == ([], [], [])
 
 
-@pytest.mark.parametrize("bad", ["iommu pt", 'x="y"', "a=$(reboot)", ""])
+@pytest.mark.parametrize("bad", ["iommu pt", 'x="y"', "a=`reboot`", ""])
 def test_bad_kernel_arguments_are_refused_in_one_line(bad):
     with pytest.raises(lib.GpuHostError) as info:
         lib.check_kernel_args(["iommu=pt", bad])
