@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import ipaddress
 
+from ansible_collections.ainet.fabric.plugins.module_utils.common import linux_names
 from ansible_collections.ainet.fabric.plugins.module_utils.common.errors import FabricError
 from ansible_collections.ainet.fabric.plugins.module_utils.host import iproute
 from ansible_collections.ainet.fabric.plugins.module_utils.host.iproute import Address, RouteKey, RouteValue
@@ -218,6 +219,10 @@ def intent_from_state(cluster_name, fabrics, rails, backend="networkd"):
 
     if backend not in BACKENDS:
         raise ValueError("unknown backend %r" % backend)
+    for index, entry in enumerate(rails):
+        problem = linux_names.host_ifname_problem(entry.get("interface"), "rail_interfaces: rails[%d].interface" % index)
+        if problem:
+            raise FabricError(problem)
     views = [FabricView(values) for values in fabrics]
     intent = HostIntent(name=cluster_name, cluster=ClusterView(cluster_name, views), parts=[], backend=backend,
                         rails=[dict(entry) for entry in rails], links={}, addresses=[], routes={}, rules=[],

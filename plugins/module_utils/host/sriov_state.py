@@ -55,6 +55,7 @@ import hashlib
 import re
 
 from ansible_collections.ainet.fabric.plugins.module_utils.host import boot_unit
+from ansible_collections.ainet.fabric.plugins.module_utils.common import linux_names
 from ansible_collections.ainet.fabric.plugins.module_utils.common.errors import FabricError
 
 ROLE = "sriov"
@@ -132,6 +133,9 @@ def check_wanted(pfs, field="pfs"):
     for index, entry in enumerate(pfs or []):
         name = entry["name"]
         where = "%s[%d]" % (field, index)
+        problem = linux_names.host_ifname_problem(name, where + ".name")
+        if problem:
+            raise SriovError(problem)
         if name in out:
             raise SriovError("%s: PF %s is listed twice" % (where, name))
         vfs = entry["vfs"]
