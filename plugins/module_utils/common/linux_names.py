@@ -36,5 +36,5 @@ def host_ifname_problem(name, field):
     """None for a name the host roles may write into paths and files; else one line naming ``field`` and the value."""
     if isinstance(name, str) and HOST_IFNAME.fullmatch(name) and kernel_ifname_ok(name):
         return None
-    return "%s %r is not an interface name this collection writes into host files (%s)" % (field, name,
-                                                                                            HOST_IFNAME_RULE)
+    return "%s %r is not an interface name this collection writes into host files (%s)" % (
+        field, name, HOST_IFNAME_RULE)

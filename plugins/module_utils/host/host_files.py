@@ -165,8 +165,8 @@ def private_dir(path):
     if info.st_uid != os.geteuid():
         problem = "belongs to uid %d, not %d" % (info.st_uid, os.geteuid())
     elif info.st_mode & 0o022:
-        problem = "is writable by %s (mode %04o)" % ("others" if info.st_mode & 0o002 else "its group",
-                                                   info.st_mode & 0o7777)
+        who = "others" if info.st_mode & 0o002 else "its group"
+        problem = "is writable by %s (mode %04o)" % (who, info.st_mode & 0o7777)
     if problem:
         os.close(fd)
         raise UnsafeDirectory("%s %s; only its owner may write there: remove it, the next run creates it 0700"

@@ -45,8 +45,8 @@ def test_control_a_fresh_directory_is_created_0700_and_locks(tmp_path):
 
 
 def test_the_default_directory_is_never_world_writable():
-    assert host_files.run_dir() in (host_files.RUN_DIR, os.path.join(os.environ.get("XDG_RUNTIME_DIR", "?"),
-                                                                        "ainet-fabric"))
+    private = os.path.join(os.environ.get("XDG_RUNTIME_DIR", "?"), "ainet-fabric")
+    assert host_files.run_dir() in (host_files.RUN_DIR, private)
     assert "/tmp" not in host_files.run_dir() and "/run/lock" not in host_files.run_dir()
 
 
