@@ -671,6 +671,7 @@ def run_module():
             release = runner.os_release()
             result["repository"] = lib.repository(version, release.get("ID"), release.get("VERSION_ID"),
                                                   os.uname()[4], params["mirror"] or None)
+            lib.check_repository_url(result["repository"]["url"], params["mirror_option"])
             result["headers"] = runner.kernel_headers()
             result["headers"]["meta"] = headers_meta(runner, result["repository"]["family"],
                                                      result["headers"]["release"])
