@@ -109,6 +109,10 @@ def _unit_value(section, key, value):
     text = str(value)
     if any(ord(c) < 32 or ord(c) == 127 for c in text) or text != text.strip():
         raise ValueError("[%s] %s=%r: control characters or surrounding whitespace" % (section, key, text))
+    # systemd expands specifiers (%n, %i, %H ...) in unit settings (systemd.unit(5) "Specifiers"): a '%' from a
+    # value would be read as one, or refused at load time; none of our values needs one
+    if "%" in text:
+        raise ValueError("[%s] %s=%r: '%%' is a systemd specifier" % (section, key, text))
     return text
 
 

@@ -45,6 +45,7 @@ import re
 
 from ansible_collections.ainet.fabric.plugins.module_utils.common import linux_names
 from ansible_collections.ainet.fabric.plugins.module_utils.common.errors import FabricError
+from ansible_collections.ainet.fabric.plugins.module_utils.host import boot_unit as units
 from ansible_collections.ainet.fabric.plugins.module_utils.qos.qos_facts import lookup, sorted_ints
 
 ROLE = "roce_qos"
@@ -235,7 +236,7 @@ def boot_unit(nics, tool, tool_path, sh_path="/bin/sh", modprobe_path="/sbin/mod
         # Ordered after the NIC's device unit where udev provides one, and waiting for the NIC
         # itself (up to NIC_WAIT seconds) where it does not: a Requires= on a device unit that
         # never appears (no udev, a renamed NIC) would fail the whole unit after 90 s.
-        after.append("sys-subsystem-net-devices-%s.device" % nic)
+        after.append(units.device_unit(nic))
         execs.append(("ExecStartPre", "%s -c \"i=0; while [ ! -e /sys/class/net/%s ] && [ $i -lt %d ]; do "
                       "sleep 1; i=$((i+1)); done; [ -e /sys/class/net/%s ]\"" % (sh_path, nic, NIC_WAIT, nic)))
     for nic, _dev, actions in nics:

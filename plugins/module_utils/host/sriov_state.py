@@ -354,7 +354,7 @@ def unit_sections(pfs, ip_path="/sbin/ip", sh_path="/bin/sh"):
     firmware); it creates the VFs and sets every VF's settings once per boot, before the network starts."""
     execs, after = [], ["systemd-modules-load.service", "openibd.service"]
     for pf, _want, _policy in pfs:
-        after.append("sys-subsystem-net-devices-%s.device" % pf["name"])
+        after.append(boot_unit.device_unit(pf["name"]))
         execs.append(boot_unit.wait_for(numvfs_path(pf["name"]), sh_path))
     for pf, want, policy in pfs:
         execs.append(boot_unit.write_sysfs(numvfs_path(pf["name"]), want["vfs"], sh_path))
