@@ -186,3 +186,23 @@ def test_the_runner_never_joins_a_path_that_climbs(path, tmp_path):
     with pytest.raises(FabricError):
         runner.write_sys(path, "1")
     assert runner.sys("/sys/class/net/a..b/x") == str(tmp_path / "sys/class/net/a..b/x")
+
+
+RAIL = {"fabric": "f", "rail": 1, "interface": "ens1f0np0", "address": "172.16.0.1/31", "ip": "172.16.0.1",
+        "subnet": "172.16.0.0/31", "gateway": "172.16.0.0", "mtu": 9000}
+
+
+@pytest.mark.parametrize("key, value", [("address", "172.16.0.1/31\n[Network]\nDNS=1.1.1.1"), ("address", " 172.16.0.1/31"),
+                                        ("ip", "172.16.0.1 172.16.0.9"), ("subnet", "172.16.0.0/31\nx=y"),
+                                        ("gateway", "fe80::1%eth0"), ("gateway", "172.16.0.0;"), ("ip", None)])
+def test_rail_addresses_that_would_be_syntax_in_a_network_file_are_refused(key, value):
+    with pytest.raises(FabricError) as info:
+        rail_intent.check_rail(3, dict(RAIL, **{key: value}))
+    assert str(info.value).startswith("rail_interfaces: rails[3].%s %r is not an IP" % (key, value))
+
+
+def test_control_a_rail_entry_of_the_plan_passes():
+    assert rail_intent.check_rail(0, RAIL) is None
+    assert rail_intent.check_rail(0, dict(RAIL, gateway=None)) is None
+    assert rail_intent.check_rail(0, dict(RAIL, address="fd00::1/127", ip="fd00::1", subnet="fd00::/127",
+                                          gateway="fd00::")) is None
