@@ -155,7 +155,11 @@ def keyfile_dump(groups, header=None):
 def sysctl_dump(settings, header=None):
     out = _header(header)
     for path, value in settings.items():
-        if any(c.isspace() or c == "=" for c in path) or "\n" in str(value):
+        # sysctl.d(5): one "key = value" per line, '#' or ';' starts a comment line, a leading '-' on the key means
+        # "ignore failure"; the key's '/' or '.' separate its parts ('..' would climb out of /proc/sys)
+        text = str(value)
+        if (not path or path[0] in "-#;/" or ".." in path.split("/") or any(c.isspace() or c == "=" for c in path)
+                or any(ord(c) < 32 or ord(c) == 127 for c in text + path) or text != text.strip()):
             raise ValueError("sysctl %r = %r cannot be written" % (path, value))
         out.append("%s = %s" % (path, value))
     return "\n".join(out) + "\n"

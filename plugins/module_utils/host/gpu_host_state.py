@@ -129,7 +129,7 @@ def check_blacklist(modules):
     out = []
     for index, name in enumerate(modules or []):
         text = str(name).strip()
-        if not MODULE_NAME.match(text):
+        if not MODULE_NAME.fullmatch(text):
             raise GpuHostError("gpu_host: blacklist[%d] %r is not a kernel module name (letters, digits, '_', '-')"
                                % (index, name))
         if text not in out:

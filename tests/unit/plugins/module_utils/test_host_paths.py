@@ -206,3 +206,23 @@ def test_control_a_rail_entry_of_the_plan_passes():
     assert rail_intent.check_rail(0, dict(RAIL, gateway=None)) is None
     assert rail_intent.check_rail(0, dict(RAIL, address="fd00::1/127", ip="fd00::1", subnet="fd00::/127",
                                           gateway="fd00::")) is None
+
+
+@pytest.mark.parametrize("path, value", [("net/ipv4/conf/../../x", "1"), ("-net/ipv4/ip_forward", "1"),
+                                         ("#x", "1"), ("net/x", "1\nkernel/panic = 1"), ("net/x", " 1"),
+                                         ("net/x\r", "1"), ("net/a b", "1"), ("net/a=b", "1"), ("", "1")])
+def test_sysctl_lines_that_would_be_other_lines_are_refused(path, value):
+    from ansible_collections.ainet.fabric.plugins.module_utils.common.file_formats import sysctl_dump
+    with pytest.raises(ValueError) as info:
+        sysctl_dump({path: value})
+    assert repr(path) in str(info.value)
+    assert sysctl_dump({"net/ipv4/conf/bond0.100/rp_filter": 2}) == "net/ipv4/conf/bond0.100/rp_filter = 2\n"
+
+
+@pytest.mark.parametrize("name", ["nouveau\ninstall nouveau /bin/sh", "nouveau install", "a;b", "../x", ""])
+def test_a_blacklist_entry_is_a_module_name_never_a_modprobe_directive(name):
+    from ansible_collections.ainet.fabric.plugins.module_utils.host import gpu_host_state
+    with pytest.raises(gpu_host_state.GpuHostError) as info:
+        gpu_host_state.check_blacklist(["nouveau", name])
+    assert "blacklist[1] %r" % name in str(info.value)
+    assert gpu_host_state.check_blacklist(["nouveau", "nova_core"]) == ["nouveau", "nova_core"]
