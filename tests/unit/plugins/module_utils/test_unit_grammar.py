@@ -40,7 +40,7 @@ def test_device_unit_names_as_systemd_escapes_them(name):
 def verify(tmp_path, name, text):
     path = tmp_path / name
     path.write_text(text)
-    done = subprocess.run([ANALYZE, "verify", "--man=no", str(path)], capture_output=True, text=True)
+    done = subprocess.run([ANALYZE, "verify", "--man=no", str(path)], capture_output=True, text=True, check=False)
     return done.returncode, (done.stdout + done.stderr).strip()
 
 
