@@ -594,7 +594,7 @@ def write_key(module):
                 result["diff"] = {"before": before or "", "after": text, "before_header": params["key_path"],
                                   "after_header": params["key_path"]}
             if not module.check_mode:
-                staged = params["key_path"] + ".ainet-new"
+                staged = os.path.join(module.tmpdir, "ainet-doca-key")  # private to this run (0700), not beside the key
                 with open(staged, "wb") as handle:
                     handle.write(text.encode("ascii"))
                 os.chmod(staged, 0o644)
