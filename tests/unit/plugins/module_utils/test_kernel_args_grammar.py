@@ -100,7 +100,7 @@ def source(dropin, tmp_path):
     path = tmp_path / "60-ainet-gpu-host.cfg"
     path.write_text(dropin)
     subprocess.run(["sh", "-n", str(path)], check=True)
-    script = ('set -u; GRUB_CMDLINE_LINUX="root=/dev/sda1"; set > "$2"; . "$1"; unset GRUB_CMDLINE_LINUX_BEFORE; '
+    script = ('set -u; GRUB_CMDLINE_LINUX="root=/dev/sda1"; set > "$2"; . "$1"; '
               'set > "$3"; printf "%s" "$GRUB_CMDLINE_LINUX"')
     before, after = tmp_path / "before", tmp_path / "after"
     out = subprocess.run(["sh", "-c", script, "sh", str(path), str(before), str(after)], check=True,
