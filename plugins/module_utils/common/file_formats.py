@@ -113,6 +113,9 @@ def _unit_value(section, key, value):
     # value would be read as one, or refused at load time; none of our values needs one
     if "%" in text:
         raise ValueError("[%s] %s=%r: '%%' is a systemd specifier" % (section, key, text))
+    # a line ending in a backslash continues on the next one (systemd's conf-parser): the next key would join it
+    if text.endswith("\\"):
+        raise ValueError("[%s] %s=%r: a trailing backslash joins the next line" % (section, key, text))
     return text
 
 

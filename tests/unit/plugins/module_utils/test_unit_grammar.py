@@ -10,6 +10,8 @@
 
 from __future__ import annotations
 
+import os
+import shlex
 import shutil
 import subprocess
 
@@ -37,11 +39,19 @@ def test_device_unit_names_as_systemd_escapes_them(name):
     assert boot_unit.device_unit(name) == real
 
 
-def verify(tmp_path, name, text):
+def verify(tmp_path, name, text, debug=False):
     path = tmp_path / name
     path.write_text(text)
-    done = subprocess.run([ANALYZE, "verify", "--man=no", str(path)], capture_output=True, text=True, check=False)
+    env = dict(os.environ, SYSTEMD_LOG_LEVEL="debug") if debug else None
+    done = subprocess.run([ANALYZE, "verify", "--man=no", str(path)], capture_output=True, text=True, check=False,
+                          env=env)
     return done.returncode, (done.stdout + done.stderr).strip()
+
+
+def loaded(tmp_path, name, text, field):
+    """The values of ``field`` in the unit as systemd loaded it (``systemd-analyze verify``'s debug dump)."""
+    out = verify(tmp_path, name, text, debug=True)[1]
+    return [line.split(field + ": ", 1)[1] for line in out.splitlines() if line.strip().startswith(field + ": ")]
 
 
 def sriov_unit(name):
@@ -66,6 +76,32 @@ def test_the_boot_units_load_in_systemd_without_a_warning(name, tmp_path):
                                                             "h"))):
         assert verify(tmp_path, unit, text) == (0, ""), unit
         assert boot_unit.device_unit(name) in text or unit == "ainet-pcie-acs.service"
+
+
+@pytest.mark.skipif(not ANALYZE, reason="systemd-analyze is not installed")
+@pytest.mark.parametrize("name", NAMES)
+def test_systemd_reads_each_exec_line_as_the_argv_we_meant(name, tmp_path):
+    # systemd prints each command it parsed quoted as sh reads it ("Command Line:"; inside double quotes '$' and '`'
+    # are written '\$' and '\`', which shlex leaves escaped): the same argv as our line, which holds no backslash
+    def argv(display):
+        return [arg.replace("\\$", "$").replace("\\`", "`") for arg in shlex.split(display)]
+
+    for unit, text in (("ainet-sriov.service", sriov_unit(name)), ("ainet-roce-qos.service", roce_unit(name))):
+        execs = [line.split("=", 1)[1].lstrip("-") for line in text.splitlines() if line.startswith("Exec")]
+        assert "\\" not in "".join(execs)
+        assert [argv(c) for c in loaded(tmp_path, unit, text, "Command Line")] == [shlex.split(e) for e in execs]
+
+
+@pytest.mark.skipif(not ANALYZE, reason="systemd-analyze is not installed")
+def test_a_trailing_backslash_is_refused_as_systemd_would_join_the_next_line(tmp_path):
+    sections = [("Unit", [("Description", "foo \\"), ("After", "evil.target")]),
+                ("Service", [("Type", "oneshot"), ("ExecStart", TRUE)])]
+    with pytest.raises(ValueError) as info:
+        unit_dump(sections)
+    assert "trailing backslash" in str(info.value)
+    # control: written anyway, systemd reads the After= line into the description
+    text = "[Unit]\nDescription=foo \\\nAfter=evil.target\n[Service]\nType=oneshot\nExecStart=%s\n" % TRUE
+    assert loaded(tmp_path, "ainet-c.service", text, "Description") == ["foo  After=evil.target"]
 
 
 @pytest.mark.skipif(not ANALYZE, reason="systemd-analyze is not installed")
