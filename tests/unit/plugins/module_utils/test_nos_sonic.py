@@ -145,6 +145,8 @@ class Switch:
     def __call__(self, argv, data=None):
         if argv == ["sonic-cfggen", "-d", "--print-data"]:
             return 0, json.dumps(self.config), ""
+        if argv[0] == "mktemp":
+            return 0, argv[1].replace("XXXXXXXXXX", "a1B2c3D4e5") + "\n", ""
         if argv[0] == "sh":
             self._pending = json.loads(data)
             return 0, "", ""
