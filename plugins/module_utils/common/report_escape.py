@@ -19,7 +19,7 @@ add a row, a cell, a link, markup or a statement:
   U+2028, U+2029) become a space, so a value stays on its line; leading and trailing blanks are dropped.
 * :func:`md_code`: a code span inside a GFM table cell, fenced with more backticks than the value holds.
 * :func:`mermaid_label`: the text of a quoted Mermaid label. Everything but letters, digits, blanks and
-  ``_.,:/()+=@-`` is written as Mermaid's numeric entity code (``#34;`` for ``"``, ``#35;`` for ``#``, ``#37;``
+  ``_.,/()+=@-`` is written as Mermaid's numeric entity code (``#34;`` for ``"``, ``#35;`` for ``#``, ``#37;``
   for ``%``), so a value can neither close the quotes nor form a ``%%{init}%%`` directive, a comment, an entity or
   markup. :func:`mermaid_id` makes node ids from a prefix and a number, never from a name: ids from names collide
   (``gpu-1`` and ``gpu_1``) and could be keywords (``end``, ``click``, ``style``).
@@ -37,6 +37,7 @@ from __future__ import annotations
 import csv
 import html
 import io
+import itertools
 import re
 
 # C0 and C1 controls, DEL, and the Unicode line and paragraph separators: each becomes one space.
@@ -100,7 +101,9 @@ def md_code(value):
     return "%s %s %s" % (fence, value, fence)
 
 
-_MERMAID_SAFE = re.compile(r"[^A-Za-z0-9 _.,:/()+=@-]")
+# No colon: Mermaid drops the last ";" of a line matching "style.*:\S*#.*;" or "classDef.*:\S*#.*;" before it
+# decodes the entities (mermaidAPI encodeEntities), which would leave an entity of the label undecoded.
+_MERMAID_SAFE = re.compile(r"[^A-Za-z0-9 _.,/()+=@-]")
 
 
 def mermaid_label(value):
@@ -110,7 +113,7 @@ def mermaid_label(value):
 
 def mermaid_id(prefix, number):
     """A Mermaid node id: ``prefix`` (letters, then letters, digits or ``_``) and a whole number."""
-    if not re.match(r"^[A-Za-z][A-Za-z0-9_]*$", prefix) or isinstance(number, bool) or not isinstance(number, int):
+    if not re.match(r"[A-Za-z][A-Za-z0-9_]*\Z", prefix) or isinstance(number, bool) or not isinstance(number, int):
         raise ValueError("mermaid_id: %r, %r is not a prefix and a number" % (prefix, number))
     return "%s%d" % (prefix, number)
 
@@ -134,12 +137,19 @@ def csv_cell(value):
     return "'" + value if value.startswith(_CSV_FORMULA) else value
 
 
+# What ends a line for csv's reader (and, beyond \r and \n, for str.splitlines).
+_LINE_BREAK = re.compile("[\r\n\x0b\x0c\x1c-\x1e\x85\u2028\u2029]")
+
+
 def csv_text(header, rows):
     """CSV text (``\\n`` line ends, quoting by the csv module) of ``header`` and ``rows``, every cell through
-    :func:`csv_cell`."""
+    :func:`csv_cell`. A row with a line break in a cell has every cell quoted: the csv module quotes only what
+    holds its line terminator (``\\n``), and a bare ``\\r`` would end the row for a reader."""
     out = io.StringIO()
-    writer = csv.writer(out, lineterminator="\n")
-    writer.writerow([csv_cell(c) for c in header])
-    for row in rows:
-        writer.writerow([csv_cell(c) for c in row])
+    minimal = csv.writer(out, lineterminator="\n")
+    quoted = csv.writer(out, lineterminator="\n", quoting=csv.QUOTE_ALL)
+    for row in itertools.chain([header], rows):
+        cells = [csv_cell(c) for c in row]
+        (quoted if any(_LINE_BREAK.search(c) for c in cells) else minimal).writerow(cells)
     return out.getvalue()
+
