@@ -64,6 +64,9 @@ _MD_SPECIAL = re.compile("|".join((_MD_ANYWHERE, _MD_UNDERSCORE, _MD_AUTOLINK)),
 # ... and a block marker at the start of the text: a heading, quote, list item, setext underline (below) or an
 # ordered list item's number.
 _MD_ORDERED = re.compile(r"^(\d{1,9})([.)])(?=\s|$)")
+# The usual value, which needs nothing: a letter or digit first, then letters, digits, "/", "," and "-", and single
+# dots between them that do not follow a "w" (no "www.") nor end the value.
+_MD_PLAIN = re.compile(r"[A-Za-z0-9][A-Za-z0-9/,-]*(?:(?<![wW])\.[A-Za-z0-9/,-]+)*").fullmatch
 
 
 def _md_escape(match):
@@ -74,6 +77,9 @@ def _md_escape(match):
 def md_text(value):
     """``value`` as inline Markdown text that shows exactly the value (on one line, blanks at its ends dropped) and
     can be a table cell, a heading's text or a list item's (see the module)."""
+    value = text(value)
+    if _MD_PLAIN(value):  # the fast path
+        return value
     value = one_line(value).strip()
     if not value:
         return ""
@@ -84,6 +90,16 @@ def md_text(value):
     if first.isdigit():
         return _MD_ORDERED.sub(r"\1\\\2", value, count=1)
     return value
+
+
+def md_cells(values, empty=""):
+    """:func:`md_text` of each of ``values`` (a table row's cells, in one call: 16,384 nodes x 8 rails x 14
+    columns are 1.8 million cells), ``empty`` for an empty one."""
+    out = []
+    for value in values:
+        value = "" if value is None else str(value)
+        out.append(value if _MD_PLAIN(value) else (md_text(value) or empty))
+    return out
 
 
 def md_code(value):
@@ -149,7 +165,8 @@ def csv_text(header, rows):
     minimal = csv.writer(out, lineterminator="\n")
     quoted = csv.writer(out, lineterminator="\n", quoting=csv.QUOTE_ALL)
     for row in itertools.chain([header], rows):
-        cells = [csv_cell(c) for c in row]
-        (quoted if any(_LINE_BREAK.search(c) for c in cells) else minimal).writerow(cells)
+        cells = [c if type(c) is str and not c.startswith(_CSV_FORMULA) else csv_cell(c)  # noqa: E721 (the fast path)
+                 for c in row]
+        (quoted if _LINE_BREAK.search("".join(cells)) else minimal).writerow(cells)
     return out.getvalue()
 

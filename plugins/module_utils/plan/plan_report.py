@@ -16,7 +16,7 @@ import json
 
 from ansible_collections.ainet.fabric.plugins.module_utils.common.errors import FabricModelError
 from ansible_collections.ainet.fabric.plugins.module_utils.common.report_escape import (
-    csv_text, md_text, mermaid_id, mermaid_label,
+    csv_text, md_cells, md_text, mermaid_id, mermaid_label,
 )
 
 COLUMNS = ("host", "node_id", "fabric", "rail", "interface", "address", "subnet", "gateway",
@@ -77,8 +77,8 @@ def to_markdown(plan):
               "|" + "|".join("---:" if c in ("node_id", "rail", "table", "priority", "mtu") else "---"
                              for c in COLUMNS) + "|"]
     for host, node_id, entry in _rows(plan):
-        cells = [host, node_id] + [entry.get(c) for c in COLUMNS[2:]]
-        lines.append("| " + " | ".join(_md(c) for c in cells) + " |")
+        cells = [host, node_id] + [_cell(entry.get(c)) for c in COLUMNS[2:]]
+        lines.append("| " + " | ".join(md_cells(cells, "-")) + " |")
     lines.append("")
     return "\n".join(lines)
 
