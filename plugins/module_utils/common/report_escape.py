@@ -169,4 +169,3 @@ def csv_text(header, rows):
                  for c in row]
         (quoted if _LINE_BREAK.search("".join(cells)) else minimal).writerow(cells)
     return out.getvalue()
-

@@ -99,8 +99,8 @@ def to_mermaid(plan, max_nodes=64, marks=None):
     for name, tor in sorted(plan["tors"].items()):
         tor_ids[name] = mermaid_id("tor", len(tor_ids) + 1)
         rails = ",".join(str(r) for r in tor["rails"])
-        lines.append('  %s[["%s<br/>%s rail %s"]]' % (tor_ids[name], mermaid_label(name), mermaid_label(tor["fabric"]),
-                                                     mermaid_label(rails)))
+        lines.append('  %s[["%s<br/>%s rail %s"]]' % (
+            tor_ids[name], mermaid_label(name), mermaid_label(tor["fabric"]), mermaid_label(rails)))
     for host, node in shown:  # a ToR the plan's ToRs do not list (a plan not made by rail_plan): a node of its own
         for entry in node["rails"]:
             if entry["tor"] not in tor_ids:

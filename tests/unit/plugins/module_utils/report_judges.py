@@ -16,6 +16,10 @@ the hostile value as text where the control shows the placeholder.
   labels decoded as a browser decodes them); skips, naming tests/js-deps.sh, where it is not installed (fails with
   AINET_REQUIRE_MERMAID=1).
 * CSV: the csv module.
+
+The hostile values (:data:`HOSTILE`) are what reaches a report from a name or a device string: line breaks
+(also U+2028, U+2029, NEL, CR, VT, FF), pipes, backticks, HTML, links, Mermaid statements and directives, block
+markers, entities, a spreadsheet formula, a terminal escape.
 """
 
 from __future__ import annotations
@@ -43,6 +47,48 @@ _BLANKS = re.compile(r"[\s\x00-\x1f\x7f-\x9f\u2028\u2029]+")
 def shown(value):
     """``value`` as it is shown in any report: on one line, runs of blanks (and control characters) one blank."""
     return _BLANKS.sub(" ", value).strip()
+
+
+# --- the hostile values ----------------------------------------------------------------------------------------
+
+# The placeholder of the control renders: every name of one kind carries it (as a prefix, so that the order of
+# the rows stays that of the control when it is replaced).
+PH = "zqx"
+HOSTILE = {
+    "line break and forged row": "gpu\n| forged | row | x | y |",
+    "pipe": "a|b",
+    "backticks": "`code` ``x`` ```",
+    "script": "<script>alert(1)</script>",
+    "markdown link": "[x](javascript:alert(1))",
+    "image": "![i](http://evil.example/x.png)",
+    "mermaid click": 'click node1 href "javascript:alert(1)"',
+    "mermaid init directive": "%%{init: {'theme':'dark', 'securityLevel':'loose'}}%%",
+    "close label and add a statement": '"]\n  click node1 call alert()\n  x["',
+    "close round label": '")\n  style node1 fill:#f00\n  n9("',
+    "edge": "--> tor9",
+    "semicolon statement": 'a"; click tor1 href "javascript:alert(1)"; b["',
+    "heading": "# heading",
+    "list item": "- item",
+    "quote": "> quote",
+    "ordered": "1. one",
+    "emphasis and math": "*em* _em_ ~~s~~ $x$",
+    "bare urls": "http://evil.example/ www.evil.example x@evil.example",
+    "entities": "&lt;b&gt; &amp; &#35; a&#124;b",
+    "mermaid entities": "#quot; #35; #amp; #lt;b#gt;",
+    "unicode line separators": "line\u2028sep\u2029para\x85nel\rcr\x0bvt\x0cff",
+    "formula": "=cmd|' /C calc'!A0",
+    "terminal escape": "\x1b[31mred\x1b[0m",
+    "mermaid keywords": "end style click subgraph classDef x fill:#f00",
+    "html attribute": '" onmouseover="alert(1)" x=\'',
+    "backslashes": "\\ trailing\\",
+    "indented": "    indented code",
+}
+CASES = sorted(HOSTILE)
+
+
+def hostile(data, value):
+    """``data`` (JSON-like) with every ``PH`` in its strings and keys replaced by ``value``."""
+    return json.loads(json.dumps(data).replace(PH, json.dumps(value)[1:-1]))
 
 
 # --- Markdown -------------------------------------------------------------------------------------------------

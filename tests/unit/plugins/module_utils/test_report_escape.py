@@ -20,13 +20,12 @@ import os
 
 import pytest
 
-from report_judges import (  # pylint: disable=wrong-import-order
-    FORMULA_STARTS, assert_html_shows, assert_markdown_shows, csv_rows, markdown_tables, markdown_view,
-    mermaid_judge, mermaid_labels, mermaid_shape, shown,
+from report_judges import (  # noqa: E402 (pytest puts this directory on sys.path)
+    CASES, FORMULA_STARTS, HOSTILE, PH, assert_html_shows, assert_markdown_shows, csv_rows, hostile, markdown_tables,
+    markdown_view, mermaid_judge, mermaid_labels, mermaid_shape, shown,
 )
-from test_load_report import run  # pylint: disable=wrong-import-order
+from test_load_report import run  # noqa: E402
 
-from ansible_collections.ainet.fabric.plugins.action.link_test import report_markdown as link_test_markdown
 from ansible_collections.ainet.fabric.plugins.module_utils.cabling.cabling_check import (
     check_cabling, findings_markdown, status_markdown,
 )
@@ -37,44 +36,6 @@ from ansible_collections.ainet.fabric.plugins.module_utils.plan.rail_plan import
 from ansible_collections.ainet.fabric.plugins.module_utils.qos import lossless_report
 from ansible_collections.ainet.fabric.plugins.module_utils.qos.load_report import load_report
 from ansible_collections.ainet.fabric.plugins.module_utils.tor.tor_diff import diff_text
-from ansible_collections.ainet.fabric.plugins.plugin_utils.k8s_dump import dump as k8s_dump
-
-PH = "zqx"
-HOSTILE = {
-    "line break and forged row": "gpu\n| forged | row | x | y |",
-    "pipe": "a|b",
-    "backticks": "`code` ``x`` ```",
-    "script": "<script>alert(1)</script>",
-    "markdown link": "[x](javascript:alert(1))",
-    "image": "![i](http://evil.example/x.png)",
-    "mermaid click": 'click node1 href "javascript:alert(1)"',
-    "mermaid init directive": "%%{init: {'theme':'dark', 'securityLevel':'loose'}}%%",
-    "close label and add a statement": '"]\n  click node1 call alert()\n  x["',
-    "close round label": '")\n  style node1 fill:#f00\n  n9("',
-    "edge": "--> tor9",
-    "semicolon statement": 'a"; click tor1 href "javascript:alert(1)"; b["',
-    "heading": "# heading",
-    "list item": "- item",
-    "quote": "> quote",
-    "ordered": "1. one",
-    "emphasis and math": "*em* _em_ ~~s~~ $x$",
-    "bare urls": "http://evil.example/ www.evil.example x@evil.example",
-    "entities": "&lt;b&gt; &amp; &#35; a&#124;b",
-    "mermaid entities": "#quot; #35; #amp; #lt;b#gt;",
-    "unicode line separators": "line\u2028sep\u2029para\x85nel\rcr\x0bvt\x0cff",
-    "formula": "=cmd|' /C calc'!A0",
-    "terminal escape": "\x1b[31mred\x1b[0m",
-    "mermaid keywords": "end style click subgraph classDef x fill:#f00",
-    "html attribute": '" onmouseover="alert(1)" x=\'',
-    "backslashes": "\\ trailing\\",
-    "indented": "    indented code",
-}
-CASES = sorted(HOSTILE)
-
-
-def hostile(data, value):
-    """``data`` (JSON-like) with every ``PH`` in its strings and keys replaced by ``value``."""
-    return json.loads(json.dumps(data).replace(PH, json.dumps(value)[1:-1]))
 
 
 # --- the judges see what an unescaped value does (their controls) ----------------------------------------------
@@ -265,24 +226,6 @@ def test_cabling_findings_show_lldp_strings_as_text(case):
     assert_markdown_shows(status_markdown(result), status_markdown(_cabling(PH)), value, PH)
 
 
-# --- the link test's report ------------------------------------------------------------------------------------
-
-def _link_test(value):
-    finding = {"host": "%sgpu1" % value, "interface": "ens1", "fabric": "default", "rail": 1, "tor": "%s-tor" % value,
-               "tor_port": "swp1", "why": "ping: %s: 100%% packet loss" % value}
-    verdict = {"tested": 2, "failed": 1, "broken": [finding], "slow": [], "suspect": []}
-    measured = {"%sgpu2" % value: {"default": {"1": {"ib_write_bw": {
-        "peers": 1, "min_gbps": 90.5, "min_peer": "%sgpu1" % value, "max_gbps": 91.0, "max_usec": None}}}}}
-    return link_test_markdown("c-%s" % value, verdict, "2 nodes, 1 round(s).", measured,
-                              ["%sgpu3: no RDMA device (%s)" % (value, value)])
-
-
-@pytest.mark.parametrize("case", CASES)
-def test_link_test_report_shows_tool_output_as_text(case):
-    value = HOSTILE[case]
-    assert_markdown_shows(_link_test(value), _link_test(PH), value, PH)
-
-
 # --- the lossless agreement report (Markdown and HTML) -------------------------------------------------------
 
 def _links():
@@ -316,8 +259,8 @@ def test_lossless_report_markdown_and_html(case):
 # --- the load test's report (Markdown and HTML) --------------------------------------------------------------
 
 def _runs():
-    runs = [run(PH + "tor", PH + "swp1", PH + "gpu1", "dropped"), run(PH + "tor", PH + "swp2", PH + "gpu2",
-                                                                     "lossless_under_load"),
+    runs = [run(PH + "tor", PH + "swp1", PH + "gpu1", "dropped"),
+            run(PH + "tor", PH + "swp2", PH + "gpu2", "lossless_under_load"),
             run(PH + "tor", PH + "swp3", PH + "gpu3", skipped="the agreement check of %s disagrees" % PH)]
     for item in runs:
         item["host_nic"] = PH + "nic"
@@ -334,7 +277,7 @@ def test_load_report_markdown_and_html(case):
     assert_html_shows(got["html"], control["html"], value, PH)
 
 
-# --- plain text: the ToR diff, the Kubernetes files' header ---------------------------------------------------
+# --- plain text: the ToR diff ---------------------------------------------------
 
 @pytest.mark.parametrize("case", CASES)
 def test_tor_diff_is_one_line_per_difference(case):
@@ -346,13 +289,3 @@ def test_tor_diff_is_one_line_per_difference(case):
     lines = text.splitlines()
     assert len(lines) == 2 and lines[0].startswith("~ PORT Ethernet0 mtu: 9100") and lines[1].startswith("+ PORT")
     assert lines[0].endswith(" -> 9216") and shown(lines[0]) == shown("~ PORT Ethernet0 mtu: 9100%s -> 9216" % value)
-
-
-@pytest.mark.parametrize("case", CASES)
-def test_k8s_dump_header_stays_a_comment(case):
-    import yaml  # pylint: disable=import-outside-toplevel
-    value = HOSTILE[case]
-    objects = [{"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "a"}, "data": {"k": value}}]
-    text = k8s_dump("ConfigMap", value, objects)
-    assert list(yaml.safe_load_all(text)) == objects
-    assert text.splitlines()[0].startswith("# Managed by ainet.fabric") and text.splitlines()[1] == "---"
