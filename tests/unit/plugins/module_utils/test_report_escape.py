@@ -52,12 +52,37 @@ def test_the_markdown_judge_sees_a_forged_row_a_link_and_html():
         assert [v[:3] for v in view] == [v[:3] for v in markdown_view(control)], raw
 
 
-def test_the_mermaid_judge_sees_a_click_a_directive_and_a_style():
-    control = 'flowchart LR\n  node1("a")\n  node1 -- "l" --- tor1\n'
-    base = mermaid_shape(mermaid_judge([control])[0])
-    forged = [control + '  click node1 href "javascript:alert(1)"\n', "%%{init: {'theme':'dark'}}%%\n" + control,
-              control + "  style node1 fill:#f00\n", control.replace('"a"', '"a"]\n  x["b"')]
-    for text, judged in zip(forged, mermaid_judge(forged)):
+JUDGE_CONTROL = 'flowchart LR\n  node1("a")\n  node1 -- "l" --- tor1\n'
+JUDGE_FORGED = [JUDGE_CONTROL + '  click node1 href "javascript:alert(1)"\n', "%%{init: {'theme':'dark'}}%%\n" + JUDGE_CONTROL,
+                JUDGE_CONTROL + "  style node1 fill:#f00\n", JUDGE_CONTROL.replace('"a"', '"a"]\n  x["b"')]
+
+
+def _marks(value):
+    """A cabling finding's mark on one link of :data:`PLAN` (the saved check's text)."""
+    return {("%sgpu2" % value, "default", 1): "cable wrong port %s" % value}
+
+
+def _punctuation_plan():
+    return rail_plan({"name": "d", "rails": 1, "addressing": {"mode": "shared", "supernet": "172.17.0.0/16",
+                                                              "rail_prefix": 24}},
+                     {"gpu-1": {"node_id": 1}, "gpu_1": {"node_id": 2}})
+
+
+@pytest.fixture(scope="module", name="mermaid")
+def fixture_mermaid():
+    """Every diagram of this module judged by Mermaid in one run of node: ``{group: [result, ...]}``."""
+    groups = {"judge": [JUDGE_CONTROL] + JUDGE_FORGED,
+              "plan": [render(PLAN, "mermaid", 64, _marks(PH))] + [
+                  render(hostile(PLAN, HOSTILE[c]), "mermaid", 64, _marks(HOSTILE[c])) for c in CASES],
+              "punctuation": [render(_punctuation_plan(), "mermaid")]}
+    judged = iter(mermaid_judge([text for texts in groups.values() for text in texts]))
+    return {name: [next(judged) for _text in texts] for name, texts in groups.items()}
+
+
+def test_the_mermaid_judge_sees_a_click_a_directive_and_a_style(mermaid):
+    base = mermaid_shape(mermaid["judge"][0])
+    assert base["config"] == {} and len(base["vertices"]) == 2 and len(base["edges"]) == 1
+    for text, judged in zip(JUDGE_FORGED, mermaid["judge"][1:]):
         assert "error" in judged or mermaid_shape(judged) != base, text
 
 
@@ -152,12 +177,8 @@ def test_rails_csv_rows_and_formula_rule(case):
             assert not cell.startswith(FORMULA_STARTS), cell
 
 
-def test_mermaid_hostile_names_add_no_statement():
-    def marks(value):  # a cabling finding's mark on one link (the saved check's text)
-        return {("%sgpu2" % value, "default", 1): "cable wrong port %s" % value}
-    texts = [render(PLAN, "mermaid", 64, marks(PH))] + [
-        render(hostile(PLAN, HOSTILE[c]), "mermaid", 64, marks(HOSTILE[c])) for c in CASES]
-    judged = mermaid_judge(texts)
+def test_mermaid_hostile_names_add_no_statement(mermaid):
+    judged = mermaid["plan"]
     want = mermaid_shape(judged[0])
     assert want["config"] == {} and len(want["vertices"]) == 5 and len(want["edges"]) == 6
     assert all(v[2] is None and not v[4] and not v[5] for v in want["vertices"])  # no link, callback, style
@@ -170,11 +191,8 @@ def test_mermaid_hostile_names_add_no_statement():
         assert edges == {k: [shown(x.replace(PH, value)) for x in v] for k, v in want_edges.items()}, case
 
 
-def test_mermaid_ids_do_not_merge_hosts_whose_names_differ_only_in_punctuation():
-    plan = rail_plan({"name": "d", "rails": 1, "addressing": {"mode": "shared", "supernet": "172.17.0.0/16",
-                                                              "rail_prefix": 24}},
-                     {"gpu-1": {"node_id": 1}, "gpu_1": {"node_id": 2}})
-    diagram = mermaid_judge([render(plan, "mermaid")])[0]
+def test_mermaid_ids_do_not_merge_hosts_whose_names_differ_only_in_punctuation(mermaid):
+    diagram = mermaid["punctuation"][0]
     labels, _edges = mermaid_labels(diagram)
     assert sorted(labels.values()) == ["d-rail1-tor default rail 1", "gpu-1 node 1", "gpu_1 node 2"]
 
