@@ -165,7 +165,7 @@ def csv_text(header, rows):
     minimal = csv.writer(out, lineterminator="\n")
     quoted = csv.writer(out, lineterminator="\n", quoting=csv.QUOTE_ALL)
     for row in itertools.chain([header], rows):
-        cells = [c if type(c) is str and not c.startswith(_CSV_FORMULA) else csv_cell(c)  # noqa: E721 (the fast path)
+        cells = [c if isinstance(c, str) and not c.startswith(_CSV_FORMULA) else csv_cell(c)  # the fast path
                  for c in row]
         (quoted if _LINE_BREAK.search("".join(cells)) else minimal).writerow(cells)
     return out.getvalue()
