@@ -28,15 +28,17 @@ than the three known ones is reported as ``error``.
 
 The HTML page is HTML5 with inline CSS only: no script, no external URL, no image, nothing
 fetched; every value is HTML-escaped. Rows are coloured by verdict (:data:`COLOURS`). In the
-Markdown, ``|`` is escaped and ``<`` written as ``&lt;`` so no value becomes a table cell border
-or HTML markup. Both renderers handle 8,192 links in well under half a second.
+Markdown every value is :func:`report_escape.md_text` (codes and topics :func:`report_escape.md_code`), so no
+value becomes a table cell border, a line, a link or HTML markup. Both renderers handle 8,192 links in well
+under half a second.
 """
 
 from __future__ import annotations
 
-from ansible_collections.ainet.fabric.plugins.module_utils.qos.report_style import (
-    TINTS, html_text as _h, md_cell as _md, md_code as _md_code, rail_key as _rail, text as _text,
+from ansible_collections.ainet.fabric.plugins.module_utils.common.report_escape import (
+    html_text as _h, md_code as _md_code, md_text as _md, text as _text,
 )
+from ansible_collections.ainet.fabric.plugins.module_utils.qos.report_style import TINTS, rail_key as _rail
 
 STATUSES = ("agree", "disagree", "error")
 # Verdict column text per status.
