@@ -41,9 +41,13 @@ one class per run).
 Link-level (802.3x) pause is not PFC: it is reported under ``link_pause``, never counts as congestion reached, and
 where it moved without a PFC pause of the class the class is ``inconclusive``, never lossless (ECN marks or not).
 
-Deltas follow each counter's width (:func:`counter_delta`): a decrease of a 32-bit counter is a wrap only when the
-wrap explains it (the wrapped delta is below 2**31) and nothing else in the same read was reset; any other decrease
-is a reset, whose delta is unknown (None), never negative. A counter missing from either read is *not reported*.
+Deltas follow each counter's width and the rest of its read (:func:`read_deltas`): a decrease of a counter narrower
+than 64 bits (``COUNTERS``' width: a Q counter of mlx5, a qdisc's drops) is a wrap when the same read shows that
+nothing was reset - a sibling (another counter of the same read and port) that kept counting (read above 0 both
+times, not lower after) and no sibling that cannot wrap (64-bit or of unknown width) went down, and no instance
+counter (a qdisc's handle) changed. Otherwise the decrease is a reset, whose delta is unknown (None), never negative;
+a 64-bit counter (or one of unknown width) that went down is always a reset, never a wrap. A counter missing from
+either read is *not reported*.
 """
 
 from __future__ import annotations
@@ -52,7 +56,6 @@ from ansible_collections.ainet.fabric.plugins.module_utils.qos.counters_parse im
 from ansible_collections.ainet.fabric.plugins.module_utils.qos.lossless_check import resolve
 
 VERDICTS = ("dropped", "lost", "pause_storm", "ecn_inactive", "inconclusive", "lossless_under_load")
-WRAP_LIMIT = 1 << 31
 DROP_FACTS = ("drop", "transport_error")
 # Facts of a loss that the counter places on the link it was read on (the rest, transport_error, are end to end).
 PLACED_FACTS = ("drop",)
@@ -62,17 +65,27 @@ PORT_WIDE = DROP_FACTS + ECN_FACTS + ("pause_storm", "link_pause")
 
 
 def counter_delta(before, after, width):
-    """``(delta, state)`` of one counter: state ``counted``, ``wrapped`` (32-bit wrap, delta through the top),
-    ``reset`` (delta None) or ``not_reported`` (absent from a read; delta None)."""
+    """``(delta, state)`` of one counter alone: state ``counted``, ``wrapped`` (a counter narrower than 64 bits went
+    down: the delta through its top, *if* it wrapped - only its read can tell, :func:`read_deltas`), ``reset`` (a
+    64-bit counter, or one of unknown width, went down; delta None) or ``not_reported`` (absent from a read)."""
     if before is None or after is None:
         return None, "not_reported"
     if after >= before:
         return after - before, "counted"
-    if width == 32:
-        wrapped = after + (1 << 32) - before
-        if wrapped < WRAP_LIMIT:
-            return wrapped, "wrapped"
+    if width and width < 64:
+        return after + (1 << width) - before, "wrapped"
     return None, "reset"
+
+
+def _read_was_reset(records):
+    """Whether the rest of one read (one port of it) says its counters were reset between the reads: an instance
+    counter changed, a counter that cannot wrap went down, or no counter kept counting (read above 0 both times
+    and not lower after) - nothing then tells a wrap from a reset, and a reset is the answer that claims nothing."""
+    if any(r["fact"] == "instance" and r["before"] != r["after"] and r["state"] != "not_reported" for r in records):
+        return True
+    if any(r["state"] == "reset" for r in records):
+        return True
+    return not any(r["state"] == "counted" and r["before"] > 0 and r["fact"] != "instance" for r in records)
 
 
 def _facts(reads, which):
@@ -110,7 +123,8 @@ def _port(facts_b, facts_a, name, wanted, problems):
 
 
 def read_deltas(name, facts_b, facts_a, port):
-    """The delta record of every counter of one read, wraps undone where a reset explains them."""
+    """The delta record of every counter of one read: a wrap of a narrow counter stands only when the rest of the
+    read shows nothing was reset (:func:`_read_was_reset`); otherwise it is a reset too."""
     fmt = facts_b["format"]
     before = facts_b["ports"].get(port, {})
     after = facts_a["ports"].get(port, {})
@@ -127,9 +141,9 @@ def read_deltas(name, facts_b, facts_a, port):
         for r in records:
             if r["counter"].startswith(prefix) and r["state"] != "not_reported":
                 r["delta"], r["state"] = None, "reset"
-    if any(r["state"] == "reset" for r in records):
+    if any(r["state"] == "wrapped" for r in records) and _read_was_reset(records):
         for r in records:
-            if r["state"] == "wrapped":  # the same read was reset: this decrease is the reset too
+            if r["state"] == "wrapped":  # the same read was reset, or nothing shows it was not: a reset too
                 r["delta"], r["state"] = None, "reset"
     return records
 
