@@ -10,6 +10,7 @@ from ansible.errors import AnsibleFilterError
 from ansible_collections.ainet.fabric.plugins.module_utils.qos.counters_parse import parse_counters as _parse_counters
 from ansible_collections.ainet.fabric.plugins.module_utils.qos.load_report import load_report as _load_report
 from ansible_collections.ainet.fabric.plugins.module_utils.qos.load_verdict import load_verdict as _load_verdict
+from ansible_collections.ainet.fabric.plugins.module_utils.qos.lossless_check import lossless_check as _lossless_check
 from ansible_collections.ainet.fabric.plugins.module_utils.qos.lossless_check import lossless_diff as _lossless_diff
 from ansible_collections.ainet.fabric.plugins.module_utils.qos.qos_parse import parse_qos as _parse_qos
 
@@ -27,6 +28,15 @@ def lossless_diff(host, switch, port=None, profile=None, host_port=None):
     except KeyError as exc:
         raise AnsibleFilterError(str(exc.args[0] if exc.args else exc)) from None
     except ValueError as exc:  # a profile that is neither a preset name nor a resolved profile
+        raise AnsibleFilterError(str(exc)) from None
+
+
+def lossless_check(host, switch, port=None, profile=None, host_port=None):
+    try:
+        return _lossless_check(host, switch, port, profile, host_port)
+    except KeyError as exc:
+        raise AnsibleFilterError(str(exc.args[0] if exc.args else exc)) from None
+    except ValueError as exc:
         raise AnsibleFilterError(str(exc)) from None
 
 
@@ -57,5 +67,6 @@ class FilterModule(object):
     """ainet.fabric lossless QoS filters."""
 
     def filters(self):
-        return {"parse_qos": parse_qos, "lossless_diff": lossless_diff, "parse_counters": parse_counters,
+        return {"parse_qos": parse_qos, "lossless_diff": lossless_diff, "lossless_check": lossless_check,
+                "parse_counters": parse_counters,
                 "load_verdict": load_verdict, "load_report": load_report}
