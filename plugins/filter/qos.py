@@ -48,10 +48,10 @@ def parse_counters(data, format, port=None):  # noqa: A002 - the documented argu
 
 
 def load_verdict(before, after, profile=None, port=None, host_port=None, priorities=None, seconds=None,
-                 max_pause_ratio=0.5, max_storm_events=0, queues=None, congestion=None):
+                 max_pause_ratio=0.5, max_storm_events=0, queues=None, congestion=None, role=None):
     try:
         return _load_verdict(before, after, profile, port, host_port, priorities, seconds, max_pause_ratio,
-                             max_storm_events, queues, congestion)
+                             max_storm_events, queues, congestion, role)
     except ValueError as exc:
         raise AnsibleFilterError(str(exc)) from None
 
