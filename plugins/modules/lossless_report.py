@@ -132,7 +132,7 @@ options:
   fail_on_disagreement:
     description:
       - Fail when a link disagrees or could not be checked in full (status C(unchecked) - a topic such as the PFC
-        stage could not be compared - or C(error)): only C(agree) links pass.
+        stage could not be compared - or C(error)); only C(agree) links pass.
     type: bool
     default: false
 attributes:
