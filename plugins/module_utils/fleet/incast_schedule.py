@@ -99,7 +99,7 @@ def turn_of(turns, number):
 def step_count(plan, classes, rounds=0, fabric=None):
     """Steps of the whole test ``(steps, per class)``: the most turns of a ToR (its groups' rounds one after another),
     times the lossless classes."""
-    per_class = max([sum(count for _, count in turns) for turns in tor_turns(plan, rounds, fabric).values()] or [0])
+    per_class = max([sum(turn[1] for turn in turns) for turns in tor_turns(plan, rounds, fabric).values()] or [0])
     return per_class * len(classes), per_class
 
 
@@ -138,8 +138,9 @@ def step_assignments(plan, hosts, number, classes, rounds=0, max_senders=DEFAULT
                 return e
         raise ValueError("%s has no rail %s of fabric %s in the plan" % (host, rail, fab))
 
-    for _, turns in sorted(tor_turns(plan, rounds, fabric).items()):
-        turn = turn_of(turns, round_number)
+    by_tor = tor_turns(plan, rounds, fabric)
+    for tor in sorted(by_tor):
+        turn = turn_of(by_tor[tor], round_number)
         if turn is None:
             continue
         group, group_round = turn

@@ -86,7 +86,7 @@ def unwrapped(text, width):
             joined = True
             continue
         out.append((line, line))
-    return "\n".join(full for full, _ in out) if joined else None
+    return "\n".join(pair[0] for pair in out) if joined else None
 
 
 def readings(text):
