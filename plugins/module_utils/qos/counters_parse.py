@@ -674,7 +674,8 @@ def _parse_text(data, fmt, port):
 
 def _parse_one(data, fmt, port):
     """One read: a text goes through the shared paste pre-pass (:mod:`pasted_text`) first; of its readings (as
-    cleaned, and joined back where a mail wrapped it) the one with the most counters wins, then the fewest problems."""
+    cleaned, and joined back where a mail wrapped it) the one with the most counters wins, then the fewest problems;
+    where none holds a counter, the text as it came is parsed for its problems."""
     if data is None:
         return new_counters(fmt, problems=["no %s output to parse" % fmt])
     if isinstance(data, bytes):
@@ -687,6 +688,10 @@ def _parse_one(data, fmt, port):
         score = (sum(len(c) for c in out["ports"].values()), -len(out["problems"]))
         if best is None or score > best[0]:
             best = (score, out)
+    if not best[0][0]:
+        # no reading held a counter: the problems quote the text as it came (an error in place of the table is
+        # reported as the switch printed it, not as the pre-pass left it)
+        return _parse_text(data, fmt, port)
     return best[1]
 
 

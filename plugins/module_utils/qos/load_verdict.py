@@ -92,10 +92,15 @@ ROLE_CONGESTION = {
     "receiver": re.compile(r"^(tx_prio[0-7]_pause|pfc[0-7]_rx_pkts|rxFrames|pfc-stats\.[0-7]\.rx-pause-frames|"
                            r"rx-stats\.rx-pfc-stats\.pause-packets|np_ecn_marked_roce_packets|np_cnp_sent|"
                            r"cc_rx_ce_pkts|cc_tx_cnp_pkts|queueCounters\.\d+|port-stats\.ecn-marked-packets\.transmit|"
-                           r"tx-stats\.tx-ecn-stats\.ecn-marked-packets)$"),
+                           r"tx-stats\.tx-ecn-stats\.ecn-marked-packets|"
+                           # a Linux (mlxsw) ToR's port: PFC received from the host, ECN marks out of the port;
+                           # NX-OS `show interface priority-flow-control detail`: RxPPP of the priority
+                           r"rx_pause_prio_[0-7]|ecn_marked|pfc[0-7]_rx_frames)$"),
     "sender": re.compile(r"^(rx_prio[0-7]_pause|pfc[0-7]_tx_pkts|txFrames|pfc-stats\.[0-7]\.tx-pause-frames|"
                          r"tx-stats\.tx-pfc-stats\.pause-packets|rp_cnp_handled|cc_rx_cnp_pkts|"
-                         r"tx-stats\.tx-cnp-stats\.cnp-packets)$"),
+                         r"tx-stats\.tx-cnp-stats\.cnp-packets|"
+                         # mlxsw: PFC sent out of the port; NX-OS: TxPPP of the priority
+                         r"tx_pause_prio_[0-7]|pfc[0-7]_tx_frames)$"),
 }
 ROLES = tuple(sorted(ROLE_CONGESTION))
 
