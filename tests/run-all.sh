@@ -48,6 +48,7 @@ trap 'rc=$?; [ "$rc" = 0 ] || vm_tier_stop; stage_table' EXIT
 
 stage "system packages" bash tests/system-deps.sh
 stage "setup (.venv, pip, libyang)" make -s --no-print-directory setup
+stage "test judges (npm: mermaid)" bash tests/js-deps.sh
 
 # The SONiC YANG models (sonic-buildimage's yang-models, Apache-2.0) sit beside the checkout in
 # ../shared/validators where CI has them; the YANG tests skip, naming the variable, elsewhere.

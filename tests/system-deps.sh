@@ -2,14 +2,16 @@
 # The Debian packages the test suite needs beyond Python: iproute2, tcpdump and ping for the
 # namespace lab, podman, runc, mmdebstrap and ssh for the container lab and molecule, shellcheck
 # for ansible-test sanity, gnupg for the stand-in DOCA mirror (tests/lab/doca_standin.py), Debian's chromium for the lossless report's headless screenshot
-# (tests/integration/test_lossless_report_browser.py), Slurm 22.05 and munge for the Slurm lab
-# (tests/lab/slurm_lab.py; the lab runs its own daemons, so the packages' services are never started
+# (tests/integration/test_lossless_report_browser.py), grub-common for GRUB's own grub-script-check (the gpu_host
+# kernel arguments: tests/unit/plugins/module_utils/test_kernel_args_grammar.py), nodejs and npm for the Mermaid
+# parser that judges the plan's diagram (tests/js-deps.sh installs it), Slurm 22.05 and munge for the
+# Slurm lab (tests/lab/slurm_lab.py; the lab runs its own daemons, so the packages' services are never started
 # here: a policy-rc.d denies them for the duration of the install). Installs the missing ones when run as root
-# with apt-get; otherwise lists them and fails, unless AINET_SKIP_LAB=1 (then only shellcheck is
-# needed). Nothing is fetched when everything is already installed, so it runs offline then.
+# with apt-get; otherwise lists them and fails, unless AINET_SKIP_LAB=1 (then only shellcheck, grub-common,
+# nodejs and npm are needed). Nothing is fetched when everything is already installed, so it runs offline then.
 set -euo pipefail
 need=()
-pairs="make:make git:git ip:iproute2 shellcheck:shellcheck"
+pairs="make:make git:git ip:iproute2 shellcheck:shellcheck grub-script-check:grub-common node:nodejs npm:npm"
 if [ "${AINET_SKIP_LAB:-0}" != 1 ]; then
     pairs="$pairs tcpdump:tcpdump ping:iputils-ping ssh:openssh-client ssh-keygen:openssh-client"
     pairs="$pairs podman:podman runc:runc mmdebstrap:mmdebstrap chromium:chromium gpg:gnupg dpkg-deb:dpkg"

@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 
 from ansible_collections.ainet.fabric.plugins.module_utils.common.errors import FabricError
+from ansible_collections.ainet.fabric.plugins.module_utils.common.report_escape import md_text
 from ansible_collections.ainet.fabric.plugins.module_utils.fleet import link_results, pair_schedule
 from ansible_collections.ainet.fabric.plugins.plugin_utils.inventory_vars import host_variables
 from ansible_collections.ainet.fabric.plugins.plugin_utils.plan_action import PlanAction
@@ -41,7 +42,9 @@ ARGUMENT_SPEC = dict(
 
 
 def report_markdown(cluster, verdict, schedule_note, measured=None, skipped=()):
-    lines = ["# Link test: %s" % cluster, "", schedule_note, "",
+    """The link test's report (Markdown). Every name and message is :func:`report_escape.md_text`: the reasons
+    quote what ping and the perftest tools printed on the hosts, which add no row, line, link or markup."""
+    lines = ["# Link test: %s" % md_text(cluster), "", md_text(schedule_note), "",
              "%d tests, %d failed." % (verdict["tested"], verdict["failed"]), ""]
     rows = [(kind, f) for kind in ("broken", "slow", "suspect") for f in verdict[kind]]
     if not rows:
@@ -49,17 +52,17 @@ def report_markdown(cluster, verdict, schedule_note, measured=None, skipped=()):
     else:
         lines += ["| verdict | host | NIC | rail | ToR | port | why |", "|---|---|---|---|---|---|---|"]
         for kind, f in rows:
-            lines.append("| %s | %s | %s | %s %s | %s | %s | %s |" % (
-                kind, f["host"], f["interface"], f["fabric"], f["rail"], f["tor"], f["tor_port"],
-                f["why"].replace("|", "\\|")))
+            lines.append("| %s |" % " | ".join(md_text(cell) for cell in (
+                kind, f["host"], f["interface"], "%s %s" % (f["fabric"], f["rail"]), f["tor"], f["tor_port"],
+                f["why"])))
     rows = []
     for client, fabrics in sorted((measured or {}).items()):
         for fabric, rails in sorted(fabrics.items()):
             for rail, tests in sorted(rails.items(), key=lambda item: int(item[0])):
                 for test, row in sorted(tests.items()):
-                    rows.append("| %s | %s %s | %s | %d | %s | %s | %s |" % (
-                        client, fabric, rail, test, row["peers"],
-                        "" if row["min_gbps"] is None else "%g (%s)" % (row["min_gbps"], row["min_peer"]),
+                    rows.append("| %s | %s | %s | %d | %s | %s | %s |" % (
+                        md_text(client), md_text("%s %s" % (fabric, rail)), md_text(test), row["peers"],
+                        "" if row["min_gbps"] is None else md_text("%g (%s)" % (row["min_gbps"], row["min_peer"])),
                         "" if row["max_gbps"] is None else "%g" % row["max_gbps"],
                         "" if row["max_usec"] is None else "%g" % row["max_usec"]))
     if rows:
@@ -67,7 +70,7 @@ def report_markdown(cluster, verdict, schedule_note, measured=None, skipped=()):
                   "| client | rail | test | servers | lowest Gb/s (server) | highest Gb/s | highest usec |",
                   "|---|---|---|---|---|---|---|"] + rows
     if skipped:
-        lines += ["", "Not run:", ""] + ["- %s" % line for line in skipped]
+        lines += ["", "Not run:", ""] + ["- %s" % md_text(line) for line in skipped]
     return "\n".join(lines) + "\n"
 
 

@@ -155,7 +155,7 @@ class ActionModule(PlanAction):
         per_host = {}
         incasts = []
         for item in this["incasts"]:
-            item = dict(item, priority=prio, round=this["round"])
+            item = dict(item, priority=prio)  # its own round: a ToR's rails take turns (incast_schedule)
             profile = profiles.get(item["fabric"])
             tclass = incast_results.traffic_class(profile, prio) if profile else None
             if item["skipped"] is None:

@@ -16,6 +16,7 @@ from ansible.plugins.action import ActionBase
 
 from ansible_collections.ainet.fabric.plugins.module_utils.plan import plan_lock
 from ansible_collections.ainet.fabric.plugins.module_utils.common.errors import FabricError
+from ansible_collections.ainet.fabric.plugins.module_utils.common.report_escape import one_line
 from ansible_collections.ainet.fabric.plugins.module_utils.host.host_files import read_text, write_atomic
 from ansible_collections.ainet.fabric.plugins.module_utils.plan.rail_plan import rail_plan
 from ansible_collections.ainet.fabric.plugins.module_utils.tor import platforms, tor_push, tor_read
@@ -157,7 +158,8 @@ class ActionModule(ActionBase):
                 entry["in_sync"] = not tor["differences"] and not tor["stale"]
                 entry["differences"] = len(tor["differences"])
                 entry["stale_ports"] = tor["stale"]
-                text = "".join("- %s: still marked [ainet] but no longer in the plan\n" % port for port in tor["stale"])
+                text = "".join("- %s: still marked [ainet] but no longer in the plan\n" % one_line(port)
+                               for port in tor["stale"])
                 text += diff_text(tor["differences"][:MAX_DIFF])
                 entry["diff"] = text.splitlines()
                 if text:

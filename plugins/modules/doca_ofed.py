@@ -594,7 +594,7 @@ def write_key(module):
                 result["diff"] = {"before": before or "", "after": text, "before_header": params["key_path"],
                                   "after_header": params["key_path"]}
             if not module.check_mode:
-                staged = params["key_path"] + ".ainet-new"
+                staged = os.path.join(module.tmpdir, "ainet-doca-key")  # private to this run (0700), not beside the key
                 with open(staged, "wb") as handle:
                     handle.write(text.encode("ascii"))
                 os.chmod(staged, 0o644)
@@ -671,6 +671,7 @@ def run_module():
             release = runner.os_release()
             result["repository"] = lib.repository(version, release.get("ID"), release.get("VERSION_ID"),
                                                   os.uname()[4], params["mirror"] or None)
+            lib.check_repository_url(result["repository"]["url"], params["mirror_option"])
             result["headers"] = runner.kernel_headers()
             result["headers"]["meta"] = headers_meta(runner, result["repository"]["family"],
                                                      result["headers"]["release"])

@@ -36,7 +36,12 @@ extends_documentation_fragment:
   - ainet.fabric.host.roots
 options:
   kernel_args:
-    description: Kernel arguments every boot must have (key or key=value); an empty list adds none.
+    description:
+      - Kernel arguments every boot must have (key or key=value); an empty list adds none.
+      - A key is letters, digits, C(_), C(.), C(-); a value printable ASCII without spaces, quotes, backslash or
+        backquote (which GRUB or the kernel would not pass on literally). An argument with a character GRUB's script
+        lexer reads as syntax (C({}|&$;<>*?[]#)) is written inside GRUB single quotes, and refused on BLS hosts
+        (C(grubby) cannot quote it).
     type: list
     elements: str
     default: [iommu=pt]
@@ -373,6 +378,8 @@ def run_module():
         if "nouveau" in blacklist:
             blacklist += [m for m in lib.NOVA if m not in blacklist and host.kernel_has(m)]
         loader = host.boot_loader(params["boot_loader"])
+        if loader == "grubby":
+            lib.check_grubby_args(args)
         result.update(kernel_args=args, blacklist=blacklist, boot_loader=loader, headers=host.headers())
         cmdline = runner.read_sys("/proc/cmdline")
 

@@ -130,7 +130,9 @@ options:
     type: str
     default: ""
   fail_on_disagreement:
-    description: Fail when a link disagrees or could not be checked.
+    description:
+      - Fail when a link disagrees or could not be checked in full (status C(unchecked) - a topic such as the PFC
+        stage could not be compared - or C(error)); only C(agree) links pass.
     type: bool
     default: false
 attributes:
@@ -177,7 +179,7 @@ summary:
   description: Link counts by verdict and disagreement counts by code.
   returned: success
   type: dict
-  sample: {links: 32, agree: 24, disagree: 8, error: 0, by_code: {roce_dscp_lossy_on_switch: 8}}
+  sample: {links: 32, agree: 22, disagree: 8, unchecked: 2, error: 0, by_code: {roce_dscp_lossy_on_switch: 8}}
 files:
   description: The report files written (or, in check mode, that would be).
   returned: success
@@ -188,7 +190,9 @@ switch_problems:
   returned: success
   type: dict
 disagreements:
-  description: The first 200 links that disagree or could not be checked, with their disagreements.
+  description: >-
+    The first 200 links that disagree or could not be checked in full (C(unchecked), C(error)), with their
+    disagreements and unchecked topics.
   returned: success
   type: list
   elements: dict

@@ -21,8 +21,8 @@ description:
   - Refuses (fails with one line naming the fix) when no fabric has a lossless profile, and when an option is out of
     bounds (O(seconds) 1 to 300, O(qps) 1 to 64, O(max_senders) 1 to 99, O(message_size) 64 to 8388608, O(rate_gbps)
     not negative).
-  - With O(mode=schedule), returns the number of steps (one lossless class and one round each; every ToR runs its
-    round at once) and the rails O(agreement) refuses.
+  - With O(mode=schedule), returns the number of steps (one lossless class and one round each; every ToR runs one
+    incast at once, a ToR that serves several rails running them in turn) and the rails O(agreement) refuses.
   - With O(mode=step), returns step O(step) - per host the C(ib_write_bw) servers (one per sender, on the receiver)
     and clients with the rail's RDMA device, port and RoCE v2 GID index (from each host's registered
     M(ainet.fabric.rdma_facts) in O(rdma_var)), the class's traffic class (C(--tclass), the profile's RoCE ToS or the

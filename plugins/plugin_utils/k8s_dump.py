@@ -31,6 +31,8 @@ from yaml.events import (
 )
 from yaml.nodes import MappingNode, ScalarNode, SequenceNode
 
+from ansible_collections.ainet.fabric.plugins.module_utils.common.report_escape import one_line
+
 HEADER = "# Managed by ainet.fabric (k8s_objects): %s of cluster %s, from the rail plan. Apply in file order.\n"
 
 C_DUMPER = getattr(yaml, "CSafeDumper", None)
@@ -121,4 +123,5 @@ def dump(kind, cluster, objects, pure=False):
         dumper.close()
     finally:
         dumper.dispose()
-    return HEADER % (kind, cluster) + stream.getvalue()
+    # The header is a YAML comment: a line break in a name would end it and start YAML of its own.
+    return HEADER % (one_line(kind), one_line(cluster)) + stream.getvalue()

@@ -10,8 +10,10 @@ roce_qos sets them for the nvidia profile. Every ToR serves the configuration to
 * leaf-sonic: node 2's port Ethernet2 lacks PFC (``pfc_enable`` gone from its PORT_QOS_MAP);
 * leaf-down: its eAPI port has nothing listening; leaf-ssh: its SSH port refuses the connection.
 
-The report must then say: agree on the NVUE, EOS and NX-OS ToRs and on node 1's SONiC port, exactly the PFC
-disagreement on node 2's, and "not checked" naming the reason for the two unreachable ToRs; the play does not fail;
+The report must then say: nothing disagrees on the NVUE, EOS and NX-OS ToRs and on node 1's SONiC port - "not all
+checked", as the mlnx_qos stand-in states no host buffers, DCQCN, CNP scheduler or RoCE ToS (and EOS no ingress
+buffer): an unread topic is never agreement (issue 40) - exactly the PFC disagreement on node 2's, and "not checked"
+naming the reason for the two unreachable ToRs; the play does not fail;
 the switches received only reads, and the password reaches neither the output nor the report. A second run gives
 leaf-sonic's configuration as text and leaf-nxos's in the directory: those win, and neither switch is read; a third
 with ``lossless_check_read_tors: false`` reads no switch.
@@ -24,6 +26,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 import time
@@ -147,14 +150,22 @@ def lab(tmp_path):
         subprocess.run(["ip", "netns", "del", ns], check=False)
 
 
+# What the mlnx_qos stand-in does not state (host buffers, DCQCN, CNP scheduler, RoCE ToS) and EOS's config does not
+# hold (its ingress buffers): the topics a link of this lab leaves unchecked when everything it states agrees.
+UNREAD = {"buffer_host", "cnp_host", "ecn_host", "tos", "buffer_switch"}
+
+
 def report_rows(tmp_path):
-    """{(rail, host): (verdict, details)} of the Markdown report's link table."""
+    """{(rail, host): (verdict, details)} of the Markdown report's link table (a link whose topics were compared
+    apart from :data:`UNREAD` is ``partly`` instead of ``not all checked``)."""
     rows = {}
     with open(tmp_path / "report" / "lossless-report.md", encoding="utf-8") as handle:
         for line in handle:
             cells = [c.strip() for c in line.strip().strip("|").split(" | ")]
             if len(cells) == 9 and cells[0] == "default":
-                rows[(int(cells[1]), cells[2])] = (cells[6], cells[7])
+                topics = set(re.findall(r"`(\w+)`:", cells[8]))
+                verdict = "partly" if cells[6] == "not all checked" and topics and topics <= UNREAD else cells[6]
+                rows[(int(cells[1]), cells[2])] = (verdict, cells[7])
     return rows
 
 
@@ -170,8 +181,8 @@ def test_the_role_reads_the_tors_live_and_reports_each_link(lab):
     assert len(rows) == 2 * RAILS, rows
     for rail in (1, 3, 4):
         for host in NODES:
-            assert rows[(rail, host)] == ("agree", ""), (rail, host, rows[(rail, host)])
-    assert rows[(2, "gpu01")] == ("agree", "")
+            assert rows[(rail, host)] == ("partly", ""), (rail, host, rows[(rail, host)])
+    assert rows[(2, "gpu01")] == ("partly", "")
     # A port without PFC: RoCE's DSCP lands in a lossy class there, PFC differs from the host's and the profile's.
     assert rows[(2, "gpu02")] == ("DISAGREE", no_pfc("Ethernet2"))
     for host in NODES:
@@ -185,7 +196,7 @@ def test_the_role_reads_the_tors_live_and_reports_each_link(lab):
         assert reason.startswith("ToR leaf-ssh could not be reached (sonic-cfggen -d --print-data over its ssh "
                                  "connection): "), reason
         assert "Connection refused" in reason
-    assert "12 host-ToR links: 7 agree, 1 disagree, 4 not checked" in result.stdout
+    assert "12 host-ToR links: 0 agree, 1 disagree, 7 not all checked, 4 not checked" in result.stdout
     assert "ToRs read live: leaf-eos, leaf-nvue, leaf-nxos, leaf-sonic" in result.stdout
 
     # Only reads reached the switches, with the ToR push's credentials.
@@ -224,9 +235,9 @@ def test_given_configurations_win_over_reading_the_tor_and_false_reads_none(lab)
     result = lab["run"]("-e", "@%s" % extra, "-e", "lossless_check_read_tors=true")
     assert result.returncode == 0, result.stdout + result.stderr
     rows = report_rows(lab["tmp"])
-    assert rows[(2, "gpu02")] == ("agree", "")                               # the given text, not the switch
+    assert rows[(2, "gpu02")] == ("partly", "")                              # the given text, not the switch
     assert rows[(4, "gpu01")] == ("DISAGREE", no_pfc("Ethernet1/1"))         # the directory's file, not the switch
-    assert rows[(1, "gpu01")] == ("agree", "")                               # still read live
+    assert rows[(1, "gpu01")] == ("partly", "")                              # still read live
     assert not (lab["tmp"] / "sonic-reads.log").exists()
     assert [r["port"] for r in requests(lab["log"])] == [8080, 8765]         # NX-OS and SONiC were not read
     assert "ToRs read live: leaf-eos, leaf-nvue;" in result.stdout

@@ -17,9 +17,10 @@ import yaml
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 BIN = os.path.dirname(sys.executable)
 # Only runnable from a checkout: the labs, VMs, containers, benchmarks, the integration tests that
-# build and install the tarball, the molecule scenarios, the sanity/EE build scripts.
+# build and install the tarball, the molecule scenarios, the sanity/EE build scripts, the Mermaid judge's npm
+# packages (tests/js-deps.sh; the unit tests that use it skip without it).
 CHECKOUT_ONLY = ("tests/integration/", "tests/lab/", "tests/vm/", "tests/perf/", "tests/ee/", "tests/sanity/",
-                 "tests/output/", "molecule/", "changelogs/fragments/")
+                 "tests/output/", "tests/js/", "molecule/", "changelogs/fragments/")
 # ... except the VM tier's recorded outputs, which unit tests read (the parsers on real outputs)
 UNIT_DATA = ("tests/vm/recorded/",)
 # Recorders of the unit tests' data: they drive real tools on a lab, not the tests.

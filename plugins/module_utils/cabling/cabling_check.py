@@ -35,6 +35,7 @@ from __future__ import annotations
 from ansible_collections.ainet.fabric.plugins.module_utils.cabling.lldp_parse import neighbours_by_interface
 from ansible_collections.ainet.fabric.plugins.module_utils.cabling.port_names import planned_name
 from ansible_collections.ainet.fabric.plugins.module_utils.common.errors import FabricError
+from ansible_collections.ainet.fabric.plugins.module_utils.common.report_escape import md_text
 
 KINDS = ("missing", "swapped", "wrong_tor", "wrong_port", "unexpected", "unknown_interface")
 
@@ -329,7 +330,8 @@ def check_cabling(plan, neighbours_by_host, hosts=None, links=None, port_aliases
 
 
 def _cell(value):
-    return str(value if value is not None else "-").replace("|", "\\|").replace("\n", " ")
+    """A Markdown table cell (``-`` when empty): names and ports are the inventory's and the LLDP neighbours'."""
+    return md_text(value) or "-"
 
 
 def _unverified_lines(result):
@@ -339,13 +341,15 @@ def _unverified_lines(result):
         return []
     lines = ["", "%d rail(s) reach their planned ToR but the port was not verified:" % len(rows), ""]
     lines += ["- %s %s (rail %s, %s): %s" % (
-        e.get("host"), e.get("interface"), e.get("rail"), e.get("tor"), e.get("why") or "no port name") for e in rows]
+        md_text(e.get("host")), md_text(e.get("interface")), md_text(e.get("rail")), md_text(e.get("tor")),
+        md_text(e.get("why") or "no port name")) for e in rows]
     return lines
 
 
 def findings_markdown(result):
     """A short Markdown table of the findings (host, interface, rail, finding, fix), then the rails whose port
-    was not verified, with why."""
+    was not verified, with why. Every value is :func:`report_escape.md_text`: what an LLDP neighbour announces
+    (system and port names, descriptions) cannot add a row, a line, a link or markup."""
     findings = result.get("findings") or []
     summary = result.get("summary") or {}
     if not findings:
@@ -372,8 +376,8 @@ def status_markdown(status):
     if not status:
         return "\n".join(lines + ["Not checked yet (playbooks/cabling.yml).", ""])
     summary = status.get("summary") or {}
-    lines.append("Last check: %s hosts, %s rails, %s as planned, %s finding(s)." % (
-        summary.get("hosts"), summary.get("rails"), summary.get("ok"), summary.get("findings")))
+    lines.append("Last check: %s hosts, %s rails, %s as planned, %s finding(s)." % tuple(
+        md_text(summary.get(key)) for key in ("hosts", "rails", "ok", "findings")))
     if status.get("findings"):
         lines += ["", findings_markdown(status).rstrip("\n")]
     return "\n".join(lines + [""])

@@ -109,6 +109,13 @@ def _unit_value(section, key, value):
     text = str(value)
     if any(ord(c) < 32 or ord(c) == 127 for c in text) or text != text.strip():
         raise ValueError("[%s] %s=%r: control characters or surrounding whitespace" % (section, key, text))
+    # systemd expands specifiers (%n, %i, %H ...) in unit settings (systemd.unit(5) "Specifiers"): a '%' from a
+    # value would be read as one, or refused at load time; none of our values needs one
+    if "%" in text:
+        raise ValueError("[%s] %s=%r: '%%' is a systemd specifier" % (section, key, text))
+    # a line ending in a backslash continues on the next one (systemd's conf-parser): the next key would join it
+    if text.endswith("\\"):
+        raise ValueError("[%s] %s=%r: a trailing backslash joins the next line" % (section, key, text))
     return text
 
 
@@ -151,7 +158,11 @@ def keyfile_dump(groups, header=None):
 def sysctl_dump(settings, header=None):
     out = _header(header)
     for path, value in settings.items():
-        if any(c.isspace() or c == "=" for c in path) or "\n" in str(value):
+        # sysctl.d(5): one "key = value" per line, '#' or ';' starts a comment line, a leading '-' on the key means
+        # "ignore failure"; the key's '/' or '.' separate its parts ('..' would climb out of /proc/sys)
+        text = str(value)
+        if (not path or path[0] in "-#;/" or ".." in path.split("/") or any(c.isspace() or c == "=" for c in path)
+                or any(ord(c) < 32 or ord(c) == 127 for c in text + path) or text != text.strip()):
             raise ValueError("sysctl %r = %r cannot be written" % (path, value))
         out.append("%s = %s" % (path, value))
     return "\n".join(out) + "\n"

@@ -31,8 +31,6 @@ the receiver did not see (:func:`place`):
 
 from __future__ import annotations
 
-import re
-
 from ansible_collections.ainet.fabric.plugins.module_utils.model.qos_profile import dscp_map
 from ansible_collections.ainet.fabric.plugins.module_utils.qos.counters_parse import parse_counters
 from ansible_collections.ainet.fabric.plugins.module_utils.qos.load_verdict import (
@@ -170,36 +168,13 @@ def tor_reads(read, port):
     return out
 
 
-# Which of a sender's counters show the congestion of the receiver's port, by the direction each counts (a counter
-# moving the other way shows congestion toward the sender - of its own NIC or of the ACKs - not the incast's):
-# - its NIC's ``rx_prio<p>_pause``: pause frames it received, "the network is congested and cannot absorb the traffic
-#   coming from the adapter"; ``tx_prio<p>_pause`` is the adapter itself congested (torvalds/linux@16f448d
-#   Documentation/networking/device_drivers/ethernet/mellanox/mlx5/counters.rst);
-# - the ToR's PFC frames sent out of the sender's port: SONiC ``Port Tx`` (SAI_PORT_STAT_PFC_<p>_TX_PKTS,
-#   sonic-net/sonic-utilities scripts/pfcstat), EOS ``txFrames`` (and per priority ``prio<p>.txFrames``), NVUE ``pfc-stats.<p>.tx-pause-frames`` and the RoCE
-#   ``tx-stats.tx-pfc-stats.pause-packets``; their Rx twins are pauses the sender's NIC sent the switch;
-# - the CNPs its RDMA device received as DCQCN's reaction point (mlx5 ``rp_cnp_handled``, ``cc_rx_cnp_pkts``) and
-#   those the ToR sent out of its port toward it (NVUE ``tx-stats.tx-cnp-stats.cnp-packets``); the notification
-#   point's counters (``np_ecn_marked_roce_packets``, ``np_cnp_sent``, ``cc_rx_ce_pkts``, ``cc_tx_cnp_pkts``) and ECN
-#   marks at the sender's port count packets marked on their way *to* the sender: never this incast's.
-SENDER_CONGESTION = re.compile(r"^(rx_prio[0-7]_pause|pfc[0-7]_tx_pkts|txFrames|prio[0-7]\.txFrames|"
-                               r"pfc-stats\.[0-7]\.tx-pause-frames|"
-                               r"tx-stats\.tx-pfc-stats\.pause-packets|rp_cnp_handled|cc_rx_cnp_pkts|"
-                               r"tx-stats\.tx-cnp-stats\.cnp-packets)$")
-
-
-def sender_congestion(record):
-    """Whether a moved pause or ECN/CNP record of a sender's reads shows the congestion of the incast it sends to
-    (:data:`SENDER_CONGESTION`), not congestion on the way back to the sender."""
-    return bool(SENDER_CONGESTION.match(record["counter"]))
-
-
 def _sender_losses(priority, seconds, profile, senders, max_pause_ratio, max_storm_events, tor_before=None,
                    tor_after=None):
     """``{sender: {"placed": [...], "path": [...], "congestion": [...]}}``: the records of each sender's reads that
     moved in the class - drops ``placed`` on its link (its own NIC or RDMA device, the ToR at its port), end-to-end
     transport counters (``path``), PFC pauses and ECN/CNP counters (``congestion``, each named with the sender) -
-    and problems. A sender's read is its host read (``interface``, ``before``, ``after``) and, where the ToR was read
+    and problems; a sender's congestion is what counts traffic from it (``load_verdict.ROLE_CONGESTION``, role
+    ``sender``). A sender's read is its host read (``interface``, ``before``, ``after``) and, where the ToR was read
     both times, the ToR's counters of its ``tor_port``."""
     out, problems = {}, []
     for name, read in sorted((senders or {}).items()):
@@ -216,13 +191,13 @@ def _sender_losses(priority, seconds, profile, senders, max_pause_ratio, max_sto
             continue
         verdict = load_verdict(dict((n, b[n]) for n in both), dict((n, a[n]) for n in both), profile=profile,
                                port=port, host_port=interface, priorities=[priority], seconds=seconds,
-                               max_pause_ratio=max_pause_ratio, max_storm_events=max_storm_events)
+                               max_pause_ratio=max_pause_ratio, max_storm_events=max_storm_events, role="sender")
         moved = verdict["classes"][0]["moved"]
         drops = moved["drop"]
         out[name] = {"placed": [dict(r, host=name) for r in drops if r["fact"] in PLACED_FACTS],
                      "path": [dict(r, host=name) for r in drops if r["fact"] not in PLACED_FACTS],
                      "congestion": [dict(r, host=name, side="%s %s" % (name, r["side"]))
-                                    for r in moved["pause"] + moved["ecn"] if sender_congestion(r)]}
+                                    for r in moved["pause"] + moved["ecn"]]}
     return out, problems
 
 
@@ -312,7 +287,7 @@ def judge(incast, priority, round_number, seconds, profile, before, after, tor_b
     verdict = load_verdict(dict((n, b[n]) for n in both), dict((n, a[n]) for n in both), profile=profile,
                            port=incast["tor_port"], host_port=incast["interface"], priorities=[priority],
                            seconds=seconds, max_pause_ratio=max_pause_ratio, max_storm_events=max_storm_events,
-                           congestion={priority: [r for e in losses.values() for r in e["congestion"]]})
+                           congestion={priority: [r for e in losses.values() for r in e["congestion"]]}, role="receiver")
     verdict = place(verdict, incast["receiver"], losses, incast["tor_port"], incast["senders"])
     verdict["problems"] = problems + verdict["problems"] + sender_problems
     run["verdict"] = verdict

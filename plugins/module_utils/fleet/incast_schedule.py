@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: (c) 2026, ainet.fabric contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
-"""The incast rounds of a lossless load test: per ToR rail, one receiver and k senders at once, rotating.
+"""The incast rounds of a lossless load test: per ToR, one receiver and k senders of one rail at once, rotating.
 
 **Groups** (:func:`groups`): one per ToR and rail of the plan (``plan["tors"][t]["ports"]``), its members the nodes
 with a port there, in node id order. Taken from the plan alone, never from the play's hosts: a ``--limit`` (or an
@@ -10,13 +10,18 @@ AWX slice) runs the same incasts, minus those it cannot (:func:`step_assignments
 **Rounds** (:func:`round_count`, :func:`incast`): round r of a group of N nodes makes node
 ``floor((r - 1) * N / R)`` (R rounds) the receiver and the k nodes after it in the group's circular order its
 senders, k = min(``max_senders``, N - 1): by default every other node of the rail. With R = N (``rounds=0``,
-the default) every node receives once; ``rounds`` bounds R, spreading the receivers evenly over the group. All
-groups run their round r at once (each on its own ToR and NICs); a group with fewer rounds sits the later ones out.
+the default) every node receives once; ``rounds`` bounds R, spreading the receivers evenly over the group.
 
-**Steps** (:func:`step_count`, :func:`step_of`): every lossless class runs its own rounds, one class at a time (the
-RDMA ECN/CNP counters count the whole device: one class per run keeps them the class's). Step s is class
-``(s - 1) // R_max`` and round ``(s - 1) % R_max + 1``. A play computes one step when it starts
-(:func:`step_assignments`, O(links)), so it holds one step at a time.
+**One incast per ToR per step** (:func:`tor_turns`): every ToR runs at once, but a ToR that serves several rails
+(several groups) runs their rounds one group after another - group 1's rounds, then group 2's - never two incasts
+in one step. Two incasts on one switch share its buffer: a sender paused there proves the switch congested, not the
+receiver's port, so a step holds one incast per ToR and a sender's pause is its receiver's evidence
+(``fleet/incast_results.py``). A ToR with fewer turns sits the later ones out.
+
+**Steps** (:func:`step_count`, :func:`step_of`): every lossless class runs its own turns, one class at a time (the
+RDMA ECN/CNP counters count the whole device: one class per run keeps them the class's). With T the most turns of a
+ToR (the sum of its groups' rounds), step s is class ``(s - 1) // T`` and turn ``(s - 1) % T + 1``. A play computes
+one step when it starts (:func:`step_assignments`, O(links)), so it holds one step at a time.
 
 :func:`projected_rounds` gives the same numbers for a fleet without a plan (64 ToRs x 32 nodes, say).
 """
@@ -73,14 +78,33 @@ def incast(members, number, rounds=0, max_senders=DEFAULT_MAX_SENDERS):
     return members[at], [members[(at + i) % size] for i in range(1, k + 1)]
 
 
+def tor_turns(plan, rounds=0, fabric=None):
+    """``{tor: [(group, its rounds), ...]}``: each ToR's groups (one per rail it serves) in the order they take their
+    turns, with the rounds each runs."""
+    out = {}
+    for group in groups(plan, fabric):
+        out.setdefault(group["tor"], []).append((group, round_count(len(group["members"]), rounds)))
+    return out
+
+
+def turn_of(turns, number):
+    """``(group, round)`` a ToR runs at its turn ``number`` (1, 2, ...), or None when it has no such turn."""
+    for group, count in turns:
+        if number <= count:
+            return group, number
+        number -= count
+    return None
+
+
 def step_count(plan, classes, rounds=0, fabric=None):
-    """Steps of the whole test: the largest group's rounds, times the lossless classes."""
-    per_class = max([round_count(len(g["members"]), rounds) for g in groups(plan, fabric)] or [0])
+    """Steps of the whole test ``(steps, per class)``: the most turns of a ToR (its groups' rounds one after another),
+    times the lossless classes."""
+    per_class = max([sum(turn[1] for turn in turns) for turns in tor_turns(plan, rounds, fabric).values()] or [0])
     return per_class * len(classes), per_class
 
 
 def step_of(number, per_class, classes):
-    """``(priority, round)`` of step ``number`` (1, 2, ...)."""
+    """``(priority, turn)`` of step ``number`` (1, 2, ...): the turn is the step's number within its class."""
     if per_class <= 0 or not 1 <= number <= per_class * len(classes):
         raise ValueError("step %r: the test has steps 1 to %d" % (number, per_class * len(classes)))
     return classes[(number - 1) // per_class], (number - 1) % per_class + 1
@@ -94,8 +118,9 @@ def port_of(fabric_index, rail, slot):
 def step_assignments(plan, hosts, number, classes, rounds=0, max_senders=DEFAULT_MAX_SENDERS, fabric=None):
     """Step ``number`` as each host runs it, and the incasts of the step.
 
-    Returns ``{"step", "priority", "round", "hosts": {host: {"receive": [...], "send": [...]}}, "incasts": [...]}``.
-    An incast: ``{"fabric", "tor", "rail", "tor_port", "receiver", "interface", "ip", "senders": [host, ...],
+    Returns ``{"step", "priority", "round", "hosts": {host: {"receive": [...], "send": [...]}}, "incasts": [...]}``
+    (``round``: the step's turn within its class, :func:`step_of`). At most one incast per ToR (:func:`tor_turns`).
+    An incast: ``{"fabric", "tor", "rail", "round", "tor_port", "receiver", "interface", "ip", "senders": [host, ...],
     "sender_ports": {sender: its ToR port}, "missing": [host, ...], "skipped": None or why}``. A ``receive`` entry: ``{"fabric", "rail", "interface", "ip",
     "servers": [{"sender", "port"}]}`` (one perftest server per sender); a ``send`` entry: ``{"fabric", "rail",
     "interface", "ip", "receiver", "receiver_ip", "port"}``. Hosts of the plan outside ``hosts`` (a ``--limit``)
@@ -113,13 +138,16 @@ def step_assignments(plan, hosts, number, classes, rounds=0, max_senders=DEFAULT
                 return e
         raise ValueError("%s has no rail %s of fabric %s in the plan" % (host, rail, fab))
 
-    for group in groups(plan, fabric):
-        if round_number > round_count(len(group["members"]), rounds):
+    by_tor = tor_turns(plan, rounds, fabric)
+    for tor in sorted(by_tor):
+        turn = turn_of(by_tor[tor], round_number)
+        if turn is None:
             continue
-        receiver, senders = incast(group["members"], round_number, rounds, max_senders)
+        group, group_round = turn
+        receiver, senders = incast(group["members"], group_round, rounds, max_senders)
         mine = entry(receiver, group["fabric"], group["rail"])
         here = [s for s in senders if s in present]
-        item = {"fabric": group["fabric"], "tor": group["tor"], "rail": group["rail"],
+        item = {"fabric": group["fabric"], "tor": group["tor"], "rail": group["rail"], "round": group_round,
                 "tor_port": group["ports"][receiver], "receiver": receiver, "interface": mine["interface"],
                 "ip": mine["ip"], "senders": here, "sender_ports": dict((s, group["ports"][s]) for s in here),
                 "missing": [s for s in senders if s not in present],
@@ -146,13 +174,17 @@ def step_assignments(plan, hosts, number, classes, rounds=0, max_senders=DEFAULT
     return out
 
 
-def projected_rounds(tors, nodes_per_tor, classes=1, rounds=0, max_senders=DEFAULT_MAX_SENDERS, seconds=None):
-    """The size of a test of ``tors`` ToRs (one rail each) of ``nodes_per_tor`` nodes, without a plan.
+def projected_rounds(tors, nodes_per_tor, classes=1, rounds=0, max_senders=DEFAULT_MAX_SENDERS, seconds=None,
+                     rails_per_tor=1):
+    """The size of a test of ``tors`` ToRs of ``nodes_per_tor`` nodes on each of ``rails_per_tor`` rails, without a
+    plan.
 
     Returns ``{"rounds_per_class", "steps", "incasts", "senders_per_incast", "flows", "load_seconds"}``: the ToRs
-    run their rounds at once, so the steps (what a run waits for, one after another) do not grow with ``tors``;
-    ``incasts`` and ``flows`` (sender-receiver pairs) do. ``load_seconds``: steps x ``seconds`` (None without it)."""
-    per_class = round_count(int(nodes_per_tor), rounds)
+    run their turns at once, so the steps (what a run waits for, one after another) do not grow with ``tors``;
+    ``incasts`` (one per ToR per step) and ``flows`` (sender-receiver pairs) do. A ToR's rails take turns
+    (:func:`tor_turns`): ``rounds_per_class`` is its rails' rounds one after another. ``load_seconds``: steps x
+    ``seconds`` (None without it)."""
+    per_class = round_count(int(nodes_per_tor), rounds) * int(rails_per_tor)
     k = senders_per_incast(int(nodes_per_tor), max_senders)
     steps = per_class * int(classes)
     return {"rounds_per_class": per_class, "steps": steps, "incasts": steps * int(tors),

@@ -21,6 +21,7 @@ from __future__ import annotations
 import os
 import re
 
+from ansible_collections.ainet.fabric.plugins.module_utils.common.errors import FabricError
 from ansible_collections.ainet.fabric.plugins.module_utils.host.host_files import read_text, remove, write_atomic
 
 UNIT_DIR = "etc/systemd/system"
@@ -58,18 +59,48 @@ def oneshot(role, description, execs, after=(), before=(), wanted_by="multi-user
             ("Install", [("WantedBy", wanted_by)])]
 
 
+# A path or value these two put inside ``sh -c "..."`` on an Exec line: systemd unquotes the double quotes (a ``"`` or
+# ``\\`` would end or escape them), expands ``%`` specifiers and ``${VAR}``, then sh reads the script (``;`` ``$``
+# quotes, spaces). Only characters none of them treats specially, and never a ``..`` part.
+SH_PATH = re.compile(r"/(?:sys|proc)(?:/[A-Za-z0-9_.:@+-]+)+")
+SH_VALUE = re.compile(r"[A-Za-z0-9_.:,+-]+")
+
+
+def _sh_safe(path, value=None):
+    if not SH_PATH.fullmatch(str(path)) or ".." in str(path).split("/"):
+        raise FabricError("boot unit: the path %r cannot be written into a unit's shell line (an interface or device "
+                          "name with a character the unit or the shell would read as syntax)" % (path,))
+    if value is not None and not SH_VALUE.fullmatch(str(value)):
+        raise FabricError("boot unit: the value %r for %s cannot be written into a unit's shell line" % (value, path))
+
+
 def wait_for(path, sh_path="/bin/sh", seconds=WAIT_SECONDS):
     """An ``ExecStartPre`` line that waits up to ``seconds`` for ``path`` and fails if it never appears.
 
     Used instead of ``Requires=`` on a device unit: a device unit that never appears (no udev, a renamed
     NIC) would fail the whole unit only after 90 s, and says less."""
+    _sh_safe(path)
     return ("ExecStartPre", "%s -c \"i=0; while [ ! -e %s ] && [ $i -lt %d ]; do sleep 1; i=$((i+1)); done; "
                             "[ -e %s ]\"" % (sh_path, path, seconds, path))
 
 
 def write_sysfs(path, value, sh_path="/bin/sh"):
     """An ``ExecStart`` line that writes ``value`` to the sysfs file ``path``."""
+    _sh_safe(path, value)
     return ("ExecStart", "%s -c \"echo %s > %s\"" % (sh_path, value, path))
+
+
+def device_unit(ifname):
+    """The device unit of network interface ``ifname`` (``sys-subsystem-net-devices-<name>.device``), its name
+    escaped as ``systemd-escape --path`` escapes it (systemd's unit_name_path_escape: a ``-`` in the name becomes
+    ``\\x2d``, a leading ``.`` ``\\x2e``), so that ``ens1-a`` names its own device and not ``.../ens1/a``."""
+    out = []
+    for index, char in enumerate(ifname):
+        if (char.isascii() and char.isalnum()) or char in ":_" or (char == "." and index > 0):
+            out.append(char)
+        else:
+            out.extend("\\x%02x" % byte for byte in char.encode("utf-8"))
+    return "sys-subsystem-net-devices-%s.device" % "".join(out)
 
 
 def read_unit(config_root, role):

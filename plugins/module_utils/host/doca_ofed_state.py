@@ -81,8 +81,8 @@ class DocaError(FabricError):
 
 
 def check_version(version, field="doca_ofed_version"):
-    text = str(version or "").strip()
-    if not VERSION.match(text):
+    text = str(version or "")
+    if not VERSION.fullmatch(text):
         raise DocaError("%s: %r is not a DOCA version (write it as 3.2.1; the repository has no 'latest' pin)"
                         % (field, version))
     return text
@@ -318,6 +318,22 @@ def apt_pin(version, url, names):
     host = host.rsplit("@", 1)[-1].split(":", 1)[0] if not (url or "").lower().startswith("file:") else ""
     return ("# Managed by ainet.fabric (doca_ofed): the packages of DOCA %s's repository win over every other origin.\n"
             "Package: %s\nPin: origin \"%s\"\nPin-Priority: 1001\n" % (version, " ".join(sorted(names)), host))
+
+
+# What a repository URL may hold where the role writes it: the apt deb822 source's ``URIs:`` field (a line break adds
+# a field such as ``Enabled: no`` or ``Trusted: yes``, whitespace a second URI, and apt substitutes ``$(ARCH)``) and
+# the dnf ``baseurl=`` (a line break adds a key; dnf substitutes ``$releasever``, ``$basearch`` ...). So: http,
+# https or file, then only RFC 3986's characters, without ``$`` (both substitute) and ``#`` (a one-line ``deb``
+# entry's comment).
+REPO_URL = re.compile(r"(?:https?://[A-Za-z0-9\[]|file:///)[A-Za-z0-9._~:/?\[\]@!&'()*+,;=%-]*")
+
+
+def check_repository_url(url, field):
+    """``url`` unchanged, or :class:`DocaError` in one line naming ``field`` and the value."""
+    if isinstance(url, str) and REPO_URL.fullmatch(url):
+        return url
+    raise DocaError("%s: %r cannot be written into an apt or dnf source (an http, https or file URL; no spaces, line "
+                    "breaks, '$' or '#', other characters percent-encoded)" % (field, url))
 
 
 ARMOR_BEGIN = "-----BEGIN PGP PUBLIC KEY BLOCK-----"

@@ -47,7 +47,23 @@ GRUB_DIR = "etc/default/grub.d"
 # nova_core (Rust Nova, kernels 6.15+) binds Turing to Ada GPUs like nouveau does: blacklisted where present.
 NOVA = ("nova_core", "nova_drm")
 BOOT_LOADERS = ("auto", "grub", "grubby", "none")
-ARG = re.compile(r"^[A-Za-z0-9_.-]+(=[^\s\"'$`\\]+)?$")
+# A kernel argument passes three parsers on its way to the kernel, and each must take it literally:
+# - sh: grub-mkconfig sources the drop-in (``GRUB_CMDLINE_LINUX="..."``): inside double quotes ``$``, backquote,
+#   ``"`` and backslash are special; ``$`` is escaped there (:func:`sh_double_quoted`), the others are refused;
+# - GRUB's script lexer (grub-core/script/yylex.l): 10_linux copies the variable unquoted onto the ``linux`` line,
+#   where a word is made of ``[^{}|&$;<> \t\n'"\\]`` and ``;`` ``|`` ``&`` ``<`` ``>`` ``{`` ``}`` end it, ``$``
+#   expands a variable, ``'`` and ``"`` quote, backslash escapes, ``#`` at a word's start comments the rest out, and
+#   ``*`` ``?`` ``[`` are wildcards (commands/wildcard.c) in an unquoted word: such an argument is written inside
+#   GRUB single quotes (literal up to the next ``'``: :func:`grub_word`); GRUB's loader (grub-core/lib/cmdline.c
+#   grub_create_loader_cmdline) then puts a backslash before ``\``, ``'`` and ``"`` and double quotes around an
+#   argument with a space, which the kernel does not undo: those are refused;
+# - the kernel (lib/cmdline.c next_arg): whitespace separates arguments, ``"`` toggles quoting, the first ``=`` ends
+#   the parameter's name, and ``--`` hands everything after it to init: a name is letters, digits, ``_``, ``.``,
+#   ``-``, never starting with ``-``.
+# So: printable ASCII without space, ``"``, ``'``, backslash or backquote; the rest is written so GRUB keeps it.
+ARG_KEY = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]*$")
+ARG_VALUE = re.compile(r"^[!#-&(-\[\]-_a-~]*$")
+GRUB_BARE = re.compile(r"^[A-Za-z0-9_.,:=@+/%~^!-]+$")
 
 
 class GpuHostError(FabricError):
@@ -63,14 +79,42 @@ def check_kernel_args(args):
     seen = {}
     for index, arg in enumerate(args or []):
         text = str(arg).strip()
-        if not ARG.match(text):
-            raise GpuHostError("gpu_host: kernel_args[%d] %r is not one kernel argument (key or key=value, no "
-                               "spaces, quotes or shell characters)" % (index, arg))
-        key = arg_key(text)
+        key, _eq, value = text.partition("=")
+        if not ARG_KEY.fullmatch(key) or not ARG_VALUE.fullmatch(value):
+            raise GpuHostError("gpu_host: kernel_args[%d] %r is not one kernel argument (key or key=value: the key "
+                               "letters, digits, '_', '.', '-'; the value printable ASCII without spaces, quotes, "
+                               "backslash or backquote, which GRUB or the kernel would not pass on literally)"
+                               % (index, arg))
         if key in seen:
             raise GpuHostError("gpu_host: kernel_args names %s twice (%s and %s)" % (key, seen[key], text))
         seen[key] = text
     return list(seen.values())
+
+
+def check_grubby_args(args):
+    """On BLS hosts: grubby writes the arguments unquoted into the entries' ``options`` lines, which GRUB's blscfg
+    reads as script words (``$`` expands there): an argument GRUB would have to quote is refused, naming it."""
+    for index, arg in enumerate(args or []):
+        if not GRUB_BARE.fullmatch(arg):
+            raise GpuHostError("gpu_host: kernel_args[%d] %r has a character GRUB reads as script syntax ({}|&$;<>*?[]#), "
+                               "and grubby cannot quote it in a BLS entry; use gpu_host_boot_loader: none and add it "
+                               "where this host's command line is made" % (index, arg))
+    return args
+
+
+def grub_word(arg):
+    """``arg`` as one GRUB script word that GRUB passes on unchanged (single quotes where it has a special character)."""
+    return arg if GRUB_BARE.fullmatch(arg) else "'%s'" % arg
+
+
+def grub_unword(word):
+    """The text GRUB makes of one word of ours (its single quotes removed); other words unchanged."""
+    return word.replace("'", "") if word.count("'") % 2 == 0 else word
+
+
+def sh_double_quoted(text):
+    """``text`` for the inside of a shell double-quoted string (POSIX: ``$`` backquote ``"`` backslash escaped)."""
+    return re.sub(r'([$`"\\])', r"\\\1", text)
 
 
 def arg_key(arg):
@@ -85,7 +129,7 @@ def check_blacklist(modules):
     out = []
     for index, name in enumerate(modules or []):
         text = str(name).strip()
-        if not MODULE_NAME.match(text):
+        if not MODULE_NAME.fullmatch(text):
             raise GpuHostError("gpu_host: blacklist[%d] %r is not a kernel module name (letters, digits, '_', '-')"
                                % (index, name))
         if text not in out:
@@ -110,7 +154,8 @@ def grub_steps(output):
     fields = output.split("\0")
     steps = []
     for index in range(0, len(fields) - 2, 3):
-        steps.append((fields[index], (fields[index + 1] + " " + fields[index + 2]).split()))
+        words = (fields[index + 1] + " " + fields[index + 2]).split()
+        steps.append((fields[index], [grub_unword(word) for word in words]))
     return steps
 
 
@@ -175,7 +220,10 @@ def blacklist_text(modules):
 
 
 def grub_dropin_text(args):
-    return header() + 'GRUB_CMDLINE_LINUX="$GRUB_CMDLINE_LINUX %s"\n' % " ".join(args)
+    """The drop-in: one line appending the arguments to ``GRUB_CMDLINE_LINUX``, each a GRUB word (:func:`grub_word`),
+    escaped for the shell that sources it; ``args`` as :func:`check_kernel_args` returns them."""
+    words = " ".join(grub_word(arg) for arg in args)
+    return header() + 'GRUB_CMDLINE_LINUX="$GRUB_CMDLINE_LINUX %s"\n' % sh_double_quoted(words)
 
 
 def grub_dropin_args(text):
@@ -183,7 +231,8 @@ def grub_dropin_args(text):
     writes it); [] for none."""
     for line in reversed((text or "").splitlines()):
         if line.startswith('GRUB_CMDLINE_LINUX="$GRUB_CMDLINE_LINUX '):
-            return line.split(" ", 1)[1].rstrip('"').split()
+            words = re.sub(r'\\([$`"\\])', r"\1", line.split(" ", 1)[1].rstrip('"'))
+            return [grub_unword(word) for word in words.split()]
     return []
 
 

@@ -15,8 +15,11 @@ import fcntl
 import hashlib
 import json
 import os
+import stat
 import tempfile
 import time
+
+from ansible_collections.ainet.fabric.plugins.module_utils.common.errors import FabricError
 
 RECORD_FILE = "var/lib/ainet-fabric/rail_interfaces.json"
 
@@ -124,21 +127,88 @@ def write_record(root, fabrics):
                  json.dumps({"version": 1, "fabrics": fabrics}, indent=1, sort_keys=True) + "\n", "0644")
 
 
-class Lock(object):
-    """An exclusive lock on the host (flock), so that two runs never interleave."""
+# Host-wide runtime state (locks) lives in a directory only its owner can write: a name in a world-writable
+# directory (/run/lock, /tmp) can be created or held by any local user first, who then blocks or redirects the run.
+RUN_DIR = "/run/ainet-fabric"
 
-    def __init__(self, root, timeout):
-        # In /run/lock (never in the configuration root, which may be read-only); one lock
-        # per root, so that image builds and the namespace lab lock per tree.
+
+class UnsafeDirectory(FabricError):
+    """The private runtime directory exists but another user could change what is in it."""
+
+
+def run_dir(path=None):
+    """The private runtime directory: ``path``, else :data:`RUN_DIR` as root, as another user
+    ``$XDG_RUNTIME_DIR/ainet-fabric``."""
+    if path is not None:
+        return path
+    if os.geteuid() == 0:
+        return RUN_DIR
+    if os.environ.get("XDG_RUNTIME_DIR"):
+        return os.path.join(os.environ["XDG_RUNTIME_DIR"], "ainet-fabric")
+    raise UnsafeDirectory("no private runtime directory for the host lock: not root and XDG_RUNTIME_DIR is not set")
+
+
+def private_dir(path):
+    """A file descriptor of the private runtime directory ``path`` (:func:`run_dir`), created mode 0700. Refused (:class:`UnsafeDirectory`, one line) when it is
+    a symbolic link or not a directory, belongs to another user, or its group or others may write to it - checked on
+    the opened directory (``O_NOFOLLOW``, ``fstat``), so a swap after the check changes nothing."""
+    try:
+        os.mkdir(path, 0o700)
+    except FileExistsError:
+        pass
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC)
+    except OSError as exc:
+        raise UnsafeDirectory("%s is not a directory of its own (%s)" % (path, exc.strerror)) from None
+    info = os.fstat(fd)
+    problem = None
+    if info.st_uid != os.geteuid():
+        problem = "belongs to uid %d, not %d" % (info.st_uid, os.geteuid())
+    elif info.st_mode & 0o022:
+        who = "others" if info.st_mode & 0o002 else "its group"
+        problem = "is writable by %s (mode %04o)" % (who, info.st_mode & 0o7777)
+    if problem:
+        os.close(fd)
+        raise UnsafeDirectory("%s %s; only its owner may write there: remove it, the next run creates it 0700"
+                              % (path, problem))
+    return fd
+
+
+def open_private(dir_fd, name, shown, mode=0o600):
+    """Open for reading and writing (create, ``mode``) the regular file ``name`` in the directory ``dir_fd``, never
+    through a link (``shown``: its path, for the error)."""
+    try:
+        fd = os.open(name, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC, mode, dir_fd=dir_fd)
+    except OSError as exc:
+        raise UnsafeDirectory("%s cannot be opened as a regular file (%s)" % (shown, exc.strerror)) from None
+    info = os.fstat(fd)
+    if not stat.S_ISREG(info.st_mode) or info.st_uid != os.geteuid():
+        os.close(fd)
+        raise UnsafeDirectory("%s is not a regular file of uid %d" % (shown, os.geteuid()))
+    return fd
+
+
+class Lock(object):
+    """An exclusive lock on the host (flock), so that two runs never interleave: a file in the private runtime
+    directory (:func:`run_dir`, :func:`private_dir`; ``directory`` for tests), one per configuration root, so that
+    image builds and the namespace lab lock per tree."""
+
+    def __init__(self, root, timeout, directory=None):
         real = os.path.realpath(root)
         suffix = "" if real == "/" else "-" + hashlib.sha1(real.encode()).hexdigest()[:12]
-        directory = "/run/lock" if os.path.isdir("/run/lock") else "/tmp"
-        self.path = os.path.join(directory, "ainet-fabric-rail_interfaces%s.lock" % suffix)
+        self.directory = run_dir(directory)
+        self.name = "rail_interfaces%s.lock" % suffix
+        self.path = os.path.join(self.directory, self.name)
         self.timeout = timeout
         self.handle = None
 
     def __enter__(self):
-        self.handle = open(self.path, "a")
+        dir_fd = private_dir(self.directory)
+        try:
+            fd = open_private(dir_fd, self.name, self.path)
+        finally:
+            os.close(dir_fd)
+        self.handle = os.fdopen(fd, "r+")
         deadline = time.monotonic() + self.timeout
         while True:
             try:

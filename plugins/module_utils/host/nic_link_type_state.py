@@ -44,6 +44,7 @@ from __future__ import annotations
 
 import re
 
+from ansible_collections.ainet.fabric.plugins.module_utils.common import linux_names
 from ansible_collections.ainet.fabric.plugins.module_utils.common.errors import FabricError
 from ansible_collections.ainet.fabric.plugins.module_utils.host.runner import VENDOR_MELLANOX
 
@@ -85,6 +86,9 @@ def check_ports(ports):
     for index, port in enumerate(ports):
         if not isinstance(port, dict) or not (port.get("nic") or port.get("pci")):
             raise LinkTypeError("nic_link_type: ports[%d] %r names no NIC (give nic, or pci)" % (index, port))
+        problem = port.get("nic") is not None and linux_names.host_ifname_problem(port["nic"], "ports[%d].nic" % index)
+        if problem:
+            raise LinkTypeError("nic_link_type: %s" % problem)
         want = str(port.get("link_type", "")).upper()
         if want not in LINK_TYPES:
             raise LinkTypeError("nic_link_type: ports[%d] (%s) link_type %r is not one of %s"

@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import ipaddress
 
+from ansible_collections.ainet.fabric.plugins.module_utils.common import linux_names
 from ansible_collections.ainet.fabric.plugins.module_utils.common.errors import FabricError
 from ansible_collections.ainet.fabric.plugins.module_utils.host import iproute
 from ansible_collections.ainet.fabric.plugins.module_utils.host.iproute import Address, RouteKey, RouteValue
@@ -207,6 +208,32 @@ def _fabric_part(intent, fabric, rails, backend):
                                      for proto in (iproute.PROTO_STATIC, 0))
 
 
+# The rail entry's values the network files and sysctl paths are made of, and how each must parse (a line break, a
+# space or an IPv6 scope id "%..." would be syntax in a networkd, keyfile or netplan file).
+_RAIL_ADDRESSES = (("address", ipaddress.ip_interface), ("ip", ipaddress.ip_address),
+                   ("subnet", lambda text: ipaddress.ip_network(text, strict=False)), ("gateway", ipaddress.ip_address))
+
+
+def check_rail(index, entry):
+    """One rail entry of the flat desired state, checked before anything is rendered: its interface a name the host
+    files take (common.linux_names), its addresses addresses; one line naming the key otherwise."""
+    field = "rail_interfaces: rails[%d]" % index
+    problem = linux_names.host_ifname_problem(entry.get("interface"), field + ".interface")
+    if problem:
+        raise FabricError(problem)
+    for key, parse in _RAIL_ADDRESSES:
+        value = entry.get(key)
+        if value is None and key == "gateway":
+            continue
+        try:
+            if not isinstance(value, str) or "%" in value:
+                raise ValueError(value)
+            parse(value)
+        except ValueError:
+            what = {"subnet": "network", "address": "interface address"}.get(key, "address")
+            raise FabricError("%s.%s %r is not an IP %s" % (field, key, value, what)) from None
+
+
 def intent_from_state(cluster_name, fabrics, rails, backend="networkd"):
     """The complete desired state of one node from its flat desired state.
 
@@ -218,6 +245,8 @@ def intent_from_state(cluster_name, fabrics, rails, backend="networkd"):
 
     if backend not in BACKENDS:
         raise ValueError("unknown backend %r" % backend)
+    for index, entry in enumerate(rails):
+        check_rail(index, entry)
     views = [FabricView(values) for values in fabrics]
     intent = HostIntent(name=cluster_name, cluster=ClusterView(cluster_name, views), parts=[], backend=backend,
                         rails=[dict(entry) for entry in rails], links={}, addresses=[], routes={}, rules=[],

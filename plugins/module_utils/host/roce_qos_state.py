@@ -43,7 +43,9 @@ from __future__ import annotations
 
 import re
 
+from ansible_collections.ainet.fabric.plugins.module_utils.common import linux_names
 from ansible_collections.ainet.fabric.plugins.module_utils.common.errors import FabricError
+from ansible_collections.ainet.fabric.plugins.module_utils.host import boot_unit as units
 from ansible_collections.ainet.fabric.plugins.module_utils.qos.qos_facts import lookup, sorted_ints
 
 ROLE = "roce_qos"
@@ -54,7 +56,8 @@ NIC_WAIT = 60
 TSA = ("ets", "strict")
 # Exec lines of another tool's unit that set NIC QoS (boot_unit.foreign_units needles)
 FOREIGN = (re.compile(r"\b(mlnx_qos|dcb\s+(pfc|ets|app|apptrust)|cma_roce_tos)\b|/traffic_class\b|roce_np/cnp_dscp"),)
-_SAFE = re.compile(r"^[A-Za-z0-9_.:/@-]+\Z")
+# An RDMA device name as sysfs and the boot unit's shell line take it (IB_DEVICE_NAME_MAX 64, never a path)
+_SAFE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,62}")
 
 
 class QosError(FabricError):
@@ -75,6 +78,9 @@ def check_settings(nic, where="nics"):
     """One NIC's flat settings (the module's ``nics`` entry) checked and with integer keys and values;
     one error line naming the entry and the value otherwise."""
     name = nic.get("name")
+    problem = linux_names.host_ifname_problem(name, "%s[].name" % where)
+    if problem:
+        raise QosError(problem)
     where = "%s[%s]" % (where, name)
     out = dict(nic)
     out["pfc"] = sorted(set(_ints(nic.get("pfc") or [], where + ".pfc", 0, 7)))
@@ -136,7 +142,7 @@ def nic_actions(settings, nic, tool, current=None, rdma_device=None, caps=None):
     means all of them (the boot unit)."""
     if tool not in TOOLS:
         raise ValueError("tool %r: use one of %s" % (tool, ", ".join(TOOLS)))
-    if not _SAFE.match(nic) or (rdma_device and not _SAFE.match(rdma_device)):
+    if linux_names.host_ifname_problem(nic, "nic") or (rdma_device and not _SAFE.fullmatch(rdma_device)):
         raise ValueError("interface %r / RDMA device %r: unexpected characters" % (nic, rdma_device))
     caps = caps or {}
     want = wanted(settings)
@@ -230,7 +236,7 @@ def boot_unit(nics, tool, tool_path, sh_path="/bin/sh", modprobe_path="/sbin/mod
         # Ordered after the NIC's device unit where udev provides one, and waiting for the NIC
         # itself (up to NIC_WAIT seconds) where it does not: a Requires= on a device unit that
         # never appears (no udev, a renamed NIC) would fail the whole unit after 90 s.
-        after.append("sys-subsystem-net-devices-%s.device" % nic)
+        after.append(units.device_unit(nic))
         execs.append(("ExecStartPre", "%s -c \"i=0; while [ ! -e /sys/class/net/%s ] && [ $i -lt %d ]; do "
                       "sleep 1; i=$((i+1)); done; [ -e /sys/class/net/%s ]\"" % (sh_path, nic, NIC_WAIT, nic)))
     for nic, _dev, actions in nics:

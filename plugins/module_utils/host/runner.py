@@ -74,11 +74,19 @@ class Runner(object):
 
     def sys(self, path):
         """``path`` (absolute, under /sys or /proc) below ``sysfs_root``."""
-        return os.path.join(self.sysfs_root, path.lstrip("/"))
+        return os.path.join(self.sysfs_root, self.checked(path).lstrip("/"))
 
     def conf(self, path):
         """``path`` (absolute, under /etc or /var) below ``config_root``."""
-        return os.path.join(self.config_root, path.lstrip("/"))
+        return os.path.join(self.config_root, self.checked(path).lstrip("/"))
+
+    def checked(self, path):
+        """``path`` unchanged, or one error line when a part of it is ``..`` or it has a NUL byte: a name from the
+        inventory or a device that made it so would lead the read or write out of the directory meant."""
+        if "\0" in path or ".." in path.split("/"):
+            raise self.error("refusing the path %r: a name in it is '..' or has a NUL byte (an interface, device or "
+                             "module name is never a path)" % path)
+        return path
 
     def read_sys(self, path):
         """The stripped text of a sysfs/procfs file, or None when it cannot be read."""

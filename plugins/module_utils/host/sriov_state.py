@@ -55,6 +55,7 @@ import hashlib
 import re
 
 from ansible_collections.ainet.fabric.plugins.module_utils.host import boot_unit
+from ansible_collections.ainet.fabric.plugins.module_utils.common import linux_names
 from ansible_collections.ainet.fabric.plugins.module_utils.common.errors import FabricError
 
 ROLE = "sriov"
@@ -132,6 +133,9 @@ def check_wanted(pfs, field="pfs"):
     for index, entry in enumerate(pfs or []):
         name = entry["name"]
         where = "%s[%d]" % (field, index)
+        problem = linux_names.host_ifname_problem(name, where + ".name")
+        if problem:
+            raise SriovError(problem)
         if name in out:
             raise SriovError("%s: PF %s is listed twice" % (where, name))
         vfs = entry["vfs"]
@@ -350,7 +354,7 @@ def unit_sections(pfs, ip_path="/sbin/ip", sh_path="/bin/sh"):
     firmware); it creates the VFs and sets every VF's settings once per boot, before the network starts."""
     execs, after = [], ["systemd-modules-load.service", "openibd.service"]
     for pf, _want, _policy in pfs:
-        after.append("sys-subsystem-net-devices-%s.device" % pf["name"])
+        after.append(boot_unit.device_unit(pf["name"]))
         execs.append(boot_unit.wait_for(numvfs_path(pf["name"]), sh_path))
     for pf, want, policy in pfs:
         execs.append(boot_unit.write_sysfs(numvfs_path(pf["name"]), want["vfs"], sh_path))

@@ -5,17 +5,19 @@
 
 Each function takes the dict returned by ``rail_plan()`` and returns text.
 Output is deterministic (rows ordered by node id, then rail), so the files
-written from it only change when the plan does.
+written from it only change when the plan does. Every name and value goes through its grammar's escaping
+function (:mod:`common.report_escape`): no host, fabric or ToR name adds a row, a cell, a link or markup to the
+Markdown, a statement to the diagram (whose node ids are numbers, never names) or a formula to the CSV.
 """
 
 from __future__ import annotations
 
-import csv
-import io
 import json
-import re
 
 from ansible_collections.ainet.fabric.plugins.module_utils.common.errors import FabricModelError
+from ansible_collections.ainet.fabric.plugins.module_utils.common.report_escape import (
+    csv_text, md_cells, md_text, mermaid_id, mermaid_label,
+)
 
 COLUMNS = ("host", "node_id", "fabric", "rail", "interface", "address", "subnet", "gateway",
            "table", "priority", "mtu", "tor", "tor_port", "pod_ranges")
@@ -37,22 +39,19 @@ def _cell(value):
 
 
 def to_csv(plan):
-    out = io.StringIO()
-    writer = csv.writer(out, lineterminator="\n")
-    writer.writerow(COLUMNS)
-    for host, node_id, entry in _rows(plan):
-        writer.writerow([host, node_id] + [_cell(entry.get(c)) for c in COLUMNS[2:]])
-    return out.getvalue()
+    return csv_text(COLUMNS, ([host, node_id] + [_cell(entry.get(c)) for c in COLUMNS[2:]]
+                              for host, node_id, entry in _rows(plan)))
 
 
-def _md_escape(text):
-    return text.replace("|", "\\|")
+def _md(value):
+    """A Markdown table cell: the value escaped, ``-`` when empty."""
+    return md_text(_cell(value)) or "-"
 
 
 def to_markdown(plan):
     summary = plan["summary"]
     lines = [
-        "# Rail plan: %s" % summary["cluster"],
+        "# Rail plan: %s" % md_text(summary["cluster"]),
         "",
         "%d nodes, %d rails in %d fabric(s), %d ToRs." % (
             summary["nodes"], summary["rails"], len(plan["fabrics"]), summary["tors"]),
@@ -64,44 +63,53 @@ def to_markdown(plan):
     ]
     for name, fabric in plan["fabrics"].items():
         lines.append("| %s | %s | %s | %s | %d | %d | %d |" % (
-            name, fabric["mode"], fabric["family"], fabric["supernet"], fabric["rails"], fabric["mtu"],
-            fabric["max_node_id"]))
+            _md(name), _md(fabric["mode"]), _md(fabric["family"]), _md(fabric["supernet"]), fabric["rails"],
+            fabric["mtu"], fabric["max_node_id"]))
     lines += ["", "## Rails", "",
               "| fabric | rail | block | gateway | table | priority | MTU | ToRs |",
               "|---|---:|---|---|---:|---:|---:|---|"]
     for rail in plan["rails"]:
         lines.append("| %s | %d | %s | %s | %s | %s | %d | %s |" % (
-            rail["fabric"], rail["rail"], rail["block"], _cell(rail["gateway"]) or "-",
-            _cell(rail["table"]) or "-", _cell(rail["priority"]) or "-", rail["mtu"], ", ".join(rail["tors"])))
+            _md(rail["fabric"]), rail["rail"], _md(rail["block"]), _md(rail["gateway"]), _md(rail["table"]),
+            _md(rail["priority"]), rail["mtu"], ", ".join(md_text(t) for t in rail["tors"])))
     lines += ["", "## Nodes", "",
               "| " + " | ".join(COLUMNS) + " |",
               "|" + "|".join("---:" if c in ("node_id", "rail", "table", "priority", "mtu") else "---"
                              for c in COLUMNS) + "|"]
     for host, node_id, entry in _rows(plan):
-        cells = [host, str(node_id)] + [_cell(entry.get(c)) for c in COLUMNS[2:]]
-        lines.append("| " + " | ".join(_md_escape(c) or "-" for c in cells) + " |")
+        cells = [host, node_id] + [_cell(entry.get(c)) for c in COLUMNS[2:]]
+        lines.append("| " + " | ".join(md_cells(cells, "-")) + " |")
     lines.append("")
     return "\n".join(lines)
-
-
-def _mermaid_id(prefix, text):
-    return prefix + re.sub(r"[^A-Za-z0-9_]", "_", str(text))
 
 
 def to_mermaid(plan, max_nodes=64, marks=None):
     """A flowchart of nodes, rails and ToRs.  Large clusters are summarised.
 
     ``marks``: ``{(host, fabric, rail): text}`` - links drawn dotted and labelled with the text (a cabling
-    finding), the plan's ToR still at their end."""
+    finding), the plan's ToR still at their end.
+
+    Node ids are numbers in the diagram's order (``tor1``.., ``node1``..), never names, and every label goes
+    through :func:`report_escape.mermaid_label`, so no name can close a label or add a statement."""
     marks = marks or {}
     lines = ["flowchart LR"]
     nodes = sorted(plan["nodes"].items(), key=lambda item: item[1]["node_id"])
     shown = nodes[:max_nodes]
+    tor_ids = {}
     for name, tor in sorted(plan["tors"].items()):
+        tor_ids[name] = mermaid_id("tor", len(tor_ids) + 1)
         rails = ",".join(str(r) for r in tor["rails"])
-        lines.append('  %s[["%s<br/>%s rail %s"]]' % (_mermaid_id("tor_", name), name, tor["fabric"], rails))
+        lines.append('  %s[["%s<br/>%s rail %s"]]' % (
+            tor_ids[name], mermaid_label(name), mermaid_label(tor["fabric"]), mermaid_label(rails)))
+    for host, node in shown:  # a ToR the plan's ToRs do not list (a plan not made by rail_plan): a node of its own
+        for entry in node["rails"]:
+            if entry["tor"] not in tor_ids:
+                tor_ids[entry["tor"]] = mermaid_id("tor", len(tor_ids) + 1)
+                lines.append('  %s[["%s"]]' % (tor_ids[entry["tor"]], mermaid_label(entry["tor"])))
+    node_ids = {}
     for host, node in shown:
-        lines.append('  %s("%s<br/>node %d")' % (_mermaid_id("node_", host), host, node["node_id"]))
+        node_ids[host] = mermaid_id("node", len(node_ids) + 1)
+        lines.append('  %s("%s<br/>node %d")' % (node_ids[host], mermaid_label(host), node["node_id"]))
     for host, node in shown:
         for entry in node["rails"]:
             label = "%s r%d %s" % (entry["fabric"], entry["rail"], entry["address"])
@@ -109,8 +117,8 @@ def to_mermaid(plan, max_nodes=64, marks=None):
                 label = "%s %s" % (entry["interface"], label)
             mark = marks.get((host, entry["fabric"], entry["rail"]))
             if mark:
-                label = "%s: %s" % (label, mark.replace('"', "'"))
-            edge = (_mermaid_id("node_", host), label, _mermaid_id("tor_", entry["tor"]))
+                label = "%s: %s" % (label, mark)
+            edge = (node_ids[host], mermaid_label(label), tor_ids[entry["tor"]])
             lines.append(('  %s -. "%s" .- %s' if mark else '  %s -- "%s" --- %s') % edge)
     if len(nodes) > len(shown):
         lines.append('  more["... %d more nodes"]' % (len(nodes) - len(shown)))

@@ -70,6 +70,7 @@ import re
 
 from ansible_collections.ainet.fabric.plugins.module_utils.qos.counters_parse_nos import (
     NOS_COUNTERS, NOS_ONE_PORT_FORMATS, NOS_PARSERS, NOS_SIDES, parse_nvue_qos_json)
+from ansible_collections.ainet.fabric.plugins.module_utils.qos.pasted_text import readings
 
 SIDES = {"ethtool_mlx5": "host NIC", "rdma_mlx5": "RDMA", "rdma_rxe": "RDMA", "sonic_pfc": "switch",
          "sonic_queue": "switch", "eos_pfc": "switch", "eos_queue": "switch", "eos_ecn": "switch",
@@ -669,13 +670,34 @@ def per_port(data, fmt):
             and all(isinstance(key, str) and isinstance(value, str) for key, value in data.items()))
 
 
-def _parse_one(data, fmt, port):
-    if data is None:
-        return new_counters(fmt, problems=["no %s output to parse" % fmt])
+def _parse_text(data, fmt, port):
     try:
         return PARSERS[fmt](data, port=port)
     except Exception as exc:  # pylint: disable=broad-except  # a parser reports, it never crashes the play
         return new_counters(fmt, problems=["%s: cannot parse the input (%s: %s)" % (fmt, type(exc).__name__, exc)])
+
+
+def _parse_one(data, fmt, port):
+    """One read: a text goes through the shared paste pre-pass (:mod:`pasted_text`) first; of its readings (as
+    cleaned, and joined back where a mail wrapped it) the one with the most counters wins, then the fewest problems;
+    where none holds a counter, the text as it came is parsed for its problems."""
+    if data is None:
+        return new_counters(fmt, problems=["no %s output to parse" % fmt])
+    if isinstance(data, bytes):
+        data = data.decode("utf-8", "replace")
+    if not isinstance(data, str):
+        return _parse_text(data, fmt, port)
+    best = None
+    for text in readings(data):
+        out = _parse_text(text, fmt, port)
+        score = (sum(len(c) for c in out["ports"].values()), -len(out["problems"]))
+        if best is None or score > best[0]:
+            best = (score, out)
+    if not best[0][0]:
+        # no reading held a counter: the problems quote the text as it came (an error in place of the table is
+        # reported as the switch printed it, not as the pre-pass left it)
+        return _parse_text(data, fmt, port)
+    return best[1]
 
 
 def parse_counters(data, fmt, port=None):

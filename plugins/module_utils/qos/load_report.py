@@ -21,7 +21,8 @@ The Markdown holds a summary, then per ToR one row per run with its verdict, mes
 (with their deltas), then a ``skipped, because ...`` line per run that did not happen. The HTML page is a matrix, one
 row per ToR and one cell per link, coloured by the link's verdict (:data:`COLOURS`); hovering a cell shows its runs,
 messages and counters (the ``title`` attribute: no script). It has inline CSS only, no script, no URL, nothing
-fetched, and every value is HTML-escaped.
+fetched, and every value is HTML-escaped; in the Markdown every value is :func:`report_escape.md_text` (no value
+adds a row, a cell, a line, a link or markup).
 
 Both renderers handle 8,192 runs (64 ToRs x 128 links) in under a second on the 2-core CI machine.
 
@@ -33,9 +34,8 @@ from __future__ import annotations
 import re
 
 from ansible_collections.ainet.fabric.plugins.module_utils.qos.load_verdict import VERDICTS, counter_name, moved_text
-from ansible_collections.ainet.fabric.plugins.module_utils.qos.report_style import (
-    TINTS, html_text, md_cell, rail_key, text,
-)
+from ansible_collections.ainet.fabric.plugins.module_utils.common.report_escape import html_text, md_text, text
+from ansible_collections.ainet.fabric.plugins.module_utils.qos.report_style import TINTS, rail_key
 
 REPORT_MD = "lossless.md"
 REPORT_HTML = "lossless.html"
@@ -212,34 +212,34 @@ def _tor_title(name, info):
 
 
 def render_markdown(grouped, counts, cluster, generated):
-    out = ["# Lossless under load%s" % (": %s" % md_cell(cluster) if cluster else ""), ""]
+    out = ["# Lossless under load%s" % (": %s" % md_text(cluster) if cluster else ""), ""]
     if generated:
-        out += ["Generated %s." % md_cell(generated), ""]
+        out += ["Generated %s." % md_text(generated), ""]
     out += [_counts_line(counts), ""]
     if counts["verdict"]:
         out.append("Worst verdict: %s." % LABELS[counts["verdict"]])
     if counts["not_lossless"]:
-        out += ["", "Not proven lossless:", ""] + ["- %s" % md_cell(item) for item in counts["not_lossless"]]
+        out += ["", "Not proven lossless:", ""] + ["- %s" % md_text(item) for item in counts["not_lossless"]]
     out.append("")
     for tor, info, links in grouped:
-        out += ["## ToR %s" % md_cell(_tor_title(tor, info)), ""]
+        out += ["## ToR %s" % md_text(_tor_title(tor, info)), ""]
         rows, skipped = [], []
         for key, _state, link_runs in links:
             for run in link_runs:
                 if run["state"] == "skipped":
                     skipped.append("- %s, round %s, priority %s: skipped, because %s." % (
-                        md_cell(_link_name(key)), md_cell(run.get("round")), md_cell(run.get("priority")),
-                        md_cell(run["reason"])))
+                        md_text(_link_name(key)), md_text(run.get("round")), md_text(run.get("priority")),
+                        md_text(run["reason"])))
                     continue
                 moved = _moved(run)
                 resets = _resets(run)
-                counters = "<br>".join([md_cell(m) for m in moved] + ["reset: %s" % md_cell(r) for r in resets])
+                counters = "<br>".join([md_text(m) for m in moved] + ["reset: %s" % md_text(r) for r in resets])
                 problems = run["verdict"].get("problems") or []
                 message = _message(run) + ("".join(" Problem: %s." % p for p in problems) if problems else "")
                 rows.append("| %s |" % " | ".join([
-                    md_cell(_link_name(key)), md_cell(", ".join(run["senders"])), md_cell(run.get("round")),
-                    md_cell(run.get("priority")), md_cell(run.get("seconds")), LABELS[run["state"]],
-                    md_cell(message), counters or "none moved"]))
+                    md_text(_link_name(key)), md_text(", ".join(run["senders"])), md_text(run.get("round")),
+                    md_text(run.get("priority")), md_text(run.get("seconds")), LABELS[run["state"]],
+                    md_text(message), counters or "none moved"]))
         if rows:
             out += ["| link (receiver NIC -> ToR port) | senders | round | priority | seconds | verdict | message "
                     "| counters moved |", "|---|---|---|---|---|---|---|---|"] + rows + [""]

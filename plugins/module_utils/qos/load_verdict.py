@@ -38,41 +38,103 @@ Drop counters of the whole port or device count against every class judged; devi
 counters (the RDMA ones, EOS's PFC frames, NVUE's RoCE counters) only when one class is judged (``priorities=[p]``:
 one class per run).
 
+A link's role in an incast (``role=``) says which way its congestion counters must count to be evidence
+(:data:`ROLE_CONGESTION`): the incast's data flows from the senders through the switch to the receiver, so the
+receiver's evidence is what counts traffic *toward* it (the pauses its NIC sent and the switch received at its port,
+ECN marks on packets reaching it, the CNPs it sent as notification point), a sender's what counts traffic *from* it
+(the pauses it received and the switch sent out of its port, the CNPs it handled as reaction point). A counter
+that moved the other way (the receiver paused while sending ACKs, say) is listed under ``other_way``, never
+counted. Without a role (a link judged on its own) both directions count.
+
 Link-level (802.3x) pause is not PFC: it is reported under ``link_pause``, never counts as congestion reached, and
 where it moved without a PFC pause of the class the class is ``inconclusive``, never lossless (ECN marks or not).
 
-Deltas follow each counter's width (:func:`counter_delta`): a decrease of a 32-bit counter is a wrap only when the
-wrap explains it (the wrapped delta is below 2**31) and nothing else in the same read was reset; any other decrease
-is a reset, whose delta is unknown (None), never negative. A counter missing from either read is *not reported*.
+Deltas follow each counter's width and the rest of its read (:func:`read_deltas`): a decrease of a counter narrower
+than 64 bits (``COUNTERS``' width: a Q counter of mlx5, a qdisc's drops) is a wrap when the same read shows that
+nothing was reset - a sibling (another counter of the same read and port) that kept counting (read above 0 both
+times, not lower after) and no sibling that cannot wrap (64-bit or of unknown width) went down, and no instance
+counter (a qdisc's handle) changed. Otherwise the decrease is a reset, whose delta is unknown (None), never negative;
+a 64-bit counter (or one of unknown width) that went down is always a reset, never a wrap. A counter missing from
+either read is *not reported*.
 """
 
 from __future__ import annotations
+
+import re
 
 from ansible_collections.ainet.fabric.plugins.module_utils.qos.counters_parse import DEFAULT_PORT, FORMATS, describe
 from ansible_collections.ainet.fabric.plugins.module_utils.qos.lossless_check import resolve
 
 VERDICTS = ("dropped", "lost", "pause_storm", "ecn_inactive", "inconclusive", "lossless_under_load")
-WRAP_LIMIT = 1 << 31
 DROP_FACTS = ("drop", "transport_error")
 # Facts of a loss that the counter places on the link it was read on (the rest, transport_error, are end to end).
 PLACED_FACTS = ("drop",)
 ECN_FACTS = ("ecn_mark", "cnp")
 # Facts counted for the whole port or device (no priority in the name) that still judge every class.
 PORT_WIDE = DROP_FACTS + ECN_FACTS + ("pause_storm", "link_pause")
+# Which pause, ECN and CNP counters are a role's congestion in an incast, by the direction each counts (read at the
+# role's own host and at the switch port facing it):
+# - the NIC's ``tx_prio<p>_pause`` (it sent pauses: it could not absorb what came in) and ``rx_prio<p>_pause`` (it
+#   received pauses: "the network is congested and cannot absorb the traffic coming from the adapter"; mlx5
+#   counters.rst, torvalds/linux Documentation/networking/device_drivers/ethernet/mellanox/mlx5/counters.rst);
+# - the switch's PFC frames received at the port (SONiC ``Port Rx``, SAI_PORT_STAT_PFC_<p>_RX_PKTS, sonic-utilities
+#   scripts/pfcstat; EOS ``rxFrames``; NVUE ``pfc-stats.<p>.rx-pause-frames``, ``rx-stats.rx-pfc-stats.pause-packets``)
+#   are the host's pauses, those sent out of it (``Port Tx``, ``txFrames``, ``...tx-pause-frames``,
+#   ``tx-stats.tx-pfc-stats.pause-packets``) the switch holding the host back;
+# - DCQCN's notification point counts marked packets that reached the host and the CNPs it sent back
+#   (``np_ecn_marked_roce_packets``, ``np_cnp_sent``, ``cc_rx_ce_pkts``, ``cc_tx_cnp_pkts``), like the switch's ECN
+#   marks out of the port (EOS ``queueCounters.<q>``, NVUE ``port-stats.ecn-marked-packets.transmit``,
+#   ``tx-stats.tx-ecn-stats.ecn-marked-packets``); its reaction point the CNPs that slowed the host's own sending
+#   (``rp_cnp_handled``, ``cc_rx_cnp_pkts``) like those the switch sent out of the port
+#   (``tx-stats.tx-cnp-stats.cnp-packets``).
+# A counter not named here is no role's evidence (a new source must say which way it counts).
+ROLE_CONGESTION = {
+    "receiver": re.compile(r"^(tx_prio[0-7]_pause|pfc[0-7]_rx_pkts|rxFrames|pfc-stats\.[0-7]\.rx-pause-frames|"
+                           r"rx-stats\.rx-pfc-stats\.pause-packets|np_ecn_marked_roce_packets|np_cnp_sent|"
+                           r"cc_rx_ce_pkts|cc_tx_cnp_pkts|queueCounters\.\d+|port-stats\.ecn-marked-packets\.transmit|"
+                           r"tx-stats\.tx-ecn-stats\.ecn-marked-packets|"
+                           # a Linux (mlxsw) ToR's port: PFC received from the host, ECN marks out of the port;
+                           # NX-OS `show interface priority-flow-control detail`: RxPPP of the priority
+                           r"rx_pause_prio_[0-7]|ecn_marked|pfc[0-7]_rx_frames|"
+                           # EOS per priority (eos_pfc_detail); NVUE JSON: ECN marks of a traffic class out of the port
+                           r"prio[0-7]\.rxFrames|egress-queue-stats\.\d+\.ecn-marked-frames)$"),
+    "sender": re.compile(r"^(rx_prio[0-7]_pause|pfc[0-7]_tx_pkts|txFrames|pfc-stats\.[0-7]\.tx-pause-frames|"
+                         r"tx-stats\.tx-pfc-stats\.pause-packets|rp_cnp_handled|cc_rx_cnp_pkts|"
+                         r"tx-stats\.tx-cnp-stats\.cnp-packets|"
+                         # mlxsw: PFC sent out of the port; NX-OS: TxPPP of the priority; EOS per priority
+                         r"tx_pause_prio_[0-7]|pfc[0-7]_tx_frames|prio[0-7]\.txFrames)$"),
+}
+ROLES = tuple(sorted(ROLE_CONGESTION))
+
+
+def role_evidence(record, role):
+    """Whether a pause, ECN or CNP counter record is ``role``'s congestion (:data:`ROLE_CONGESTION`); any record
+    is when ``role`` is None."""
+    return role is None or bool(ROLE_CONGESTION[role].match(record["counter"]))
 
 
 def counter_delta(before, after, width):
-    """``(delta, state)`` of one counter: state ``counted``, ``wrapped`` (32-bit wrap, delta through the top),
-    ``reset`` (delta None) or ``not_reported`` (absent from a read; delta None)."""
+    """``(delta, state)`` of one counter alone: state ``counted``, ``wrapped`` (a counter narrower than 64 bits went
+    down: the delta through its top, *if* it wrapped - only its read can tell, :func:`read_deltas`), ``reset`` (a
+    64-bit counter, or one of unknown width, went down; delta None) or ``not_reported`` (absent from a read)."""
     if before is None or after is None:
         return None, "not_reported"
     if after >= before:
         return after - before, "counted"
-    if width == 32:
-        wrapped = after + (1 << 32) - before
-        if wrapped < WRAP_LIMIT:
-            return wrapped, "wrapped"
+    if width and width < 64:
+        return after + (1 << width) - before, "wrapped"
     return None, "reset"
+
+
+def _read_was_reset(records):
+    """Whether the rest of one read (one port of it) says its counters were reset between the reads: an instance
+    counter changed, a counter that cannot wrap went down, or no counter kept counting (read above 0 both times
+    and not lower after) - nothing then tells a wrap from a reset, and a reset is the answer that claims nothing."""
+    if any(r["fact"] == "instance" and r["before"] != r["after"] and r["state"] != "not_reported" for r in records):
+        return True
+    if any(r["state"] == "reset" for r in records):
+        return True
+    return not any(r["state"] == "counted" and r["before"] > 0 and r["fact"] != "instance" for r in records)
 
 
 def _facts(reads, which):
@@ -110,7 +172,8 @@ def _port(facts_b, facts_a, name, wanted, problems):
 
 
 def read_deltas(name, facts_b, facts_a, port):
-    """The delta record of every counter of one read, wraps undone where a reset explains them."""
+    """The delta record of every counter of one read: a wrap of a narrow counter stands only when the rest of the
+    read shows nothing was reset (:func:`_read_was_reset`); otherwise it is a reset too."""
     fmt = facts_b["format"]
     before = facts_b["ports"].get(port, {})
     after = facts_a["ports"].get(port, {})
@@ -127,9 +190,9 @@ def read_deltas(name, facts_b, facts_a, port):
         for r in records:
             if r["counter"].startswith(prefix) and r["state"] != "not_reported":
                 r["delta"], r["state"] = None, "reset"
-    if any(r["state"] == "reset" for r in records):
+    if any(r["state"] == "wrapped" for r in records) and _read_was_reset(records):
         for r in records:
-            if r["state"] == "wrapped":  # the same read was reset: this decrease is the reset too
+            if r["state"] == "wrapped":  # the same read was reset, or nothing shows it was not: a reset too
                 r["delta"], r["state"] = None, "reset"
     return records
 
@@ -159,13 +222,17 @@ def _names(records):
 
 
 def load_verdict(before, after, profile=None, port=None, host_port=None, priorities=None, seconds=None,
-                 max_pause_ratio=0.5, max_storm_events=0, queues=None, congestion=None):
+                 max_pause_ratio=0.5, max_storm_events=0, queues=None, congestion=None, role=None):
     """The verdict of one link (see the module). ``profile``: a preset name or a resolved profile (which priorities
     are lossless and which run DCQCN); ``priorities``: the classes to judge (default: the profile's PFC priorities);
     ``port``/``host_port``: the switch port and host interface when a read holds several; ``seconds``: the run's
     length (for the pause-duration bound); ``queues``: {priority: switch queue} (default: the same number);
     ``congestion``: ``{priority: [counter records]}`` of PFC pauses and ECN/CNP counters that moved on other links
-    because of this link's load (see the module). Raises ValueError (one line) on input that is not the link's reads."""
+    because of this link's load (see the module); ``role``: ``receiver`` or ``sender`` of an incast (only the
+    counters that count its direction are its congestion), None for a link judged on its own. Raises ValueError
+    (one line) on input that is not the link's reads."""
+    if role is not None and role not in ROLE_CONGESTION:
+        raise ValueError("role: %r is not a role of an incast; use one of: %s, or none" % (role, ", ".join(ROLES)))
     profile = resolve(profile)
     if priorities is None:
         if profile is None:
@@ -193,7 +260,7 @@ def load_verdict(before, after, profile=None, port=None, host_port=None, priorit
     single = len(priorities) == 1
     elsewhere = dict((int(k), list(v or ())) for k, v in (congestion or {}).items())
     classes = [_judge(p, queues.get(p, p), records, p in ecn_expected, seconds, max_pause_ratio, max_storm_events,
-                      single, elsewhere.get(p, [])) for p in priorities]
+                      single, elsewhere.get(p, []), role) for p in priorities]
     worst = min((c["verdict"] for c in classes), key=VERDICTS.index) if classes else "inconclusive"
     return {"verdict": worst, "classes": classes, "counters": records, "problems": problems}
 
@@ -213,7 +280,8 @@ def _headroom(drops, records):
                 "%s %s %s bytes" % (_where(r), r["counter"], format(r["after"], ",")) for r in marks))
 
 
-def _judge(prio, queue, records, ecn_expected, seconds, max_pause_ratio, max_storm_events, single, elsewhere=()):
+def _judge(prio, queue, records, ecn_expected, seconds, max_pause_ratio, max_storm_events, single, elsewhere=(),
+           role=None):
     def mine(r):
         if r["priority"] is not None:
             return r["priority"] == prio
@@ -232,6 +300,10 @@ def _judge(prio, queue, records, ecn_expected, seconds, max_pause_ratio, max_sto
         return [r for r in known if r["fact"] in facts and r["delta"]]
 
     pauses, ecn, drops, link_pause = moved("pfc_pause"), moved(*ECN_FACTS), moved(*DROP_FACTS), moved("link_pause")
+    # in an incast, congestion counted the other way is not this role's evidence (ROLE_CONGESTION)
+    other_way = [r for r in pauses + ecn if not role_evidence(r, role)]
+    pauses = [r for r in pauses if role_evidence(r, role)]
+    ecn = [r for r in ecn if role_evidence(r, role)]
     # congestion the load caused on the other ends (the senders paused, their CNPs handled): evidence, never drops
     pauses += [r for r in elsewhere if r.get("fact") == "pfc_pause" and r.get("delta")]
     ecn += [r for r in elsewhere if r.get("fact") in ECN_FACTS and r.get("delta")]
@@ -242,12 +314,14 @@ def _judge(prio, queue, records, ecn_expected, seconds, max_pause_ratio, max_sto
     resets = [r for r in rel if r["state"] == "reset"]
     out = {"priority": prio, "queue": queue,
            "moved": {"pause": pauses, "ecn": ecn, "drop": drops, "storm": storm, "link_pause": link_pause},
-           "placed": [r for r in drops if r["fact"] in PLACED_FACTS],
+           "placed": [r for r in drops if r["fact"] in PLACED_FACTS], "other_way": other_way,
            "reset": resets, "not_reported": [r for r in rel if r["state"] == "not_reported"]}
     drop_read = [r for r in known if r["fact"] in DROP_FACTS]
-    ecn_read = [r for r in known if r["fact"] in ECN_FACTS]
+    ecn_read = [r for r in known if r["fact"] in ECN_FACTS and role_evidence(r, role)]
     traffic = [r for r in known if r["fact"] == "traffic" and (r["priority"] is not None or r["queue"] is not None)]
     notes = []
+    if other_way:
+        notes.append(" Moved the other way, not the %s's evidence: %s." % (role, _list(other_way)))
     if link_pause:
         notes.append(" Link-level pause moved (%s): 802.3x flow control, not PFC, is pausing this link; it proves "
                      "nothing about the lossless class." % _list(link_pause))

@@ -13,11 +13,13 @@ name or a resolved profile of :mod:`qos_profile`), each side with the profile. I
      "unchecked": [{"topic": "pfc_watchdog", "reason": "the switch port's PFC watchdog was not read"}],
      "advice": [{"topic": "lossless_dscps", "message": "DSCP 24,25,27 ... are lossless on the host ..."}]}
 
-``disagreements`` holds only what really disagrees: the list a user asserts empty.
-``unchecked`` names each topic that could not be compared because one side does not state its input
-(``None`` from a parser that cannot tell) and why; such a topic is never guessed and never counted as
-agreement. :func:`lossless_diff` returns the disagreements alone. :data:`CODES` lists every
-disagreement code, :data:`TOPICS` every topic; ``docs/lossless-qos.md`` shows both tables.
+``disagreements`` holds only what really disagrees. ``unchecked`` names each topic that could not be compared
+because one side does not state its input (``None`` from a parser that cannot tell) and why; such a topic is never
+guessed and never counted as agreement. ``verdict`` says which: ``disagree`` (a disagreement), ``unchecked`` (none,
+but a topic could not be compared: the link is not shown to agree) or ``agree`` (every topic compared, none
+disagrees) - the one value a play asserts on. :func:`lossless_diff` returns the disagreements followed by one
+:data:`UNCHECKED` entry per unchecked topic, so that ``length == 0`` holds only for a link that agrees.
+:data:`CODES` lists every disagreement code, :data:`TOPICS` every topic; ``docs/lossless-qos.md`` shows both tables.
 
 The check follows one RoCE packet, and one CNP, through the switch port: classification (trust, DSCP ->
 priority), the ingress buffer (priority -> priority group, a lossless group), PFC (enabled for that priority,
@@ -101,6 +103,9 @@ TOPICS = {
                      "priority's pauses",
     "tos": "the RoCE ToS of the host",
 }
+# The code of a lossless_diff entry for a topic that could not be compared (not a disagreement, never agreement).
+UNCHECKED = "unchecked"
+VERDICTS = ("disagree", "unchecked", "agree")
 KILO = 1024
 # How far a threshold rounded to the switch's unit may be from the profile's bytes: 24/1000, what a kibibyte
 # differs from a kilobyte (150 kbytes = 153,600 B for 150,000 B), so rounding never accepts more than the decimal
@@ -199,13 +204,33 @@ def _unread(h_value, s_value, what, where):
 
 
 def lossless_diff(host, switch, port=None, profile=None, host_port=None):
-    """The disagreements between a host NIC and its switch port (:func:`lossless_check`'s list)."""
-    return lossless_check(host, switch, port, profile, host_port)["disagreements"]
+    """What keeps a host NIC and its switch port from agreeing: :func:`lossless_check`'s disagreements, then one
+    entry per unchecked topic (:func:`unchecked_entries`). Empty only when the check's verdict is ``agree``."""
+    return findings(lossless_check(host, switch, port, profile, host_port))
+
+
+def unchecked_entries(unchecked):
+    """One ``lossless_diff`` entry per unchecked topic: ``{"code": "unchecked", "topic", "host": None, "switch":
+    None, "message"}``, the message naming what was not compared and why."""
+    return [{"code": UNCHECKED, "topic": item["topic"], "host": None, "switch": None,
+             "message": "Not checked: %s (%s)." % (TOPICS.get(item["topic"], item["topic"]), item["reason"])}
+            for item in unchecked]
+
+
+def findings(check):
+    """A :func:`lossless_check` result as :func:`lossless_diff`'s list: disagreements, then unchecked topics."""
+    return list(check["disagreements"]) + unchecked_entries(check["unchecked"])
+
+
+def verdict_of(disagreements, unchecked):
+    """``disagree``, ``unchecked`` or ``agree`` (:data:`VERDICTS`): agree only when nothing disagrees and every
+    topic was compared."""
+    return "disagree" if disagreements else "unchecked" if unchecked else "agree"
 
 
 def lossless_check(host, switch, port=None, profile=None, host_port=None):
-    """``{"disagreements": [...], "unchecked": [{"topic", "reason"}], "advice": [{"topic", "message"}]}`` for a host
-    NIC and its switch port.
+    """``{"verdict": "disagree|unchecked|agree", "disagreements": [...], "unchecked": [{"topic", "reason"}],
+    "advice": [{"topic", "message"}]}`` for a host NIC and its switch port (:func:`verdict_of`).
 
     ``host``/``switch``: facts mappings or bare settings; ``port`` picks the switch port (needed
     when the switch facts hold several), ``host_port`` the host NIC; ``profile``: None, a preset
@@ -365,8 +390,8 @@ def lossless_check(host, switch, port=None, profile=None, host_port=None):
 
     if profile:
         _against_profile(d, h, s, profile, where)
-    return {"disagreements": d.items,
-            "unchecked": [{"topic": topic, "reason": reason} for topic, reason in sorted(d.unchecked.items())],
+    unchecked = [{"topic": topic, "reason": reason} for topic, reason in sorted(d.unchecked.items())]
+    return {"verdict": verdict_of(d.items, unchecked), "disagreements": d.items, "unchecked": unchecked,
             "advice": d.advice}
 
 
@@ -646,7 +671,8 @@ def link_rows(plan, host_facts, switch_facts, hosts=None, host_errors=None):
     ``host_facts``: {host: facts whose ports are the host's NIC names}; ``switch_facts``: {ToR
     name: facts whose ports are the plan's ToR port names}; ``host_errors``: {host: why its NICs
     could not be read}. A missing source is an ``error``
-    row naming what is missing, never a silent pass."""
+    row naming what is missing, never a silent pass; a link whose check left a topic unchecked is ``unchecked``,
+    never ``agree``."""
     profiles = {name: fabric.get("qos") for name, fabric in plan["cluster"]["fabrics"].items()}
     rows = []
     for host in sorted(hosts if hosts is not None else plan["nodes"]):
@@ -657,7 +683,7 @@ def link_rows(plan, host_facts, switch_facts, hosts=None, host_errors=None):
                 continue  # a fabric without a lossless class has nothing to agree on
             row = {"fabric": entry["fabric"], "rail": entry["rail"], "host": host,
                    "host_port": entry.get("interface"), "tor": entry["tor"], "switch_port": entry["tor_port"],
-                   "status": "agree", "error": None, "disagreements": [], "unchecked": [], "advice": []}
+                   "status": "error", "error": "not checked", "disagreements": [], "unchecked": [], "advice": []}
             rows.append(row)
             facts = host_facts.get(host)
             tor = switch_facts.get(entry["tor"])
@@ -673,5 +699,5 @@ def link_rows(plan, host_facts, switch_facts, hosts=None, host_errors=None):
                 continue
             row["disagreements"], row["unchecked"] = verdict["disagreements"], verdict["unchecked"]
             row["advice"] = verdict["advice"]
-            row["status"] = "disagree" if verdict["disagreements"] else "agree"
+            row["status"], row["error"] = verdict["verdict"], None
     return rows

@@ -7,7 +7,8 @@ Input: the link rows of :func:`lossless_check.link_rows`, one per host-ToR link:
 
     {"fabric": "compute", "rail": 1, "host": "gpu-001", "host_port": "ens1f0np0",
      "tor": "c1-rail1-tor", "switch_port": "swp1",
-     "status": "agree",                  # or "disagree", or "error" (the link could not be checked)
+     "status": "agree",                  # or "disagree", "unchecked" (a topic could not be compared: not shown
+                                         # to agree), or "error" (the link could not be checked)
      "error": None,                      # why not, for "error"
      "disagreements": [{"code": "roce_dscp_lossy_on_switch", "host": 3, "switch": "TC1 (lossy)",
                         "message": "DSCP 26 is lossless priority 3 on the host but ..."}],
@@ -24,27 +25,30 @@ clock), ``profile``, ``sources`` (``{"hosts": 4, "switches": 2}``) and optionall
 
 Rows are sorted by fabric, rail (numerically), host, then the remaining columns, so the order
 of the input does not matter and the same input gives byte-identical output. A status other
-than the three known ones is reported as ``error``.
+than the four known ones is reported as ``error``; a row that says ``agree`` but lists unchecked topics is
+``unchecked`` (never shown as agreeing).
 
 The HTML page is HTML5 with inline CSS only: no script, no external URL, no image, nothing
 fetched; every value is HTML-escaped. Rows are coloured by verdict (:data:`COLOURS`). In the
-Markdown, ``|`` is escaped and ``<`` written as ``&lt;`` so no value becomes a table cell border
-or HTML markup. Both renderers handle 8,192 links in well under half a second.
+Markdown every value is :func:`report_escape.md_text` (codes and topics :func:`report_escape.md_code`), so no
+value becomes a table cell border, a line, a link or HTML markup. Both renderers handle 8,192 links in well
+under half a second.
 """
 
 from __future__ import annotations
 
-from ansible_collections.ainet.fabric.plugins.module_utils.qos.report_style import (
-    TINTS, html_text as _h, md_cell as _md, md_code as _md_code, rail_key as _rail, text as _text,
+from ansible_collections.ainet.fabric.plugins.module_utils.common.report_escape import (
+    html_text as _h, md_code as _md_code, md_text as _md, text as _text,
 )
+from ansible_collections.ainet.fabric.plugins.module_utils.qos.report_style import TINTS, rail_key as _rail
 
-STATUSES = ("agree", "disagree", "error")
+STATUSES = ("agree", "disagree", "unchecked", "error")
 # Verdict column text per status.
-LABELS = {"agree": "agree", "disagree": "DISAGREE", "error": "not checked"}
+LABELS = {"agree": "agree", "disagree": "DISAGREE", "unchecked": "not all checked", "error": "not checked"}
 # Row backgrounds of the HTML report (report_style.TINTS): green for a link whose host and ToR agree,
-# red for a disagreement, amber for a link that could not be checked. The browser test looks for these
-# exact colours in a screenshot.
-COLOURS = {"agree": TINTS["good"], "disagree": TINTS["bad"], "error": TINTS["caution"]}
+# red for a disagreement, amber for a link that could not be checked, cyan for one checked in part (it proves
+# nothing about the topics left out). The browser test looks for these exact colours in a screenshot.
+COLOURS = {"agree": TINTS["good"], "disagree": TINTS["bad"], "unchecked": TINTS["unknown"], "error": TINTS["caution"]}
 COLUMNS = ("fabric", "rail", "host", "host port", "ToR", "switch port", "verdict", "details", "unchecked")
 _FIELDS = ("fabric", "rail", "host", "host_port", "tor", "switch_port")
 
@@ -56,6 +60,8 @@ def _key(row):
 
 def _status(row):
     status = row.get("status")
+    if status == "agree" and row.get("unchecked"):
+        return "unchecked"
     return status if status in STATUSES else "error"
 
 
@@ -64,11 +70,11 @@ def _ordered(links):
 
 
 def summary(links):
-    """``{"links", "agree", "disagree", "error": counts, "by_code": {code: links}}``.
+    """``{"links", "agree", "disagree", "unchecked", "error": counts, "by_code": {code: links}}``.
 
     ``by_code`` counts the disagreements per code, most frequent first, then by code."""
     links = links or ()
-    out = {"links": len(links), "agree": 0, "disagree": 0, "error": 0}
+    out = {"links": len(links), "agree": 0, "disagree": 0, "unchecked": 0, "error": 0}
     codes = {}
     for row in links:
         out[_status(row)] += 1
@@ -80,8 +86,8 @@ def summary(links):
 
 
 def _counts_line(counts):
-    return "%d links: %d agree, %d disagree, %d not checked." % (
-        counts["links"], counts["agree"], counts["disagree"], counts["error"])
+    return "%d links: %d agree, %d disagree, %d not all checked, %d not checked." % (
+        counts["links"], counts["agree"], counts["disagree"], counts["unchecked"], counts["error"])
 
 
 def render_markdown(links, meta):
@@ -133,13 +139,14 @@ table{border-collapse:collapse;font-size:13px;margin-top:6px}
 th,td{border:1px solid #adb5bd;padding:4px 8px;text-align:left;vertical-align:top}
 th{background:#e9ecef;position:sticky;top:0}
 tr.agree td{background:%(agree)s}tr.disagree td{background:%(disagree)s}tr.error td{background:%(error)s}
+tr.unchecked td{background:%(unchecked)s}
 td.n{text-align:right}table.links td:not(:last-child){white-space:nowrap}
 code{font-size:12px}ul{margin:2px 0;padding-left:18px}.count{font-weight:600}""" % COLOURS
 
 
 def render_html(links, meta):
     """The report as one self-contained HTML5 page (str): inline CSS, no script, no URL; a table
-    of disagreements per code and one ``<tr class="agree|disagree|error">`` per link."""
+    of disagreements per code and one ``<tr class="agree|disagree|unchecked|error">`` per link."""
     meta = meta or {}
     counts = summary(links)
     title = "Lossless RoCE agreement: %s" % _h(meta.get("cluster"))

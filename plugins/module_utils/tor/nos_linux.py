@@ -39,6 +39,7 @@ from __future__ import annotations
 
 import re
 
+from ansible_collections.ainet.fabric.plugins.module_utils.common import linux_names
 from ansible_collections.ainet.fabric.plugins.module_utils.tor.tor_push import PushError, read_command
 
 NAME = "linux"
@@ -51,16 +52,13 @@ PORT_MTU = 9216
 PORT_MTU_MAX = 9216
 PORT_NAME = "a Linux interface name (1-15 bytes; no '/', ':', '%' or whitespace)"
 PORT_NAME_RE = re.compile(r"^[^/:%\s]{1,15}\Z")
-# The bytes the kernel refuses in a name: '/', ':', its isspace() (lib/ctype.c: 9-13, 32, 160) and the template '%'.
-_REFUSED_BYTES = frozenset(b"/:%\t\n\v\f\r \xa0")
 PUSH = None
 HTTP_PORT = None
 
 
 def invalid_ports(names):
     """The names in ``names`` that the kernel refuses as an interface name."""
-    return [name for name in names if not PORT_NAME_RE.match(name) or name in (".", "..")
-            or len(name.encode("utf-8")) > 15 or _REFUSED_BYTES.intersection(name.encode("utf-8"))]
+    return [name for name in names if not PORT_NAME_RE.match(name) or not linux_names.kernel_ifname_ok(name)]
 
 
 # ----------------------------------------------------------------------------- counters (the load test)

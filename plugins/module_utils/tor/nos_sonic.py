@@ -71,7 +71,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import uuid
 
 from ansible_collections.ainet.fabric.plugins.module_utils.common.errors import FabricError
 from ansible_collections.ainet.fabric.plugins.module_utils.qos.counters_parse_nos import (
@@ -786,13 +785,20 @@ def sonic_changes(running, fragment):
     return ops + sonic_patch(pruned, want, diff), items + diff
 
 
-def sonic_push(run, fragment, check=False, patch_file=None, sudo=False, dry_run_in_check=False):
+# The GCU patch file on the switch: mktemp's template, and the name it may print back (checked before use).
+PATCH_TEMPLATE = "/tmp/ainet-fabric-patch.XXXXXXXXXX"
+PATCH_NAME = re.compile(r"/tmp/ainet-fabric-patch\.[A-Za-z0-9]{10}")
+
+
+def sonic_push(run, fragment, check=False, sudo=False, dry_run_in_check=False):
     """Push a config_db fragment with the Generic Config Updater: ``{"changed", "patch", "diff", "released"}``.
 
     ``run(argv, data=None) -> (rc, stdout, stderr)`` runs a command on the switch. Check mode reads only,
     unless ``dry_run_in_check`` asks GCU to validate the patch (``config apply-patch --dry-run``), which
     writes the patch to a temporary file on the switch. ``sudo`` prefixes the commands that need root
-    (``config``). The patch file is a fresh name under /tmp, created 0600, removed afterwards."""
+    (``config``). The patch file is made by ``mktemp`` on the switch (a new random name, created 0600 with
+    ``O_EXCL``: no other user can have it first or swap it in the sticky /tmp), filled through its argument (never a
+    shell word) and removed afterwards."""
     rc, out, err = run(["sonic-cfggen", "-d", "--print-data"])
     if rc != 0:
         raise PushError("sonic-cfggen -d --print-data failed (rc %d): %s" % (rc, (err or out).strip()[:300]))
@@ -812,9 +818,12 @@ def sonic_push(run, fragment, check=False, patch_file=None, sudo=False, dry_run_
     result = {"changed": bool(ops), "patch": ops, "diff": diff, "released": release}
     if not ops or (check and not dry_run_in_check):
         return result
-    patch_file = patch_file or "/tmp/ainet-fabric-patch-%s.json" % uuid.uuid4().hex[:12]
+    rc, out, err = run(["mktemp", PATCH_TEMPLATE])
+    patch_file = (out or "").strip()
+    if rc != 0 or not PATCH_NAME.fullmatch(patch_file):
+        raise PushError("mktemp %s failed (rc %d): %s" % (PATCH_TEMPLATE, rc, " ".join((err or out or "").split())[:300]))
     apply = ["config", "apply-patch"] + (["--dry-run"] if check else []) + [patch_file]
-    steps = ((["sh", "-c", "umask 077 && set -C && cat > %s" % patch_file], json.dumps(ops, indent=2)),
+    steps = ((["sh", "-c", 'cat > "$1"', "sh", patch_file], json.dumps(ops, indent=2)),
              ((["sudo", "-n"] if sudo else []) + apply, None))
     try:
         for argv, data in steps:

@@ -28,6 +28,7 @@ from __future__ import annotations
 import json
 import re
 
+from ansible_collections.ainet.fabric.plugins.module_utils.common.report_escape import one_line
 from ansible_collections.ainet.fabric.plugins.module_utils.tor.tor_intent import is_owned
 
 
@@ -129,15 +130,16 @@ def owned_stale(ports, wanted):
 
 
 def diff_text(items):
-    """One line per item: ``path: before -> after`` (``+ path: after`` for what is absent)."""
+    """One line per item: ``path: before -> after`` (``+ path: after`` for what is absent). Each part is
+    :func:`report_escape.one_line`: what the switch's running configuration holds cannot add a line to the diff."""
     lines = []
     for item in items:
-        path = " ".join(item["path"])
-        after = json.dumps(item["after"]) if isinstance(item["after"], (dict, list)) else item["after"]
+        path = one_line(" ".join(item["path"]))
+        after = one_line(json.dumps(item["after"]) if isinstance(item["after"], (dict, list)) else item["after"])
         if item["before"] is None:
             lines.append("+ %s%s%s" % (path, ": " if path else "", after))
         else:
-            lines.append("~ %s%s%s -> %s" % (path, ": " if path else "", item["before"], after))
+            lines.append("~ %s%s%s -> %s" % (path, ": " if path else "", one_line(item["before"]), after))
     return "\n".join(lines) + ("\n" if lines else "")
 
 

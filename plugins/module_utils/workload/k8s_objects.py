@@ -36,6 +36,7 @@ import json
 import re
 
 from ansible_collections.ainet.fabric.plugins.module_utils.common.errors import FabricModelError
+from ansible_collections.ainet.fabric.plugins.module_utils.common.report_escape import md_text
 from ansible_collections.ainet.fabric.plugins.module_utils.workload import nccl
 
 # Pod CNIs -> the device plugin that hands out the rail NIC (or its VFs) to pods.
@@ -773,13 +774,14 @@ def summary_markdown(plan):
     try:
         objects = render(plan)
     except FabricModelError as exc:
-        return "\n".join(lines + ["Not rendered: %s" % exc, ""])
+        return "\n".join(lines + ["Not rendered: %s" % md_text(exc), ""])
     lines += ["| fabric | cni | ipam | objects (playbooks/k8s.yml) |", "|---|---|---|---|"]
     for name, fabric in pods:
         counts = {}
         for obj in objects:
             if obj["metadata"].get("labels", {}).get(LABEL + "fabric") in (name, None):
                 counts[obj["kind"]] = counts.get(obj["kind"], 0) + 1
-        lines.append("| %s | %s | %s | %s |" % (name, fabric["cni"], settings(fabric)["ipam"], ", ".join(
-            "%d %s" % (counts[kind], kind) for kind, _file in FILES if kind in counts)))
+        lines.append("| %s | %s | %s | %s |" % (md_text(name), md_text(fabric["cni"]), md_text(settings(fabric)["ipam"]),
+                                                ", ".join("%d %s" % (counts[kind], kind) for kind, _file in FILES
+                                                          if kind in counts)))
     return "\n".join(lines + [""])

@@ -123,6 +123,10 @@ def test_judge_makes_one_run_per_incast_from_the_receivers_reads_and_its_tor_por
     step = action({"mode": "step", "step": 1}, hostvars)
     hostvars["gpu01"].update(__lossless_test_before=sysfs(tmp_path / "b", "before"),
                              __lossless_test_after=sysfs(tmp_path / "a", "after"))
+    # the recorded pair counts a host held back by the switch (rx_prio3_pause, rp_cnp_handled): a sender's evidence
+    # (load_verdict.ROLE_CONGESTION); the receiver's link alone moved only the other way
+    hostvars["gpu02"].update(__lossless_test_before=sysfs(tmp_path / "gpu02" / "b", "before"),
+                             __lossless_test_after=sysfs(tmp_path / "gpu02" / "a", "after"))
 
     def tor_read(when):
         with open(os.path.join(DATA, "sonic-pfc-%s.txt" % when)) as pfc, \
@@ -177,6 +181,10 @@ def test_judge_reads_a_cumulus_tor_s_per_port_counters_for_the_receiver_s_port(t
     step = action({"mode": "step", "step": 1, "cluster": CUMULUS}, hostvars)
     hostvars["gpu01"].update(__lossless_test_before=sysfs(tmp_path / "b", "before"),
                              __lossless_test_after=sysfs(tmp_path / "a", "after"))
+    # the recorded pair counts a host held back by the switch (rx_prio3_pause, rp_cnp_handled): a sender's evidence
+    # (load_verdict.ROLE_CONGESTION); the receiver's link alone moved only the other way
+    hostvars["gpu02"].update(__lossless_test_before=sysfs(tmp_path / "gpu02" / "b", "before"),
+                             __lossless_test_after=sysfs(tmp_path / "gpu02" / "a", "after"))
 
     def tor_read(when, other):
         # what nos_cumulus.read_counters returns: {format: {port: text}}; the senders' ports swp2 and swp3 are read

@@ -36,10 +36,15 @@ def test_stock_sonic_port_makes_dscp26_lossy():
     assert {"roce_dscp_lossy_on_switch", "pfc_mismatch", "ecn_off_on_switch"} <= set(codes(items))
 
 
-def test_cumulus_roce_lossless_defaults_agree_with_an_nvidia_host():
+def test_cumulus_roce_lossless_defaults_have_no_disagreement_with_an_nvidia_host_but_an_unread_mtu_is_listed():
     switch = FILTERS["parse_qos"](text("nvue", "nv-config-roce-lossless.yaml.txt"), "nvue")
     port = sorted(switch["ports"])[0]
-    assert FILTERS["lossless_diff"](dict(HOST, mtu=None), switch, port=port, profile=NVIDIA) == []
+    items = FILTERS["lossless_diff"](dict(HOST, mtu=None), switch, port=port, profile=NVIDIA)
+    assert items and codes(items) == ["unchecked"]  # nothing disagrees; what was not read is not agreement
+    assert "mtu" in [i["topic"] for i in items]
+    check = FILTERS["lossless_check"](dict(HOST, mtu=None), switch, port=port, profile=NVIDIA)
+    assert check["verdict"] == "unchecked" and check["disagreements"] == []
+    assert [i["topic"] for i in items] == [u["topic"] for u in check["unchecked"]]
 
 
 def test_arista_leaf_from_a_public_roce_config_agrees_on_the_roce_class():

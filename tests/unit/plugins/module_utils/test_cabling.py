@@ -447,6 +447,6 @@ def test_findings_are_drawn_dotted_in_the_plan_diagram():
     marks = finding_marks({"findings": [{"host": "gpu01", "fabric": "default", "rail": 2, "kind": "wrong_port"}]})
     assert marks == {("gpu01", "default", 2): "cable wrong port"}
     lines = render(plan, "mermaid", 64, marks).splitlines()
-    assert '  node_gpu01 -. "ens6f1np1 default r2 172.17.1.2/24: cable wrong port" .- tor_d_rail2_tor' in lines, lines
-    assert '  node_gpu01 -- "ens6f0np0 default r1 172.17.0.2/24" --- tor_d_rail1_tor' in lines, lines
+    assert '  node1 -. "ens6f1np1 default r2 172.17.1.2/24#58; cable wrong port" .- tor2' in lines, lines
+    assert '  node1 -- "ens6f0np0 default r1 172.17.0.2/24" --- tor1' in lines, lines
     assert render(plan, "mermaid") == render(plan, "mermaid", 64, {})

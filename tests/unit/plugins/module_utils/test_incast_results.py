@@ -66,10 +66,15 @@ def tor(when):
 
 
 def run_of(tmp_path, before_changes=None, after_changes=None, **kw):
+    """The incast of INCAST judged on the recorded pair. The pair counts a host the switch paused (``rx_prio3_pause``,
+    ``pfc3_tx_pkts``) and whose own sends were slowed (``rp_cnp_handled``): a sender's congestion, so it is gpu02's
+    read too - the receiver's link alone moved only the other way (issue 40, load_verdict.ROLE_CONGESTION)."""
     before = host_read(tmp_path, "before", changes=before_changes)
     after = host_read(tmp_path, "after", changes=after_changes)
+    senders = kw.get("senders", {"gpu02": {"interface": NIC, "before": host_read(tmp_path / "gpu02", "before"),
+                                           "after": host_read(tmp_path / "gpu02", "after")}})
     return r.judge(INCAST, 3, 1, 10, NVIDIA, before, after, kw.get("tor_b", tor("before")),
-                   kw.get("tor_a", tor("after")))
+                   kw.get("tor_a", tor("after")), senders=senders)
 
 
 # ---- reading ---------------------------------------------------------------------------------------------------

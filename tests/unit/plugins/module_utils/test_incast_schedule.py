@@ -124,3 +124,53 @@ def test_projected_rounds_for_64_tors_of_32_nodes():
                for n in range(1, projected["steps"] + 1)]
     assert sum(len(i) for i in incasts) == projected["incasts"]
     assert sum(len(x["senders"]) for i in incasts for x in i) == projected["flows"]
+
+
+# ---- issue 40: one incast per ToR per step ------------------------------------------------------------------------
+
+def shared_tor_plan(nodes_per_tor=4, tors=2, rails=2):
+    """Each ToR serves every rail of its pod (``rails: [1, 2]``): several groups on one switch."""
+    model = cluster(nodes_per_tor, tors, rails)
+    model["tors"] = [{"name": "pod%d" % p, "rails": list(range(1, rails + 1)), "port_template": "swp{rail}s{node}",
+                      "nodes": "%d-%d" % (p * nodes_per_tor + 1, (p + 1) * nodes_per_tor)} for p in range(tors)]
+    nodes = dict(("gpu%03d" % i, {"node_id": i, "rail_interfaces": ["eth%d" % r for r in range(rails)]})
+                 for i in range(1, nodes_per_tor * tors + 1))
+    return rail_plan(model, nodes)
+
+
+def test_a_tor_serving_several_rails_runs_one_incast_per_step_its_rails_taking_turns():
+    plan = shared_tor_plan()
+    assert [(g["tor"], g["rail"]) for g in s.groups(plan)] == [("pod0", 1), ("pod0", 2), ("pod1", 1), ("pod1", 2)]
+    steps, per_class = s.step_count(plan, [3])
+    assert (steps, per_class) == (8, 8)  # 4 rounds of rail 1, then 4 of rail 2
+    seen = collections.Counter()
+    for number in range(1, steps + 1):
+        step = s.step_assignments(plan, sorted(plan["nodes"]), number, [3])
+        tors = [i["tor"] for i in step["incasts"]]
+        assert sorted(tors) == ["pod0", "pod1"], number  # every ToR at once, one incast each
+        for item in step["incasts"]:
+            assert item["rail"] == (1 if number <= 4 else 2) and item["round"] == (number - 1) % 4 + 1
+            seen[(item["tor"], item["rail"], item["receiver"])] += 1
+    # every node still receives once on every rail
+    assert len(seen) == 2 * 2 * 4 and set(seen.values()) == {1}
+
+
+def test_the_control_one_rail_per_tor_keeps_every_tor_at_once():
+    plan = plan_of()
+    assert s.step_count(plan, [3]) == (4, 4)
+    step = s.step_assignments(plan, sorted(plan["nodes"]), 1, [3])
+    assert [(i["tor"], i["rail"], i["round"]) for i in step["incasts"]] == [
+        ("pod0-rail1", 1, 1), ("pod0-rail2", 2, 1), ("pod1-rail1", 1, 1), ("pod1-rail2", 2, 1)]
+
+
+def test_projected_rounds_of_tors_serving_several_rails_agree_with_a_plan():
+    assert s.projected_rounds(64, 32, rails_per_tor=8, seconds=10) == {
+        "rounds_per_class": 256, "steps": 256, "incasts": 256 * 64, "senders_per_incast": 16,
+        "flows": 256 * 64 * 16, "load_seconds": 2560}
+    plan = shared_tor_plan(nodes_per_tor=5, tors=3, rails=2)
+    projected = s.projected_rounds(3, 5, max_senders=2, rails_per_tor=2)
+    assert s.step_count(plan, [3])[0] == projected["steps"] == 10
+    incasts = [s.step_assignments(plan, sorted(plan["nodes"]), n, [3], max_senders=2)["incasts"]
+               for n in range(1, projected["steps"] + 1)]
+    assert sum(len(i) for i in incasts) == projected["incasts"]
+    assert sum(len(x["senders"]) for i in incasts for x in i) == projected["flows"]

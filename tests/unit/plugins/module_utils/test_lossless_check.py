@@ -15,6 +15,12 @@ from ansible_collections.ainet.fabric.plugins.module_utils.qos.lossless_check im
 from ansible_collections.ainet.fabric.plugins.module_utils.model.qos_profile import resolve_profile
 from ansible_collections.ainet.fabric.plugins.module_utils.qos.qos_parse import parse_qos
 
+
+def disagreements(*args, **kwargs):
+    """The disagreements alone (lossless_check), for the round trips that judge them, not the unchecked topics."""
+    return lossless_check(*args, **kwargs)["disagreements"]
+
+
 NVIDIA = resolve_profile({}, "q")
 # mlnx_qos default dscp2prio: priority n <- DSCP 8n..8n+7.
 DEFAULT_MAP = {d: d // 8 for d in range(64)}
@@ -45,12 +51,12 @@ def codes(items):
 
 
 def test_nvidia_host_and_cumulus_port_agree():
-    assert lossless_diff(HOST, CUMULUS, "swp8") == []
-    assert lossless_diff(HOST, CUMULUS, "swp8", NVIDIA) == []
+    assert disagreements(HOST, CUMULUS, "swp8") == []
+    assert disagreements(HOST, CUMULUS, "swp8", NVIDIA) == []
 
 
 def test_nvidia_host_on_a_stock_sonic_port_says_what_a_network_engineer_needs():
-    items = lossless_diff(HOST, SONIC, "Ethernet8")
+    items = disagreements(HOST, SONIC, "Ethernet8")
     lossy = [i for i in items if i["code"] == "roce_dscp_lossy_on_switch"][0]
     assert lossy["message"] == ("DSCP 26 is lossless priority 3 on the host but lands in lossy TC1 on the switch port "
                                 "Ethernet8 (PFC there: 3,4).")
@@ -80,25 +86,25 @@ def test_nvidia_host_on_a_stock_sonic_port_says_what_a_network_engineer_needs():
 def test_each_disagreement_is_found_alone(side, change, code):
     host, switch = copy.deepcopy(HOST), copy.deepcopy(CUMULUS)
     (host if side == "host" else switch["ports"]["swp8"]).update(change)
-    items = lossless_diff(host, switch, "swp8")
+    items = disagreements(host, switch, "swp8")
     assert code in codes(items)
     assert all(i["code"] in CODES and i["message"].endswith(".") for i in items)
 
 
 def test_unknown_fields_are_skipped_not_guessed():
-    assert lossless_diff({"mtu": 9000}, {"ports": {"swp1": {"pfc": [3]}}}, "swp1") == []
+    assert disagreements({"mtu": 9000}, {"ports": {"swp1": {"pfc": [3]}}}, "swp1") == []
 
 
 def test_roce_dscp_from_the_hosts_tos_without_a_profile():
     host = dict(HOST, roce_tos=162, traffic_class=162)  # DSCP 40
-    items = lossless_diff(host, CUMULUS, "swp8")
+    items = disagreements(host, CUMULUS, "swp8")
     assert "roce_dscp_not_lossless_on_host" in codes(items)
     assert "DSCP 40 is priority 5 on the host" in items[0]["message"]
 
 
 def test_each_side_against_the_profile():
     sonic_profile = resolve_profile({"preset": "sonic"}, "q")
-    items = lossless_diff(HOST, CUMULUS, "swp8", sonic_profile)
+    items = disagreements(HOST, CUMULUS, "swp8", sonic_profile)
     host_items = [i["message"] for i in items if i["code"] == "profile_mismatch_host"]
     assert "The host has PFC on priorities 3; the sonic profile wants 3,4." in host_items
     assert "The host has cma_roce_tos 106; the sonic profile wants 14." in host_items
@@ -109,7 +115,7 @@ def test_each_side_against_the_profile():
 
 def test_a_port_missing_from_the_switch_facts_names_the_ports_there():
     with pytest.raises(KeyError, match="port swp9 is not in the nvue facts"):
-        lossless_diff(HOST, CUMULUS, "swp9")
+        disagreements(HOST, CUMULUS, "swp9")
 
 
 def test_link_rows_join_the_plan_with_the_facts():
@@ -121,7 +127,10 @@ def test_link_rows_join_the_plan_with_the_facts():
                 {"fabric": "storage", "rail": 1, "interface": "ens9", "tor": "s1", "tor_port": "swp1"}]}}}
     facts = {"gpu01": {"format": "mlnx_qos", "problems": [], "ports": {"ens1": HOST, "ens2": HOST, "ens3": HOST}}}
     rows = link_rows(plan, facts, {"t1": CUMULUS, "t2": SONIC})
-    assert [r["status"] for r in rows] == ["agree", "disagree", "error"]
+    # CUMULUS states neither the PFC direction nor the pause-to-queue map: nothing disagrees on swp8, but those
+    # stages were not compared
+    assert [r["status"] for r in rows] == ["unchecked", "disagree", "error"]
+    assert rows[0]["disagreements"] == [] and {"pfc_direction", "pfc_queue"} <= {u["topic"] for u in rows[0]["unchecked"]}
     assert rows[2]["error"] == "no configuration of ToR t3 was read"
     assert "roce_dscp_lossy_on_switch" in codes(rows[1]["disagreements"])
 
@@ -141,12 +150,12 @@ def test_a_pair_that_agrees_without_a_profile_or_a_tos_gives_no_disagreement():
     assert verdict["disagreements"] == []
     assert {"topic": "roce_dscp", "reason": "no profile was given and the host's RoCE ToS was not read"} in \
         verdict["unchecked"]
-    assert lossless_diff(host, CUMULUS, "swp8") == []
+    assert disagreements(host, CUMULUS, "swp8") == []
 
 
 def test_without_a_profile_or_tos_the_lossless_dscps_of_both_sides_are_compared():
     host = dict(HOST, roce_tos=None, traffic_class=None)
-    items = lossless_diff(host, SONIC, "Ethernet8")
+    items = disagreements(host, SONIC, "Ethernet8")
     lossless = [i for i in items if i["code"] == "lossless_dscp_mismatch"]
     assert [i["message"] for i in lossless] == [
         "DSCP 24,25,26,27,28,29,30,31 are lossless on the host (priority 3) but lossy on the switch port Ethernet8 "
@@ -168,12 +177,12 @@ def test_unread_inputs_are_listed_as_unchecked_never_as_agreement():
 
 
 def test_profile_by_preset_name_and_one_line_errors():
-    assert lossless_diff(HOST, CUMULUS, "swp8", "nvidia") == []
-    assert lossless_diff(HOST, CUMULUS, "swp8", "nvidia") == lossless_diff(HOST, CUMULUS, "swp8", NVIDIA)
+    assert disagreements(HOST, CUMULUS, "swp8", "nvidia") == []
+    assert disagreements(HOST, CUMULUS, "swp8", "nvidia") == disagreements(HOST, CUMULUS, "swp8", NVIDIA)
     for bad, needle in ((42, "neither a preset name nor a resolved profile"), ("nvidea", "is not a preset"),
                         ({"preset": "nvidia"}, "is not a resolved profile"), (["nvidia"], "neither a preset")):
         with pytest.raises(ValueError, match=needle) as info:
-            lossless_diff(HOST, CUMULUS, "swp8", bad)
+            disagreements(HOST, CUMULUS, "swp8", bad)
         assert "\n" not in str(info.value)
 
 
@@ -182,7 +191,7 @@ def test_profile_by_preset_name_and_one_line_errors():
 def test_ecn_thresholds_compare_in_the_switchs_unit(have, agrees):
     switch = copy.deepcopy(CUMULUS)
     switch["ports"]["swp8"]["ecn"][3]["min_bytes"] = have
-    items = [i for i in lossless_diff(HOST, switch, "swp8", "nvidia") if "ECN min bytes" in i["message"]]
+    items = [i for i in disagreements(HOST, switch, "swp8", "nvidia") if "ECN min bytes" in i["message"]]
     assert (items == []) is agrees
 
 
@@ -194,7 +203,7 @@ def test_a_host_only_profile_still_wants_ecn_on_its_lossless_queue():
     port["dscp_to_priority"] = {**port["dscp_to_priority"], 40: 5}
     port["pfc"] = [5]
     port["ecn"] = {5: {"enabled": False}}
-    items = lossless_diff(dict(HOST, pfc=[5]), switch, "swp8", spiderpool)
+    items = disagreements(dict(HOST, pfc=[5]), switch, "swp8", spiderpool)
     assert "The switch port swp8 has ECN on queue 5 off; the spiderpool profile wants on." in \
         [i["message"] for i in items]
 
@@ -254,7 +263,7 @@ def test_a_port_with_nothing_configured_disagrees_on_every_lossless_topic(fmt, s
     # defaults answered everything else: only the undocumented defaults stay unchecked
     assert {u["topic"] for u in verdict["unchecked"]} == unchecked
     # and against the fabric's profile, the switch port is what differs
-    assert "profile_mismatch_switch" in codes(lossless_diff(HOST, parsed(fmt, sample), port, "nvidia"))
+    assert "profile_mismatch_switch" in codes(disagreements(HOST, parsed(fmt, sample), port, "nvidia"))
 
 
 @pytest.mark.parametrize("fmt, sample, port, profile", [
@@ -262,12 +271,12 @@ def test_a_port_with_nothing_configured_disagrees_on_every_lossless_topic(fmt, s
     ("nvue", "nvue/nv-config-roce-lossless.yaml.txt", "swp1", "nvidia"),   # the RoCE defaults; nvidia: no watchdog
 ])
 def test_a_fully_configured_port_of_a_whole_configuration_still_agrees(fmt, sample, port, profile):
-    assert lossless_diff(HOST, parsed(fmt, sample), port, profile) == []
+    assert disagreements(HOST, parsed(fmt, sample), port, profile) == []
 
 
 def test_cumulus_roce_defaults_leave_the_pfc_watchdog_off():
     # nv config show states no pfc-watchdog: off by default, which a fabric that wants the watchdog hears about
-    items = lossless_diff(HOST, parsed("nvue", "nvue/nv-config-roce-lossless.yaml.txt"), "swp1")
+    items = disagreements(HOST, parsed("nvue", "nvue/nv-config-roce-lossless.yaml.txt"), "swp1")
     assert codes(items) == ["pfc_watchdog_off"]
 
 
@@ -325,7 +334,7 @@ def _sonic_verdict(data):
 
 
 def test_sonic_control_every_stage_right_agrees():
-    assert _sonic_verdict(_sonic_whole()) == {"disagreements": [], "unchecked": [], "advice": []}
+    assert _sonic_verdict(_sonic_whole()) == {"verdict": "agree", "disagreements": [], "unchecked": [], "advice": []}
 
 
 def test_sonic_roce_tc_mapped_to_a_lossy_priority_group_has_no_lossless_buffer():
@@ -385,7 +394,7 @@ def test_nvue_pfc_profile_with_one_direction_disabled_disagrees(direction, code,
     pytest.importorskip("yaml")
     facts = parse_qos(text, "nvue")
     assert facts["problems"] == []
-    items = lossless_diff(HOST, facts, "swp1", "nvidia")
+    items = disagreements(HOST, facts, "swp1", "nvidia")
     assert codes(items) == [code]
     assert items[0]["message"].startswith(says)
 
@@ -410,7 +419,7 @@ def test_eos_ecn_thresholds_compare_in_eos_units(minimum, maximum, wrong):
     assert (profile["ecn_min_bytes"], profile["ecn_max_bytes"]) == (150000, 1500000)
     facts = parse_qos(text, "eos")
     assert facts["problems"] == []
-    items = [i["message"] for i in lossless_diff(HOST, facts, "Ethernet1", profile) if "ECN m" in i["message"]]
+    items = [i["message"] for i in disagreements(HOST, facts, "Ethernet1", profile) if "ECN m" in i["message"]]
     assert sorted(m.split("ECN ")[1].split(" bytes")[0] for m in items) == wrong
 
 
@@ -431,12 +440,12 @@ def test_nvidia_default_host_table_against_a_switch_mapping_only_the_roce_dscp_i
     # one stage wrong: the switch's one lossless code point on another PFC priority (TC 4) than the host's
     data["DSCP_TO_TC_MAP"]["AZURE"] = {"26": "4", "48": "6"}
     data["PORT_QOS_MAP"]["Ethernet4"].update(pfc_enable="4", pfcwd_sw_enable="4")
-    items = lossless_diff(host, parse_qos(json.dumps(data), "sonic_config_db"), "Ethernet4")
+    items = disagreements(host, parse_qos(json.dumps(data), "sonic_config_db"), "Ethernet4")
     assert "roce_priority_mismatch" in codes(items)
     # or in a lossy TC: no code point is lossless on both ends, whatever DSCP RoCE uses
     data["DSCP_TO_TC_MAP"]["AZURE"] = {"26": "1", "48": "6"}
     data["PORT_QOS_MAP"]["Ethernet4"].update(pfc_enable="3", pfcwd_sw_enable="3")
-    items = lossless_diff(host, parse_qos(json.dumps(data), "sonic_config_db"), "Ethernet4")
+    items = disagreements(host, parse_qos(json.dumps(data), "sonic_config_db"), "Ethernet4")
     assert codes(items) == ["lossless_dscp_mismatch"]
 
 
@@ -463,7 +472,7 @@ def _nxos_verdict(old=None, new=None, **host):
 
 
 def test_nxos_control_every_stage_right_agrees():
-    assert _nxos_verdict() == {"disagreements": [], "unchecked": [], "advice": []}
+    assert _nxos_verdict() == {"verdict": "agree", "disagreements": [], "unchecked": [], "advice": []}
 
 
 def test_nxos_pause_in_a_class_whose_qos_group_roce_does_not_reach_is_lossy():
@@ -504,7 +513,7 @@ def test_nxos_match_all_with_a_condition_not_read_leaves_roce_unchecked(conditio
     facts = parse_qos(text.replace(old, old + condition), "nxos")
     verdict = lossless_check(NXOS_HOST, facts, "Ethernet1/51")
     if not condition:
-        assert facts["problems"] == [] and verdict == {"disagreements": [], "unchecked": [], "advice": []}
+        assert facts["problems"] == [] and verdict == {"verdict": "agree", "disagreements": [], "unchecked": [], "advice": []}
         return
     assert facts["problems"] == ["policy-map type qos QOS_MARKING (line 20): match-all class-map type qos RoCEv2-DATA "
                                  "also matches '%s', which is not read: DSCP 26 left out of dscp_to_priority"
@@ -525,7 +534,7 @@ def test_nxos_match_all_with_a_cos_condition_does_not_classify_untagged_roce(mat
         item = [i for i in verdict["disagreements"] if i["code"] == "roce_priority_mismatch"][0]
         assert (item["host"], item["switch"]) == (5, 0)
     else:
-        assert verdict == {"disagreements": [], "unchecked": [], "advice": []}
+        assert verdict == {"verdict": "agree", "disagreements": [], "unchecked": [], "advice": []}
 
 
 @pytest.mark.parametrize("dcbx, code, topic", [
@@ -638,7 +647,7 @@ def test_sonic_dynamic_headroom_profile_is_lossless():
     data["BUFFER_PG"]["Ethernet4|3-4"] = {"profile": "roce_lossless"}
     data["BUFFER_PROFILE"]["roce_lossless"] = {"pool": "ingress_lossless_pool", "headroom_type": "dynamic",
                                                "dynamic_th": "1"}
-    assert _sonic_verdict(data) == {"disagreements": [], "unchecked": [], "advice": []}
+    assert _sonic_verdict(data) == {"verdict": "agree", "disagreements": [], "unchecked": [], "advice": []}
 
 
 @pytest.mark.parametrize("version, codes_, topics", [
@@ -679,7 +688,7 @@ def test_sonic_watchdog_bit_watches_its_own_queue_not_the_one_roce_leaves_on():
     host = dict(_sonic_host(), cnp_priority=None)
     facts, port = _sonic_facts(_queue5(_sonic_whole()))
     assert port["pfc_watchdog_queue"] == {3: 3, 4: 4}  # pfcwdorch: bit i watches port.m_queue_ids[i]
-    items = lossless_diff(host, facts, "Ethernet4")
+    items = disagreements(host, facts, "Ethernet4")
     assert [(i["code"], i["message"]) for i in items] == [(
         "pfc_watchdog_off",
         "The PFC watchdog of lossless priority 3 on the switch port Ethernet4 watches queue 3, but priority 3 leaves "
@@ -688,7 +697,7 @@ def test_sonic_watchdog_bit_watches_its_own_queue_not_the_one_roce_leaves_on():
     control = _sonic_whole()
     control["SCHEDULER"]["strict"] = {"type": "STRICT"}
     control["QUEUE"]["Ethernet4|6"] = {"scheduler": "strict"}
-    assert lossless_diff(host, parse_qos(json.dumps(control), "sonic_config_db"), "Ethernet4") == []
+    assert disagreements(host, parse_qos(json.dumps(control), "sonic_config_db"), "Ethernet4") == []
 
 
 def _sonic_host():
@@ -703,7 +712,7 @@ def test_sonic_pfc_wd_entry_without_detection_time_is_no_watchdog():
     assert port["pfc_watchdog"] == []
     assert facts["problems"] == ["PFC_WD|Ethernet4: detection_time is missing; orchagent rejects the entry "
                                  "(pfcwdorch.cpp), so the watchdog is off on the port"]
-    assert codes(lossless_diff(_sonic_host(), facts, "Ethernet4", "sonic")) == ["pfc_watchdog_off"]
+    assert codes(disagreements(_sonic_host(), facts, "Ethernet4", "sonic")) == ["pfc_watchdog_off"]
 
 
 def test_sonic_asymmetric_pfc_honours_pauses_on_every_priority_and_sends_them_on_pfc_enable():
@@ -724,7 +733,7 @@ def test_nv_show_qos_roce_with_one_pfc_direction_disabled_disagrees(row, code):
     text = read_sample(NV_ROCE)
     old = "  %s        enabled" % row
     assert old in text
-    items = lossless_diff(HOST, parse_qos(text.replace(old, old[:-len("enabled")] + "disabled"), "nvue_roce"), None,
+    items = disagreements(HOST, parse_qos(text.replace(old, old[:-len("enabled")] + "disabled"), "nvue_roce"), None,
                           "nvidia")
     assert codes(items) == [code]
 
@@ -736,7 +745,7 @@ def test_nv_show_qos_roce_stock_output_agrees_with_the_nvidia_preset():
         assert verdict["disagreements"] == [], sample
         assert [u["topic"] for u in verdict["unchecked"]] == ["mtu"]
     text = read_sample(NV_ROCE).replace("146.48 KB", "150.00 KB")  # 153,600 B printed exactly: 2.4 % off
-    assert codes(lossless_diff(HOST, parse_qos(text, "nvue_roce"), None, "nvidia")) == ["profile_mismatch_switch"] * 2
+    assert codes(disagreements(HOST, parse_qos(text, "nvue_roce"), None, "nvidia")) == ["profile_mismatch_switch"] * 2
 
 
 @pytest.mark.parametrize("unit", ["segments", "milliseconds"])
@@ -770,3 +779,49 @@ def test_sonic_wred_bytes_compare_exactly():
     assert [i["message"] for i in items] == [
         "The switch port Ethernet4 has ECN min bytes on queue %d 1024000; the sonic profile wants 1048576." % q
         for q in (3, 4)]
+
+
+# ---- issue 40: an unread stage is never agreement, through any API --------------------------------------------------
+
+OS10_PFC_POLICY = "policy-map type network-qos pfc-policy\n !\n class RoceData\n  pause\n  pfc-cos 3\n!\n"
+
+
+def _os10(defined=True):
+    text = read_sample("os10/roce_dscp_tor_layout_ax.cfg")
+    assert OS10_PFC_POLICY in text
+    return parse_qos(text if defined else text.replace(OS10_PFC_POLICY, ""), "os10")
+
+
+def test_an_os10_port_whose_network_qos_policy_is_never_defined_is_unchecked_never_agree():
+    facts = _os10(defined=False)
+    assert facts["problems"] == ["policy-map type network-qos pfc-policy (interface config line 60) is referenced but "
+                                 "not defined"]
+    check = lossless_check(HOST, facts, "ethernet1/1/1", "nvidia")
+    assert check["disagreements"] == [] and check["verdict"] == "unchecked"
+    assert [u["topic"] for u in check["unchecked"]] == ["pfc"]
+    assert lossless_diff(HOST, facts, "ethernet1/1/1", "nvidia") == [{
+        "code": "unchecked", "topic": "pfc", "host": None, "switch": None,
+        "message": "Not checked: the sets of PFC priorities (PFC of the switch port ethernet1/1/1 was not read)."}]
+
+
+def test_the_os10_control_agrees_and_its_diff_is_empty():
+    facts = _os10()
+    assert lossless_check(HOST, facts, "ethernet1/1/1", "nvidia")["verdict"] == "agree"
+    assert lossless_diff(HOST, facts, "ethernet1/1/1", "nvidia") == []
+
+
+def test_disagreements_come_before_unchecked_entries_and_the_verdict_is_disagree():
+    facts = _os10(defined=False)
+    check = lossless_check(dict(HOST, mtu=9300), facts, "ethernet1/1/1", "nvidia")
+    assert check["verdict"] == "disagree"
+    assert [i["code"] for i in lossless_diff(dict(HOST, mtu=9300), facts, "ethernet1/1/1", "nvidia")] == \
+        [d["code"] for d in check["disagreements"]] + ["unchecked"]
+
+
+def test_link_rows_report_an_unread_stage_as_unchecked():
+    plan = {"cluster": {"fabrics": {"compute": {"qos": NVIDIA}}}, "nodes": {"gpu01": {"rails": [
+        {"fabric": "compute", "rail": 1, "interface": "ens1", "tor": "t1", "tor_port": "ethernet1/1/1"},
+        {"fabric": "compute", "rail": 2, "interface": "ens1", "tor": "t2", "tor_port": "ethernet1/1/1"}]}}}
+    host = {"gpu01": {"format": "mlnx_qos", "problems": [], "ports": {"ens1": HOST}}}
+    rows = link_rows(plan, host, {"t1": _os10(defined=False), "t2": _os10()})
+    assert [(r["status"], r["error"]) for r in rows] == [("unchecked", None), ("agree", None)]

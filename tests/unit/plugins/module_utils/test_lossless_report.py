@@ -38,7 +38,7 @@ ORDER = [("backend", "3", "gpu-001"), ("compute", "1", "gpu-003"), ("compute", "
 
 
 def test_summary_counts_verdicts_and_codes_most_frequent_first():
-    assert summary(LINKS) == {"links": 5, "agree": 2, "disagree": 2, "error": 1,
+    assert summary(LINKS) == {"links": 5, "agree": 2, "disagree": 2, "unchecked": 0, "error": 1,
                               "by_code": {"roce_dscp_lossy_on_switch": 2, "pfc_mismatch": 1}}
     assert list(summary(LINKS)["by_code"]) == ["roce_dscp_lossy_on_switch", "pfc_mismatch"]
 
@@ -47,9 +47,9 @@ def test_summary_ties_are_ordered_by_code_and_unknown_status_is_an_error():
     links = [{"status": "disagree", "disagreements": [{"code": c, "message": ""} for c in ("zeta", "alpha", "mid")]},
              {"status": "disagree", "disagreements": [{"code": "mid", "message": ""}]},
              {"status": "weird", "disagreements": []}]
-    assert summary(links) == {"links": 3, "agree": 0, "disagree": 2, "error": 1,
+    assert summary(links) == {"links": 3, "agree": 0, "disagree": 2, "unchecked": 0, "error": 1,
                               "by_code": {"mid": 2, "alpha": 1, "zeta": 1}}
-    assert summary([]) == {"links": 0, "agree": 0, "disagree": 0, "error": 0, "by_code": {}}
+    assert summary([]) == {"links": 0, "agree": 0, "disagree": 0, "unchecked": 0, "error": 0, "by_code": {}}
 
 
 def _cells(line):
@@ -95,7 +95,7 @@ def test_markdown_rows_are_sorted_and_escaped():
     assert rows[0][6:] == ["agree", "", ""]
     assert "# Lossless RoCE agreement: c1 &lt;&>" in text and "Generated 2026-11-22T10:00:00Z." in text
     assert "Profiles: compute: nvidia: DSCP 26 -> priority 3." in text and "Read: 4 hosts, 2 switches." in text
-    assert "5 links: 2 agree, 2 disagree, 1 not checked." in text
+    assert "5 links: 2 agree, 2 disagree, 0 not all checked, 1 not checked." in text
 
 
 VOID = ("meta", "br", "hr", "img", "input", "link")
@@ -159,7 +159,7 @@ def test_html_is_self_contained_and_coloured_per_verdict():
         assert needle not in lowered, needle
     for status, colour in COLOURS.items():
         assert "tr.%s td{background:%s}" % (status, colour) in page
-    assert COLOURS == {"agree": "#d1e7dd", "disagree": "#f8d7da", "error": "#fff3cd"}
+    assert COLOURS == {"agree": "#d1e7dd", "disagree": "#f8d7da", "unchecked": "#cff4fc", "error": "#fff3cd"}
 
 
 def test_output_is_byte_identical_whatever_the_input_order():
@@ -171,7 +171,7 @@ def test_output_is_byte_identical_whatever_the_input_order():
 
 
 def test_empty_report_and_sparse_rows():
-    assert "0 links: 0 agree, 0 disagree, 0 not checked." in render_markdown([], {})
+    assert "0 links: 0 agree, 0 disagree, 0 not all checked, 0 not checked." in render_markdown([], {})
     parsed = _parse(render_html([], None))
     assert len(parsed.rows) == 1  # the link table's header only
     sparse = [{"fabric": "f", "rail": "x", "host": None, "status": "error"}, {"fabric": "f", "rail": 2, "host": "h"}]
@@ -184,9 +184,14 @@ def test_unchecked_topics_have_a_column_of_their_own():
     row = dict(LINKS[1], unchecked=[{"topic": "pfc_watchdog", "reason": "the PFC watchdog of <b> was not read"}])
     text = render_markdown([row], META)
     cells = [c.strip() for c in _cells(_tables(text)[-1][2])]
-    assert cells[6:] == ["agree", "", "`pfc_watchdog`: the PFC watchdog of &lt;b> was not read"]
+    # a row that says agree but lists an unchecked topic is not shown to agree (issue 40)
+    assert cells[6:] == ["not all checked", "", "`pfc_watchdog`: the PFC watchdog of &lt;b> was not read"]
     parsed = _parse(render_html([row], META))
     assert parsed.cells[-1][-1] == "pfc_watchdog: the PFC watchdog of <b> was not read"
+    assert '<tr class="unchecked">' in render_html([row], META) and '<tr class="agree">' not in render_html([row], META)
+    assert summary([row])["agree"] == 0 and summary([row])["unchecked"] == 1
+    assert summary([dict(row, status="unchecked")]) == summary([row])
+    assert summary([LINKS[1]])["agree"] == 1  # the control: nothing unchecked
 
 
 def test_advice_is_shown_in_the_details_and_never_changes_the_verdict():

@@ -37,7 +37,7 @@ def test_markdown_table():
 def test_mermaid_summarises_large_plans():
     text = render(PLAN, "mermaid", max_nodes=1)
     assert text.startswith("flowchart LR\n")
-    assert 'node_a -- "default r1 172.17.0.2/27" --- tor_r_rail1_tor' in text
+    assert 'node1 -- "default r1 172.17.0.2/27" --- tor1' in text
     assert "1 more nodes" in text
 
 

@@ -333,13 +333,13 @@ def test_a_tor_read_taken_before_the_queue_poll_misses_the_drop(tmp_path, stale)
     assert klass(run)["verdict"] == ("ecn_inactive" if stale else "lost"), klass(run)["message"]
 
 
-# ---- 6. found, not fixed: the receiver's own reads count both directions ------------------------------------------
+# ---- 6. the receiver's own reads count only the incast's direction (review S2, fixed in issue 40) -------------------
 
-@pytest.mark.xfail(strict=True, reason="review S2: on the receiver's link load_verdict counts every pfc_pause and "
-                   "cnp record as congestion, whichever way it points; the receiver's rx_prio3_pause (the switch "
-                   "paused its uplink: ACKs) and rp_cnp_handled (its reaction point: its own sends slowed) are not "
-                   "the incast's congestion at its port")
 def test_a_receiver_whose_only_movement_is_the_senders_side_direction_is_not_proven_congested(tmp_path):
     before, after = host_pair(tmp_path, "gpu01", after_ethtool=E_A, after_hw=H_A)
     run = r.judge(incast(), 3, 1, 10, NVIDIA, before, after, senders={})
     assert klass(run)["verdict"] == "inconclusive", klass(run)["message"]
+    # rx_prio3_pause (the switch paused the receiver's uplink: its ACKs) and rp_cnp_handled (its own sends slowed)
+    # moved the other way: listed, never counted
+    assert {x["counter"] for x in klass(run)["other_way"]} >= {"rx_prio3_pause", "rp_cnp_handled"}
+    assert "Moved the other way, not the receiver's evidence" in klass(run)["message"]

@@ -367,7 +367,7 @@ class Switch(object):
 def test_sonic_push_writes_the_patch_applies_it_and_releases_stale_marked_ports():
     rec = load("sonic/apply_ok.json")
     switch = Switch(rec["commands"])
-    result = sonic_push(switch, load("sonic/fragment.json"), patch_file=rec["patch_file"])
+    result = sonic_push(switch, load("sonic/fragment.json"))
     assert result["changed"] is True and result["patch"] == rec["expected_patch"]
     assert result["released"] == ["Ethernet8"]
     assert {"path": ("PORT", "Ethernet0", "mtu"), "before": "9100", "after": "9216"} in result["diff"]
@@ -380,9 +380,9 @@ def test_sonic_apply_failure_names_the_command_and_removes_the_patch_file():
     rec = load("sonic/apply_fail.json")
     switch = Switch(rec["commands"])
     with pytest.raises(PushError) as err:
-        sonic_push(switch, load("sonic/fragment.json"), patch_file=rec["patch_file"])
+        sonic_push(switch, load("sonic/fragment.json"))
     assert str(err.value).startswith(
-        "config apply-patch /tmp/ainet-fabric-patch-test.json failed (rc 2): Failed to apply patch")
+        "config apply-patch /tmp/ainet-fabric-patch.Tst0123456 failed (rc 2): Failed to apply patch")
     assert "Error: Given patch will produce invalid config" in str(err.value)
     assert switch.commands == []      # rm -f ran
 
@@ -395,7 +395,7 @@ def test_sonic_check_mode_runs_nothing_that_changes():
     assert switch.seen == [["sonic-cfggen", "-d", "--print-data"]]
     rec = load("sonic/check_dry_run.json")
     switch = Switch(rec["commands"])
-    assert sonic_push(switch, load("sonic/fragment.json"), check=True, patch_file=rec["patch_file"],
+    assert sonic_push(switch, load("sonic/fragment.json"), check=True,
                       dry_run_in_check=True)["changed"] is True
     assert switch.commands == []
 
@@ -414,10 +414,45 @@ def test_sonic_push_is_idempotent():
 def test_sonic_push_with_sudo_prefixes_config_only():
     rec = load("sonic/apply_ok.json")
     commands = copy.deepcopy(rec["commands"])
-    commands[2]["argv"] = ["sudo", "-n"] + commands[2]["argv"]
+    commands[3]["argv"] = ["sudo", "-n"] + commands[3]["argv"]
     switch = Switch(commands)
-    sonic_push(switch, load("sonic/fragment.json"), patch_file=rec["patch_file"], sudo=True)
+    sonic_push(switch, load("sonic/fragment.json"), sudo=True)
     assert switch.commands == []
+
+
+@pytest.mark.parametrize("printed", ["/tmp/ainet-fabric-patch.x; rm -rf /\n", "/etc/passwd\n", "",
+                                     "/tmp/ainet-fabric-patch.../../etc\n"])
+def test_sonic_patch_file_name_from_the_switch_is_checked_before_any_use(printed):
+    rec = load("sonic/apply_ok.json")
+    commands = copy.deepcopy(rec["commands"][:2])
+    commands[1]["stdout"] = printed
+    switch = Switch(commands)
+    with pytest.raises(PushError) as err:
+        sonic_push(switch, load("sonic/fragment.json"))
+    assert str(err.value).startswith("mktemp /tmp/ainet-fabric-patch.XXXXXXXXXX failed (rc 0)")
+    assert switch.commands == [] and len(switch.seen) == 2      # nothing written, nothing removed
+
+
+def test_sonic_patch_file_with_the_real_mktemp_and_shell(tmp_path):
+    """The switch's side run here for real (coreutils mktemp, sh) with the GCU step stood in: the file it applies is
+    a new regular file of this user, mode 0600, holding exactly the patch, and it is gone afterwards."""
+    rec = load("sonic/apply_ok.json")
+    running = rec["commands"][0]["stdout"]
+    seen = {}
+
+    def switch(argv, data=None):
+        if argv[0] == "sonic-cfggen":
+            return 0, running, ""
+        if argv[:2] == ["config", "apply-patch"]:
+            info = os.lstat(argv[-1])
+            seen.update(path=argv[-1], mode=info.st_mode & 0o7777, uid=info.st_uid, patch=json.load(open(argv[-1])))
+            return 0, "Patch applied successfully.\n", ""
+        done = subprocess.run(argv, input=data, capture_output=True, text=True, check=False)
+        return done.returncode, done.stdout, done.stderr
+
+    result = sonic_push(switch, load("sonic/fragment.json"))
+    assert seen["mode"] == 0o600 and seen["uid"] == os.getuid() and seen["patch"] == result["patch"]
+    assert seen["path"].startswith("/tmp/ainet-fabric-patch.") and not os.path.exists(seen["path"])
 
 
 # ----------------------------------------------------------------------------- HttpTransport, for real

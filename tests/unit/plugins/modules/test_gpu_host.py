@@ -82,7 +82,7 @@ def test_grubby_info_and_changes_never_touch_other_tools_arguments():
     assert lib.grubby_changes([], [], entries) == ([], [], [])
 
 
-@pytest.mark.parametrize("bad", ["iommu pt", 'x="y"', "a=$(reboot)", ""])
+@pytest.mark.parametrize("bad", ["iommu pt", 'x="y"', "a=`reboot`", ""])
 def test_bad_kernel_arguments_are_refused_in_one_line(bad):
     with pytest.raises(lib.GpuHostError) as info:
         lib.check_kernel_args(["iommu=pt", bad])
@@ -188,6 +188,23 @@ def test_grub_host_converges_reports_pending_and_is_idempotent(capsys, host):
     assert run(capsys, host)["reboot_pending"] == []
 
 
+def test_an_argument_grub_must_quote_converges_and_a_bad_one_changes_nothing(capsys, host):
+    args = ["iommu=pt", "memmap=12G$4G"]
+    first = run(capsys, host, kernel_args=args)
+    assert first["changed"] and first["kernel_args"] == args
+    assert files(host)[lib.GRUB_DROPIN].endswith('GRUB_CMDLINE_LINUX="$GRUB_CMDLINE_LINUX iommu=pt '
+                                                 '\'memmap=12G\\$4G\'"\n')
+    again = run(capsys, host, kernel_args=args)
+    assert not again["changed"] and again["commands"] == []
+    # after the reboot the kernel's command line has the argument as GRUB passes it on (its quotes removed)
+    (host / "sys/proc/cmdline").write_text("BOOT_IMAGE=/boot/vmlinuz root=UUID=1 ro quiet iommu=pt memmap=12G$4G\n")
+    assert not [line for line in run(capsys, host, kernel_args=args)["reboot_pending"] if "kernel argument" in line]
+    before = files(host)
+    refused = run(capsys, host, kernel_args=["iommu=pt", "x=\"a b\""])
+    assert refused["failed"] and refused["msg"].startswith("gpu_host: kernel_args[1] 'x=\"a b\"' is not one kernel")
+    assert files(host) == before and len(tools(host)) == 2
+
+
 def test_options_off_remove_only_the_owned_files(capsys, host):
     other = host / "cfg/etc/modprobe.d/blacklist-other.conf"
     run(capsys, host)
@@ -230,6 +247,15 @@ def test_grubby_host_adds_removes_its_own_and_refuses_a_foreign_value(capsys, ho
     (host / "bls.json").write_text(json.dumps(bls))
     refused = run(capsys, host, kernel_args=["intel_iommu=on"])
     assert refused["failed"] and "BLS entry /boot/vmlinuz-0-rescue sets intel_iommu=off" in refused["msg"]
+
+
+def test_grubby_refuses_an_argument_grub_would_need_quoted_before_any_change(capsys, host):
+    os.makedirs(str(host / "cfg/boot/loader/entries"))
+    (host / "bls.json").write_text(json.dumps({"/boot/vmlinuz-%s" % RELEASE: ["ro"]}))
+    refused = run(capsys, host, kernel_args=["iommu=pt", "memmap=12G$4G"])
+    assert refused["failed"] and refused["msg"].startswith("gpu_host: kernel_args[1] 'memmap=12G$4G' has a character")
+    assert tools(host) == [] and files(host) == {}
+    assert json.loads((host / "bls.json").read_text()) == {"/boot/vmlinuz-%s" % RELEASE: ["ro"]}
 
 
 def test_a_host_without_gpu_says_so_and_does_not_fail(capsys, host, monkeypatch):
