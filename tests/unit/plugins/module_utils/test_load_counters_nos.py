@@ -356,3 +356,13 @@ def test_eos_pfc_detail_an_error_instead_of_json_is_quoted():
                            port="Ethernet1/1")
     assert facts["ports"] == {} and facts["problems"] == [
         "eos_pfc_detail: not JSON: \"% Invalid input (at token 2: 'interface')\""]
+
+
+@pytest.mark.parametrize("counter, role", [
+    ("prio3.txFrames", "sender"),  # the ToR paused the sender on the class
+    ("prio3.rxFrames", "receiver"),  # the receiver's NIC paused the ToR
+    ("egress-queue-stats.3.ecn-marked-frames", "receiver"),  # marks out of the port, toward its host
+])
+def test_the_new_switch_counters_count_for_one_role_only(counter, role):
+    from ansible_collections.ainet.fabric.plugins.module_utils.qos.load_verdict import ROLES, role_evidence
+    assert [r for r in ROLES if role_evidence({"counter": counter}, r)] == [role]
