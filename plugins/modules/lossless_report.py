@@ -219,8 +219,9 @@ counters:
   description:
     - With O(read_counters), the ToR's counters as its commands printed them, by C(parse_counters) format
       (C(sonic_pfc), C(sonic_queue), C(sonic_pfcwd), C(sonic_pg_drop); C(eos_pfc), C(eos_queue), C(eos_ecn), the JSON
-      text or, over eAPI, the command's object; C(nvue_qos), C(nvue_roce), C(linux_ethtool), a mapping of each port
-      in O(ports) to its text; C(linux_link), C(linux_qdisc); C(nxos_queuing), per port, and C(nxos_pfc)).
+      text or, over eAPI, the command's object, and C(eos_pfc_detail), per port, its JSON text; C(nvue_qos),
+      C(nvue_roce), C(linux_ethtool), a mapping of each port in O(ports) to its text; C(linux_link), C(linux_qdisc);
+      C(nxos_queuing), per port, C(nxos_pfc), C(nxos_pfcwd); C(os10_queuing), per port).
   returned: with O(read_tor) and O(read_counters), when the ToR was read
   type: dict
   sample: {sonic_pfc: "  Port Rx    PFC0 ...", sonic_queue: "     Port    TxQ    Counter/pkts ..."}

@@ -69,7 +69,7 @@ import json
 import re
 
 from ansible_collections.ainet.fabric.plugins.module_utils.qos.counters_parse_nos import (
-    NOS_COUNTERS, NOS_ONE_PORT_FORMATS, NOS_PARSERS, NOS_SIDES)
+    NOS_COUNTERS, NOS_ONE_PORT_FORMATS, NOS_PARSERS, NOS_SIDES, parse_nvue_qos_json)
 from ansible_collections.ainet.fabric.plugins.module_utils.qos.pasted_text import readings
 
 SIDES = {"ethtool_mlx5": "host NIC", "rdma_mlx5": "RDMA", "rdma_rxe": "RDMA", "sonic_pfc": "switch",
@@ -171,6 +171,8 @@ COUNTERS = {
         (r"pfc-stats\.(?P<p>[0-7])\.(rx|tx)-pause-duration", "pfc_pause_duration", None, None),
         (r"egress-queue-stats\.(?P<q>\d+)\.(tx-uc-buffer-discards|wred-discards)", "drop", None, None),
         (r"egress-queue-stats\.(?P<q>\d+)\.tx-(frames|bytes)", "traffic", None, None),
+        # printed in the JSON form (counters_parse_nos.parse_nvue_qos_json): ECN-marked frames of traffic class q
+        (r"egress-queue-stats\.(?P<q>\d+)\.ecn-marked-frames", "ecn_mark", None, None),
         # Ingress priority groups are not switch priorities (no source ties PG n to priority n): their discards
         # count against every class.
         (r"ingress-buffer-stats\.\d+\.(rx-buffer-discards|rx-shared-buffer-discards)", "drop", None, None),
@@ -512,7 +514,10 @@ def _nv_name(text):
 
 
 def parse_nvue_qos(text, port=None):
-    """``nv show interface <if> counters qos`` (or one of its sections): tables keyed by their first column."""
+    """``nv show interface <if> counters qos`` (or one of its sections): tables keyed by their first column. Its JSON
+    (``-o json``, text or a mapping) is read by :func:`counters_parse_nos.parse_nvue_qos_json`."""
+    if isinstance(text, dict) or str(text).lstrip().startswith("{"):
+        return parse_nvue_qos_json(text, port=port)
     counters, problems = {}, []
     tables = _tables(str(text))
     for headers, rows in tables:

@@ -46,17 +46,49 @@
 * ``nxos_pfc`` -- NX-OS ``show interface priority-flow-control detail``: per port the ``Rx``/``Tx`` rows of the
   ``Priority0``..``Priority7`` table (``pfc<p>_rx_frames``, ``pfc<p>_tx_frames``: ``pfc_pause`` of p) and the totals.
   NX-OS prints no counter width (None). Layouts: a published Nexus 9000 capture (tests/.../data/counters/ORIGIN.md).
+* ``nxos_pfcwd`` -- NX-OS ``show queuing pfc-queue detail`` (the PFC watchdog, every port it watches): per port
+  (``<port> Interface PFC watchdog: [Enabled]``) a box per no-drop ``QOS GROUP <g>`` of ``label|value`` rows, named
+  ``qg<g>_<label>``: ``qg<g>_shutdown`` (the times the watchdog shut the queue on a PFC storm: ``pause_storm`` of queue
+  g), ``qg<g>_restored`` (read), and the packets it drained from and dropped at the shut queue, egress and ingress
+  (``total_pkts_drained``, ``total_pkts_dropped``, ``total_pkts_drained_dropped``, ``aggregate_pkts_dropped``,
+  ``total_ingress_pkts_dropped``, ``aggregate_ingress_pkts_dropped``: ``drop`` of queue g; whether a ``Total`` row
+  counts since the last clear or the latest shutdown is not documented in the sources found, and either moving is a
+  loss). A port the watchdog does not watch prints no box: not reported. Layout: a receiver's test fixture and Cisco's
+  NX-API schema of the command (ORIGIN.md).
+
+* ``eos_pfc_detail`` -- Arista EOS ``show interface <port> priority-flow-control counters detail | json`` (one port a
+  command, read port by port): ``interfaces`` -> port -> ``priorities`` -> priority -> ``rxFrames``/``txFrames``, the
+  port's PFC frames **per priority** (``eos_pfc`` has them for the whole port), named ``prio<p>.rxFrames``,
+  ``prio<p>.txFrames`` (``pfc_pause`` of p); another whole-number key under a priority is kept as ``prio<p>.<key>``
+  and read. Layout: a reader of the command (facebook/DNE-TaaC; ORIGIN.md), partial: only those two keys.
+* ``nvue_qos`` in JSON -- ``nv show interface <if> counters qos -o json`` (:func:`parse_nvue_qos_json`, which
+  :func:`counters_parse.parse_nvue_qos` hands a JSON document to): ``{section: {row: {column: value}}}`` with the text
+  form's section names (``ingress-buffer-stats``, ``egress-queue-stats``, ``pfc-stats``, ``port-stats``), rows
+  (priority group, traffic class, switch priority, counter) and column names, read to the text form's counter names
+  (``pfc-stats.3.tx-pause-frames``); ``egress-queue-stats.<tc>.ecn-marked-frames`` (ECN marks of traffic class tc) is
+  read where printed. A value is a whole number, or a cell as the text prints it (``0 Bytes``, ``7.29 MB``). Layout:
+  two readers of the command's JSON, NVIDIA's own switch tests and an LLDP/PFC monitor (ORIGIN.md); no NVIDIA page
+  prints it.
+* ``os10_queuing`` -- Dell OS10 ``show queuing statistics interface ethernet <n>/<n>/<n>`` (one port a command, read
+  port by port): ``Interface ethernet<n>/<n>/<n>``, then a ``Queue``, ``Packets``, ``Bytes``, ``Dropped-Packets``,
+  ``Dropped-Bytes`` table, one row per egress queue. Named ``q<q>_packets``, ``q<q>_bytes`` (traffic of queue q),
+  ``q<q>_dropped_packets``, ``q<q>_dropped_bytes`` (``drop`` of queue q: the queue's tail and WRED drops). OS10 prints
+  no counter width (None). The CLI's prompt lines (``host#``, with the command it echoes) are skipped. Layout: a
+  recorded read of two OS10 switches in a netdev thread (tests/.../data/counters/ORIGIN.md). OS10's per-priority PFC
+  counters are not read: no sample of their layout was found.
 
 Every counter keeps its source's name, and one the source does not print is absent (*not reported*).
 """
 
 from __future__ import annotations
 
+import json
 import re
 
 NOS_SIDES = {"sonic_pfcwd": "switch", "sonic_pg_drop": "switch", "sonic_pg_headroom": "switch", "linux_ethtool": "switch",
-             "nxos_queuing": "switch", "nxos_pfc": "switch"}
-NOS_ONE_PORT_FORMATS = ("linux_ethtool", "nxos_queuing")
+             "nxos_queuing": "switch", "nxos_pfc": "switch", "nxos_pfcwd": "switch", "os10_queuing": "switch",
+             "eos_pfc_detail": "switch"}
+NOS_ONE_PORT_FORMATS = ("linux_ethtool", "nxos_queuing", "os10_queuing", "eos_pfc_detail")
 NOS_COUNTERS = {
     "sonic_pfcwd": (
         # orchagent's pfcwdorch counts storms and the watchdog's drops per queue in COUNTERS_DB (uint64 strings)
@@ -100,6 +132,20 @@ NOS_COUNTERS = {
     "nxos_pfc": (
         (r"pfc(?P<p>[0-7])_(rx|tx)_frames", "pfc_pause", None, None),
         (r"(rx|tx)_pfc_frames", "info", None, None),
+    ),
+    # EOS prints no counter width (None)
+    "eos_pfc_detail": (
+        (r"prio(?P<p>[0-7])\.(rx|tx)Frames", "pfc_pause", None, None),
+    ),
+    "nxos_pfcwd": (
+        (r"qg(?P<q>\d+)_shutdown", "pause_storm", None, None),
+        (r"qg(?P<q>\d+)_(total|aggregate)_(ingress_)?pkts_(drained|dropped|drained_dropped)", "drop", None, None),
+        (r"qg\d+_.*", "info", None, None),
+    ),
+    # OS10 prints no counter width: None (a decrease is a reset)
+    "os10_queuing": (
+        (r"q(?P<q>\d+)_dropped_(packets|bytes)", "drop", None, None),
+        (r"q(?P<q>\d+)_(packets|bytes)", "traffic", None, None),
     ),
 }
 
@@ -275,6 +321,136 @@ def parse_nxos_pfc(text, port=None):
     return base.new_counters("nxos_pfc", base._only(ports, port, "nxos_pfc", problems), problems)  # pylint: disable=protected-access
 
 
+def parse_nxos_pfcwd(text, port=None):
+    """``show queuing pfc-queue detail``: per ``<port> Interface PFC watchdog:`` line, each ``| QOS GROUP <g> ...``
+    box's ``| <label>| <value>|`` rows as ``qg<g>_<label>``. A port without a box (the watchdog off on it) is not
+    reported."""
+    ports, problems = {}, []
+    current, group, seen = None, None, False
+    for line in str(text).splitlines():
+        head = re.match(r"^\s*(\S+)\s+Interface PFC watchdog:", line)
+        if head:
+            current, group, seen = head.group(1), None, True
+            continue
+        box = re.match(r"^\|\s*QOS GROUP\s+(\d+)\b", line)
+        if box and current is not None:
+            group = box.group(1)
+            continue
+        row = re.match(r"^\|([^|]*)\|([^|]*)\|\s*$", line)
+        if not row or current is None or group is None or not row.group(1).strip():
+            continue
+        value = base._int(row.group(2))  # pylint: disable=protected-access
+        if value is None:
+            if row.group(2).strip() and row.group(2).strip() != "Stats":
+                problems.append("nxos_pfcwd: %s QOS GROUP %s %s holds %r, not a counter" % (
+                    current, group, row.group(1).strip(), row.group(2).strip()[:40]))
+            continue
+        ports.setdefault(current, {})["qg%s_%s" % (group, _slug(row.group(1)))] = value
+    if not seen:
+        problems.append("nxos_pfcwd: no port in the output (not `show queuing pfc-queue detail`?)%s"
+                        % (": %r" % str(text).strip()[:160] if str(text).strip() else ""))
+    return base.new_counters("nxos_pfcwd", base._only(ports, port, "nxos_pfcwd", problems), problems)  # pylint: disable=protected-access
+
+
+# ----------------------------------------------------------------------------- Arista EOS
+
+def parse_eos_pfc_detail(data, port=None):
+    """``show interface <port> priority-flow-control counters detail | json`` (text, the mapping, or eAPI's
+    one-element result list): ``interfaces`` -> port -> ``priorities`` -> priority -> counters, as ``prio<p>.<key>``."""
+    problems, ports = [], {}
+    if isinstance(data, str) and not data.lstrip().startswith(("{", "[")):
+        # not the command's JSON: the switch's own line (an error, a refused command), quoted
+        return base.new_counters("eos_pfc_detail", problems=["eos_pfc_detail: not JSON: %r" % (
+            next((line.strip() for line in data.splitlines() if line.strip()), "")[:200])])
+    doc = base._json(data, "eos_pfc_detail", problems)  # pylint: disable=protected-access
+    if doc is not None:
+        table = doc.get("interfaces")
+        if not isinstance(table, dict):
+            problems.append("eos_pfc_detail: no interfaces (not `show interface <port> priority-flow-control counters "
+                            "detail | json`?)")
+        else:
+            for name, intf in table.items():
+                counters = ports.setdefault(name, {})
+                for prio, values in ((intf or {}).get("priorities") or {}).items():
+                    base._flat(values if isinstance(values, dict) else {}, "prio%s" % prio, counters)  # pylint: disable=protected-access
+    return base.new_counters("eos_pfc_detail", base._only(ports, port, "eos_pfc_detail", problems), problems)  # pylint: disable=protected-access
+
+
+# ----------------------------------------------------------------------------- NVIDIA Cumulus (NVUE) JSON
+
+NV_JSON_SECTIONS = ("ingress-buffer-stats", "egress-queue-stats", "pfc-stats", "port-stats")
+
+
+def parse_nvue_qos_json(data, port=None):
+    """``nv show interface <if> counters qos -o json`` (text or the parsed mapping): ``{section: {row: {column:
+    value}}}``, read to the names of the text form (``<section>.<row>.<column>``); ``n/a``, ``-`` or an empty value
+    is not reported."""
+    problems, counters = [], {}
+    doc = data
+    if not isinstance(doc, dict):
+        try:
+            doc = json.loads(str(data))
+        except ValueError as exc:
+            problems.append("nvue_qos: not JSON (%s); run the command with -o json" % str(exc).split(":", maxsplit=1)[0])
+            return base.new_counters("nvue_qos", problems=problems)
+    if not isinstance(doc, dict):
+        what = type(doc).__name__
+        return base.new_counters("nvue_qos", problems=["nvue_qos: the JSON is a %s, not the command's object" % what])
+    for section, rows in sorted(doc.items()):
+        if section not in NV_JSON_SECTIONS or not isinstance(rows, dict):
+            problems.append("nvue_qos: %r is not a QoS counters section (%s)" % (str(section)[:40], ", ".join(
+                NV_JSON_SECTIONS)))
+            continue
+        for row, columns in sorted(rows.items()):
+            for column, value in sorted((columns if isinstance(columns, dict) else {}).items()):
+                number = base._number(value) if not isinstance(value, str) else base._nv_value(value)  # pylint: disable=protected-access
+                if number is not None:
+                    counters["%s.%s.%s" % (section, base._nv_name(str(row)), base._nv_name(str(column)))] = number  # pylint: disable=protected-access
+                elif str(value).strip().lower() not in ("n/a", "", "-", "none"):
+                    problems.append("nvue_qos: %s %s %s holds %r, not a counter" % (section, row, column, str(value)[:40]))
+    if not counters:
+        problems.append("nvue_qos: no counter in the JSON (not `nv show interface <if> counters qos -o json`?)")
+        return base.new_counters("nvue_qos", problems=problems)
+    return base.new_counters("nvue_qos", {port or base.DEFAULT_PORT: counters}, problems)
+
+
+# ----------------------------------------------------------------------------- Dell OS10
+
+_OS10_PROMPT = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*(\([^)\s]*\))?#(\s.*)?$")  # host# or host(conf)#, the echo after it
+
+
+def parse_os10_queuing(text, port=None):
+    """``show queuing statistics interface ethernet <port>`` (one port a command): ``Interface <port>``, the header
+    ``Queue Packets Bytes Dropped-Packets Dropped-Bytes`` and one row of whole numbers per queue, columns apart by
+    spaces. A port named in the output that is not ``port`` (when given) is a problem, not read under ``port``."""
+    ports, problems = {}, []
+    current, columns = None, None
+    for line in str(text).splitlines():
+        words = line.split()
+        if not words or _OS10_PROMPT.match(line.strip()):
+            continue
+        if words[0] == "Interface" and len(words) == 2:
+            current, columns = ports.setdefault(words[1], {}), None
+            continue
+        if words[0] == "Queue" and current is not None:
+            columns = [_slug(word) for word in words[1:]]
+            continue
+        values = [base._int(word) for word in words]  # pylint: disable=protected-access
+        if columns is None or len(words) != len(columns) + 1 or None in values:
+            problems.append("os10_queuing: cannot read the line %r" % line.strip()[:120])
+            continue
+        for column, value in zip(columns, values[1:]):
+            current["q%d_%s" % (values[0], column)] = value
+    if not any(ports.values()):
+        problems.append("os10_queuing: no queue table in the output (not `show queuing statistics interface ethernet "
+                        "<port>`?)%s" % (": %r" % str(text).strip()[:160] if str(text).strip() else ""))
+        return base.new_counters("os10_queuing", problems=problems)
+    if port is not None and list(ports) != [port]:
+        problems.append("os10_queuing: the output is of %s, not of %s" % (", ".join(sorted(ports)), port))
+        return base.new_counters("os10_queuing", problems=problems)
+    return base.new_counters("os10_queuing", ports, problems)
+
+
 # ----------------------------------------------------------------------------- configured poll intervals
 
 def parse_sonic_counterpoll(text):
@@ -329,6 +505,9 @@ NOS_PARSERS = {
     "linux_ethtool": parse_linux_ethtool,
     "nxos_queuing": parse_nxos_queuing,
     "nxos_pfc": parse_nxos_pfc,
+    "nxos_pfcwd": parse_nxos_pfcwd,
+    "eos_pfc_detail": parse_eos_pfc_detail,
+    "os10_queuing": parse_os10_queuing,
 }
 
 # Last: counters_parse imports this module (above it) to register the formats, and this one uses its helpers when a

@@ -95,12 +95,14 @@ ROLE_CONGESTION = {
                            r"tx-stats\.tx-ecn-stats\.ecn-marked-packets|"
                            # a Linux (mlxsw) ToR's port: PFC received from the host, ECN marks out of the port;
                            # NX-OS `show interface priority-flow-control detail`: RxPPP of the priority
-                           r"rx_pause_prio_[0-7]|ecn_marked|pfc[0-7]_rx_frames)$"),
+                           r"rx_pause_prio_[0-7]|ecn_marked|pfc[0-7]_rx_frames|"
+                           # EOS per priority (eos_pfc_detail); NVUE JSON: ECN marks of a traffic class out of the port
+                           r"prio[0-7]\.rxFrames|egress-queue-stats\.\d+\.ecn-marked-frames)$"),
     "sender": re.compile(r"^(rx_prio[0-7]_pause|pfc[0-7]_tx_pkts|txFrames|pfc-stats\.[0-7]\.tx-pause-frames|"
                          r"tx-stats\.tx-pfc-stats\.pause-packets|rp_cnp_handled|cc_rx_cnp_pkts|"
                          r"tx-stats\.tx-cnp-stats\.cnp-packets|"
-                         # mlxsw: PFC sent out of the port; NX-OS: TxPPP of the priority
-                         r"tx_pause_prio_[0-7]|pfc[0-7]_tx_frames)$"),
+                         # mlxsw: PFC sent out of the port; NX-OS: TxPPP of the priority; EOS per priority
+                         r"tx_pause_prio_[0-7]|pfc[0-7]_tx_frames|prio[0-7]\.txFrames)$"),
 }
 ROLES = tuple(sorted(ROLE_CONGESTION))
 

@@ -54,6 +54,7 @@ which is why the model caps ``port_mtu`` there).
 
 from __future__ import annotations
 
+import json
 import re
 import uuid
 
@@ -341,33 +342,69 @@ def read(connection, via):
 # ``VerifyInterfacesEgressQueueDrops`` and ``VerifyInterfacesECNCounters`` revision 1; ``{"cmd", "revision"}`` in
 # ``runCmds``, as anta's ``AsyncEOSDevice._collect`` sends it); over the switch's connection the CLI prints the
 # same objects with ``| json`` (the CLI's own pipe: the connection passes ``|`` to the CLI as it is).
+# The PFC frames per priority (qos/counters_parse_nos.py ``eos_pfc_detail``) are read port by port, for the step's
+# ports, with the command as its one known reader runs it (facebook/DNE-TaaC, ``show interface <port>
+# priority-flow-control counters detail | json``; over eAPI without a revision, the model's default): apart, in a
+# request of their own, so that a release that refuses the command keeps the other reads (its error line is the
+# read's problem, as SONiC's optional reads).
 COUNTER_READ = ("http", "ssh")
 COUNTER_COMMANDS = (("eos_pfc", ("show", "priority-flow-control", "counters")),
                     ("eos_queue", ("show", "interfaces", "counters", "queue", "detail")),
-                    ("eos_ecn", ("show", "qos", "interfaces", "ecn", "counters", "queue")))
+                    ("eos_ecn", ("show", "qos", "interfaces", "ecn", "counters", "queue")),
+                    ("eos_pfc_detail", ("show", "interface", "{port}", "priority-flow-control", "counters", "detail")))
 COUNTER_REVISIONS = {"eos_pfc": 3, "eos_queue": 1, "eos_ecn": 1}
+OPTIONAL_COUNTERS = ("eos_pfc_detail",)
 JSON_PIPE = ("|", "json")
+
+
+def _port_command(command, port):
+    return tuple(port if word == "{port}" else word for word in command)
 
 
 def read_counters(connection, via, ports=None):
     """``{format: output}`` of the switch's PFC, queue and ECN counters (``COUNTER_COMMANDS``): ``via`` ``"http"``,
     eAPI ``runCmds`` in ``format json`` through ``connection`` (an :class:`tor_push.HttpTransport`), each output the
     command's object; ``"ssh"``, ``<command> | json`` on ``connection`` (``run(argv, data=None)`` as for
-    :func:`read`), each output its JSON text. ``ports`` is not needed (every port is printed). Reads only;
-    :class:`PushError` naming the command when one fails."""
+    :func:`read`), each output its JSON text. With ``ports``, each port's PFC frames per priority too
+    (``eos_pfc_detail``: ``{port: JSON text}``, a failure kept as its line). ValueError before anything runs when a
+    port is not an EOS port name. Reads only; :class:`PushError` naming the command when a required one fails."""
+    if via not in COUNTER_READ:
+        raise ValueError("EOS counters are read over eAPI (http) or its connection (ssh), not %r" % (via,))
+    ports = sorted(set(ports or ()))
+    bad = invalid_ports(ports)
+    if bad:
+        raise ValueError("%s: not a %s port name (%s)" % (", ".join(bad), TITLE, PORT_NAME))
+    required = [(fmt, command) for fmt, command in COUNTER_COMMANDS if "{port}" not in command]
+    per_port = [(fmt, command) for fmt, command in COUNTER_COMMANDS if "{port}" in command]
+    out = {}
     if via == "http":
-        cmds = [{"cmd": " ".join(command), "revision": COUNTER_REVISIONS[fmt]} for fmt, command in COUNTER_COMMANDS]
+        cmds = [{"cmd": " ".join(command), "revision": COUNTER_REVISIONS[fmt]} for fmt, command in required]
         outputs = _eapi(connection, ["enable"] + cmds, fmt="json")[1:]
         if len(outputs) != len(cmds):
             raise PushError("eAPI answered %d outputs to %d commands (%s)" % (
                 len(outputs), len(cmds), ", ".join(c["cmd"] for c in cmds)))
-        out = {}
-        for (fmt, command), output in zip(COUNTER_COMMANDS, outputs):
+        for (fmt, command), output in zip(required, outputs):
             if not isinstance(output, dict):
                 raise PushError("%s: eAPI answered %s, not the command's JSON object"
                                 % (" ".join(command), " ".join(str(output).split())[:200]))
             out[fmt] = output
+        for fmt, command in per_port if ports else ():
+            words = [" ".join(_port_command(command, port)) for port in ports]
+            try:
+                answers = _eapi(connection, ["enable"] + words, fmt="json")[1:]
+                if len(answers) != len(words):
+                    raise PushError("eAPI answered %d outputs to %d commands" % (len(answers), len(words)))
+                out[fmt] = dict((port, json.dumps(answer)) for port, answer in zip(ports, answers))
+            except PushError as exc:
+                out[fmt] = dict((port, str(exc)) for port in ports)
         return out
-    if via == "ssh":
-        return dict((fmt, read_command(connection, command + JSON_PIPE)) for fmt, command in COUNTER_COMMANDS)
-    raise ValueError("EOS counters are read over eAPI (http) or its connection (ssh), not %r" % (via,))
+    for fmt, command in required:
+        out[fmt] = read_command(connection, command + JSON_PIPE)
+    for fmt, command in per_port if ports else ():
+        out[fmt] = {}
+        for port in ports:
+            try:
+                out[fmt][port] = read_command(connection, _port_command(command, port) + JSON_PIPE)
+            except PushError as exc:
+                out[fmt][port] = str(exc)
+    return out

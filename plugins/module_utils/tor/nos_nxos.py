@@ -80,9 +80,11 @@ and checks what the tech notes state (layer-2 port MTU).
 ``switchport`` and ``no shutdown`` count as held when the running block says nothing against them, since
 NX-OS leaves its defaults out of the running configuration.
 
-**Counters** (the load test): ``show queuing interface <port>`` once per port of the step's links and ``show
-interface priority-flow-control detail``, over NX-API (``cli_show_ascii``) or the switch's connection, read-only
-(``COUNTER_COMMANDS``, ``read_counters``; formats ``nxos_queuing``, ``nxos_pfc`` in ``qos/counters_parse_nos.py``).
+**Counters** (the load test): ``show queuing interface <port>`` once per port of the step's links, ``show interface
+priority-flow-control detail`` and ``show queuing pfc-queue detail`` (the PFC watchdog), over NX-API
+(``cli_show_ascii``) or the switch's connection, read-only
+(``COUNTER_COMMANDS``, ``read_counters``; formats ``nxos_queuing``, ``nxos_pfc``, ``nxos_pfcwd`` in
+``qos/counters_parse_nos.py``).
 
 **Push**, NX-API CLI over HTTPS (``feature nxapi``; port 443 unless ``ansible_httpapi_port``): ``show
 running-config`` (``cli_show_ascii``); nothing is sent when it holds everything; check mode stops there;
@@ -440,7 +442,7 @@ def read(connection, via):
 
 # ----------------------------------------------------------------------------- counters (the load test)
 
-# The load test's counters (qos/counters_parse_nos.py formats ``nxos_queuing``, ``nxos_pfc``), read-only, the way the
+# The load test's counters (qos/counters_parse_nos.py formats ``nxos_queuing``, ``nxos_pfc``, ``nxos_pfcwd``), read-only, the way the
 # configuration is read: NX-API ``cli_show_ascii`` (the text the CLI prints) or the switch's connection.
 # ``show queuing interface <port>`` prints one port's egress queues per qos-group (transmitted, WRED/AFD and tail
 # drops, the PFC watchdog's drops) and its ingress drops (overflow: headroom exhausted); it runs once per port of the
@@ -449,15 +451,21 @@ def read(connection, via):
 # NX-OS refreshes them is not documented: no settle (0).
 COUNTER_READ = ("http", "ssh")
 COUNTER_COMMANDS = (("nxos_queuing", ("show", "queuing", "interface", "{port}")),
-                    ("nxos_pfc", ("show", "interface", "priority-flow-control", "detail")))
+                    ("nxos_pfc", ("show", "interface", "priority-flow-control", "detail")),
+                    ("nxos_pfcwd", ("show", "queuing", "pfc-queue", "detail")))
+# The PFC watchdog's storms and drops (``show queuing pfc-queue detail``, every port it watches; format ``nxos_pfcwd``;
+# its layout: ORIGIN.md) are read apart, so that a release or a switch that refuses the command keeps the other reads:
+# the failure is kept as its one line, which the parser reports as the read's problem (as SONiC's watchdog read).
+OPTIONAL_COUNTERS = ("nxos_pfcwd",)
 
 
 def read_counters(connection, via, ports=None):
-    """``{format: output}`` of the ports' queuing counters (``{port: text}``, one command a port) and the switch's
-    PFC counters (text) (``COUNTER_COMMANDS``): ``via`` ``"http"``, NX-API ``cli_show_ascii`` through ``connection``
-    (an :class:`tor_push.HttpTransport`), all commands in one request; ``"ssh"``, each command on ``connection``
-    (``run(argv, data=None)``). ValueError before anything runs when no port is given or one is not an NX-OS port
-    name; :class:`PushError` naming the command when one fails. Reads only."""
+    """``{format: output}`` of the ports' queuing counters (``{port: text}``, one command a port), the switch's PFC
+    counters and its PFC watchdog's (text) (``COUNTER_COMMANDS``): ``via`` ``"http"``, NX-API ``cli_show_ascii``
+    through ``connection`` (an :class:`tor_push.HttpTransport`), the required commands in one request and each
+    ``OPTIONAL_COUNTERS`` command in its own; ``"ssh"``, each command on ``connection`` (``run(argv, data=None)``).
+    ValueError before anything runs when no port is given or one is not an NX-OS port name; :class:`PushError` naming
+    the command when a required one fails (an optional one that fails is its error line). Reads only."""
     if via not in COUNTER_READ:
         raise ValueError("NX-OS counters are read over NX-API (http) or its connection (ssh), not %r" % (via,))
     ports = sorted(set(ports or ()))
@@ -472,17 +480,28 @@ def read_counters(connection, via, ports=None):
             runs += [(fmt, port, tuple(port if w == "{port}" else w for w in command)) for port in ports]
         else:
             runs.append((fmt, None, command))
+    required = [run for run in runs if run[0] not in OPTIONAL_COUNTERS]
+    texts = {}
     if via == "http":
-        bodies = nxapi(connection, "cli_show_ascii", [" ".join(command) for _fmt, _port, command in runs])
-        if len(bodies) != len(runs):
-            raise PushError("NX-API answered %d outputs to %d commands" % (len(bodies), len(runs)))
-        texts = [str(body or "") for body in bodies]
+        bodies = nxapi(connection, "cli_show_ascii", [" ".join(command) for _fmt, _port, command in required])
+        if len(bodies) != len(required):
+            raise PushError("NX-API answered %d outputs to %d commands" % (len(bodies), len(required)))
+        texts.update((run, str(body or "")) for run, body in zip(required, bodies))
     else:
-        texts = [read_command(connection, command) for _fmt, _port, command in runs]
+        texts.update((run, read_command(connection, run[2])) for run in required)
+    for run in runs:
+        if run in texts:
+            continue
+        try:
+            texts[run] = (str((nxapi(connection, "cli_show_ascii", [" ".join(run[2])]) or [""])[0] or "")
+                          if via == "http" else read_command(connection, run[2]))
+        except PushError as exc:
+            texts[run] = str(exc)
     out = {}
-    for (fmt, port, _command), text in zip(runs, texts):
+    for run in runs:
+        fmt, port, _command = run
         if port is None:
-            out[fmt] = text
+            out[fmt] = texts[run]
         else:
-            out.setdefault(fmt, {})[port] = text
+            out.setdefault(fmt, {})[port] = texts[run]
     return out

@@ -11,6 +11,11 @@ format ``os10`` (:mod:`qos_parse_os10`), nothing renders, diffs or pushes one (`
 connection (``ansible.netcommon.network_cli`` with ``ansible_network_os: dellemc.os10.os10``, or SSH where the
 login lands in the OS10 CLI); OS10 has no API this collection uses.
 
+**Counters** (the load test, :func:`read_counters`): ``show queuing statistics interface ethernet <port>`` once per
+port of the step's links, over the same connection (format ``os10_queuing`` in ``qos/counters_parse_nos.py``: packets,
+bytes and drops per egress queue). OS10's per-priority PFC counters are not read (no sample of their layout was
+found; docs/lossless-qos.md, "Every drop and pause counter, per NOS").
+
 **Ports.** OS10 names front-panel ports ``ethernet<node>/<slot>/<port>`` and breakout ports
 ``ethernet<node>/<slot>/<port>:<n>`` (Dell OS10 user guide, "Interfaces"; the names the OS10 parser
 reads); port MTU up to 9216.
@@ -55,3 +60,40 @@ def read(connection, via):
     if via != "ssh":
         raise ValueError("OS10 is read over its connection (ssh), not %r" % (via,))
     return read_command(connection, READ_COMMAND)
+
+
+# ----------------------------------------------------------------------------- counters (the load test)
+
+# The load test's counters (qos/counters_parse_nos.py format ``os10_queuing``), read-only, over the connection the
+# configuration is read on. ``show queuing statistics interface ethernet <n>/<n>/<n>`` prints one port's egress queues
+# (packets, bytes, dropped packets and bytes); it runs once per port of the step's links, the port given as the CLI
+# takes it, ``ethernet`` then its number (``{port}`` below stands for those two words). Layout and command: a recorded
+# read of two OS10 switches (tests/unit/plugins/module_utils/data/counters/ORIGIN.md). How often OS10 refreshes them
+# is not documented: no settle (0).
+COUNTER_READ = ("ssh",)
+COUNTER_COMMANDS = (("os10_queuing", ("show", "queuing", "statistics", "interface", "{port}")),)
+
+
+def _port_words(port):
+    """``ethernet1/1/4`` as the two words the CLI takes, ``("ethernet", "1/1/4")``."""
+    return ("ethernet", port[len("ethernet"):])
+
+
+def read_counters(connection, via, ports=None):
+    """``{"os10_queuing": {port: text}}`` of each of ``ports`` (``COUNTER_COMMANDS``, one run per port) over the
+    switch's connection (``via`` ``"ssh"``, ``connection`` as for :func:`read`). ValueError before anything runs when
+    no port is given or one is not an OS10 port name; :class:`PushError` naming the command when one fails. Reads
+    only."""
+    if via not in COUNTER_READ:
+        raise ValueError("OS10 counters are read over its connection (ssh), not %r" % (via,))
+    ports = sorted(set(ports or ()))
+    if not ports:
+        raise ValueError("OS10 prints a port's queuing counters a command: give the ports to read")
+    bad = invalid_ports(ports)
+    if bad:
+        raise ValueError("%s: not a %s port name (%s)" % (", ".join(bad), TITLE, PORT_NAME))
+    out = {}
+    for fmt, command in COUNTER_COMMANDS:
+        out[fmt] = dict((port, read_command(connection, tuple(
+            word for w in command for word in (_port_words(port) if w == "{port}" else (w,))))) for port in ports)
+    return out

@@ -62,6 +62,7 @@ def eapi():
     seen = []
     answers = [{}] + [json.loads(recorded(name)) for name in
                       ("eos-pfc-after.json", "eos-queue-detail-after.json", "eos-ecn-after.json")]
+    detail = json.loads(recorded("eos-pfc-detail-after.json"))
 
     class Handler(BaseHTTPRequestHandler):
         def log_message(self, *args):
@@ -70,7 +71,10 @@ def eapi():
         def do_POST(self):  # noqa: N802 (the stdlib's name)
             body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
             seen.append((self.path, self.headers.get("Authorization"), body))
-            reply = json.dumps({"jsonrpc": "2.0", "id": body["id"], "result": answers}).encode()
+            cmds = body["params"]["cmds"]
+            # the per-priority PFC read is a request of its own, one command a port
+            result = answers if len(cmds) == len(answers) else [{}] + [detail for _cmd in cmds[1:]]
+            reply = json.dumps({"jsonrpc": "2.0", "id": body["id"], "result": result}).encode()
             self.send_response(200)
             self.send_header("Content-Type", "application/json")
             self.send_header("Content-Length", str(len(reply)))
@@ -92,17 +96,20 @@ def test_an_eos_tor_s_counters_are_read_over_eapi_with_the_push_s_variables(eapi
              "ansible_user": "admin", "ansible_httpapi_password": PASSWORD, "ansible_connection": "ssh"}
     result, ran = read({"cluster": model("eos", "Ethernet{node}/1"), "ports": ["Ethernet1/1"]}, tvars)
     assert ran == [] and result["via"] == "http", result
-    assert len(seen) == 1 and seen[0][0] == "/command-api"
+    assert len(seen) == 2 and seen[0][0] == "/command-api"
+    assert seen[1][2]["params"]["cmds"] == ["enable", "show interface Ethernet1/1 priority-flow-control counters detail"]
     assert seen[0][1] == "Basic " + base64.b64encode(("admin:%s" % PASSWORD).encode()).decode()
     assert seen[0][2]["params"]["format"] == "json"
     assert [c["cmd"] if isinstance(c, dict) else c for c in seen[0][2]["params"]["cmds"]] == [
         "enable", "show priority-flow-control counters", "show interfaces counters queue detail",
         "show qos interfaces ecn counters queue"]
     assert result["source"] == ("Arista EOS API http://127.0.0.1:%d (show priority-flow-control counters, show "
-                                "interfaces counters queue detail, show qos interfaces ecn counters queue) (read live)"
-                                % port)
+                                "interfaces counters queue detail, show qos interfaces ecn counters queue, show "
+                                "interface {port} priority-flow-control counters detail) (read live)" % port)
     pfc = parse_counters(result["counters"]["eos_pfc"], "eos_pfc", port="Ethernet1/1")
     assert pfc["ports"]["Ethernet1/1"]["txFrames"] == 23740
+    detail = parse_counters(result["counters"]["eos_pfc_detail"], "eos_pfc_detail", port="Ethernet1/1")
+    assert detail["ports"]["Ethernet1/1"]["prio3.txFrames"] == 23740
     assert PASSWORD not in json.dumps(result)
 
 
@@ -154,7 +161,16 @@ def test_without_the_step_s_ports_cumulus_runs_nothing_and_says_so():
     assert result["read_error"].startswith("ToR leaf1: its counters could not be read")
 
 
-def test_a_platform_without_a_counter_reader_says_so():
+def test_an_os10_tor_runs_its_queuing_read_for_the_step_s_ports_over_its_connection():
+    out = recorded("recorded/os10-queuing-hound-dirt-cubic-netdev-2022.txt")
+    commands = {"show queuing statistics interface ethernet 1/1/4": (0, out, "")}
+    result, ran = read({"cluster": model("os10", "ethernet1/1/{node}"), "ports": ["ethernet1/1/4"]}, {}, commands)
+    assert ran == list(commands) and result["via"] == "ssh", result
+    facts = parse_counters(result["counters"]["os10_queuing"], "os10_queuing", port="ethernet1/1/4")
+    assert facts["problems"] == [] and facts["ports"]["ethernet1/1/4"]["q5_dropped_packets"] == 1263665
+
+
+def test_without_the_step_s_ports_os10_runs_nothing_and_says_so():
     result, ran = read({"cluster": model("os10", "ethernet1/1/{node}")}, {})
-    assert ran == [] and result["read_error"] == ("ToR leaf1: platform os10 has no counter reader (readable: "
-                                                  "cumulus, eos, linux, nxos, sonic); its counters are not read")
+    assert ran == [] and result["read_error"].endswith(
+        "OS10 prints a port's queuing counters a command: give the ports to read")

@@ -498,7 +498,8 @@ def test_nxos_the_slice_s_overflow_is_not_this_port_s():
 
 
 class NxApi(object):
-    """NX-API (``POST /ins``): answers each command of ``input`` with its text from ``outputs``."""
+    """NX-API (``POST /ins``): answers each command of ``input`` with its text from ``outputs``; a command it has no
+    text for fails as NX-API reports a refused command (``code`` 400, ``clierror``)."""
 
     def __init__(self, outputs):
         self.outputs = outputs
@@ -507,23 +508,44 @@ class NxApi(object):
     def request(self, method, path, body=None, params=None):
         self.sent.append((method, path, body))
         commands = body["ins_api"]["input"].split(" ;")
-        return 200, {"ins_api": {"outputs": {"output": [{"code": "200", "msg": "Success", "body": self.outputs[c]}
-                                                        for c in commands]}}}
+        return 200, {"ins_api": {"outputs": {"output": [
+            {"code": "200", "msg": "Success", "body": self.outputs[c]} if c in self.outputs else
+            {"code": "400", "msg": "Input CLI command error", "clierror": "% Invalid command at '^' marker.\n"}
+            for c in commands]}}}
 
 
-def test_nxos_counters_over_nxapi_are_one_cli_show_ascii_request_per_read():
+PFCWD_NXOS = "nxos-pfcwd-detail-otel-fixture.txt"
+
+
+def test_nxos_counters_over_nxapi_are_one_cli_show_ascii_request_and_the_watchdog_s_own():
     outputs = {"show queuing interface Ethernet1/51": nxos_queuing(),
                "show queuing interface Ethernet1/52": nxos_queuing().replace("Ethernet1/51", "Ethernet1/52"),
-               "show interface priority-flow-control detail": written("nxos-pfc-detail-n9k-roce-blog.txt")}
+               "show interface priority-flow-control detail": written("nxos-pfc-detail-n9k-roce-blog.txt"),
+               "show queuing pfc-queue detail": raw(PFCWD_NXOS)}
     api = NxApi(outputs)
     got = platforms.read_counters("nxos", "http", api, ports=["Ethernet1/52", "Ethernet1/51"])
-    assert len(api.sent) == 1 and api.sent[0][:2] == ("POST", "/ins")
+    assert len(api.sent) == 2 and all(sent[:2] == ("POST", "/ins") for sent in api.sent)
     request = api.sent[0][2]["ins_api"]
     assert request["type"] == "cli_show_ascii"
     assert request["input"] == ("show queuing interface Ethernet1/51 ;show queuing interface Ethernet1/52 ;"
                                 "show interface priority-flow-control detail")
+    assert api.sent[1][2]["ins_api"]["input"] == "show queuing pfc-queue detail"
     assert sorted(got["nxos_queuing"]) == ["Ethernet1/51", "Ethernet1/52"]
     assert got["nxos_pfc"] == outputs["show interface priority-flow-control detail"]
+    assert got["nxos_pfcwd"] == raw(PFCWD_NXOS)
+
+
+def test_nxos_a_refused_watchdog_read_is_its_problem_and_the_rest_is_read():
+    outputs = {"show queuing interface Ethernet1/51": nxos_queuing(),
+               "show interface priority-flow-control detail": written("nxos-pfc-detail-n9k-roce-blog.txt")}
+    got = platforms.read_counters("nxos", "http", NxApi(outputs), ports=["Ethernet1/51"])
+    assert got["nxos_queuing"]["Ethernet1/51"] == nxos_queuing()
+    facts = parse_counters(got["nxos_pfcwd"], "nxos_pfcwd", port="Ethernet1/51")
+    assert facts["ports"] == {} and "'show queuing pfc-queue detail' failed: % Invalid command" in facts["problems"][0]
+    # a required read that fails still fails the read
+    del outputs["show interface priority-flow-control detail"]
+    with pytest.raises(PushError, match="'show interface priority-flow-control detail' failed"):
+        platforms.read_counters("nxos", "http", NxApi(outputs), ports=["Ethernet1/51"])
 
 
 def test_nxos_counters_over_its_connection_and_bad_ports_run_nothing():
@@ -531,8 +553,10 @@ def test_nxos_counters_over_its_connection_and_bad_ports_run_nothing():
     outputs = {"show queuing interface Ethernet1/51": (0, nxos_queuing(), ""),
                "show interface priority-flow-control detail": (0, written("nxos-pfc-detail-n9k-roce-blog.txt"), "")}
     got = platforms.read_counters("nxos", "ssh", switch(outputs, ran), ports=["Ethernet1/51"])
-    assert ran == ["show queuing interface Ethernet1/51", "show interface priority-flow-control detail"]
+    assert ran == ["show queuing interface Ethernet1/51", "show interface priority-flow-control detail",
+                   "show queuing pfc-queue detail"]
     assert parse_counters(got["nxos_queuing"], "nxos_queuing", port="Ethernet1/51")["problems"] == []
+    assert got["nxos_pfcwd"] == "show queuing pfc-queue detail failed (rc 2): Error: No such command"
     ran = []
     with pytest.raises(ValueError, match="Ethernet1/51; show: not a Cisco NX-OS port name"):
         platforms.read_counters("nxos", "ssh", switch(outputs, ran), ports=["Ethernet1/51; show"])
@@ -551,3 +575,157 @@ def test_a_sonic_read_reaches_the_run_as_one_read_per_format_and_a_disabled_one_
     # not read is not clean: no port, and the switch's own words
     assert got["tor_pg_drop"]["ports"] == {}
     assert "PG counters are disabled" in got["tor_pg_drop"]["problems"][0]
+
+
+# ---- Dell OS10: show queuing statistics interface ethernet <port> (recorded, netdev 2022) --------------------------
+
+OS10_CLEARED = "os10-queuing-hound-dirt-cleared-netdev-2022.txt"  # after `clear qos statistics`, before the load
+OS10_AFTER = "os10-queuing-hound-dirt-cubic-netdev-2022.txt"  # the same port after the cubic incast: queue 5 dropped
+OS10_PORT = "ethernet1/1/4"
+
+
+def os10_read(text):
+    return parse_counters({OS10_PORT: text}, "os10_queuing", port=OS10_PORT)
+
+
+def os10_row(text, queue, column, value):
+    """``text`` with one cell of queue ``queue``'s row set (``column`` 1-4: Packets, Bytes, Dropped-Packets,
+    Dropped-Bytes), the recorded column widths kept."""
+    lines = text.splitlines(True)
+    index = next(i for i, line in enumerate(lines) if line.split()[:1] == [str(queue)])
+    cells = lines[index].split()
+    cells[column] = value
+    lines[index] = "%-6s%-25s%-25s%-25s%-25s\n" % tuple(cells)
+    return "".join(lines)
+
+
+def test_os10_recorded_reads_per_queue():
+    for name in (OS10_CLEARED, OS10_AFTER, "os10-queuing-fox-dirt-cubic-netdev-2022.txt"):
+        facts = os10_read(raw(name))
+        assert facts["problems"] == [] and facts["side"] == "switch", name
+        assert len(facts["ports"][OS10_PORT]) == 32, name  # 8 queues x packets, bytes, dropped packets and bytes
+    got = os10_read(raw(OS10_AFTER))["ports"][OS10_PORT]
+    assert (got["q5_packets"], got["q5_dropped_packets"], got["q5_dropped_bytes"]) == (21377065, 1263665, 11321730380)
+    assert got["q1_packets"] == 9 and got["q0_dropped_packets"] == 0
+    assert describe("os10_queuing", "q5_dropped_packets") == {"fact": "drop", "priority": None, "queue": 5,
+                                                              "width": None, "direction": None}
+    assert describe("os10_queuing", "q5_bytes")["fact"] == "traffic"
+
+
+def test_os10_the_recorded_incast_is_dropped_on_queue_5():
+    got = load_verdict({"tor_queuing": os10_read(raw(OS10_CLEARED))}, {"tor_queuing": os10_read(raw(OS10_AFTER))},
+                       priorities=[5], port=OS10_PORT)["classes"][0]
+    assert got["verdict"] == "dropped"
+    moved = [(r["counter"], r["delta"]) for r in got["moved"]["drop"]]
+    assert moved == [("q5_dropped_bytes", 11321730380), ("q5_dropped_packets", 1263665)]
+
+
+def os10_judge(after, priority=3):
+    """The hosts' recorded pair (the NIC paused on priority 3, no drop) with the OS10 port read before and ``after``."""
+    from test_load_counters_nos import host_reads  # noqa: E402 (pytest puts this directory on sys.path)
+    before_r, after_r = host_reads()
+    before_r["tor_queuing"], after_r["tor_queuing"] = os10_read(raw(OS10_CLEARED)), os10_read(after)
+    return load_verdict(before_r, after_r, priorities=[priority], port=OS10_PORT)["classes"][0]
+
+
+def test_os10_control_only_the_class_s_packets_moved_is_lossless():
+    got = os10_judge(os10_row(raw(OS10_CLEARED), 3, 1, "5000"))
+    assert got["verdict"] == "lossless_under_load", got["message"]
+    assert got["moved"]["drop"] == [] and got["not_reported"] == []
+
+
+@pytest.mark.parametrize("column", [3, 4])
+def test_os10_only_the_class_s_dropped_column_moved_is_dropped(column):
+    got = os10_judge(os10_row(raw(OS10_CLEARED), 3, column, "12"))
+    assert got["verdict"] == "dropped"
+    assert [r["counter"] for r in got["moved"]["drop"]] == [["q3_dropped_packets", "q3_dropped_bytes"][column - 3]]
+
+
+def test_os10_another_queue_s_drop_does_not_judge_the_class():
+    got = os10_judge(raw(OS10_AFTER))  # queue 5 dropped; the class is priority 3, queue 3
+    assert got["verdict"] == "lossless_under_load", got["message"]
+
+
+def test_os10_an_error_or_another_port_s_output_is_a_problem_never_a_clean_port():
+    facts = os10_read("% Error: Invalid input detected at '^' marker.\n")
+    assert facts["ports"] == {} and "no queue table" in facts["problems"][-1]
+    other = os10_read(raw(OS10_AFTER).replace("ethernet1/1/4", "ethernet1/1/9"))
+    assert other["ports"] == {} and other["problems"] == [
+        "os10_queuing: the output is of ethernet1/1/9, not of ethernet1/1/4"]
+
+
+# ---- Cisco NX-OS PFC watchdog: show queuing pfc-queue detail (a receiver's test fixture, ORIGIN.md) ---------------
+
+def pfcwd_row(text, label, value):
+    """``text`` with the row ``label`` set to ``value`` (the fixture's column widths kept)."""
+    old = next(line for line in text.splitlines() if line.split("|")[1:2] == [label.rjust(31)])
+    new = "|%s|%s|" % (label.rjust(31), str(value).rjust(20))
+    assert text.count(old) == 1
+    return text.replace(old, new)
+
+
+def pfcwd_judge(after, priority=3):
+    """The hosts' recorded pair (the NIC paused on priority 3, no drop) with the switch's watchdog read before (the
+    fixture) and ``after``."""
+    from test_load_counters_nos import host_reads  # noqa: E402 (pytest puts this directory on sys.path)
+    before_r, after_r = host_reads()
+    before_r["tor_pfcwd"] = parse_counters(raw(PFCWD_NXOS), "nxos_pfcwd", port="Ethernet1/23")
+    after_r["tor_pfcwd"] = parse_counters(after, "nxos_pfcwd", port="Ethernet1/23")
+    return load_verdict(before_r, after_r, priorities=[priority], port="Ethernet1/23")["classes"][0]
+
+
+def test_nxos_pfcwd_fixture_reads_every_row_of_the_qos_group_box():
+    facts = parse_counters(raw(PFCWD_NXOS), "nxos_pfcwd")
+    assert facts["problems"] == []
+    assert facts["ports"] == {"Ethernet1/23": {
+        "qg3_shutdown": 1, "qg3_restored": 2, "qg3_total_pkts_drained": 3, "qg3_total_pkts_dropped": 4,
+        "qg3_total_pkts_drained_dropped": 5, "qg3_aggregate_pkts_dropped": 6, "qg3_total_ingress_pkts_dropped": 1924,
+        "qg3_aggregate_ingress_pkts_dropped": 1925}}
+    assert describe("nxos_pfcwd", "qg3_shutdown") == {"fact": "pause_storm", "priority": None, "queue": 3,
+                                                      "width": None, "direction": None}
+    assert describe("nxos_pfcwd", "qg3_aggregate_ingress_pkts_dropped")["fact"] == "drop"
+    assert describe("nxos_pfcwd", "qg3_restored")["fact"] == "info"
+
+
+def test_nxos_pfcwd_control_only_a_restore_moved_is_lossless():
+    got = pfcwd_judge(pfcwd_row(raw(PFCWD_NXOS), "Restored", 3))
+    assert got["verdict"] == "lossless_under_load", got["message"]
+    assert got["moved"]["storm"] == [] and got["moved"]["drop"] == []
+
+
+def test_nxos_pfcwd_only_a_shutdown_is_a_pause_storm():
+    got = pfcwd_judge(pfcwd_row(raw(PFCWD_NXOS), "Shutdown", 2))
+    assert got["verdict"] == "pause_storm"
+    assert [(r["counter"], r["delta"]) for r in got["moved"]["storm"]] == [("qg3_shutdown", 1)]
+
+
+@pytest.mark.parametrize("label, counter", [
+    ("Total pkts drained", "qg3_total_pkts_drained"),
+    ("Aggregate pkts dropped", "qg3_aggregate_pkts_dropped"),
+    ("Aggregate Ingress pkts dropped", "qg3_aggregate_ingress_pkts_dropped"),
+])
+def test_nxos_pfcwd_only_one_watchdog_drop_moved_is_dropped(label, counter):
+    text = raw(PFCWD_NXOS)
+    value = parse_counters(text, "nxos_pfcwd")["ports"]["Ethernet1/23"][counter]
+    got = pfcwd_judge(pfcwd_row(text, label, value + 50))
+    assert got["verdict"] == "dropped"
+    assert [(r["counter"], r["delta"]) for r in got["moved"]["drop"]] == [(counter, 50)]
+
+
+def test_nxos_pfcwd_another_qos_group_s_storm_does_not_judge_priority_3():
+    before = raw(PFCWD_NXOS).replace("QOS GROUP 3 ", "QOS GROUP 4 ")
+    after = pfcwd_row(before, "Shutdown", 5)
+    from test_load_counters_nos import host_reads  # noqa: E402
+    before_r, after_r = host_reads()
+    before_r["tor_pfcwd"] = parse_counters(before, "nxos_pfcwd", port="Ethernet1/23")
+    after_r["tor_pfcwd"] = parse_counters(after, "nxos_pfcwd", port="Ethernet1/23")
+    got = load_verdict(before_r, after_r, priorities=[3], port="Ethernet1/23")["classes"][0]
+    assert got["verdict"] == "lossless_under_load", got["message"]
+
+
+def test_nxos_pfcwd_a_port_it_does_not_watch_is_not_reported_never_zero():
+    facts = parse_counters(raw(PFCWD_NXOS), "nxos_pfcwd", port="Ethernet1/51")
+    assert facts["ports"] == {} and "port Ethernet1/51 is not in the output" in facts["problems"][0]
+    unwatched = "\n".join(raw(PFCWD_NXOS).splitlines()[:3]) + "\n"  # the port's lines, no QOS GROUP box
+    facts = parse_counters(unwatched, "nxos_pfcwd", port="Ethernet1/23")
+    assert facts["ports"] == {} and facts["problems"]

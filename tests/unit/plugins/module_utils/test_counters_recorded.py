@@ -37,6 +37,10 @@ FORMATS = {
     "sonic-pfcwd-z9332-8483-3.txt": "sonic_pfcwd",
     "sonic-pg-drop-cisco-lc-3782.txt": "sonic_pg_drop",
     "ethtool-mlxsw-swp31-snmpd-fixture.txt": "linux_ethtool",
+    "nxos-pfcwd-detail-otel-fixture.txt": "nxos_pfcwd",
+    "os10-queuing-hound-dirt-cleared-netdev-2022.txt": "os10_queuing",
+    "os10-queuing-hound-dirt-cubic-netdev-2022.txt": "os10_queuing",
+    "os10-queuing-fox-dirt-cubic-netdev-2022.txt": "os10_queuing",
 }
 # Recorded settings, not counters: the poll intervals the wait before the read after the load follows.
 SETTINGS = ("sonic-counterpoll-show-4106.txt", "cumulus-switchd-conf-cl51-docs.txt")

@@ -127,8 +127,8 @@ def test_sonic_queue_counters_with_and_without_the_namespace_line():
 
 
 def test_unknown_format_names_the_formats():
-    with pytest.raises(ValueError, match="eos_ecn, eos_pfc, eos_queue, ethtool_mlx5, linux_ethtool, linux_link, linux_qdisc, nvue_qos, "
-                                         "nvue_roce, nxos_pfc, nxos_queuing, rdma_mlx5, rdma_rxe, sonic_pfc, sonic_pfcwd, "
+    with pytest.raises(ValueError, match="eos_ecn, eos_pfc, eos_pfc_detail, eos_queue, ethtool_mlx5, linux_ethtool, linux_link, linux_qdisc, nvue_qos, "
+                                         "nvue_roce, nxos_pfc, nxos_pfcwd, nxos_queuing, os10_queuing, rdma_mlx5, rdma_rxe, sonic_pfc, sonic_pfcwd, "
                                          "sonic_pg_drop, sonic_pg_headroom, sonic_queue"):
         parse_counters("", "eos")
 

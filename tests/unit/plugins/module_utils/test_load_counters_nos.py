@@ -251,3 +251,118 @@ def edit_tree(raw, name, old, new):
                      lambda m: m.group(1) + new.ljust(len(old)) + m.group(2), raw)
     assert n == 1, name
     return out
+
+
+# ---- NVUE JSON (`nv show interface <if> counters qos -o json`) ------------------------------------------------
+
+def test_nvue_qos_json_reads_to_the_text_form_s_names():
+    from_text = parse_counters(text("nvue-qos-after.txt"), "nvue_qos", port="swp1")["ports"]["swp1"]
+    facts = parse_counters(text("nvue-qos-after.json"), "nvue_qos", port="swp1")
+    assert facts["problems"] == [] and facts["side"] == "switch"
+    got = facts["ports"]["swp1"]
+    # the sections the JSON sample holds read to the same names and numbers (bytes: whole bytes in the JSON)
+    assert {n: v for n, v in from_text.items() if n.startswith(("pfc-stats.", "egress-queue-stats."))} == \
+        {n: v for n, v in got.items() if n in from_text}
+    assert got["egress-queue-stats.3.ecn-marked-frames"] == 52211
+    assert parse_counters(doc("nvue-qos-after.json"), "nvue_qos", port="swp1")["ports"] == facts["ports"]
+    assert parse_counters({"swp1": text("nvue-qos-after.json")}, "nvue_qos", port="swp1")["ports"] == facts["ports"]
+    assert describe("nvue_qos", "egress-queue-stats.3.ecn-marked-frames") == {
+        "fact": "ecn_mark", "priority": None, "queue": 3, "width": None, "direction": None}
+
+
+@pytest.mark.parametrize("data, problem", [
+    ('{"egress-queue-stats": {"3": {"tx-frames": "many"}}}', "egress-queue-stats 3 tx-frames holds 'many'"),
+    ('{"interface": {"swp1": {}}}', "'interface' is not a QoS counters section"),
+    ("{not json", "nvue_qos: not JSON"),
+    ("[1]", "no table in the output"),
+])
+def test_nvue_qos_json_garbage_is_a_problem_not_a_traceback(data, problem):
+    facts = parse_counters(data, "nvue_qos", port="swp1")
+    assert any(problem in p for p in facts["problems"]), facts["problems"]
+
+
+def nvue_json_reads(after):
+    before, after_r = host_reads()
+    before["tor_qos"] = parse_counters(text("nvue-qos-before.json"), "nvue_qos", port="swp1")
+    after_r["tor_qos"] = parse_counters(after, "nvue_qos", port="swp1")
+    return before, after_r
+
+
+def test_nvue_qos_json_control_is_lossless_with_the_class_s_ecn_marks():
+    result = load_verdict(*nvue_json_reads(text("nvue-qos-after.json")), profile="nvidia", port="swp1", seconds=10)
+    klass = result["classes"][0]
+    assert result["verdict"] == "lossless_under_load", klass["message"]
+    assert "switch swp1 egress-queue-stats.3.ecn-marked-frames +12,000" in klass["message"]
+    assert "switch swp1 pfc-stats.3.tx-pause-frames +5,500" in klass["message"]
+
+
+@pytest.mark.parametrize("column", ["tx-uc-buffer-discards", "wred-discards"])
+def test_nvue_qos_json_one_discard_of_the_class_is_dropped(column):
+    data = doc("nvue-qos-after.json")
+    data["egress-queue-stats"]["3"][column] = 7
+    result = load_verdict(*nvue_json_reads(json.dumps(data)), profile="nvidia", port="swp1")
+    assert result["verdict"] == "dropped"
+    assert [r["counter"] for r in result["classes"][0]["moved"]["drop"]] == ["egress-queue-stats.3.%s" % column]
+
+
+def test_nvue_qos_json_another_class_s_discard_does_not_judge_priority_3():
+    data = doc("nvue-qos-after.json")
+    data["egress-queue-stats"]["0"]["tx-uc-buffer-discards"] = 7
+    assert load_verdict(*nvue_json_reads(json.dumps(data)), profile="nvidia", port="swp1")["verdict"] == \
+        "lossless_under_load"
+
+
+# ---- EOS per-priority PFC frames (`show interface <port> priority-flow-control counters detail | json`) -------
+
+def eos_detail_reads(after):
+    before, after_r = eos_reads()
+    before["tor_pfc_detail"] = parse_counters({"Ethernet1/1": text("eos-pfc-detail-before.json")}, "eos_pfc_detail",
+                                              port="Ethernet1/1")
+    after_r["tor_pfc_detail"] = parse_counters({"Ethernet1/1": after}, "eos_pfc_detail", port="Ethernet1/1")
+    return before, after_r
+
+
+def test_eos_pfc_detail_reads_per_priority_frames():
+    facts = parse_counters(text("eos-pfc-detail-after.json"), "eos_pfc_detail")
+    assert facts["problems"] == [] and facts["side"] == "switch"
+    assert facts["ports"]["Ethernet1/1"]["prio3.txFrames"] == 23740
+    assert len(facts["ports"]["Ethernet1/1"]) == 16
+    assert parse_counters([doc("eos-pfc-detail-after.json")], "eos_pfc_detail")["ports"] == facts["ports"]
+    assert describe("eos_pfc_detail", "prio3.txFrames") == {"fact": "pfc_pause", "priority": 3, "queue": None,
+                                                            "width": None, "direction": None}
+
+
+def test_eos_pfc_detail_tells_the_classes_apart_where_the_port_wide_frames_cannot():
+    result = load_verdict(*eos_detail_reads(text("eos-pfc-detail-after.json")), profile="sonic", port="Ethernet1/1")
+    by_prio = {c["priority"]: c for c in result["classes"]}
+    assert "switch Ethernet1/1 prio3.txFrames +5,500" in by_prio[3]["message"]
+    assert "prio3.txFrames" not in by_prio[4]["message"] and "txFrames" not in by_prio[4]["message"]
+
+
+def test_eos_pfc_detail_only_another_priority_s_pause_moved_is_not_this_class_s():
+    before, after = eos_detail_reads(set_json("eos-pfc-detail-before.json",
+                                              ["interfaces", "Ethernet1/1", "priorities", "4", "txFrames"], 99))
+    after["tor_pfc"] = before["tor_pfc"]  # the port-wide frames unchanged
+    for name in ("nic", "rdma"):
+        after[name] = before[name]  # the hosts saw nothing either
+    got = load_verdict(before, after, priorities=[3], port="Ethernet1/1")["classes"][0]
+    assert got["moved"]["pause"] == [] and got["verdict"] == "inconclusive"
+    got4 = load_verdict(before, after, priorities=[4], port="Ethernet1/1")["classes"][0]
+    assert [(r["counter"], r["delta"]) for r in got4["moved"]["pause"]] == [("prio4.txFrames", 99)]
+
+
+def test_eos_pfc_detail_an_error_instead_of_json_is_quoted():
+    facts = parse_counters({"Ethernet1/1": "% Invalid input (at token 2: 'interface')\n"}, "eos_pfc_detail",
+                           port="Ethernet1/1")
+    assert facts["ports"] == {} and facts["problems"] == [
+        "eos_pfc_detail: not JSON: \"% Invalid input (at token 2: 'interface')\""]
+
+
+@pytest.mark.parametrize("counter, role", [
+    ("prio3.txFrames", "sender"),  # the ToR paused the sender on the class
+    ("prio3.rxFrames", "receiver"),  # the receiver's NIC paused the ToR
+    ("egress-queue-stats.3.ecn-marked-frames", "receiver"),  # marks out of the port, toward its host
+])
+def test_the_new_switch_counters_count_for_one_role_only(counter, role):
+    from ansible_collections.ainet.fabric.plugins.module_utils.qos.load_verdict import ROLES, role_evidence
+    assert [r for r in ROLES if role_evidence({"counter": counter}, r)] == [role]

@@ -198,6 +198,29 @@ def test_eos_tx_frames_at_a_sender_s_port_count_rx_frames_do_not(tmp_path):
     assert at_senders(rx) == set() and klass(rx)["verdict"] == "inconclusive"
 
 
+def test_eos_per_priority_tx_frames_at_a_sender_s_port_count_for_its_class(tmp_path):
+    """EOS ``show interface <port> priority-flow-control counters detail``: ``prio3.txFrames`` at the sender's port
+    is the switch pausing the sender on the class; ``prio3.rxFrames`` is the sender pausing the switch."""
+    ports = {"gpu02": "Ethernet1/1", "gpu03": "Ethernet3/1"}
+
+    def detail(when, swap=False):
+        one = text("eos-pfc-detail-%s.json" % when)
+        if swap:  # the after read with priority 3's frames received instead of sent
+            one = one.replace('"rxFrames": 0,\n          "txFrames": 23740', '"rxFrames": 5500,\n          "txFrames": 18240')
+        return {"eos_pfc_detail": {"Ethernet1/1": one, "Ethernet3/1": text("eos-pfc-detail-before.json").replace(
+            "Ethernet1/1", "Ethernet3/1"), "Ethernet4/1": text("eos-pfc-detail-before.json").replace(
+            "Ethernet1/1", "Ethernet4/1")}}
+
+    tx = run_of(tmp_path / "tx", {"gpu02": QUIET, "gpu03": QUIET}, detail("before"), detail("after"),
+                incast=incast("Ethernet4/1", ports))
+    assert at_senders(tx) == {("gpu02", "prio3.txFrames")} and klass(tx)["verdict"] == "ecn_inactive"
+    swapped = detail("after", swap=True)
+    assert swapped["eos_pfc_detail"]["Ethernet1/1"] != text("eos-pfc-detail-after.json")
+    rx = run_of(tmp_path / "rx", {"gpu02": QUIET, "gpu03": QUIET}, detail("before"), swapped,
+                incast=incast("Ethernet4/1", ports))
+    assert at_senders(rx) == set() and klass(rx)["verdict"] == "inconclusive"
+
+
 NVUE_TX = "    3                0                0                  23740            3412345          "
 NVUE_RX = "    3                23740            3412345            0                0                "
 

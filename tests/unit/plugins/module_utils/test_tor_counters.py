@@ -78,19 +78,63 @@ def test_a_failing_counter_command_names_it():
 
 # ----------------------------------------------------------------------------- Arista EOS
 
+class EapiByCommand(object):
+    """eAPI answering each ``runCmds`` request by its commands: ``{command: object}``; a request holding a command it
+    has no answer for fails as eAPI does (``error``, the failed command's object last with ``errors``)."""
+
+    def __init__(self, answers):
+        self.answers = answers
+        self.sent = []
+
+    def request(self, method, path, body=None, params=None):
+        self.sent.append((method, path, copy.deepcopy(body), params))
+        cmds = [c["cmd"] if isinstance(c, dict) else c for c in body["params"]["cmds"]]
+        missing = [i for i, c in enumerate(cmds) if c != "enable" and c not in self.answers]
+        if missing:
+            i = missing[0]
+            return 200, {"jsonrpc": "2.0", "id": body["id"], "error": {
+                "code": 1002, "message": "CLI command %d of %d '%s' failed: invalid command" % (i + 1, len(cmds), cmds[i]),
+                "data": [{}] * i + [{"errors": ["Invalid input (at token 2: 'interface')"]}]}}
+        return 200, {"jsonrpc": "2.0", "id": body["id"],
+                     "result": [{} if c == "enable" else copy.deepcopy(self.answers[c]) for c in cmds]}
+
+
+def eos_answers(when):
+    answers = dict((c["cmd"], o) for c, o in zip(EOS_CMDS, eos_objects(when)))
+    answers["show interface Ethernet1/1 priority-flow-control counters detail"] = json.loads(
+        recorded("eos-pfc-detail-%s.json" % when))
+    return answers
+
+
 def test_eos_counters_over_eapi_are_one_runcmds_in_json_at_the_parsers_revisions():
-    eapi = Eapi({"jsonrpc": "2.0", "id": "ainet-fabric", "result": [{}] + eos_objects("after")})
+    eapi = EapiByCommand(eos_answers("after"))
     got = platforms.read_counters("eos", "http", eapi, ports=["Ethernet1/1"])
-    assert eapi.sent == [("POST", "/command-api", {"jsonrpc": "2.0", "method": "runCmds", "id": "ainet-fabric",
-                                                   "params": {"version": 1, "cmds": ["enable"] + EOS_CMDS,
-                                                              "format": "json"}}, None)]
-    assert sorted(got) == ["eos_ecn", "eos_pfc", "eos_queue"]
+    assert eapi.sent[0] == ("POST", "/command-api", {"jsonrpc": "2.0", "method": "runCmds", "id": "ainet-fabric",
+                                                     "params": {"version": 1, "cmds": ["enable"] + EOS_CMDS,
+                                                                "format": "json"}}, None)
+    # the per-priority PFC read: its own request, one command a port, no revision (the model's default)
+    assert len(eapi.sent) == 2 and eapi.sent[1][2]["params"]["cmds"] == [
+        "enable", "show interface Ethernet1/1 priority-flow-control counters detail"]
+    assert sorted(got) == ["eos_ecn", "eos_pfc", "eos_pfc_detail", "eos_queue"]
     pfc = parse_counters(got["eos_pfc"], "eos_pfc", port="Ethernet1/1")
     assert pfc["problems"] == [] and pfc["ports"]["Ethernet1/1"]["txFrames"] == 23740
     queue = parse_counters(got["eos_queue"], "eos_queue", port="Ethernet1/1")
     assert queue["problems"] == [] and "ucast.TC3.DP0.droppedPackets" in queue["ports"]["Ethernet1/1"]
     ecn = parse_counters(got["eos_ecn"], "eos_ecn", port="Ethernet1/1")
     assert ecn["problems"] == [] and ecn["ports"]["Ethernet1/1"]
+    detail = parse_counters(got["eos_pfc_detail"], "eos_pfc_detail", port="Ethernet1/1")
+    assert detail["problems"] == [] and detail["ports"]["Ethernet1/1"]["prio3.txFrames"] == 23740
+
+
+def test_eos_a_refused_per_priority_read_is_its_problem_and_the_rest_is_read():
+    answers = eos_answers("after")
+    del answers["show interface Ethernet1/1 priority-flow-control counters detail"]
+    got = platforms.read_counters("eos", "http", EapiByCommand(answers), ports=["Ethernet1/1"])
+    assert parse_counters(got["eos_pfc"], "eos_pfc", port="Ethernet1/1")["problems"] == []
+    detail = parse_counters(got["eos_pfc_detail"], "eos_pfc_detail", port="Ethernet1/1")
+    assert detail["ports"] == {} and "Invalid input" in detail["problems"][0]
+    with pytest.raises(ValueError, match="Ethernet1/1; show: not a Arista EOS port name"):
+        platforms.read_counters("eos", "http", EapiByCommand(answers), ports=["Ethernet1/1; show"])
 
 
 def test_eos_counters_over_its_connection_pipe_the_same_commands_to_json():
@@ -104,6 +148,21 @@ def test_eos_counters_over_its_connection_pipe_the_same_commands_to_json():
         assert parse_counters(got[fmt], fmt) == parse_counters(over_eapi[fmt], fmt), fmt
 
 
+def test_eos_per_priority_read_over_its_connection_runs_once_a_port_with_the_json_pipe():
+    ran = []
+    outputs = dict(("%s | json" % c["cmd"], (0, json.dumps(o), "")) for c, o in zip(EOS_CMDS, eos_objects("before")))
+    outputs["show interface Ethernet1/1 priority-flow-control counters detail | json"] = (
+        0, recorded("eos-pfc-detail-before.json"), "")
+    got = platforms.read_counters("eos", "ssh", switch(outputs, ran), ports=["Ethernet1/1", "Ethernet2/1"])
+    assert ran == ["%s | json" % c["cmd"] for c in EOS_CMDS] + [
+        "show interface Ethernet1/1 priority-flow-control counters detail | json",
+        "show interface Ethernet2/1 priority-flow-control counters detail | json"]
+    assert parse_counters(got["eos_pfc_detail"], "eos_pfc_detail", port="Ethernet1/1")["ports"]["Ethernet1/1"][
+        "prio3.txFrames"] == 18240
+    refused = parse_counters(got["eos_pfc_detail"], "eos_pfc_detail", port="Ethernet2/1")  # not answered: rc 127
+    assert refused["ports"] == {} and "failed (rc 127)" in refused["problems"][0]
+
+
 def test_eos_failed_command_over_eapi_is_named():
     eapi = Eapi({"jsonrpc": "2.0", "id": "ainet-fabric", "error": {
         "code": 1002, "message": "CLI command 3 of 4 'show interfaces counters queue detail' failed: invalid command",
@@ -113,7 +172,8 @@ def test_eos_failed_command_over_eapi_is_named():
         tor_read.read_counters("leaf9", "eos", "http", eapi, how)
     assert str(err.value) == (
         "ToR leaf9: its counters could not be read (Arista EOS API https://10.0.0.9:443 (show priority-flow-control "
-        "counters, show interfaces counters queue detail, show qos interfaces ecn counters queue)): eAPI: command 3 "
+        "counters, show interfaces counters queue detail, show qos interfaces ecn counters queue, show interface "
+        "{port} priority-flow-control counters detail)): eAPI: command 3 "
         "of 4 'show interfaces counters queue detail' failed: Invalid input (at token 3: 'queue') (CLI command 3 of "
         "4 'show interfaces counters queue detail' failed: invalid command)")
     assert "\n" not in str(err.value)
@@ -178,7 +238,7 @@ def test_cumulus_one_failed_command_is_one_line_naming_the_tor_and_the_command()
 # ----------------------------------------------------------------------------- the registry and the way
 
 def test_every_counter_command_names_a_known_format_and_one_port_formats_run_per_port():
-    assert platforms.counter_platforms() == ["cumulus", "eos", "linux", "nxos", "sonic"]
+    assert platforms.counter_platforms() == ["cumulus", "eos", "linux", "nxos", "os10", "sonic"]
     for platform in platforms.counter_platforms():
         for fmt, command in platforms.nos(platform).COUNTER_COMMANDS:
             assert fmt in FORMATS and parse_counters("", fmt)["format"] == fmt, (platform, command)
@@ -191,10 +251,10 @@ def test_every_counter_command_names_a_known_format_and_one_port_formats_run_per
 
 def test_only_a_nos_with_a_counter_reader_is_read():
     assert platforms.counters_readable("sonic") and platforms.counters_readable("cumulus")
-    assert not platforms.counters_readable("os10") and not platforms.counters_readable(None)
-    with pytest.raises(ValueError, match="platform 'os10' has no counter reader \\(readable: cumulus, eos, linux, nxos, "
-                                         "sonic\\)"):
-        platforms.read_counters("os10", "ssh", switch({}, []))
+    assert not platforms.counters_readable("ios") and not platforms.counters_readable(None)
+    with pytest.raises(ValueError, match="platform None has no counter reader \\(readable: cumulus, eos, linux, nxos, "
+                                         "os10, sonic\\)"):
+        platforms.read_counters(None, "ssh", switch({}, []))
     with pytest.raises(ValueError, match="cannot be read over 'http'"):
         platforms.read_counters("sonic", "http", switch({}, []))
     with pytest.raises(ValueError, match="cannot be read over 'http'"):
@@ -215,10 +275,41 @@ def test_the_counter_way_is_chosen_as_the_configuration_s(platform, transport, c
 @pytest.mark.parametrize("platform, transport, message", [
     ("cumulus", "api", "ToR leaf1: Cumulus Linux (NVUE) counters are not read over its API; set "
                        "lossless_check_read_transport to connection (or auto)"),
-    ("os10", "auto", "ToR leaf1: platform os10 has no counter reader (readable: cumulus, eos, linux, nxos, sonic); its "
-                     "counters are not read"),
+    (None, "auto", "ToR leaf1: platform unset has no counter reader (readable: cumulus, eos, linux, nxos, os10, "
+                   "sonic); its counters are not read"),
+    ("os10", "api", "ToR leaf1: Dell OS10 counters are not read over its API; set lossless_check_read_transport to "
+                    "connection (or auto)"),
 ])
 def test_choose_counter_via_refuses_in_one_line(platform, transport, message):
     with pytest.raises(tor_read.ReadError) as err:
         tor_read.choose_counter_via("leaf1", platform, transport)
     assert str(err.value) == message
+
+
+# ----------------------------------------------------------------------------- Dell OS10
+
+def test_os10_counters_are_read_port_by_port_with_the_port_as_the_cli_takes_it():
+    ran = []
+    out = recorded("recorded/os10-queuing-hound-dirt-cubic-netdev-2022.txt")
+    breakout = out.replace("ethernet1/1/4", "ethernet1/1/3:2")
+    outputs = {"show queuing statistics interface ethernet 1/1/4": (0, out, ""),
+               "show queuing statistics interface ethernet 1/1/3:2": (0, breakout, "")}
+    got = platforms.read_counters("os10", "ssh", switch(outputs, ran), ports=["ethernet1/1/4", "ethernet1/1/3:2"])
+    assert ran == ["show queuing statistics interface ethernet 1/1/3:2",
+                   "show queuing statistics interface ethernet 1/1/4"]
+    assert sorted(got) == ["os10_queuing"] and sorted(got["os10_queuing"]) == ["ethernet1/1/3:2", "ethernet1/1/4"]
+    facts = parse_counters(got["os10_queuing"], "os10_queuing", port="ethernet1/1/3:2")
+    assert facts["problems"] == [] and facts["ports"]["ethernet1/1/3:2"]["q5_dropped_bytes"] == 11321730380
+
+
+def test_os10_bad_or_missing_ports_run_nothing_and_a_failure_names_the_command():
+    ran = []
+    with pytest.raises(ValueError, match="ethernet1/1/4; show: not a Dell OS10 port name"):
+        platforms.read_counters("os10", "ssh", switch({}, ran), ports=["ethernet1/1/4; show"])
+    with pytest.raises(ValueError, match="give the ports to read"):
+        platforms.read_counters("os10", "ssh", switch({}, ran))
+    assert ran == []
+    with pytest.raises(PushError, match="show queuing statistics interface ethernet 1/1/4 failed \\(rc 127\\)"):
+        platforms.read_counters("os10", "ssh", switch({}, ran), ports=["ethernet1/1/4"])
+    with pytest.raises(ValueError, match="cannot be read over 'http'"):
+        platforms.read_counters("os10", "http", switch({}, ran), ports=["ethernet1/1/4"])
