@@ -10,9 +10,9 @@ from ansible.errors import AnsibleFilterError
 from ansible_collections.ainet.fabric.plugins.module_utils.common import secrets
 
 
-def url_credentials(url, field="url"):
+def url_credentials(url, field="url", owner="ainet.fabric"):
     try:
-        return secrets.url_credentials(url, field)
+        return secrets.url_credentials(url, field, owner)
     except secrets.SecretError as exc:
         raise AnsibleFilterError(str(exc)) from None
 

@@ -96,13 +96,14 @@ def apt_machine(url):
 def apt_auth_entry(url, login, password, owner):
     """The whole text of an apt ``auth.conf.d`` file of ``owner`` (the role's name) holding the login of the
     repository at ``url`` (without userinfo)."""
-    return "%smachine %s login %s password %s\n" % (AUTH_HEADER % owner, apt_machine(url), login, password or "")
+    return "%smachine %s login %s%s\n" % (AUTH_HEADER % owner, apt_machine(url), login,
+                                         "" if password is None else " password " + password)
 
 
-def url_credentials(url, field):
-    """``{"url", "login", "password", "machine"}`` of a repository URL (:func:`split_userinfo`); ``machine`` is
-    apt's auth.conf token (:func:`apt_machine`), None without a login. For the roles: the URL they write into a
-    source file is ``url``, the credentials go to a file readable by root only."""
+def url_credentials(url, field, owner="ainet.fabric"):
+    """``{"url", "login", "password", "apt_auth"}`` of a repository URL (:func:`split_userinfo`); ``apt_auth`` is the
+    text of an apt auth.conf.d file of ``owner`` (:func:`apt_auth_entry`), None without a login. For the roles: the
+    URL they write into a source file is ``url``, the credentials go to a file readable by root only."""
     clean, login, password = split_userinfo(url, field)
     return {"url": clean, "login": login, "password": password,
-            "machine": apt_machine(clean) if login is not None else None}
+            "apt_auth": apt_auth_entry(clean, login, password, owner) if login is not None else None}
