@@ -96,8 +96,8 @@ def apt_machine(url):
 def apt_auth_entry(url, login, password, owner):
     """The whole text of an apt ``auth.conf.d`` file of ``owner`` (the role's name) holding the login of the
     repository at ``url`` (without userinfo)."""
-    return "%smachine %s login %s%s\n" % (AUTH_HEADER % owner, apt_machine(url), login,
-                                         "" if password is None else " password " + password)
+    secret = "" if password is None else " password " + password
+    return "%smachine %s login %s%s\n" % (AUTH_HEADER % owner, apt_machine(url), login, secret)
 
 
 def url_credentials(url, field, owner="ainet.fabric"):

@@ -31,15 +31,15 @@ REDACTED = "<redacted>"
 
 # CLI: a line (or a one-line message quoting one) whose secret follows one of these words.
 _CLI = [
-    re.compile(r"(?P<keep>\busername\s+\S+.*?\b(?:secret|password)(?:\s+(?:sha512|sha256|[0-9]))?\s+)\S.*", re.I),
-    re.compile(r"(?P<keep>\benable\s+(?:secret|password)(?:\s+(?:sha512|sha256|[0-9]))?\s+)\S.*", re.I),
-    re.compile(r"(?P<keep>\bsnmp-server\s+community\s+)\S.*", re.I),
-    re.compile(r"(?P<keep>\bsnmp-server\s+user\s+\S+.*?\b(?:auth|localized|localizedkey)\s+)\S.*", re.I),
-    re.compile(r"(?P<keep>\bsnmp-server\s+host\s+\S+\s+)\S.*", re.I),
-    re.compile(r"(?P<keep>\b(?:tacacs-server|radius-server|tacacs|radius)\b.*?\bkey(?:\s+[0-9])?\s+)\S.*", re.I),
+    re.compile(r"(?P<keep>\busername\s+\S+.*?\b(?:secret|password)(?:\s+(?:sha512|sha256|[0-9]))?\s+)(?!.*<redacted>)\S.*", re.I),
+    re.compile(r"(?P<keep>\benable\s+(?:secret|password)(?:\s+(?:sha512|sha256|[0-9]))?\s+)(?!.*<redacted>)\S.*", re.I),
+    re.compile(r"(?P<keep>\bsnmp-server\s+community\s+)(?!.*<redacted>)\S.*", re.I),
+    re.compile(r"(?P<keep>\bsnmp-server\s+user\s+\S+.*?\b(?:auth|localized|localizedkey)\s+)(?!.*<redacted>)\S.*", re.I),
+    re.compile(r"(?P<keep>\bsnmp-server\s+host\s+\S+\s+)(?!.*<redacted>)\S.*", re.I),
+    re.compile(r"(?P<keep>\b(?:tacacs-server|radius-server|tacacs|radius)\b.*?\bkey(?:\s+[0-9])?\s+)(?!.*<redacted>)\S.*", re.I),
     re.compile(r"(?P<keep>\b(?:key-string|authentication-key|message-digest-key|pre-shared-key|passphrase|passkey|"
-               r"secret|password|community)(?:\s+(?:sha512|sha256|[0-9]+))?(?:\s+md5)?(?:\s+[0-9])?\s+)\S.*", re.I),
-    re.compile(r"(?P<keep>\b(?:key|md5)\s+[0-9]\s+)\S.*", re.I),
+               r"secret|password|community)(?:\s+(?:sha512|sha256|[0-9]+))?(?:\s+md5)?(?:\s+[0-9])?\s+)(?!.*<redacted>)\S.*", re.I),
+    re.compile(r"(?P<keep>\b(?:key|md5)\s+[0-9]\s+)(?!.*<redacted>)\S.*", re.I),
 ]
 # JSON: values of these keys are secrets (compared lower-case, "_" as "-").
 _SECRET_KEYS = re.compile(r"(^|-)(password|passwd|passkey|secret|key|auth-key|community|token|psk)$")
