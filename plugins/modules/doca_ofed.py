@@ -200,7 +200,8 @@ repository:
 key:
   description: With O(state=key), C(path), C(fingerprints) (the primary keys' v4 fingerprints) and C(armored) (whether
     the key came ASCII-armored; binary key material was armored here). With O(state=plan), C(url) (O(key_url), or
-    NVIDIA's current DOCA Host key for this package manager), C(origin) and C(fingerprints) (the pinned ones).
+    NVIDIA's current DOCA Host key for this package manager; a login in it redacted), C(origin) and C(fingerprints)
+    (the pinned ones).
   returned: when state is key or plan
   type: dict
 headers:
@@ -672,11 +673,14 @@ def hide_credentials(module):
     values masked in everything the module returns (defence in depth; the URLs returned and named in messages carry
     no userinfo)."""
     params = module.params
+    for url in (params["mirror"], params["key_url"]):
+        module.no_log_values.update(secrets.userinfo_secrets(url))
     _url, login, password = secrets.split_userinfo(params["mirror"], params["mirror_option"])
     if params["mirror_username"]:
         login, password = params["mirror_username"], params["mirror_password"]
-    _key, _key_login, key_password = secrets.split_userinfo(params["key_url"] or "", params["key_option"])
-    module.no_log_values.update(p for p in (password, key_password) if p)
+    secrets.split_userinfo(params["key_url"] or "", params["key_option"])
+    if password:
+        module.no_log_values.add(password)
     return login, password
 
 

@@ -63,6 +63,16 @@ def redact_url(url):
     return urlunsplit((parts.scheme, REDACTED + "@" + host, parts.path, parts.query, parts.fragment))
 
 
+def userinfo_secrets(url):
+    """The strings of ``url`` a result must mask (a module adds them to its ``no_log_values``), even where the URL is
+    refused: the password of its userinfo as written and percent-decoded. Nothing for a URL without one."""
+    match = re.search(r"://([^/?#]*)@", str(url or ""))
+    if not match or ":" not in match.group(1):
+        return set()
+    password = match.group(1).split(":", 1)[1]
+    return set(p for p in (password, unquote(password)) if p)
+
+
 def split_userinfo(url, field):
     """``(url without userinfo, login, password)`` of ``url``; ``login`` and ``password`` are None without a
     userinfo (``password`` also when only a login is given), percent-decoded otherwise. ``field`` names the option

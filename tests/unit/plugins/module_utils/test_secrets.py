@@ -36,6 +36,12 @@ def test_an_unusable_login_is_refused_naming_the_field_never_the_value(url):
     assert str(err.value).startswith("doca_ofed_mirror: ") and "PLANTED" not in str(err.value)
 
 
+def test_the_strings_to_mask_are_found_even_in_a_refused_url():
+    assert secrets.userinfo_secrets("https://u:PLANTED%20tok@m/") == {"PLANTED%20tok", "PLANTED tok"}
+    assert secrets.userinfo_secrets("https://u:PLANTED tok@m/") == {"PLANTED tok"}
+    assert secrets.userinfo_secrets("https://u@m/") == set() and secrets.userinfo_secrets("https://m/") == set()
+
+
 def test_redact_url():
     assert secrets.redact_url("https://u:PLANTED@mirror/x") == "https://<redacted>@mirror/x"
     assert secrets.redact_url("https://mirror/x") == "https://mirror/x"

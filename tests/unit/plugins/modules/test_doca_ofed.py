@@ -198,6 +198,22 @@ def test_plan_names_the_repository_and_refuses_bad_input(capsys, host):
     assert bad["failed"] and bad["msg"].startswith("doca_ofed_profile: 'doca-everything' is not a DOCA profile")
 
 
+def test_plan_returns_and_names_no_login_of_the_mirror_or_the_key_url(capsys, host):
+    plan = run(capsys, host, state="plan", version="3.2.1", mirror="https://fabric:PLANTEDTOKEN@mirror.example/doca/",
+               key_url="https://fabric:PLANTEDKEY@mirror.example/doca/key.gpg")
+    assert not plan.get("failed"), plan.get("msg")
+    assert plan["repository"]["url"] == "https://mirror.example/doca/3.2.1/ubuntu24.04/x86_64/"
+    assert plan["key"]["url"] == plan["key"]["origin"] == "https://<redacted>@mirror.example/doca/key.gpg"
+    assert "PLANTED" not in json.dumps(plan), plan
+    # the control: without a login the URLs are returned as given
+    plain = run(capsys, host, state="plan", version="3.2.1", key_url="https://mirror.example/doca/key.gpg")
+    assert plain["key"]["url"] == "https://mirror.example/doca/key.gpg"
+    # a login a credentials file cannot hold: refused naming the option, never the value
+    bad = run(capsys, host, state="plan", version="3.2.1", mirror="https://fabric:PLANTED TOKEN@mirror.example/")
+    assert bad["failed"] and bad["msg"].startswith("doca_ofed_mirror: the password in the URL's userinfo")
+    assert "PLANTED" not in json.dumps(bad), bad
+
+
 def test_installed_not_loaded_is_a_pending_reboot_and_a_restart_when_asked(capsys, host):
     verify = run(capsys, host, version="3.2.1")
     assert not verify["changed"] and verify["reboot_pending"] == [
