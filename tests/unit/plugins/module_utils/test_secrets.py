@@ -3,8 +3,10 @@
 (tor/config_redact.py). The configuration lines follow the vendors' documented syntax (Arista EOS user manual
 "username", "enable password", "snmp-server community", "tacacs-server host"; Cisco NX-OS security configuration
 guide "username ... password 5", "snmp-server user ... auth md5 ... localizedkey"; Dell OS10 "username ... password
-... role"; SONiC config_db schema tables SNMP_COMMUNITY, TACPLUS, RADIUS_SERVER; NVUE "system aaa user
-hashed-password", "service snmp-server readonly-community")."""
+... role"; SONiC config_db tables SNMP_COMMUNITY (keyed by the community) and SNMP_USER with
+SNMP_USER_AUTH_PASSWORD / SNMP_USER_ENCRYPTION_PASSWORD as sonic-net/SONiC doc/snmp/snmp-configdb-migration-hld.md
+shows them, TACPLUS|global and RADIUS_SERVER passkey (sonic-net/SONiC doc/aaa/TACACS+ Design.md); NVUE "system aaa user hashed-password",
+"service snmp-server readonly-community")."""
 
 from __future__ import annotations
 
