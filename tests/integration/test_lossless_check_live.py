@@ -181,7 +181,8 @@ def report_rows(tmp_path):
     rows = {}
     with open(tmp_path / "report" / "lossless-report.md", encoding="utf-8") as handle:
         for line in handle:
-            cells = [c.strip() for c in line.strip().strip("|").split(" | ")]
+            # the cells as written, then without the report's Markdown escapes (report_style.md_cell: "\\:" ...)
+            cells = [re.sub(r"\\(.)", r"\1", c.strip()) for c in line.strip().strip("|").split(" | ")]
             if len(cells) == 9 and cells[0] == "default":
                 topics = set(re.findall(r"`(\w+)`:", cells[8]))
                 verdict = "partly" if cells[6] == "not all checked" and topics and topics <= UNREAD else cells[6]
