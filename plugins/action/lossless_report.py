@@ -23,7 +23,6 @@ from ansible_collections.ainet.fabric.plugins.module_utils.qos.lossless_check im
 from ansible_collections.ainet.fabric.plugins.module_utils.qos.lossless_report import (
     render_html, render_markdown, summary,
 )
-from ansible_collections.ainet.fabric.plugins.module_utils.qos.qos_parse import parse_qos
 from ansible_collections.ainet.fabric.plugins.module_utils.model.qos_profile import describe
 from ansible_collections.ainet.fabric.plugins.module_utils.plan.rail_plan import rail_plan
 from ansible_collections.ainet.fabric.plugins.module_utils.tor import platforms, tor_push, tor_read
@@ -78,8 +77,8 @@ def find_config(directory, tor, platform):
 def switch_facts(plan, tors, directory, given, reads=None, reasons=None):
     """{tor: facts} for ``tors``; a ToR whose configuration is missing or unreadable is absent,
     with the reason in the second mapping. A configuration given as text wins, then one in ``directory``,
-    then one read live (``reads``: {tor: {text, format, source}}); ``reasons`` ({tor: one line}) say why a
-    ToR without any was not read live."""
+    then one read live (``reads``: {tor: {facts, format, source}}, the QoS facts the read kept); ``reasons``
+    ({tor: one line}) say why a ToR without any was not read live."""
     facts, missing = {}, {}
     reads, reasons = reads or {}, reasons or {}
     for name in sorted(tors):
@@ -96,8 +95,8 @@ def switch_facts(plan, tors, directory, given, reads=None, reasons=None):
             if path:
                 text, source = read_text(path), path
             elif name in reads:
-                text, fmt = reads[name].get("text"), reads[name].get("format") or fmt
-                source = reads[name].get("source") or "read live"
+                facts[name] = dict(reads[name]["facts"], source=reads[name].get("source") or "read live")
+                continue
         if text is None:
             missing[name] = reasons.get(name) or (
                 "no configuration of ToR %s was read (platform %s; looked in %s for %s.*)"
@@ -106,7 +105,7 @@ def switch_facts(plan, tors, directory, given, reads=None, reasons=None):
         if fmt is None:
             missing[name] = "ToR %s: platform %r has no QoS parser" % (name, tor.get("platform"))
             continue
-        parsed = parse_qos(text, fmt)
+        parsed = tor_read.qos_facts(text, fmt)
         parsed["source"] = source
         facts[name] = parsed
     return facts, missing
@@ -200,7 +199,7 @@ class ActionModule(ActionBase):
 
     def _read(self, args, task_vars):
         """Read ToR ``read_tor``'s running configuration live (see the module's documentation): the task result
-        with ``config`` ({text, format, source}), or ``read_error`` (one line naming the ToR); ``skipped`` when a
+        with ``config`` ({facts: its QoS facts, never the text; format, source}), or ``read_error`` (one line naming the ToR); ``skipped`` when a
         configuration of it is given in ``switch_config_dir``. Changes nothing."""
         name = args["read_tor"]
         target = self._task.delegate_to or task_vars.get("inventory_hostname")
@@ -244,8 +243,11 @@ class ActionModule(ActionBase):
             return {"changed": False, "tor": name, "read_error": tor_read.one_line(
                 "ToR %s could not be %s (%s): %s" % (name, kind, how, getattr(exc, "message", None) or exc))}
         source = "%s (read live)" % how
+        # Only the QoS facts leave this task: the running configuration's text holds the switch's secrets, and a
+        # registered loop result is printed at -v and kept in the job's events for everyone who may view the job.
+        fmt = platforms.qos_format(platform)
         return {"changed": False, "tor": name, "via": via, "source": source,
-                "config": {"text": text, "format": platforms.qos_format(platform), "source": source}}
+                "config": {"facts": tor_read.qos_facts(text, fmt), "format": fmt, "source": source}}
 
     def _counters(self, name, platform, tvars, args):
         """The load test's counter read of ToR ``name`` (``read_counters``) the way its NOS reads them (its API with

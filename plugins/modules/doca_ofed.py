@@ -81,10 +81,21 @@ options:
     type: raw
     default: doca-ofed
   mirror:
-    description: Base URL of a local mirror with NVIDIA's layout (C(<mirror>/<version>/<os>/<arch>/)); empty for
-      NVIDIA's repository.
+    description:
+      - Base URL of a local mirror with NVIDIA's layout (C(<mirror>/<version>/<os>/<arch>/)); empty for NVIDIA's
+        repository.
+      - A login in it (C(https://user:token@mirror/)) is split off and used as O(mirror_username) and
+        O(mirror_password) would be; no URL returned (C(repository.url)) or named in a message carries it, and its
+        password is masked in everything returned. The role gives the login in those options instead, and writes it
+        to a file readable by root only.
     type: str
     default: ""
+  mirror_username:
+    description: The login to read O(mirror) with (HTTP basic authentication).
+    type: str
+  mirror_password:
+    description: The password (or token) of O(mirror_username); a secret (C(no_log)), never returned.
+    type: str
   mirror_option:
     description: The name of the role option that set the repository's location, named in the refusals.
     type: str
@@ -95,7 +106,8 @@ options:
   key_url:
     description: With O(state=key), the URL the signing key is fetched from on this host (read into memory, in check
       mode too, and judged before anything is written). Exclusive with O(key_source). With O(state=plan), empty names
-      NVIDIA's current DOCA Host key for the host's package manager in the returned C(key.url).
+      NVIDIA's current DOCA Host key for the host's package manager in the returned C(key.url). A login in it is
+      used for the fetch and redacted from what is returned and printed.
     type: str
   key_path:
     description: With O(state=key), where the armored key is written (the file the repository's configuration
@@ -188,7 +200,8 @@ repository:
 key:
   description: With O(state=key), C(path), C(fingerprints) (the primary keys' v4 fingerprints) and C(armored) (whether
     the key came ASCII-armored; binary key material was armored here). With O(state=plan), C(url) (O(key_url), or
-    NVIDIA's current DOCA Host key for this package manager), C(origin) and C(fingerprints) (the pinned ones).
+    NVIDIA's current DOCA Host key for this package manager; a login in it redacted), C(origin) and C(fingerprints)
+    (the pinned ones).
   returned: when state is key or plan
   type: dict
 headers:
@@ -262,10 +275,13 @@ import glob
 import gzip
 import lzma
 import os
+import shutil
+import tempfile
 
 from ansible.module_utils.basic import AnsibleModule
 from ansible.module_utils.urls import fetch_url
 
+from ansible_collections.ainet.fabric.plugins.module_utils.common import secrets
 from ansible_collections.ainet.fabric.plugins.module_utils.common.errors import FabricError
 from ansible_collections.ainet.fabric.plugins.module_utils.host import doca_ofed_load as load
 from ansible_collections.ainet.fabric.plugins.module_utils.host import doca_ofed_old_stack as old
@@ -310,16 +326,25 @@ def installed_packages(runner, family):
     return dict((name, {"version": version, "status": "ii"}) for name, version in lib.parse_rpm_qa(out).items())
 
 
-def fetch(module, url):
+def fetch(module, url, login=None, password=None):
     """``(status, bytes)`` of a URL read from this host (``file://`` too); on failure the status is the HTTP code, 404
-    for a missing file, or -1, and the bytes are the reason."""
+    for a missing file, or -1, and the bytes are the reason. ``login`` and ``password`` (HTTP basic, sent with the
+    first request) or a userinfo in ``url`` authenticate the read."""
     if url.startswith("file://"):
         try:
             with open(url[len("file://"):], "rb") as handle:
                 return 200, handle.read()
         except OSError:
             return 404, None
-    response, info = fetch_url(module, url, timeout=60, decompress=False, force=True)
+    if login is None:
+        url, login, password = secrets.split_userinfo(url, "url")
+    # fetch_url takes its credentials from the module's parameters (the url_argument_spec names)
+    module.params.update(url_username=login, url_password=password, force_basic_auth=login is not None)
+    try:
+        response, info = fetch_url(module, url, timeout=60, decompress=False, force=True)
+    finally:  # never in the result's invocation
+        for name in ("url_username", "url_password", "force_basic_auth"):
+            module.params.pop(name, None)
     if info.get("status") == 200 and response is not None:
         return 200, response.read()
     return info.get("status", -1), info.get("msg", "")
@@ -331,14 +356,15 @@ class Repository(object):
 
     INDEXES = ("Packages.gz", "Packages.xz", "Packages")
 
-    def __init__(self, module, runner, url, mirror_hint):
+    def __init__(self, module, runner, url, mirror_hint, login=None, password=None):
         self.module = module
         self.runner = runner
-        self.url = url
+        self.url = url  # without credentials: it is named in the messages
         self.hint = mirror_hint
+        self.login, self.password = login, password
 
     def _get(self, name):
-        return fetch(self.module, self.url + name)
+        return fetch(self.module, self.url + name, self.login, self.password)
 
     def apt(self):
         failures = []
@@ -359,9 +385,19 @@ class Repository(object):
         return available, installed, _dpkg_compare(self.runner)
 
     def dnf(self):
-        # A repository given on the command line only (--repofrompath): nothing under /etc/yum.repos.d changes.
-        rc, out, err = self.runner.run(["dnf", "repoquery", "-q", "--repofrompath=ainet-doca-ofed-probe," + self.url,
-                                        "--repo=ainet-doca-ofed-probe", "--qf", "%{name} %{evr}\n"], check=False)
+        # The repository alone, from a repository file in a directory of this run only (--setopt=reposdir): nothing
+        # under /etc/yum.repos.d changes, and a login goes into that file (mode 0600), never onto the command line
+        # where every local user reads it (/proc/<pid>/cmdline).
+        probe = tempfile.mkdtemp(prefix="ainet-doca-ofed-probe.")
+        try:
+            path = os.path.join(probe, "ainet-doca-ofed-probe.repo")
+            handle = os.fdopen(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600), "w")
+            with handle:
+                handle.write(lib.dnf_probe_repo(self.url, self.login, self.password))
+            rc, out, err = self.runner.run(["dnf", "repoquery", "-q", "--setopt=reposdir=" + probe,
+                                            "--repo=ainet-doca-ofed-probe", "--qf", "%{name} %{evr}\n"], check=False)
+        finally:
+            shutil.rmtree(probe, ignore_errors=True)
         if rc != 0:
             self.unreadable([("repodata", -1, one_line(err or out))])
         available = lib.parse_repoquery(out)
@@ -565,7 +601,7 @@ def remove_old_stack(module, runner, driver, version, result):
 def write_key(module):
     """State ``key``: the repository's signing key, armored, at ``key_path``; exits the module."""
     params = module.params
-    origin = params["key_origin"] or params["key_url"] or params["key_source"]
+    origin = params["key_origin"] or secrets.redact_url(params["key_url"] or "") or params["key_source"]
     result = {"changed": False, "key": {"path": params["key_path"]}}
     try:
         if params["key_url"]:  # read into memory, in check mode too: nothing is written before it is judged
@@ -630,6 +666,24 @@ def build_for_boot(module, driver, family, dkms_module, result):
                             "again before rebooting" % (boot, dkms_module, rc, one_line(err or out), dkms_module))
 
 
+def hide_credentials(module):
+    """The mirror's ``(login, password)`` (None, None without one): O(mirror_username) and O(mirror_password), else
+    the userinfo of O(mirror). Ansible masks a ``no_log`` option's value where it appears in the result, but a
+    password inside a URL option is no option's value: the passwords in O(mirror) and O(key_url) are added to the
+    values masked in everything the module returns (defence in depth; the URLs returned and named in messages carry
+    no userinfo)."""
+    params = module.params
+    for url in (params["mirror"], params["key_url"]):
+        module.no_log_values.update(secrets.userinfo_secrets(url))
+    _url, login, password = secrets.split_userinfo(params["mirror"], params["mirror_option"])
+    if params["mirror_username"]:
+        login, password = params["mirror_username"], params["mirror_password"]
+    secrets.split_userinfo(params["key_url"] or "", params["key_option"])
+    if password:
+        module.no_log_values.add(password)
+    return login, password
+
+
 def run_module():
     module = AnsibleModule(
         argument_spec=dict(
@@ -643,7 +697,10 @@ def run_module():
             key_fingerprint=dict(type="list", elements="str", default=[], no_log=False),
             version=dict(type="str", default=""),
             profile=dict(type="raw", default="doca-ofed"),
-            mirror=dict(type="str", default=""),
+            # a login in the mirror's URL (https://user:token@mirror/) is split off: see hide_credentials
+            mirror=dict(type="str", default="", no_log=False),
+            mirror_username=dict(type="str"),
+            mirror_password=dict(type="str", no_log=True),
             mirror_option=dict(type="str", default="doca_ofed_mirror"),
             allow_downgrade=dict(type="bool", default=False),
             restart=dict(type="bool", default=False),
@@ -657,6 +714,10 @@ def run_module():
         supports_check_mode=True,
     )
     params = module.params
+    try:
+        mirror_login = hide_credentials(module)
+    except FabricError as exc:
+        module.fail_json(msg=str(exc))
     if params["state"] == "key":
         write_key(module)
     result = {"changed": False, "repository": {}, "packages": [], "driver": None, "ofed": None, "dkms": [],
@@ -670,13 +731,13 @@ def run_module():
         if params["state"] in ("plan", "repository"):
             release = runner.os_release()
             result["repository"] = lib.repository(version, release.get("ID"), release.get("VERSION_ID"),
-                                                  os.uname()[4], params["mirror"] or None)
+                                                  os.uname()[4], params["mirror"] or None, params["mirror_option"])
             lib.check_repository_url(result["repository"]["url"], params["mirror_option"])
             result["headers"] = runner.kernel_headers()
             result["headers"]["meta"] = headers_meta(runner, result["repository"]["family"],
                                                      result["headers"]["release"])
             url, origin = lib.key_location(result["repository"]["family"], params["key_url"] or "")
-            result["key"] = {"url": url, "origin": origin,
+            result["key"] = {"url": secrets.redact_url(url), "origin": origin,
                              "fingerprints": lib.pinned_fingerprints(params["key_fingerprint"])}
             # Before anything is installed: a DKMS-built driver that Secure Boot would refuse is not installed.
             if load.dkms_builds(version, result["repository"]["family"]):
@@ -693,7 +754,8 @@ def run_module():
             remove_old_stack(module, runner, Driver(runner), version, result)
             module.exit_json(**result)
         if params["state"] == "repository":
-            found = Repository(module, runner, result["repository"]["url"], params["mirror_option"]).read(
+            found = Repository(module, runner, result["repository"]["url"], params["mirror_option"],
+                               *mirror_login).read(
                 result["repository"]["family"], version)
             result["repository"].update(found)
             if result["repository"]["family"] == "apt":

@@ -19,8 +19,9 @@ description:
   - Writes C(lossless-report.md) and a self-contained C(lossless-report.html) to O(output_dir),
     one row per link, mismatches highlighted, a count per disagreement code. A link whose host or
     ToR could not be read is a row saying what is missing, never a pass.
-  - With O(read_tor) the task instead reads that one ToR's running configuration live and returns it (nothing
-    is compared or written), delegated to the ToR's inventory host (C(delegate_to)), with the connection variables
+  - With O(read_tor) the task instead reads that one ToR's running configuration live and returns its QoS facts,
+    never its text, which holds the switch's secrets (password hashes, keys, SNMP communities; nothing is compared
+    or written), delegated to the ToR's inventory host (C(delegate_to)), with the connection variables
     and credentials the ToR push uses. Over its NOS's API - Cumulus NVUE REST API (C(GET /nvue_v1/?rev=applied)),
     EOS eAPI (C(runCmds) C(show running-config), text), NX-OS NX-API (C(cli_show_ascii) C(show running-config)) - or
     with a read-only command over the ToR's own Ansible connection - SONiC C(sonic-cfggen -d --print-data), Cumulus
@@ -211,8 +212,9 @@ tor:
   type: str
 config:
   description:
-    - The ToR's running configuration read live - C(text), the C(parse_qos) C(format) and the C(source) (the API, or
-      the command and the connection).
+    - What is kept of the ToR's running configuration read live - C(facts) (its QoS facts as C(parse_qos) returns
+      them, problem lines with secrets redacted; never the configuration's text), the C(parse_qos) C(format) and
+      the C(source) (the API, or the command and the connection).
   returned: with O(read_tor), when the ToR was read
   type: dict
 counters:

@@ -16,6 +16,7 @@ its fix; the air-gapped path (the repository and its key copied from the control
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
@@ -266,4 +267,106 @@ def test_doca_ofed_air_gapped_copy_from_the_controller(tmp_path, mirror):
         second = run_play(lab_dir, inventory, *(common + keyed))
         assert second.returncode == 0 and recap_changed(second) == 0, second.stdout
     finally:
+        lab.down()
+
+
+# A mirror that wants a login (HTTP basic): the stand-in repository behind it, the token planted in the URL.
+LOGIN, TOKEN = "fabric", "PLANTEDTOKEN-d0ca"
+AUTH_PORT = PORT + 1
+AUTH_SERVER = """import base64, functools, http.server, sys
+want = "Basic " + base64.b64encode(sys.argv[3].encode()).decode()
+class Handler(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, *args):
+        pass
+    def send_head(self):
+        if self.headers.get("Authorization") != want:
+            self.send_response(401)
+            self.send_header("WWW-Authenticate", 'Basic realm="mirror"')
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+            return None
+        return super().send_head()
+http.server.ThreadingHTTPServer((sys.argv[1], int(sys.argv[2])),
+                                functools.partial(Handler, directory=sys.argv[4])).serve_forever()
+"""
+
+
+def serve_with_login(root, script):
+    with open(script, "w") as handle:
+        handle.write(AUTH_SERVER)
+    server = subprocess.Popen(["ip", "netns", "exec", lab.mgmt_ns(), sys.executable, script, "%s.1" % lab.MGMT_NET,
+                               str(AUTH_PORT), "%s:%s" % (LOGIN, TOKEN), root],
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    time.sleep(1)
+    return server
+
+
+def test_doca_ofed_mirror_login_never_leaks(tmp_path, mirror):
+    """A mirror URL with a login (https://user:token@mirror/): apt reads the repository with it, and the token
+    reaches no output at any verbosity (check mode, a failure, the install, the second run) and no file but apt's
+    auth.conf.d file of ours, mode 0600 and root's; the source file names the URL without it; a mirror without a
+    login removes that file."""
+    lab_dir = str(tmp_path / "lab")
+    servers = []
+    try:
+        inventory, _plan = lab.build(t.cluster_for("exclusive"), NODES, t.INTERFACES, lab_dir, kind="containers")
+        servers.append(serve_with_login(mirror, str(tmp_path / "auth_server.py")))
+        base = "http://%s.1:%d" % (lab.MGMT_NET, AUTH_PORT)
+        secret = "http://%s:%s@%s.1:%d" % (LOGIN, TOKEN, lab.MGMT_NET, AUTH_PORT)
+        # the control: without the login the mirror refuses, so a passing run used it
+        assert subprocess.run(["ip", "netns", "exec", lab.mgmt_ns(), "curl", "-sf", base + "/GPG-KEY-Mellanox.pub"],
+                              capture_output=True, check=False).returncode != 0
+        # in a variables file, as a vault or a job's credential gives it (ansible-playbook -vvvv prints the command
+        # line's extra variables themselves)
+        given = str(tmp_path / "mirror.json")
+        with open(given, "w") as handle:
+            json.dump({"doca_ofed_mirror": secret, "doca_ofed_key_url": "%s/GPG-KEY-Mellanox.pub" % secret}, handle)
+        pinned = ["-e", "doca_ofed_version=3.2.1", "-e", "@" + given, "-e", "doca_ofed_key_fingerprint="]
+        began = time.monotonic()
+        runs = {"check": run_play(lab_dir, inventory, "--check", "--diff", *pinned),
+                "missing -vvv": run_play(lab_dir, inventory, "-vvv", "-e", "doca_ofed_version=3.3.0", *pinned[2:]),
+                "missing": run_play(lab_dir, inventory, "-e", "doca_ofed_version=3.3.0", *pinned[2:]),
+                "install -vvvv": run_play(lab_dir, inventory, "-vvvv", "--diff", *pinned)}
+        for level in ("", "-v", "-vv", "-vvv"):
+            runs["second " + (level or "0")] = run_play(lab_dir, inventory, *([level] if level else []), *pinned)
+        seconds = time.monotonic() - began
+        print("doca_ofed with a mirror login, 8 runs (check, 2 failures, install, 4 second runs): %.1f s" % seconds)
+        assert runs["check"].returncode == 0, runs["check"].stdout + runs["check"].stderr
+        assert "would install doca-ofed (DOCA 3.2.1) from %s/3.2.1/debian12/x86_64/" % base in runs["check"].stdout
+        for name in ("missing", "missing -vvv"):
+            assert runs[name].returncode != 0
+            assert "doca_ofed_version: 3.3.0 is not in the repository for this host (%s/3.3.0/" % base in (
+                runs[name].stdout), runs[name].stdout
+        assert runs["install -vvvv"].returncode == 0, runs["install -vvvv"].stdout[-4000:]
+        assert on_node(lab_dir, "ofed_info", "-s").strip() == "OFED-internal-25.10-1.7.1:"
+        for name, result in runs.items():
+            text = result.stdout + result.stderr
+            assert TOKEN not in text, (name, [line for line in text.splitlines() if TOKEN in line][:5])
+            if name.startswith("second"):
+                assert result.returncode == 0 and recap_changed(result) == 0, (name, result.stdout[-3000:])
+
+        # Files on the node: the token only in our auth.conf.d file, root's and 0600; the source file without it.
+        found = on_node(lab_dir, "sh", "-c", "grep -rlF %s /etc /var /tmp /root /home /run 2>/dev/null; true" % TOKEN)
+        assert found.split() == ["/etc/apt/auth.conf.d/ainet-doca-ofed.conf"], found
+        mode = on_node(lab_dir, "stat", "-c", "%a %U %G", "/etc/apt/auth.conf.d/ainet-doca-ofed.conf").strip()
+        assert mode == "600 root root", mode
+        auth = on_node(lab_dir, "cat", "/etc/apt/auth.conf.d/ainet-doca-ofed.conf")
+        assert "machine %s login %s password %s\n" % (base, LOGIN, TOKEN) in auth
+        source = on_node(lab_dir, "cat", "/etc/apt/sources.list.d/ainet-doca-ofed.sources")
+        assert "URIs: %s/3.2.1/debian12/x86_64/\n" % base in source, source
+        # ... and on the controller: nothing the runs wrote holds it (the node's overlay under the lab is the node's)
+        leaked = subprocess.run(["grep", "-rlF", "--exclude-dir=upper", "--exclude-dir=rootfs", "--exclude-dir=work",
+                                 TOKEN, str(tmp_path), os.path.expanduser("~/.ansible")],
+                                capture_output=True, text=True, check=False).stdout.split()
+        assert leaked == [given], leaked
+
+        # A mirror without a login (the same repository served openly): our auth.conf.d file goes.
+        servers.append(serve(mirror))
+        plain = run_play(lab_dir, inventory, "-e", "doca_ofed_version=3.2.1", "-e", "doca_ofed_mirror=" + MIRROR,
+                         "-e", "doca_ofed_key_url=%s/GPG-KEY-Mellanox.pub" % MIRROR, "-e", "doca_ofed_key_fingerprint=")
+        assert plain.returncode == 0, plain.stdout[-3000:]
+        assert on_node(lab_dir, "ls", "/etc/apt/auth.conf.d/", check=False).strip() == ""
+    finally:
+        for server in servers:
+            server.kill()
         lab.down()

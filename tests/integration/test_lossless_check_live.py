@@ -55,8 +55,19 @@ CLUSTER = {"name": "live", "rails": RAILS, "mtu": 9000, "qos": {"preset": "nvidi
 NIC_SETTINGS = (["--trust", "dscp"], ["--pfc", "0,0,0,1,0,0,0,0"], ["--dscp2prio", "set,26,3"],
                 ["--dscp2prio", "set,48,6"],
                 ["--tsa", "ets,ets,ets,ets,ets,ets,strict,ets", "--tcbw", "50,0,0,50,0,0,0,0"])
+# Secrets planted in the inventory (the ToRs' password, an API token, a become password) and in the switches'
+# running configurations (password hashes, SNMP communities, TACACS+ keys, in each NOS's grammar): none may reach
+# the play's output at any verbosity nor a file the play writes (test_no_secret_leaves_the_live_read).
+BECOME = "PLANTEDBECOME-pw"
 API = {"ansible_connection": "local", "ansible_host": "127.0.0.1", "ansible_user": "admin",
-       "ansible_password": PASSWORD, "ansible_httpapi_use_ssl": False}
+       "ansible_password": PASSWORD, "ansible_httpapi_use_ssl": False, "ansible_become_password": BECOME}
+CLI_SECRETS = ("username admin privilege 15 role network-admin secret sha512 $6$PLANTEDHASH$eos0x1\n"
+               "enable secret sha512 $6$PLANTEDENABLE$eos0x2\n"
+               "snmp-server community PLANTEDCOMMUNITY ro\n"
+               "tacacs-server host 10.9.9.9 key 7 PLANTEDTACACS070C\n"
+               "radius-server key 7 PLANTEDRADIUS0822\n")
+PLANTED = (PASSWORD, BECOME, "PLANTEDHASH", "PLANTEDENABLE", "PLANTEDCOMMUNITY", "PLANTEDTACACS", "PLANTEDRADIUS",
+           "PLANTEDSONIC", "PLANTEDNVUE")
 PLAYBOOK = [{"name": "Check lossless agreement between the rail NICs and their ToR ports", "hosts": "gpu_nodes",
              "gather_facts": False, "roles": [{"role": "ainet.fabric.lossless_check"}]}]
 
@@ -94,10 +105,17 @@ def lab(tmp_path):
     rendered = {item["name"]: item for item in render_tors(plan)["rendered"]}
     config_db = json.loads(json.dumps(rendered["leaf-sonic"]["data"]))
     del config_db["PORT_QOS_MAP"]["Ethernet2"]["pfc_enable"]            # node 2's port lacks PFC
+    config_db.update({"SNMP_COMMUNITY": {"PLANTEDSONICCOMMUNITY": {"TYPE": "RO"}},
+                      "TACPLUS": {"global": {"passkey": "PLANTEDSONICPASSKEY"}},
+                      "RADIUS_SERVER": {"10.9.9.9": {"passkey": "PLANTEDSONICRADIUS"}}})
+    applied = json.loads(json.dumps(rendered["leaf-nvue"]["data"]))
+    applied.setdefault("system", {}).setdefault("aaa", {})["user"] = {
+        "admin": {"hashed-password": "$6$PLANTEDNVUEHASH$x", "role": "system-admin"}}
+    applied.setdefault("service", {})["snmp-server"] = {"readonly-community": {"PLANTEDNVUECOMMUNITY": {}}}
     (tmp_path / "config_db.json").write_text(json.dumps(config_db))
     start = tmp_path / "start.json"
-    start.write_text(json.dumps({"applied": rendered["leaf-nvue"]["data"], "running": rendered["leaf-eos"]["text"],
-                                 "nxos": rendered["leaf-nxos"]["text"]}))
+    start.write_text(json.dumps({"applied": applied, "running": CLI_SECRETS + rendered["leaf-eos"]["text"],
+                                 "nxos": CLI_SECRETS + rendered["leaf-nxos"]["text"]}))
 
     inv = tmp_path / "inv"
     (inv / "group_vars").mkdir(parents=True)
@@ -108,7 +126,9 @@ def lab(tmp_path):
                                 for host, n in NODES.items()}},
         "tors": {"hosts": {
             "leaf-nvue": dict(API, ansible_httpapi_port=8765), "leaf-eos": dict(API, ansible_httpapi_port=8080),
-            "leaf-nxos": dict(API, ansible_httpapi_port=8081), "leaf-down": dict(API, ansible_httpapi_port=8099),
+            # NX-OS: its API token as ansible_httpapi_password (the ToR push's variable for it)
+            "leaf-nxos": dict(API, ansible_httpapi_port=8081, ansible_password=None, ansible_httpapi_password=PASSWORD),
+            "leaf-down": dict(API, ansible_httpapi_port=8099),
             "leaf-sonic": {"ansible_connection": "local", "ansible_python_interpreter": sys.executable},
             "leaf-ssh": {"ansible_connection": "ssh", "ansible_host": "127.0.0.1", "ansible_port": 1,
                          "ansible_user": "admin", "ansible_ssh_timeout": 5}}}}}}))
@@ -142,7 +162,7 @@ def lab(tmp_path):
             result.seconds = time.monotonic() - began
             return result
 
-        yield {"run": run, "tmp": tmp_path, "inv": inv, "log": log, "rendered": rendered}
+        yield {"run": run, "tmp": tmp_path, "inv": inv, "log": log, "rendered": rendered, "start": start}
     finally:
         if server is not None:
             server.kill()
@@ -161,7 +181,8 @@ def report_rows(tmp_path):
     rows = {}
     with open(tmp_path / "report" / "lossless-report.md", encoding="utf-8") as handle:
         for line in handle:
-            cells = [c.strip() for c in line.strip().strip("|").split(" | ")]
+            # the cells as written, then without the report's Markdown escapes (report_style.md_cell: "\\:" ...)
+            cells = [re.sub(r"\\(.)", r"\1", c.strip()) for c in line.strip().strip("|").split(" | ")]
             if len(cells) == 9 and cells[0] == "default":
                 topics = set(re.findall(r"`(\w+)`:", cells[8]))
                 verdict = "partly" if cells[6] == "not all checked" and topics and topics <= UNREAD else cells[6]
@@ -251,3 +272,33 @@ def test_given_configurations_win_over_reading_the_tor_and_false_reads_none(lab)
     assert rows[(1, "gpu01")] == ("not checked", "no configuration of ToR leaf-nvue was read (platform cumulus; "
                                   "looked in %s for leaf-nvue.*)" % configs)
     assert "ToRs read live: none" in off.stdout
+
+
+def test_no_secret_leaves_the_live_read(lab):
+    """The ToRs' credentials from the inventory and the secrets in their running configurations reach neither the
+    play's output at any verbosity (the registered read loop is printed from -v on, its arguments and results at
+    -vvv) nor any file the play writes."""
+    began = time.monotonic()
+    outputs = {}
+    for level in ("", "-v", "-vv", "-vvv", "-vvvv"):
+        result = lab["run"](*([level] if level else []))
+        assert result.returncode == 0, result.stdout + result.stderr
+        outputs[level or "0"] = result.stdout + result.stderr
+    seconds = time.monotonic() - began
+    print("the lossless_check play at 5 verbosity levels: %.1f s" % seconds)
+    # the reads happened, and the switches served their secrets (the control: the planted text was there to leak)
+    assert "ToRs read live: leaf-eos, leaf-nvue, leaf-nxos, leaf-sonic" in outputs["0"]
+    served = lab["start"].read_text() + (lab["tmp"] / "config_db.json").read_text()
+    assert all(secret in served for secret in PLANTED[2:]), served
+    # -v prints the loop's results (what is kept of each read: the QoS facts), -vvv the module arguments
+    assert '"facts":' in outputs["-v"] and '"facts":' not in outputs["0"]
+    for level, text in outputs.items():
+        leaked = [secret for secret in PLANTED if secret in text]
+        assert not leaked, (level, leaked, [line for line in text.splitlines() if any(s in line for s in leaked)][:5])
+    inputs = {lab["start"], lab["tmp"] / "config_db.json", lab["log"], lab["tmp"] / "sonic-reads.log"}
+    written = [path for path in lab["tmp"].rglob("*") if path.is_file() and path not in inputs
+               and "inv" not in path.relative_to(lab["tmp"]).parts[:1] and path.parent.name != "bin"]
+    assert any(path.name == "lossless-report.html" for path in written), written
+    for path in written:
+        text = path.read_text(errors="replace")
+        assert not [secret for secret in PLANTED if secret in text], path

@@ -41,6 +41,7 @@ import itertools
 import re
 import struct
 
+from ansible_collections.ainet.fabric.plugins.module_utils.common import secrets
 from ansible_collections.ainet.fabric.plugins.module_utils.common.errors import FabricError
 from ansible_collections.ainet.fabric.plugins.module_utils.host import doca_ofed_load as load
 
@@ -120,14 +121,29 @@ def os_directory(version, os_id, os_version):
                     % (os_id or "an unknown distribution", release))
 
 
-def repository(version, os_id, os_version, arch, mirror=None):
-    """``{"family": "apt"|"dnf", "url": ..., "os": ...}`` of NVIDIA's (or a mirror's) repository for this host."""
+def repository(version, os_id, os_version, arch, mirror=None, field="doca_ofed_mirror"):
+    """``{"family": "apt"|"dnf", "url": ..., "os": ...}`` of NVIDIA's (or a mirror's) repository for this host.
+    A mirror's credentials (``https://user:token@mirror/``) never reach ``url``: they are split off
+    (:func:`secrets.split_userinfo`) and go to a file readable by root only (the role)."""
+    if mirror:
+        mirror = secrets.split_userinfo(mirror, field)[0]
     directory = os_directory(version, os_id, os_version)
     machine = ARCHES.get(str(arch or "").lower())
     if machine is None:
         raise DocaError("doca_ofed: no DOCA-OFED repository for the %r architecture (x86_64, aarch64)" % (arch,))
     base = (mirror or REPO_BASE).rstrip("/")
     return {"family": package_family({"ID": os_id}), "url": "%s/%s/%s/%s/" % (base, version, directory, machine), "os": directory}
+
+
+def dnf_probe_repo(url, login=None, password=None):
+    """The repository file the module's ``dnf repoquery`` reads the repository from (repository id
+    ``ainet-doca-ofed-probe``, in a directory of its own given with ``--setopt=reposdir``): dnf.conf(5)'s
+    ``baseurl``, and ``username``/``password`` for HTTP basic authentication. No signature check: only the index
+    is read, nothing is installed from it."""
+    text = "[ainet-doca-ofed-probe]\nname=ainet.fabric doca_ofed probe\nbaseurl=%s\ngpgcheck=0\n" % url
+    if login is not None:
+        text += "username=%s\npassword=%s\n" % (login, password or "")
+    return text
 
 
 def driver_release(doca_version):
@@ -499,7 +515,7 @@ def key_location(family, url=""):
     """``(url, origin)`` of the repository's signing key: ``url`` when given, else NVIDIA's current DOCA Host key
     in the package manager's form (apt: binary, dnf: armored)."""
     if url:
-        return url, url
+        return url, secrets.redact_url(url)
     if family not in KEY_URLS:
         raise DocaError("doca_ofed_key_url: no default signing key for the package manager %r; give the key's URL "
                         "or doca_ofed_key_file" % (family,))

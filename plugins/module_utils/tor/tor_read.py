@@ -32,7 +32,9 @@ from __future__ import annotations
 
 from ansible.module_utils.parsing.convert_bool import boolean
 
+from ansible_collections.ainet.fabric.plugins.module_utils.qos.qos_parse import parse_qos
 from ansible_collections.ainet.fabric.plugins.module_utils.tor import platforms
+from ansible_collections.ainet.fabric.plugins.module_utils.tor.config_redact import redact_line
 from ansible_collections.ainet.fabric.plugins.module_utils.tor.tor_push import PushError
 
 # lossless_check_read_tors: auto reads the ToRs that can be read, true wants every ToR read, false none.
@@ -49,8 +51,17 @@ class ReadError(RuntimeError):
 
 
 def one_line(text, limit=MAX_REASON):
-    """``text`` on one line (whitespace runs become one space), at most ``limit`` characters."""
-    return " ".join(str(text).split())[:limit]
+    """``text`` on one line (whitespace runs become one space), at most ``limit`` characters, with what a switch's
+    configuration line quoted in it would carry of a secret redacted (:func:`config_redact.redact_line`)."""
+    return redact_line(" ".join(str(text).split()))[:limit]
+
+
+def qos_facts(text, fmt):
+    """What the check keeps of a running configuration: its QoS facts (:func:`qos_parse.parse_qos`), never the text
+    (it holds the switch's password hashes, keys and SNMP communities); their problem lines are redacted too."""
+    facts = parse_qos(text, fmt)
+    facts["problems"] = [redact_line(line) for line in facts.get("problems") or ()]
+    return facts
 
 
 def connection_name(value):
@@ -178,7 +189,7 @@ def read_counters(name, platform, via, connection, how, ports=None):
 
 def collect(results):
     """``(reads, errors)`` from the results of the role's read loop (the registered ``results``): ``reads``
-    ``{tor: {"text", "format", "source"}}`` of each ToR read, ``errors`` ``{tor: one line}`` of each that was not:
+    ``{tor: {"facts", "format", "source"}}`` of each ToR read (its QoS facts, :func:`qos_facts`), ``errors`` ``{tor: one line}`` of each that was not:
     the action's ``read_error``, or Ansible's own ``msg`` when the item failed or was unreachable before the action
     answered (its connection could not be set up, the per-ToR timeout). Skipped items (a configuration given for
     the ToR, the loop skipped) are in neither."""
@@ -190,7 +201,7 @@ def collect(results):
         if not isinstance(name, str) or not name:
             continue
         config = result.get("config")
-        if isinstance(config, dict) and isinstance(config.get("text"), str) and not result.get("failed"):
+        if isinstance(config, dict) and isinstance(config.get("facts"), dict) and not result.get("failed"):
             reads[name] = config
             continue
         reason = result.get("read_error") or result.get("msg") or (

@@ -278,7 +278,7 @@ def test_where_names_the_api_or_the_command_and_the_connection():
 def test_collect_reads_the_loop_results_the_role_registers():
     results = [
         {"item": "leaf1", "tor": "leaf1", "changed": False,
-         "config": {"text": "hostname leaf1\n", "format": "eos", "source": "Arista EOS API https://leaf1:443"}},
+         "config": {"facts": {"ports": {}}, "format": "eos", "source": "Arista EOS API https://leaf1:443"}},
         {"item": "leaf2", "tor": "leaf2", "read_error": "ToR leaf2 could not be read live (x): HTTP 401 Unauthorized"},
         {"item": "leaf3", "failed": True, "msg": "The ainet.fabric.lossless_report action failed to execute in the "
                                                  "expected time frame (60) and was terminated"},
@@ -287,6 +287,8 @@ def test_collect_reads_the_loop_results_the_role_registers():
         {"item": "leaf6", "skipped": True, "tor": "leaf6", "given": "/inv/switch-configs/leaf6.cfg"},
         {"item": "leaf7", "skipped": True, "skip_reason": "Conditional result was False"},
         "not a result",
+        # a configuration's text is never a read: only its QoS facts leave the read task
+        {"item": "leaf8", "tor": "leaf8", "config": {"text": "hostname leaf8\n", "format": "eos", "source": "x"}},
     ]
     reads, errors = tor_read.collect(results)
     assert reads == {"leaf1": results[0]["config"]}
@@ -295,7 +297,8 @@ def test_collect_reads_the_loop_results_the_role_registers():
         "leaf3": "ToR leaf3 could not be read live: The ainet.fabric.lossless_report action failed to execute in the "
                  "expected time frame (60) and was terminated",
         "leaf4": "ToR leaf4 could not be read live: Failed to connect to the host via ssh: Connection timed out",
-        "leaf5": "ToR leaf5 could not be read live: unreachable"}
+        "leaf5": "ToR leaf5 could not be read live: unreachable",
+        "leaf8": "ToR leaf8 could not be read live: no configuration came back"}
     assert tor_read.collect(None) == ({}, {})
 
 

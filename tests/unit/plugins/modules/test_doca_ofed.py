@@ -198,6 +198,22 @@ def test_plan_names_the_repository_and_refuses_bad_input(capsys, host):
     assert bad["failed"] and bad["msg"].startswith("doca_ofed_profile: 'doca-everything' is not a DOCA profile")
 
 
+def test_plan_returns_and_names_no_login_of_the_mirror_or_the_key_url(capsys, host):
+    plan = run(capsys, host, state="plan", version="3.2.1", mirror="https://fabric:PLANTEDTOKEN@mirror.example/doca/",
+               key_url="https://fabric:PLANTEDKEY@mirror.example/doca/key.gpg")
+    assert not plan.get("failed"), plan.get("msg")
+    assert plan["repository"]["url"] == "https://mirror.example/doca/3.2.1/ubuntu24.04/x86_64/"
+    assert plan["key"]["url"] == plan["key"]["origin"] == "https://<redacted>@mirror.example/doca/key.gpg"
+    assert "PLANTED" not in json.dumps(plan), plan
+    # the control: without a login the URLs are returned as given
+    plain = run(capsys, host, state="plan", version="3.2.1", key_url="https://mirror.example/doca/key.gpg")
+    assert plain["key"]["url"] == "https://mirror.example/doca/key.gpg"
+    # a login a credentials file cannot hold: refused naming the option, never the value
+    bad = run(capsys, host, state="plan", version="3.2.1", mirror="https://fabric:PLANTED TOKEN@mirror.example/")
+    assert bad["failed"] and bad["msg"].startswith("doca_ofed_mirror: the password in the URL's userinfo")
+    assert "PLANTED" not in json.dumps(bad), bad
+
+
 def test_installed_not_loaded_is_a_pending_reboot_and_a_restart_when_asked(capsys, host):
     verify = run(capsys, host, version="3.2.1")
     assert not verify["changed"] and verify["reboot_pending"] == [
@@ -540,7 +556,11 @@ def test_versionlock_lines_hold_every_build_of_the_repository_in_dnfs_form():
 
 def test_repository_state_on_dnf_returns_the_versionlock_and_no_apt_pin(capsys, host):
     (host / "cfg/etc/os-release").write_text('ID="rocky"\nVERSION_ID="9.6"\n')
-    for name, text in (("dnf", "#!/bin/sh\necho \"$*\" >> %s\nprintf '%s'\n" % (host / "dnf.log", REPOQUERY.replace("\n", "\\n"))),
+    # the fake dnf logs its arguments, then the repository files of the reposdir it is given and their modes
+    dnf = ("#!/bin/sh\necho \"$*\" >> {log}\nfor a; do case $a in --setopt=reposdir=*) d=${{a#--setopt=reposdir=}}; "
+           "/bin/cat \"$d\"/*.repo >> {log}; /usr/bin/stat -c 'mode %a' \"$d\"/*.repo >> {log};; esac; done\n"
+           "printf '{out}'\n").format(log=host / "dnf.log", out=REPOQUERY.replace("\n", "\\n"))
+    for name, text in (("dnf", dnf),
                        ("rpm", "#!/bin/sh\necho 'mlnx-tools 1:25.10-0.2510017'\necho 'bash 0:5.1.8-9.el9'\n")):
         (host / "bin" / name).write_text(text)
         os.chmod(str(host / "bin" / name), 0o755)
@@ -550,9 +570,26 @@ def test_repository_state_on_dnf_returns_the_versionlock_and_no_apt_pin(capsys, 
     assert repo["family"] == "dnf" and "apt_preferences" not in repo
     assert repo["versionlock"] == lib.dnf_versionlock(lib.parse_repoquery(REPOQUERY)) and len(repo["versionlock"]) == 4
     assert repo["installed"] == ["mlnx-tools"] and repo["current"] == ["mlnx-tools"]
-    # the repository is given on the command line only: nothing under /etc/yum.repos.d is read or written
-    assert "--repofrompath=ainet-doca-ofed-probe,https://mirror.example/doca/3.2.2/rhel9/x86_64/" in (
-        host / "dnf.log").read_text()
+    # the repository comes from a repository file of the module's own (--setopt=reposdir): nothing under
+    # /etc/yum.repos.d is read or written
+    log = (host / "dnf.log").read_text()
+    assert "--setopt=reposdir=" in log and "--repo=ainet-doca-ofed-probe" in log, log
+    assert "baseurl=https://mirror.example/doca/3.2.2/rhel9/x86_64/\n" in log and "username=" not in log, log
+
+    # A mirror with a login: it goes into that file (mode 0600), never onto dnf's command line (every local user
+    # reads /proc/<pid>/cmdline) nor into the result; the same with the login in the URL itself.
+    for given in ({"mirror": "https://mirror.example/doca", "mirror_username": "fabric",
+                   "mirror_password": "PLANTEDTOKEN"},
+                  {"mirror": "https://fabric:PLANTEDTOKEN@mirror.example/doca"}):
+        (host / "dnf.log").write_text("")
+        read = run(capsys, host, state="repository", version="3.2.2", **given)
+        assert not read.get("failed"), read.get("msg")
+        log = (host / "dnf.log").read_text()
+        argv = log.splitlines()[0]
+        assert "PLANTEDTOKEN" not in argv and "fabric" not in argv, log
+        assert "username=fabric\npassword=PLANTEDTOKEN\n" in log and "mode 600" in log, log
+        assert read["repository"]["url"] == "https://mirror.example/doca/3.2.2/rhel9/x86_64/"
+        assert "PLANTEDTOKEN" not in json.dumps(read), read
 
 
 # -- does the installed driver load (issue 30) ------------------------------------------------------------------
