@@ -68,16 +68,20 @@ from __future__ import annotations
 import json
 import re
 
+from ansible_collections.ainet.fabric.plugins.module_utils.qos.counters_text import (  # noqa: F401 (public names)
+    DEFAULT_PORT, SIDES, new_counters, parse_ethtool)
+from ansible_collections.ainet.fabric.plugins.module_utils.qos.counters_text import (
+    flat as _flat, json_doc as _json, nv_name as _nv_name, nv_value as _nv_value, number as _number, only_port as _only,
+    tables as _tables, whole as _int)
 from ansible_collections.ainet.fabric.plugins.module_utils.qos.counters_parse_nos import (
     NOS_COUNTERS, NOS_ONE_PORT_FORMATS, NOS_PARSERS, NOS_SIDES, parse_nvue_qos_json)
 from ansible_collections.ainet.fabric.plugins.module_utils.qos.pasted_text import readings
 
-SIDES = {"ethtool_mlx5": "host NIC", "rdma_mlx5": "RDMA", "rdma_rxe": "RDMA", "sonic_pfc": "switch",
-         "sonic_queue": "switch", "eos_pfc": "switch", "eos_queue": "switch", "eos_ecn": "switch",
-         "nvue_qos": "switch", "nvue_roce": "switch", "linux_link": "switch", "linux_qdisc": "switch"}
+SIDES.update({"ethtool_mlx5": "host NIC", "rdma_mlx5": "RDMA", "rdma_rxe": "RDMA", "sonic_pfc": "switch",
+              "sonic_queue": "switch", "eos_pfc": "switch", "eos_queue": "switch", "eos_ecn": "switch",
+              "nvue_qos": "switch", "nvue_roce": "switch", "linux_link": "switch", "linux_qdisc": "switch"})
 SIDES.update(NOS_SIDES)  # the formats of counters_parse_nos: watchdog, ingress PG drops, switch ports' ethtool
 FORMATS = tuple(sorted(SIDES))
-DEFAULT_PORT = "port"
 
 # What a counter is a fact of. Facts the verdict reads:
 #   pfc_pause          PFC pause frames of a priority (congestion reached)
@@ -226,34 +230,6 @@ def describe(fmt, name):
     return {"fact": "info", "priority": None, "queue": None, "width": None, "direction": None}
 
 
-def new_counters(fmt, ports=None, problems=None):
-    return {"format": fmt, "side": SIDES.get(fmt), "ports": ports or {}, "problems": problems or []}
-
-
-def _int(text):
-    text = str(text).strip().replace(",", "")
-    return int(text) if re.match(r"^\d+$", text) else None
-
-
-def parse_ethtool(text, port=None):
-    """``ethtool -S <if>``: ``NIC statistics:`` then one ``name: value`` a line."""
-    counters, problems = {}, []
-    for line in text.splitlines():
-        stripped = line.strip()
-        if not stripped or stripped.endswith("statistics:"):
-            continue
-        name, sep, value = stripped.rpartition(":")
-        number = _int(value)
-        if not sep or number is None or not name.strip():
-            problems.append("ethtool_mlx5: cannot read the line %r" % stripped[:120])
-            continue
-        counters[name.strip()] = number
-    if not counters:
-        problems.append("ethtool_mlx5: no counter in the output (not `ethtool -S <interface>`?)")
-        return new_counters("ethtool_mlx5", problems=problems)
-    return new_counters("ethtool_mlx5", {port or DEFAULT_PORT: counters}, problems)
-
-
 _RDMA_LINK = re.compile(r"^[^\s/]+/\d+$")
 
 
@@ -318,30 +294,6 @@ def parse_hw_counters(data, fmt, port=None):
     return new_counters(fmt, {port or DEFAULT_PORT: counters}, problems)
 
 
-def _tables(text):
-    """The tabulate tables of a SONiC show command: [(headers, rows)], columns cut at the dashes line."""
-    lines = text.splitlines()
-    out = []
-    for i, line in enumerate(lines):
-        if i == 0 or not re.match(r"^\s*-+(\s+-+)+\s*$", line):
-            continue
-        spans = [m.span() for m in re.finditer(r"-+", line)]
-        cut = [(spans[j][0] if j == 0 else spans[j - 1][1], spans[j][1]) for j in range(len(spans))]
-        cut[0] = (0, cut[0][1])
-
-        def cells(row):
-            return [row[a:b].strip() for a, b in cut[:-1]] + [row[cut[-1][0]:].strip()]
-
-        headers = cells(lines[i - 1])
-        rows = []
-        for row in lines[i + 1:]:
-            if not row.strip() or row.startswith("For namespace"):
-                break
-            rows.append(cells(row))
-        out.append((headers, rows))
-    return out
-
-
 def parse_sonic_pfc(text, port=None):
     """``show pfc counters``: a ``Port Rx`` and a ``Port Tx`` table, columns PFC0..PFC7."""
     ports, problems = {}, []
@@ -384,49 +336,6 @@ def parse_sonic_queue(text, port=None):
     if not tables:
         problems.append("sonic_queue: no table in the output (not `show queue counters`?)")
     return new_counters("sonic_queue", _only(ports, port, "sonic_queue", problems), problems)
-
-
-def _only(ports, port, fmt, problems):
-    if port is None:
-        return ports
-    if port not in ports:
-        problems.append("%s: port %s is not in the output (ports: %s)" % (fmt, port, ", ".join(sorted(ports)) or "none"))
-        return {}
-    return {port: ports[port]}
-
-
-def _json(data, fmt, problems):
-    """A JSON document (text, a mapping, or eAPI's one-element result list) as a dict, or None with a problem."""
-    if isinstance(data, (bytes, str)):
-        try:
-            data = json.loads(data)
-        except ValueError as exc:
-            problems.append("%s: not JSON (%s); run the command with `| json`" % (fmt, str(exc).split(":", maxsplit=1)[0]))
-            return None
-    if isinstance(data, list) and len(data) == 1:
-        data = data[0]
-    if not isinstance(data, dict):
-        problems.append("%s: the JSON is a %s, not the command's object" % (fmt, type(data).__name__))
-        return None
-    return data
-
-
-def _number(value):
-    if isinstance(value, bool):
-        return None
-    if isinstance(value, int):
-        return value
-    return _int(value) if isinstance(value, str) else None
-
-
-def _flat(node, prefix, counters):
-    """Every whole-number leaf under ``node`` as ``prefix.key...``."""
-    for key, value in node.items():
-        name = "%s.%s" % (prefix, key) if prefix else str(key)
-        if isinstance(value, dict):
-            _flat(value, name, counters)
-        elif _number(value) is not None:
-            counters[name] = _number(value)
 
 
 def parse_eos_pfc(data, port=None):
@@ -489,28 +398,8 @@ def parse_eos_ecn(data, port=None):
     return new_counters("eos_ecn", _only(ports, port, "eos_ecn", problems), problems)
 
 
-_UNITS = {"bytes": 1, "b": 1, "kb": 1 << 10, "mb": 1 << 20, "gb": 1 << 30, "tb": 1 << 40}
-
-
-def _nv_value(cell):
-    """An NVUE cell as a whole number: ``12``, ``0 Bytes``, ``7.29 MB`` (binary units); None for ``n/a``/empty or
-    what is not a number."""
-    cell = cell.strip()
-    number = _int(cell)
-    if number is not None:
-        return number
-    match = re.match(r"^(\d+(?:\.\d+)?)\s*([A-Za-z]+)$", cell)
-    if match and match.group(2).lower() in _UNITS:
-        return int(round(float(match.group(1)) * _UNITS[match.group(2).lower()]))
-    return None
-
-
 _NV_SECTIONS = {"priority-group": "ingress-buffer-stats", "traffic-class": "egress-queue-stats",
                 "switch-priority": "pfc-stats", "counter": "port-stats"}
-
-
-def _nv_name(text):
-    return "-".join(text.strip().lower().split())
 
 
 def parse_nvue_qos(text, port=None):

@@ -85,9 +85,12 @@ from __future__ import annotations
 import json
 import re
 
+from ansible_collections.ainet.fabric.plugins.module_utils.qos import counters_text as base
+
 NOS_SIDES = {"sonic_pfcwd": "switch", "sonic_pg_drop": "switch", "sonic_pg_headroom": "switch", "linux_ethtool": "switch",
              "nxos_queuing": "switch", "nxos_pfc": "switch", "nxos_pfcwd": "switch", "os10_queuing": "switch",
              "eos_pfc_detail": "switch"}
+base.SIDES.update(NOS_SIDES)
 NOS_ONE_PORT_FORMATS = ("linux_ethtool", "nxos_queuing", "os10_queuing", "eos_pfc_detail")
 NOS_COUNTERS = {
     "sonic_pfcwd": (
@@ -159,7 +162,7 @@ def _no_table(fmt, command, text):
 def _pair(cell):
     """``"12/3"`` as (12, 3); None where a side is not a whole number (``N/A``)."""
     left, sep, right = str(cell).partition("/")
-    a, b = base._int(left), base._int(right)  # pylint: disable=protected-access
+    a, b = base.whole(left), base.whole(right)
     return (a, b) if sep and a is not None and b is not None else None
 
 
@@ -170,7 +173,7 @@ _PFCWD_COLUMNS = {"STORM DETECTED/RESTORED": ("storm_detected", "storm_restored"
 def parse_sonic_pfcwd(text, port=None):
     """``show pfcwd stats``: one row per watched queue (``<port>:<queue>``), the cumulative ``a/b`` columns."""
     ports, problems = {}, []
-    tables = base._tables(str(text))  # pylint: disable=protected-access
+    tables = base.tables(str(text))
     for headers, rows in tables:
         if headers[:1] != ["QUEUE"]:
             problems.append("sonic_pfcwd: a table headed %r is not QUEUE, STATUS..." % headers[0])
@@ -193,7 +196,7 @@ def parse_sonic_pfcwd(text, port=None):
                     counters["q%s_%s" % (where.group(2), name)] = value
     if not tables:
         problems.append(_no_table("sonic_pfcwd", "show pfcwd stats", text))
-    return base.new_counters("sonic_pfcwd", base._only(ports, port, "sonic_pfcwd", problems),  # pylint: disable=protected-access
+    return base.new_counters("sonic_pfcwd", base.only_port(ports, port, "sonic_pfcwd", problems),
                              problems)
 
 
@@ -205,7 +208,7 @@ def _pg_table(text, port, fmt, command, suffix):
     ports, problems = {}, []
     # one table a title (``Ingress PG dropped packets:``, ``Ingress headroom per PG: (Namespace asic1)``): read apart
     sections = re.split(r"(?m)^(?=[A-Za-z][^\n]*:(?: \(Namespace [^)\n]*\))?[ \t]*$)", str(text))
-    tables = [table for section in sections for table in base._tables(section)]  # pylint: disable=protected-access
+    tables = [table for section in sections for table in base.tables(section)]
     for headers, rows in tables:
         if headers[:1] != ["Port"] or not all(re.match(r"^PG\d+$", h) for h in headers[1:]):
             problems.append("%s: a table headed %r is not Port, PG0..." % (fmt, " ".join(headers[:2])))
@@ -213,14 +216,14 @@ def _pg_table(text, port, fmt, command, suffix):
         for row in rows:
             counters = ports.setdefault(row[0], {})
             for head, cell in zip(headers[1:], row[1:]):
-                value = base._int(cell)  # pylint: disable=protected-access
+                value = base.whole(cell)
                 if value is not None:
                     counters["%s_%s" % (head.lower(), suffix)] = value
                 elif cell.strip() != "N/A":
                     problems.append("%s: %s %s holds %r, not a counter" % (fmt, row[0], head, cell[:40]))
     if not tables:
         problems.append(_no_table(fmt, command, text))
-    return base.new_counters(fmt, base._only(ports, port, fmt, problems), problems)  # pylint: disable=protected-access
+    return base.new_counters(fmt, base.only_port(ports, port, fmt, problems), problems)
 
 
 def parse_sonic_pg_drop(text, port=None):
@@ -271,21 +274,21 @@ def parse_nxos_queuing(text, port=None):
     for kind, group, box in zip(boxes[1::3], boxes[2::3], boxes[3::3]):
         prefix = "%sqg%s" % ((kind or "").strip().lower()[:4] + "_" if kind else "", group)
         for label, ucast, mcast in re.findall(r"\|\s*([A-Za-z][A-Za-z/& ]*?)\s*\|\s*%s\s*\|\s*%s\s*\|" % (_NUM, _NUM), box):
-            counters["%s_uc_%s" % (prefix, _slug(label))] = base._int(ucast)  # pylint: disable=protected-access
-            counters["%s_mc_%s" % (prefix, _slug(label))] = base._int(mcast)  # pylint: disable=protected-access
+            counters["%s_uc_%s" % (prefix, _slug(label))] = base.whole(ucast)
+            counters["%s_mc_%s" % (prefix, _slug(label))] = base.whole(mcast)
     rest = text[ingress.start():] if ingress else ""
     for scope, start, end in (("port", "Per Port Ingress Statistics", "Per Slice"),
                               ("slice", "Per Slice Ingress Statistics", "PFC Statistics")):
         part = re.search(r"%s(.*?)(?=%s|$)" % (re.escape(start), re.escape(end)), rest, re.S)
         for label, value in re.findall(r"([A-Za-z][A-Za-z ]*?Drop Pkts)\s+%s" % _NUM, part.group(1) if part else ""):
-            counters["%s_%s" % (scope, _slug(label))] = base._int(value)  # pylint: disable=protected-access
+            counters["%s_%s" % (scope, _slug(label))] = base.whole(value)
     ppp = re.search(r"TxPPP:\s*%s,\s*RxPPP:\s*%s" % (_NUM, _NUM), rest)
     if ppp:
-        counters["tx_ppp"], counters["rx_ppp"] = base._int(ppp.group(1)), base._int(ppp.group(2))  # pylint: disable=protected-access
+        counters["tx_ppp"], counters["rx_ppp"] = base.whole(ppp.group(1)), base.whole(ppp.group(2))
     for cos, _group, _tx_state, tx, _rx_state, rx in re.findall(
             r"(?<![\d,])([0-7])\s+(\d+)\s+(Active|Inactive)\s+%s\s+(Active|Inactive)\s+%s" % (_NUM, _NUM), rest):
-        counters["cos%s_tx_pause" % cos] = base._int(tx)  # pylint: disable=protected-access
-        counters["cos%s_rx_pause" % cos] = base._int(rx)  # pylint: disable=protected-access
+        counters["cos%s_tx_pause" % cos] = base.whole(tx)
+        counters["cos%s_rx_pause" % cos] = base.whole(rx)
     if not counters:
         problems.append("nxos_queuing: no QOS GROUP box and no ingress statistics in the output (not `show queuing "
                         "interface <port>`?)%s" % (": %r" % text.strip()[:160] if text.strip() else ""))
@@ -305,20 +308,20 @@ def parse_nxos_pfc(text, port=None):
         for direction in ("Rx", "Tx"):
             total = re.search(r"Total %s PFC Frames:\s*%s" % (direction, _NUM), block)
             if total:
-                counters["%s_pfc_frames" % direction.lower()] = base._int(total.group(1))  # pylint: disable=protected-access
+                counters["%s_pfc_frames" % direction.lower()] = base.whole(total.group(1))
             row = re.search(r"(?<![A-Za-z])%s\s*\|(.*?)(?=-{5}|(?<![A-Za-z])[RT]x\s*\||$)" % direction, block, re.S)
             cells = row.group(1).split("|") if row else []
             for prio, cell in enumerate(cells[:8]):
                 value = re.match(r"\s*(\d[\d,]*)", cell)
                 if value:
-                    counters["pfc%d_%s_frames" % (prio, direction.lower())] = base._int(value.group(1))  # pylint: disable=protected-access
+                    counters["pfc%d_%s_frames" % (prio, direction.lower())] = base.whole(value.group(1))
                 elif cell.strip():
                     problems.append("nxos_pfc: %s %s priority %d holds %r, not a counter" % (
                         head.group(1), direction, prio, cell.strip()[:40]))
     if not heads:
         problems.append("nxos_pfc: no port in the output (not `show interface priority-flow-control detail`?)%s"
                         % (": %r" % text.strip()[:160] if text.strip() else ""))
-    return base.new_counters("nxos_pfc", base._only(ports, port, "nxos_pfc", problems), problems)  # pylint: disable=protected-access
+    return base.new_counters("nxos_pfc", base.only_port(ports, port, "nxos_pfc", problems), problems)
 
 
 def parse_nxos_pfcwd(text, port=None):
@@ -339,7 +342,7 @@ def parse_nxos_pfcwd(text, port=None):
         row = re.match(r"^\|([^|]*)\|([^|]*)\|\s*$", line)
         if not row or current is None or group is None or not row.group(1).strip():
             continue
-        value = base._int(row.group(2))  # pylint: disable=protected-access
+        value = base.whole(row.group(2))
         if value is None:
             if row.group(2).strip() and row.group(2).strip() != "Stats":
                 problems.append("nxos_pfcwd: %s QOS GROUP %s %s holds %r, not a counter" % (
@@ -349,7 +352,7 @@ def parse_nxos_pfcwd(text, port=None):
     if not seen:
         problems.append("nxos_pfcwd: no port in the output (not `show queuing pfc-queue detail`?)%s"
                         % (": %r" % str(text).strip()[:160] if str(text).strip() else ""))
-    return base.new_counters("nxos_pfcwd", base._only(ports, port, "nxos_pfcwd", problems), problems)  # pylint: disable=protected-access
+    return base.new_counters("nxos_pfcwd", base.only_port(ports, port, "nxos_pfcwd", problems), problems)
 
 
 # ----------------------------------------------------------------------------- Arista EOS
@@ -362,7 +365,7 @@ def parse_eos_pfc_detail(data, port=None):
         # not the command's JSON: the switch's own line (an error, a refused command), quoted
         return base.new_counters("eos_pfc_detail", problems=["eos_pfc_detail: not JSON: %r" % (
             next((line.strip() for line in data.splitlines() if line.strip()), "")[:200])])
-    doc = base._json(data, "eos_pfc_detail", problems)  # pylint: disable=protected-access
+    doc = base.json_doc(data, "eos_pfc_detail", problems)
     if doc is not None:
         table = doc.get("interfaces")
         if not isinstance(table, dict):
@@ -372,8 +375,8 @@ def parse_eos_pfc_detail(data, port=None):
             for name, intf in table.items():
                 counters = ports.setdefault(name, {})
                 for prio, values in ((intf or {}).get("priorities") or {}).items():
-                    base._flat(values if isinstance(values, dict) else {}, "prio%s" % prio, counters)  # pylint: disable=protected-access
-    return base.new_counters("eos_pfc_detail", base._only(ports, port, "eos_pfc_detail", problems), problems)  # pylint: disable=protected-access
+                    base.flat(values if isinstance(values, dict) else {}, "prio%s" % prio, counters)
+    return base.new_counters("eos_pfc_detail", base.only_port(ports, port, "eos_pfc_detail", problems), problems)
 
 
 # ----------------------------------------------------------------------------- NVIDIA Cumulus (NVUE) JSON
@@ -403,9 +406,9 @@ def parse_nvue_qos_json(data, port=None):
             continue
         for row, columns in sorted(rows.items()):
             for column, value in sorted((columns if isinstance(columns, dict) else {}).items()):
-                number = base._number(value) if not isinstance(value, str) else base._nv_value(value)  # pylint: disable=protected-access
+                number = base.number(value) if not isinstance(value, str) else base.nv_value(value)
                 if number is not None:
-                    counters["%s.%s.%s" % (section, base._nv_name(str(row)), base._nv_name(str(column)))] = number  # pylint: disable=protected-access
+                    counters["%s.%s.%s" % (section, base.nv_name(str(row)), base.nv_name(str(column)))] = number
                 elif str(value).strip().lower() not in ("n/a", "", "-", "none"):
                     problems.append("nvue_qos: %s %s %s holds %r, not a counter" % (section, row, column, str(value)[:40]))
     if not counters:
@@ -435,7 +438,7 @@ def parse_os10_queuing(text, port=None):
         if words[0] == "Queue" and current is not None:
             columns = [_slug(word) for word in words[1:]]
             continue
-        values = [base._int(word) for word in words]  # pylint: disable=protected-access
+        values = [base.whole(word) for word in words]
         if columns is None or len(words) != len(columns) + 1 or None in values:
             problems.append("os10_queuing: cannot read the line %r" % line.strip()[:120])
             continue
@@ -458,7 +461,7 @@ def parse_sonic_counterpoll(text):
     flex counter group a row; the interval a number when configured, ``default (<ms>)`` when not. Returns
     ``({group: {"interval_ms", "configured", "enabled"}}, problems)``."""
     groups, problems = {}, []
-    tables = base._tables(str(text))  # pylint: disable=protected-access
+    tables = base.tables(str(text))
     for headers, rows in tables:
         if headers[:1] != ["Type"]:
             problems.append("counterpoll: a table headed %r is not Type, Interval, Status" % headers[0])
@@ -490,7 +493,7 @@ def parse_switchd_poll(text):
     for line in str(text).splitlines():
         match = re.match(r"^\s*stats\.poll_interval\s*=\s*(\S+)\s*$", line)
         if match:
-            number = base._int(match.group(1))  # pylint: disable=protected-access
+            number = base.whole(match.group(1))
             if number is None:
                 problems.append("switchd.conf: stats.poll_interval = %r is not milliseconds" % match.group(1)[:40])
             else:
@@ -509,7 +512,3 @@ NOS_PARSERS = {
     "eos_pfc_detail": parse_eos_pfc_detail,
     "os10_queuing": parse_os10_queuing,
 }
-
-# Last: counters_parse imports this module (above it) to register the formats, and this one uses its helpers when a
-# parser runs; imported here, either module can be imported first.
-from ansible_collections.ainet.fabric.plugins.module_utils.qos import counters_parse as base  # noqa: E402  pylint: disable=wrong-import-position
