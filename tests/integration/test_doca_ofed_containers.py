@@ -12,6 +12,8 @@ driver the pinned DOCA version ships; the second run changes nothing; a version 
 before any change; a new pinned version upgrades, and its DKMS driver package, which the node's real dkms
 registers without building (no headers for the running kernel), is found as the classic breakage and named with
 its fix; the air-gapped path (the repository and its key copied from the controller) installs too.
+
+The threat model this file proves part of: docs/security.md (secrets: the DOCA mirror's login).
 """
 
 from __future__ import annotations

@@ -6,7 +6,10 @@ both ends of the ansible-core releases the collection supports (2.19, this venv'
 Every job's first play (on all:localhost, connecting to no host) checks the job's node groups and the cluster model with
 the rail_plan action; a host job's second play checks its hosts against the plan lock. A user's own play that includes
 a role taking the model, without that first play, gets the same one line (the roles declare the model as a plain dict;
-the collection's own schema checks its keys). The control runs are the plan job on the untouched copy."""
+the collection's own schema checks its keys). The control runs are the plan job on the untouched copy.
+
+The threat model this file proves part of: docs/security.md (trust boundaries: inventory host names refused by every job).
+"""
 
 from __future__ import annotations
 

@@ -20,6 +20,8 @@ with ``lossless_check_read_tors: false`` reads no switch.
 
 The playbook is the role's plain play (as in the role's README; playbooks/validate.yml runs the role after rail
 checks that need real hosts).
+
+The threat model this file proves part of: docs/security.md (secrets: the ToR credentials and the running configuration's secrets).
 """
 
 from __future__ import annotations

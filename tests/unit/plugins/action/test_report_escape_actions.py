@@ -3,7 +3,10 @@
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 """The controller-side reports with hostile names and tool output, judged by their grammar's reader (the judges
 and hostile values of tests/unit/plugins/module_utils/report_judges.py; the library's reports are judged in
-test_report_escape.py there): the link test's Markdown report and the Kubernetes files' header comment."""
+test_report_escape.py there): the link test's Markdown report and the Kubernetes files' header comment.
+
+The threat model this file proves part of: docs/security.md (output grammars: the link test report, the Kubernetes files' header).
+"""
 
 from __future__ import annotations
 

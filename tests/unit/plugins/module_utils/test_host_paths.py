@@ -8,6 +8,8 @@
   file: common.linux_names (the kernel's dev_valid_name, and the narrower host rule), enforced by the host roles
   that build /sys paths, unit lines and network files from a name, and by the runner for every /sys, /proc, /etc
   path as a last net.
+
+The threat model this file proves part of: docs/security.md (output grammars: paths, network files, sysctl.d; files on hosts).
 """
 
 from __future__ import annotations

@@ -16,6 +16,8 @@ Boundaries, each with hostile names and a control:
   parser unchanged and adds no key;
 * Kubernetes: a host name is a node name only when it is a DNS subdomain;
 * ``/etc/nccl.conf``: a name read from the node (an RDMA device, a GPU) or the management interface never adds a line.
+
+The threat model this file proves part of: docs/security.md (output grammars: the ToR CLIs, config_db, NVUE, Kubernetes names, nccl.conf).
 """
 
 from __future__ import annotations

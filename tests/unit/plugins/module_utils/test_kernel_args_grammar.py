@@ -12,6 +12,8 @@
 3. The kernel: GRUB's word (its single quotes removed, the SQUOTE rule of grub-core/script/yylex.l: literal up to the
    next quote) is split by a port of lib/cmdline.c ``next_arg`` (written here: no real kernel parser runs in a
    test) and must give back the argument's key and value.
+
+The threat model this file proves part of: docs/security.md (output grammars: GRUB and sh).
 """
 
 from __future__ import annotations

@@ -10,6 +10,8 @@ line, link, markup, element, attribute or diagram statement more or less) and sh
 the control shows the placeholder. Names reach the renderers directly (the model check bypassed); device strings
 arrive through the LLDP parser (an lldpd JSON output) and the tools' messages. The judges' own controls show that
 each would see the injection that an unescaped value makes.
+
+The threat model this file proves part of: docs/security.md (output grammars: Markdown, Mermaid, HTML, CSV).
 """
 
 from __future__ import annotations

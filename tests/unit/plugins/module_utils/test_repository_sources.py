@@ -6,6 +6,8 @@ Ansible's ``copy`` ``content`` is) is read back by ``apt-get indextargets`` with
 ``Dir::State`` (nothing of the machine's apt is read or written). An accepted URL gives exactly one index target whose
 ``Repo-URI`` is that URL; the controls show what apt makes of the refused ones written unchecked. No dnf runs here:
 its ``baseurl=`` line is covered by the same refusal (line breaks, ``$``), not by dnf reading it back.
+
+The threat model this file proves part of: docs/security.md (output grammars: apt and dnf sources).
 """
 
 from __future__ import annotations

@@ -6,7 +6,10 @@ guide "username ... password 5", "snmp-server user ... auth md5 ... localizedkey
 ... role"; SONiC config_db tables SNMP_COMMUNITY (keyed by the community) and SNMP_USER with
 SNMP_USER_AUTH_PASSWORD / SNMP_USER_ENCRYPTION_PASSWORD as sonic-net/SONiC doc/snmp/snmp-configdb-migration-hld.md
 shows them, TACPLUS|global and RADIUS_SERVER passkey (sonic-net/SONiC doc/aaa/TACACS+ Design.md); NVUE "system aaa user hashed-password",
-"service snmp-server readonly-community")."""
+"service snmp-server readonly-community").
+
+The threat model this file proves part of: docs/security.md (secrets: mirror logins and running configurations).
+"""
 
 from __future__ import annotations
 

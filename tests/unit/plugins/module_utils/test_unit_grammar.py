@@ -6,6 +6,8 @@
   ``.``) without a warning (a specifier it cannot resolve, unbalanced quoting, a bad setting);
 - a ``%`` in any unit value is refused by the dumper (systemd would read it as a specifier), and the shell lines
   (boot_unit.wait_for / write_sysfs) refuse a path or value with a character systemd or sh reads as syntax.
+
+The threat model this file proves part of: docs/security.md (output grammars: systemd units).
 """
 
 from __future__ import annotations
