@@ -12,14 +12,15 @@ Each check reads what the collection's own modules report, nothing new is measur
 * ``boot-id``: where the window rebooted the node, ``/proc/sys/kernel/random/boot_id`` differs from the one read
   before (a reboot that silently did not happen fails here);
 * ``still-pending``: the host roles' read-back after the steps reports no reboot still pending;
-* ``lossless`` (optional): ``roce_qos`` in check mode would change nothing.
+* ``lossless`` (optional): ``roce_qos`` in check mode would change nothing;
+* ``command`` (optional): a site's own health check (an argument list run on the node) exits 0.
 
 A check whose input was not read fails (``not read``): an unread object never agrees.
 """
 
 from __future__ import annotations
 
-CHECKS = ("rail-config", "rdma-devices", "rail-links", "boot-id", "still-pending", "lossless")
+CHECKS = ("rail-config", "rdma-devices", "rail-links", "boot-id", "still-pending", "lossless", "command")
 
 
 def _changed(result):
@@ -33,7 +34,7 @@ def _changed(result):
 
 
 def node_checks(required, rail_config=None, rdma=None, boot_before=None, boot_after=None, rebooted=False,
-                pending_after=None, lossless=None):
+                pending_after=None, lossless=None, command=None):
     """``[{"check", "detail"}]`` of the failed ones among ``required`` (names from :data:`CHECKS`); empty: the
     node may go back."""
     failed = []
@@ -83,4 +84,10 @@ def node_checks(required, rail_config=None, rdma=None, boot_before=None, boot_af
             fail("still-pending", "not read")
         elif pending_after:
             fail("still-pending", "; ".join(str(p) for p in pending_after)[:200])
+    if "command" in required:
+        if not isinstance(command, dict) or command.get("skipped") or "rc" not in command:
+            fail("command", "not read")
+        elif command["rc"] != 0:
+            fail("command", "exit %s: %s" % (command["rc"], str(command.get("stderr") or command.get("stdout")
+                                                                 or "").strip()[:160]))
     return failed
