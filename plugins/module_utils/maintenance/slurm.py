@@ -105,21 +105,48 @@ def parse_state(state):
     return parts[0].rstrip("*~#%$@^!"), parts[1:]
 
 
+# node_state_string's one-character suffixes, in its order of precedence
+SUFFIXES = (("MAINTENANCE", "$"), ("REBOOT_ISSUED", "^"), ("REBOOT_REQUESTED", "@"), ("POWERING_UP", "#"),
+            ("POWERING_DOWN", "%"), ("POWERED_DOWN", "~"), ("POWER_DOWN", "!"), ("NOT_RESPONDING", "*"))
+
+
+def sinfo_state(base, flags):
+    """sinfo's long state (``%T``) of a node, as src/common/slurm_protocol_defs.c ``node_state_string`` derives it
+    from the base state and flags (lower case, as sinfo prints it): drained against draining, reboot^, down* ..."""
+    flags = set(flags)
+    busy = base in BUSY_BASES or "COMPLETING" in flags
+
+    def suffix(skip=()):
+        return next((mark for flag, mark in SUFFIXES if flag in flags and flag not in skip), "")
+
+    if "MAINTENANCE" in flags and not ("DRAIN" in flags or base in ("ALLOCATED", "DOWN", "MIXED")):
+        return "maint*" if "NOT_RESPONDING" in flags else "maint"
+    if flags & {"REBOOT_REQUESTED", "REBOOT_ISSUED"} and base not in BUSY_BASES:
+        return "reboot^" if "REBOOT_ISSUED" in flags else "reboot*" if "NOT_RESPONDING" in flags else "reboot"
+    if "DRAIN" in flags:
+        return ("draining" if busy else "drained") + suffix()
+    if "FAIL" in flags:
+        return ("failing" if busy else "fail") + ("*" if "NOT_RESPONDING" in flags else "")
+    if base == "ALLOCATED":
+        return "allocated" + (suffix() or ("+" if "COMPLETING" in flags else ""))
+    if "COMPLETING" in flags:
+        return "completing" + suffix()
+    if base in ("DOWN", "IDLE", "MIXED", "FUTURE"):
+        return base.lower() + suffix()
+    return base.lower() + ("*" if "NOT_RESPONDING" in flags else "")
+
+
 def node_record(fields):
     """The backend-neutral record of one node (see window.next_action) from its scontrol fields."""
     base, flags = parse_state(fields.get("State"))
     busy = base in BUSY_BASES or "COMPLETING" in flags
     drain = "DRAIN" in flags
-    if drain:
-        sinfo = "draining" if busy else "drained"
-    else:
-        sinfo = base.lower()
     return {
         "name": fields.get("NodeName"),
         "state": fields.get("State"),
         "base": base,
         "flags": flags,
-        "sinfo": sinfo,
+        "sinfo": sinfo_state(base, flags),
         "out": drain or base == "DOWN" or "FAIL" in flags,
         "idle": not busy,
         "reason": fields.get("Reason") or "",

@@ -143,14 +143,39 @@ def test_scontrol_one_liners_of_22_05():
         "gpu05": ("drained", True, True),
         "gpu06": ("drained", True, True),
         "gpu07": ("down", True, True),
-        "gpu08": ("down", True, True),
+        "gpu08": ("down*", True, True),
         "gpu09": ("drained", True, True),
-        "gpu10": ("draining", True, False),
+        "gpu10": ("draining@", True, False),
     }
     assert nodes["gpu03"]["reason"] == "ainet.fabric: reboot drain"
     assert nodes["gpu06"]["reason"] == "bad DIMM B2, ticket=INC-4411"
     assert mw.parse_mark(nodes["gpu07"]["reason"])["boot"] == BOOT_A
     assert nodes["gpu02"]["reason"] == "" and nodes["gpu10"]["flags"] == ["DRAIN", "REBOOT_REQUESTED"]
+
+
+RECORDED = os.path.join(HERE, "maintenance", "data", "slurm-22.05")
+
+
+@pytest.mark.skipif(not os.path.isdir(RECORDED), reason="no recorded Slurm 22.05 outputs (tests/lab/record_slurm.py)")
+def test_recorded_scontrol_agrees_with_the_recorded_sinfo_of_the_same_moment():
+    # the Slurm lab's recordings: sinfo -N -h -o '%N %T %E' is Slurm's own judgement of each node's state, the
+    # oracle for ours (read from scontrol show node -o of the same moment)
+    pairs = 0
+    for name in sorted(os.listdir(RECORDED)):
+        if not name.endswith(".scontrol-show-node-o.txt"):
+            continue
+        sinfo = os.path.join(RECORDED, name.replace(".scontrol-show-node-o.txt", ".sinfo-N.txt"))
+        if not os.path.isfile(sinfo) or os.path.isfile(sinfo.replace(".txt", ".stderr")):
+            continue
+        with open(os.path.join(RECORDED, name)) as handle:
+            nodes = ms.parse_show_node(handle.read())
+        with open(sinfo) as handle:
+            for line in handle.read().splitlines():
+                node, state, reason = (line.split(None, 2) + [""])[:3]
+                assert nodes[node]["sinfo"] == state, (name, node, nodes[node]["state"])
+                assert (nodes[node]["reason"] or "none") == reason, (name, node)
+                pairs += 1
+    assert pairs >= 10
 
 
 def test_scontrol_without_o_and_a_comment_after_the_reason():
@@ -333,6 +358,13 @@ def test_the_boot_id_is_only_judged_after_a_reboot_and_lossless_only_when_asked(
     assert mc.node_checks(["lossless"], lossless={"changed": True, "commands": ["mlnx_qos -i e --pfc 0,0,0,1"]})
     assert mc.node_checks(["lossless"], lossless={"changed": False}) == []
     assert mc.node_checks(["lossless"]) == [{"check": "lossless", "detail": "not read"}]
+
+
+def test_a_sites_own_check_fails_on_a_non_zero_exit():
+    assert mc.node_checks(["command"], command={"rc": 0, "stdout": "ok"}) == []
+    assert mc.node_checks(["command"], command={"rc": 1, "stderr": "nhc: GPU 3 missing"}) == [
+        {"check": "command", "detail": "exit 1: nhc: GPU 3 missing"}]
+    assert mc.node_checks(["command"], command={"skipped": True}) == [{"check": "command", "detail": "not read"}]
 
 
 # ---- Kubernetes -----------------------------------------------------------------------------------------------
