@@ -158,7 +158,7 @@ class Kubectl(object):
         self._run(["apply", "-f", "-"], data=json.dumps(obj))
 
     def get(self, namespace, name):
-        rc, out, _err = self._run(["get", NM_RESOURCE, "-n", namespace, name, "-o", "json", "--ignore-not-found"])
+        out = self._run(["get", NM_RESOURCE, "-n", namespace, name, "-o", "json", "--ignore-not-found"])[1]
         return json.loads(out) if out.strip() else None
 
     def delete(self, namespace, name):

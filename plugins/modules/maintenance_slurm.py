@@ -184,8 +184,8 @@ def run_module():
         state = params["state"]
         if state == "read":
             result["nodes"] = ctl.nodes(names)
-            result["reboot_program"] = slurm.reboot_program(slurm.parse_show_config(ctl.run([ctl.scontrol, "show",
-                                                                                               "config"])))
+            config = slurm.parse_show_config(ctl.run([ctl.scontrol, "show", "config"]))
+            result["reboot_program"] = slurm.reboot_program(config)
             module.exit_json(**result)
         if len(names) != 1:
             raise slurm.SlurmError("maintenance_slurm: state %s acts on one node, not %s" % (state, ", ".join(names)))

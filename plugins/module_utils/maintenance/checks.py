@@ -88,6 +88,6 @@ def node_checks(required, rail_config=None, rdma=None, boot_before=None, boot_af
         if not isinstance(command, dict) or command.get("skipped") or "rc" not in command:
             fail("command", "not read")
         elif command["rc"] != 0:
-            fail("command", "exit %s: %s" % (command["rc"], str(command.get("stderr") or command.get("stdout")
-                                                                 or "").strip()[:160]))
+            output = str(command.get("stderr") or command.get("stdout") or "").strip()
+            fail("command", "exit %s: %s" % (command["rc"], output[:160]))
     return failed

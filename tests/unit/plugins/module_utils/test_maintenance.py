@@ -219,8 +219,7 @@ def test_the_argv_are_lists_with_one_word_per_field():
     assert ms.drain_argv("scontrol", "gpu01", mark) == [
         "scontrol", "update", "NodeName=gpu01", "State=DRAIN", "Reason=ainet.fabric: reboot drain"]
     assert ms.resume_argv("scontrol", "gpu01.lab") == ["scontrol", "update", "NodeName=gpu01.lab", "State=RESUME"]
-    assert ms.reboot_argv("/usr/bin/scontrol", "gpu01", mark)[:3] == ["/usr/bin/scontrol", "reboot",
-                                                                       "nextstate=DOWN"]
+    assert ms.reboot_argv("/usr/bin/scontrol", "gpu01", mark)[:3] == ["/usr/bin/scontrol", "reboot", "nextstate=DOWN"]
     assert ms.show_node_argv("scontrol", ["gpu01", "gpu02"])[-1] == "gpu01,gpu02"
     with pytest.raises(ms.SlurmError, match="reason"):
         ms.drain_argv("scontrol", "gpu01", "x\nNodeName=gpu02")
@@ -523,3 +522,15 @@ def test_node_maintenance_conditions():
     assert mk.nm_failed({"status": {"conditions": [{"type": "Ready", "status": "False",
                                                     "reason": "FailedMaintenance", "message": "drain timeout"}]}}) \
         == "drain timeout"
+
+
+def test_kubectl_eviction_answers_map_to_the_http_status():
+    # kubectl create --raw prints the API's status reason: "Error from server (TooManyRequests): Cannot evict pod as
+    # it would violate the pod's disruption budget." (the message of k8s.io/kubernetes pkg/registry/core/pod/storage
+    # eviction.go), "Error from server (NotFound): pods \"x\" not found"
+    from ansible_collections.ainet.fabric.plugins.modules.maintenance_k8s import eviction_status
+    assert eviction_status(1, "Error from server (TooManyRequests): Cannot evict pod as it would violate the pod's "
+                              "disruption budget.") == 429
+    assert eviction_status(1, 'Error from server (NotFound): pods "web-1" not found') == 404
+    assert eviction_status(0, "") == 201
+    assert eviction_status(1, "Unable to connect to the server: dial tcp 10.0.0.1:6443: i/o timeout") == 500
