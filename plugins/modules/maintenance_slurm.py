@@ -13,8 +13,8 @@ author: ainet.fabric contributors (@ainet)
 description:
   - The Slurm backend of the C(maintenance) role. Runs Slurm's own C(scontrol) where it is delegated (the
     controller or a login node), always as an argument list, never through a shell; node names are checked first
-    (a single name: no hostlist syntax, no spaces, no C(=)).
-  - The window's state is the node's Slurm reason, C(ainet.fabric: <steps> <phase> ...)
+    (a single name - no hostlist syntax, no spaces, no C(=)).
+  - The window's state is the node's Slurm reason - C(ainet.fabric:) followed by the steps and the phase
     (C(plugins/module_utils/maintenance/window.py)); a node out of service with any other reason belongs to
     someone else and is never drained again, re-marked or resumed.
   - V(read) reads the nodes (C(scontrol show node -o)) and the configured C(RebootProgram)
