@@ -13,6 +13,8 @@ about the node at that moment.
 * An ansible-playbook SIGKILLed while it waits for a job leaves the node drained with our mark; the next run
   finishes that window.
 * Slurm's own reboot (RebootProgram, nextstate=DOWN): the node comes back DOWN and is resumed only by the role.
+* A reboot loop: after maintenance_max_reboots reboots whose checks failed, the node is held (check=reboot-loop).
+* Without a backend, a node where slurmd runs is refused in one line naming slurm.
 """
 
 from __future__ import annotations
@@ -191,3 +193,25 @@ def test_slurms_own_reboot_returns_the_node_only_through_the_role(lab, work):
     assert "Ask Slurm to reboot the node" in run.stdout and lab.show_node("n2")["BootTime"] != boot
     assert idle(lab, "n2") and reason(lab, "n2") == ""
     assert idle(lab, "n1")
+
+
+def test_a_reboot_loop_holds_the_node_after_the_allowed_reboots(lab, work):
+    inv = inventory(lab, work, "{{ ['reboot'] if inventory_hostname == 'n2' else [] }}", maintenance_reboot_timeout=120,
+                    maintenance_checks=["command"], maintenance_check_command=["false"])
+    for tries in (1, 2):
+        run = playbook(work, inv)
+        assert run.returncode != 0 and "check failed, the node stays out of service" in run.stdout
+        assert re.match(r"ainet\.fabric: reboot failed boot=[0-9a-f-]+ try=%d check=command$" % tries, reason(lab, "n2"))
+    run = playbook(work, inv)
+    assert run.returncode != 0 and "2 reboots in this window and it is still not right" in run.stdout
+    assert "Ask Slurm to reboot the node" not in run.stdout  # no third reboot
+    assert lab.node_state("n2").startswith(("IDLE+DRAIN", "DOWN+DRAIN"))
+    assert re.match(r"ainet\.fabric: reboot failed boot=[0-9a-f-]+ try=2 check=reboot-loop$", reason(lab, "n2"))
+
+
+def test_without_a_backend_a_node_running_slurmd_is_refused_naming_slurm(lab, work):
+    inv = inventory(lab, work, "{{ ['command'] if inventory_hostname == 'n1' else [] }}", maintenance_backend="")
+    run = playbook(work, inv)
+    assert run.returncode != 0
+    assert "n1: slurmd runs here and no maintenance_backend is configured: set maintenance_backend: slurm" in run.stdout
+    assert stepped(work, "n1") is None and idle(lab, "n1") and reason(lab, "n1") == ""
