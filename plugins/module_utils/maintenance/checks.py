@@ -27,7 +27,7 @@ def _changed(result):
     if not isinstance(result, dict) or result.get("skipped"):
         return None
     if result.get("failed"):
-        return ["failed: %s" % str(result.get("msg") or "")[:160]]
+        return "could not be read: %s" % str(result.get("msg") or "")[:160]
     if result.get("changed"):
         return list(result.get("commands") or ["would change"])[:5]
     return []
@@ -48,6 +48,8 @@ def node_checks(required, rail_config=None, rdma=None, boot_before=None, boot_af
             diff = _changed(result)
             if diff is None:
                 fail(name, "not read")
+            elif isinstance(diff, str):
+                fail(name, diff)
             elif diff:
                 fail(name, "differs from the plan: %s" % "; ".join(str(d) for d in diff))
     rails = (rdma or {}).get("rails") if isinstance(rdma, dict) and not rdma.get("skipped") else None

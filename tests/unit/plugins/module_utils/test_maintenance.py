@@ -335,6 +335,7 @@ def test_a_node_in_plan_passes_every_check():
 @pytest.mark.parametrize("check,kwargs", [
     ("rail-config", {"rail_config": {"changed": True, "commands": ["ip addr add 172.17.1.2/27 dev ens6f0np0"]}}),
     ("rail-config", {"rail_config": None}),
+    ("rail-config", {"rail_config": {"failed": True, "msg": "fabric_rail_interfaces[0]: 'e0' does not exist"}}),
     ("rdma-devices", {"rdma": rdma(device=None)}),
     ("rail-links", {"rdma": rdma(state=("DOWN", "POLLING"))}),
     ("boot-id", {"boot_after": BOOT_A}),
@@ -349,6 +350,11 @@ def test_each_check_fails_on_its_one_fault(check, kwargs):
     failed = mc.node_checks(ALL, **args)
     assert [f["check"] for f in failed] == [check] or (check == "rdma-devices" and [f["check"] for f in failed] == [
         "rdma-devices", "rail-links"])
+
+
+def test_a_read_that_failed_says_so():
+    failed = mc.node_checks(["rail-config"], rail_config={"failed": True, "msg": "'e0' does not exist on this host"})
+    assert failed == [{"check": "rail-config", "detail": "could not be read: 'e0' does not exist on this host"}]
 
 
 def test_the_boot_id_is_only_judged_after_a_reboot_and_lossless_only_when_asked():
