@@ -74,6 +74,14 @@ def test_the_lossless_job_is_never_sliced_or_limited_and_asks_role_options_withi
         assert question["default"] == option["default"], question["variable"]
 
 
+def test_the_maintenance_job_is_never_sliced_and_runs_the_maintenance_role():
+    template = TEMPLATES["ainet-fabric maintenance"]
+    assert template["playbook"] == "playbooks/maintenance.yml" and template["job_slice_count"] == 1
+    plays = load("playbooks", "maintenance.yml")
+    assert [r["role"] for p in plays for r in p.get("roles", [])] == ["ainet.fabric.rail_plan",
+                                                                      "ainet.fabric.maintenance"]
+
+
 def test_the_tor_job_is_never_sliced_and_asks_only_whether_to_push():
     template = TEMPLATES["ainet-fabric tors"]
     assert template["playbook"] == "playbooks/tors.yml" and template["job_slice_count"] == 1

@@ -25,6 +25,10 @@ LINKS = ("success_nodes", "failure_nodes", "always_nodes")
 # The playbooks whose "run" jobs change hosts (validate.yml runs its roles in check mode underneath).
 HOST_CHANGING = {"playbooks/site.yml", "playbooks/hosts.yml", "playbooks/qos.yml"}
 GATE_PLAYBOOK = "playbooks/plan_lock_gate.yml"
+# Disruptive steps (reboots, driver restarts, firmware resets) run in maintenance windows: a job that runs them comes
+# after the maintenance job on every path, which finishes the windows an earlier run left (issue 41).
+DISRUPTIVE = {"playbooks/site.yml"}
+MAINTENANCE_PLAYBOOK = "playbooks/maintenance.yml"
 # AWX's built-in credential kinds ssh, scm, registry (awx/main/models/credential.py, CredentialType.KIND_CHOICES)
 BUILTIN_CREDENTIAL_TYPES = {"Machine", "Source Control", "Container Registry"}
 DOC = os.path.join(ROOT, "docs", "awx.md")
@@ -110,6 +114,10 @@ def workflow_problems(config):
                 checked = any(check_twin(ident, i) and lk == "success_nodes" for i, lk in seen)
                 if (first or twin_defined) and not checked:
                     problems.append("%s: no check-mode run of the same playbook and tags before it" % ident)
+            if changes_hosts(ident) and template(ident).get("playbook") in DISRUPTIVE and not any(
+                    template(i).get("playbook") == MAINTENANCE_PLAYBOOK and template(i).get("job_type") == "run"
+                    and lk == "success_nodes" for i, lk in seen):
+                problems.append("%s: a disruptive job without the maintenance job before it" % ident)
             if "approval_node" in nodes[ident] and not (
                     seen and template(seen[-1][0]).get("playbook") == GATE_PLAYBOOK and seen[-1][1] == "failure_nodes"):
                 problems.append("%s: an approval reached otherwise than by the lock gate's failure" % ident)
@@ -160,6 +168,12 @@ def _apply_without_check(config):
     config["controller_workflows"][0][NODES_KEY] = kept
 
 
+def _rdma_without_maintenance(config):
+    _nodes(config)["rdma-check"]["success_nodes"] = ["rdma"]
+    kept = [n for n in config["controller_workflows"][0][NODES_KEY] if n["identifier"] != "maintenance"]
+    config["controller_workflows"][0][NODES_KEY] = kept
+
+
 def _unknown_template(config):
     _nodes(config)["qos"]["unified_job_template"] = "ainet-fabric burn-in"
 
@@ -172,7 +186,9 @@ def _approval_on_success(config):
 
 @pytest.mark.parametrize("breaking,expected", [
     (_old_workflow, "rdma: reached without the lock gate or an approval"),
-    (_gate_straight_through, "reached without the lock gate or an approval (plan -> lock-gate -> rdma-check -> rdma)"),
+    (_gate_straight_through,
+     "reached without the lock gate or an approval (plan -> lock-gate -> rdma-check -> maintenance -> rdma)"),
+    (_rdma_without_maintenance, "rdma: a disruptive job without the maintenance job before it"),
     (_check_after_change, "rdma: no check-mode run of the same playbook and tags before it"),
     (_check_of_other_tags, "rdma: no check-mode run of the same playbook and tags before it"),
     (_apply_without_check, "apply: no check-mode run of the same playbook and tags before it"),
@@ -210,7 +226,7 @@ def credential_problems(config):
 
 
 def test_every_credential_an_object_names_is_defined():
-    assert len(referenced_credentials(CONFIG)) == 11 and credential_problems(CONFIG) == []
+    assert len(referenced_credentials(CONFIG)) == 12 and credential_problems(CONFIG) == []
 
 
 @pytest.mark.parametrize("breaking,expected", [

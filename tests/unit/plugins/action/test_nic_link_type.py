@@ -598,9 +598,9 @@ def test_module_refuses_a_bluefield_whose_mode_query_fails(capsys, host, monkeyp
            "Device doesn't support INTERNAL_CPU_OFFLOAD_ENGINE parameter" in result["msg"]
 
 
-# -- playbooks/site.yml: the reset runs in the reboot batches (issue 30) ---------------------------------------------
+# -- playbooks/site.yml: the reset runs in a maintenance window (issues 30, 41) ----------------------------------------
 
-def test_site_checks_the_reset_in_the_first_play_and_runs_it_in_the_reboot_batches():
+def test_site_checks_the_reset_in_the_first_play_and_runs_it_in_the_maintenance_window():
     import yaml
     root = os.path.join(os.path.dirname(__file__), "..", "..", "..", "..")
     with open(os.path.join(root, "playbooks", "site.yml")) as handle:
@@ -608,27 +608,38 @@ def test_site_checks_the_reset_in_the_first_play_and_runs_it_in_the_reboot_batch
     prepare = next(p for p in plays if any(r.get("role") == "ainet.fabric.nic_link_type" for r in p.get("roles", [])))
     entry = next(r for r in prepare["roles"] if r.get("role") == "ainet.fabric.nic_link_type")
     assert entry["vars"] == {"__nic_link_type_defer_reset": True}
-    rolling = next(p for p in plays if "serial" in p)
-    assert "fabric_reboot" in rolling["serial"] and rolling["max_fail_percentage"] == 0
-    names = [t["name"] for t in rolling["tasks"]]
-    reset = next(t for t in rolling["tasks"] if t.get("ansible.builtin.include_role", {}).get("tasks_from") == "reset")
+    # the first play names the window's steps: the reset only with fabric_reboot, where devices wait for it
+    collect = next(t for t in prepare["tasks"] if "__site_maintenance_steps" in t.get("ansible.builtin.set_fact", {}))
+    steps = collect["ansible.builtin.set_fact"]["__site_maintenance_steps"]
+    assert "['firmware-reset'] if (fabric_reboot | default(false) | bool)" in steps
+    assert "nic_link_type_result.reset_devices" in steps
+    rolling = next(p for p in plays if any(r.get("role") == "ainet.fabric.maintenance" for r in p.get("roles", [])))
+    window = next(r for r in rolling["roles"] if r.get("role") == "ainet.fabric.maintenance")
+    assert window["maintenance_steps"] == "{{ __site_maintenance_steps | default([]) }}"
+    assert window["maintenance_reboot_pending"] == "{{ __site_reboot_pending | default([]) }}"
+    with open(os.path.join(root, "roles", "maintenance", "tasks", "steps.yml")) as handle:
+        tasks = yaml.safe_load(handle)
+    names = [t["name"] for t in tasks]
+    reset = next(t for t in tasks if t.get("ansible.builtin.include_role", {}).get("tasks_from") == "reset")
     assert reset["ansible.builtin.include_role"]["name"] == "ainet.fabric.nic_link_type"
-    assert "fabric_reboot | default(false) | bool" in reset["when"] and "not ansible_check_mode" in reset["when"]
-    assert names.index(reset["name"]) < names.index("Reboot the node")
-    # the batch-size guard runs before the reset, so a reset batch is never larger than asked
-    assert names.index("Check that the batches are as small as asked") < names.index(reset["name"])
+    assert "'firmware-reset' in __maintenance_steps" in reset["when"]
     with open(os.path.join(root, "roles", "nic_link_type", "tasks", "main.yml")) as handle:
         main = yaml.safe_load(handle)[0]["ainet.fabric.nic_link_type"]
     assert main["defer_reset"] == "{{ __nic_link_type_defer_reset | default(false) }}"
     with open(os.path.join(root, "roles", "nic_link_type", "tasks", "reset.yml")) as handle:
         again = yaml.safe_load(handle)[0]
     assert again["ainet.fabric.nic_link_type"]["reset"] is True and again["register"] == "nic_link_type_reset_result"
-    # REVIEW-30 D3: a reset refused in the rolling play falls back to the reboot only where one follows
+    # REVIEW-30 D3: a reset refused in the window falls back to the reboot only where one follows
     assert again["ainet.fabric.nic_link_type"]["reset_refused"] == \
         "{{ (fabric_reboot | default(false) | bool) | ternary('reboot', 'fail') }}"
-    # ... and what the refused reset leaves pending is what the node reboots for
-    leave = next(t for t in rolling["tasks"] if t["name"] == "Leave out what the firmware reset resolved")
-    assert "+ nic_link_type_reset_result.reboot_pending" in leave["ansible.builtin.set_fact"]["__site_reboot_pending"]
-    assert names.index(reset["name"]) < names.index(leave["name"]) < names.index("Reboot the node")
-    # the sriov role (which may create VFs after the first play's check) runs before the rolling play
+    # ... and what the refused reset leaves pending is what the node reboots for: the window's reboot comes after
+    leave = next(t for t in tasks if t["name"] == "Leave out what the firmware reset resolved")
+    assert "+ nic_link_type_reset_result.reboot_pending" in leave["ansible.builtin.set_fact"]["__maintenance_pending_now"]
+    assert names.index(reset["name"]) < names.index(leave["name"])
+    with open(os.path.join(root, "roles", "maintenance", "tasks", "window.yml")) as handle:
+        block = yaml.safe_load(handle)[0]["block"]
+    inner = next(t for t in block if t["name"] == "Run the window")["block"]
+    order = [t["name"] for t in inner]
+    assert order.index("Run the steps") < order.index("Reboot the node") < order.index("Give the node back to the scheduler")
+    # the sriov role (which may create VFs after the first play's check) runs before the windows
     assert plays.index(prepare) < plays.index(rolling)
