@@ -42,8 +42,8 @@ def _discovered_tors(cabling):
 
 
 def agreement(topos, cabling):
-    """Each rail group's verdict against the cabling check's result ``cabling`` (what ``check_cabling`` returned;
-    None: not checked)::
+    """Each rail group's verdict against the cabling check's result ``cabling`` (what ``check_cabling`` returned, or
+    the cabling job's ``cabling.json``: its findings and the hosts it checked; None: not checked)::
 
         {fabric: {group: {"verdict": "agrees" | "crossed" | "split" | "fused" | "unverified", "why": [line, ...]}}}
 
@@ -55,6 +55,9 @@ def agreement(topos, cabling):
     changes no group; only ``agrees`` is published.
     """
     seen = _discovered_tors(cabling) if isinstance(cabling, dict) else {}
+    # The cabling job's saved status (cabling.json) lists the hosts it checked instead of every ok rail: a rail of
+    # theirs without a finding was seen as planned; a host it did not check stays unread.
+    checked = set((cabling or {}).get("hosts") or ()) if isinstance(cabling, dict) else set()
     out = {}
     for fabric, topo in topos.items():
         owner = {}
@@ -69,7 +72,8 @@ def agreement(topos, cabling):
                 continue
             for host in group["hosts"]:
                 for rail, planned in enumerate(group["tors"], 1):
-                    state, value = seen.get((host, fabric, rail), ("unread", "not in the cabling check"))
+                    state, value = seen.get((host, fabric, rail), ("planned", None) if host in checked else
+                                            ("unread", "not in the cabling check"))
                     if state == "planned":
                         continue
                     if state == "unread":

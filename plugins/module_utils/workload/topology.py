@@ -625,7 +625,9 @@ def render(plan, options=None, agreement=None, topos=None):
     "withheld": {fabric: {group: verdict}}, "topologies": {...}}``.
 
     ``options``: ``slurm_node_names``, ``k8s_node_names`` (host to name maps), ``label_keys`` (``ainet`` or
-    ``topograph``), ``topograph_fabric``, ``kueue_api``, ``slurm_yaml_types`` (``{fabric: tree|block}``)."""
+    ``topograph``), ``topograph_fabric``, ``kueue_api``, ``slurm_yaml_types`` (``{fabric: tree|block}``),
+    ``existing_nodes`` (the Kubernetes nodes the cluster has: the node label file names no other, since a
+    server-side apply of a missing Node would create one; None: every planned node)."""
     options = options or {}
     topos = topologies(plan) if topos is None else topos
     published = withhold(topos, agreement) if agreement is not None else topos
@@ -652,18 +654,33 @@ def render(plan, options=None, agreement=None, topos=None):
         files["slurm/topology.yaml"] = topology_yaml(nonempty, slurm, options.get("slurm_yaml_types"))
     labels = node_labels(plan, published, k8s, keys, options.get("topograph_fabric")) if published else {}
     labels = dict((n, v) for n, v in labels.items() if len(v) > 1)
-    nodes = node_objects(labels)
+    existing = options.get("existing_nodes")
+    nodes = node_objects(labels if existing is None else dict((n, v) for n, v in labels.items() if n in existing))
     if nodes:
-        files["k8s/node-labels.yaml"] = _docs(nodes)
+        files["k8s/10-node-labels.yaml"] = _docs(nodes)
     if kueue:
-        files["k8s/kueue.yaml"] = _docs(kueue)
+        files["k8s/20-kueue.yaml"] = _docs(kueue)
     if volcano:
-        files["k8s/volcano.yaml"] = _docs(volcano)
+        files["k8s/30-volcano.yaml"] = _docs(volcano)
     problems = cel_violations(kueue + volcano)
     if problems:
         raise FabricError("topology: %s" % "; ".join(problems))
     return {"files": files, "objects": {"kueue": kueue, "volcano": volcano, "nodes": nodes}, "labels": labels,
             "agreement": agreement, "withheld": withheld, "topologies": topos}
+
+
+def file_names(fabrics):
+    """Every file :func:`render` may write for these fabrics (relative paths): a file of this list that a run does
+    not render is stale (its groups all withheld, its fabric gone)."""
+    names = ["slurm/topology.yaml", "k8s/10-node-labels.yaml", "k8s/20-kueue.yaml", "k8s/30-volcano.yaml"]
+    for fabric in fabrics:
+        names += ["slurm/%s/topology.conf" % fabric, "slurm/%s/topology-block.conf" % fabric]
+    return names
+
+
+def own_file(text):
+    """Whether a file's text is one this module wrote (its header)."""
+    return bool(text) and HEADER in text.split("\n", 1)[0]
 
 
 def _docs(objects):
