@@ -49,7 +49,7 @@ def agreement(topos, cabling):
 
     ``unverified``: some rail of a member was not read (no cabling result, a host or rail missing from it, no LLDP
     neighbour, several neighbours). ``fused``: a member's rail reaches a ToR of another rail group (``why`` names
-    it). ``split``: a member's rail reaches a switch outside the plan's ToRs of the fabric, so the group's members no
+    it), and that group is fused too. ``split``: a member's rail reaches a switch outside the plan's ToRs of the fabric, so the group's members no
     longer share one set of ToRs. ``crossed``: a member's rail reaches its group's ToR of another rail (the group
     holds, its rails do not). The worst wins: fused, split, crossed, unverified. A wrong port on the planned ToR
     changes no group; only ``agrees`` is published.
@@ -64,7 +64,7 @@ def agreement(topos, cabling):
         for group in topo["groups"].values():
             for tor in group["tors"]:
                 owner.setdefault(tor, group["name"])
-        verdicts = {}
+        verdicts, fusions = {}, []
         for name, group in topo["groups"].items():
             why, verdict = [], "agrees"
             if cabling is None:
@@ -88,13 +88,19 @@ def agreement(topos, cabling):
                                    % (host, rail, value, planned))
                         verdict = "crossed" if verdict in ("agrees", "unverified") else verdict
                     elif other is not None and other != name:
-                        why.append("%s rail %d reaches %s of rail group %s, planned %s" % (host, rail, value, other,
-                                                                                          planned))
+                        line = "%s rail %d reaches %s of rail group %s, planned %s" % (host, rail, value, other,
+                                                                                        planned)
+                        why.append(line)
+                        fusions.append((name, other, line))
                         verdict = "fused"
                     else:
                         why.append("%s rail %d reaches %s, planned %s" % (host, rail, value or "an unnamed switch",
                                                                           planned))
                         verdict = "split" if verdict in ("agrees", "unverified", "crossed") else verdict
             verdicts[name] = {"verdict": verdict, "why": why}
+        # A fusion ties two groups: the group whose ToR a stranger reaches is fused too.
+        for name, other, line in fusions:
+            verdicts[other]["verdict"] = "fused"
+            verdicts[other]["why"].append("fused with %s: %s" % (name, line))
         out[fabric] = verdicts
     return out

@@ -383,16 +383,24 @@ def test_cabling_verdicts(plan, cabling, verdict):
     topos = T.topologies(plan)
     result = rail_group_check.agreement(topos, cabling(plan))["default"]
     assert result["sb1.rg1"]["verdict"] == verdict
-    if verdict != "unverified" or cabling(plan) is not None:
+    if verdict == "fused":       # the group whose ToR gpu01 reaches is fused with it
+        assert result["sb1.rg2"]["verdict"] == "fused"
+        assert result["sb1.rg2"]["why"] == ["fused with sb1.rg1: gpu01 rail 1 reaches su2-r1 of rail group sb1.rg2, "
+                                            "planned su1-r1"]
+    elif verdict != "unverified" or cabling(plan) is not None:
         assert result["sb1.rg2"]["verdict"] == "agrees"
+    assert result["sb1.rg3"]["verdict"] == ("unverified" if cabling(plan) is None else "agrees")
 
 
 def test_a_group_that_disagrees_is_withheld_from_every_output(plan):
     topos = T.topologies(plan)
     agreement = rail_group_check.agreement(topos, with_finding(plan, "gpu01", 1, "wrong_tor", "su2-r1"))
     out = T.render(plan, {}, agreement, topos)
-    assert list(out["withheld"]["default"]) == ["sb1.rg1"]
+    assert out["withheld"]["default"] == {"sb1.rg1": agreement["default"]["sb1.rg1"],
+                                          "sb1.rg2": agreement["default"]["sb1.rg2"]}
+    switches = judge.judge_tree(out["files"]["slurm/default/topology.conf"], known(plan))[0]
+    assert sorted(n for n, s in switches.items() if s["nodes"]) == ["sb1.rg3", "sb2.rg1", "sb2.rg2"]
     text = "".join(out["files"].values())
-    assert "gpu01" not in text and "sb1.rg1" not in text and "gpu05" in text
+    assert "gpu01" not in text and "sb1.rg1" not in text and "sb1.rg2" not in text
     control = T.render(plan, {}, rail_group_check.agreement(topos, cabling_ok(plan)), topos)
     assert control["withheld"] == {} and "sb1.rg1" in control["files"]["slurm/default/topology.conf"]
