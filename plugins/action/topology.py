@@ -71,8 +71,8 @@ class ActionModule(PlanAction):
         agreement = None
         if cabling is not None or args["require_cabling"]:
             agreement = rail_group_check.agreement(topos, cabling)
-        options = dict((k, args[k]) for k in ("slurm_node_names", "k8s_node_names", "label_keys", "topograph_fabric",
-                                               "kueue_api", "slurm_yaml_types"))
+        names = ("slurm_node_names", "k8s_node_names", "label_keys", "topograph_fabric", "kueue_api", "slurm_yaml_types")
+        options = dict((k, args[k]) for k in names)
         label_diff = None
         if args["nodes_read"] is not None:
             # Labels are compared with the nodes as read; only nodes that exist are written (a server-side apply of

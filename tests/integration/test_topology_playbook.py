@@ -60,7 +60,7 @@ def run_playbook(inventory, *extra):
 
 
 def recap_changed(stdout):
-    line = [l for l in stdout.splitlines() if l.startswith("gpu01 ")][-1]
+    line = [text for text in stdout.splitlines() if text.startswith("gpu01 ")][-1]
     return int(line.split("changed=")[1].split()[0])
 
 
@@ -118,6 +118,6 @@ def test_a_slurm_name_with_a_hostlist_bracket_is_one_line(tmp_path):
     cabling_json(out)
     result = run_playbook(inv, "-e", '{"topology_slurm_node_names": {"gpu01": "gpu[01]"}}')
     assert result.returncode != 0
-    lines = [l for l in result.stdout.splitlines() if "topology_node_names.gpu01" in l]
+    lines = [text for text in result.stdout.splitlines() if "topology_node_names.gpu01" in text]
     assert lines and "'gpu[01]' is not a Slurm node name" in lines[0], result.stdout
     assert not (out / "topology").exists()

@@ -88,8 +88,8 @@ def agreement(topos, cabling):
                                    % (host, rail, value, planned))
                         verdict = "crossed" if verdict in ("agrees", "unverified") else verdict
                     elif other is not None and other != name:
-                        line = "%s rail %d reaches %s of rail group %s, planned %s" % (host, rail, value, other,
-                                                                                        planned)
+                        line = "%s rail %d reaches %s of rail group %s, planned %s" % (
+                            host, rail, value, other, planned)
                         why.append(line)
                         fusions.append((name, other, line))
                         verdict = "fused"

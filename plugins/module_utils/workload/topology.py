@@ -556,8 +556,8 @@ def volcano_hypernodes(plan, topo, keys="ainet"):
                 "matchLabels": {group_key: label_value(group["name"])}}}}]))
         name = object_name(plan, fabric, block["name"])
         block_names.append(name)
-        out.append(hypernode(name, 2, "spine-block", [{"type": "HyperNode", "selector": {"exactMatch": {"name": n}}}
-                                                       for n in group_names]))
+        members = [{"type": "HyperNode", "selector": {"exactMatch": {"name": n}}} for n in group_names]
+        out.append(hypernode(name, 2, "spine-block", members))
     if block_names:
         out.append(hypernode(object_name(plan, fabric, "fabric"), 3, "fabric",
                              [{"type": "HyperNode", "selector": {"exactMatch": {"name": n}}} for n in block_names]))

@@ -124,8 +124,8 @@ def judge_tree(text, known_nodes):
             if child not in switches:
                 violations.append("Switch configuration %s has invalid child (%s)" % (name, child))
             elif child in parents:
-                violations.append("Switch configuration is not a tree (%s under %s and %s)" % (child, parents[child],
-                                                                                              name))
+                violations.append("Switch configuration is not a tree (%s under %s and %s)"
+                                  % (child, parents[child], name))
             parents[child] = name
     leaves = {}
     for name, switch in switches.items():

@@ -117,8 +117,8 @@ def test_no_spine_block_keeps_the_model_digest():
 
 
 def test_default_tors_make_one_group_in_one_spine_block():
-    plan = rail_plan({"name": "c", "rails": 4, "addressing": {"mode": "shared", "supernet": "10.1.0.0/16",
-                                                               "rail_prefix": 20}}, {"a1": 1, "a2": 2})
+    shared = {"mode": "shared", "supernet": "10.1.0.0/16", "rail_prefix": 20}
+    plan = rail_plan({"name": "c", "rails": 4, "addressing": shared}, {"a1": 1, "a2": 2})
     topo = T.topologies(plan)["default"]
     assert [(g["name"], g["hosts"]) for g in topo["groups"].values()] == [("sb1.rg1", ["a1", "a2"])]
 
@@ -232,8 +232,8 @@ def test_slurm_names_that_a_hostlist_would_misread_are_refused(plan, bad):
 
 
 def test_an_ipv6_host_needs_a_slurm_name():
-    plan = rail_plan({"name": "c", "rails": 1, "addressing": {"mode": "shared", "supernet": "10.1.0.0/16",
-                                                               "rail_prefix": 20}}, {"fd00::1": 1, "b": 2})
+    shared = {"mode": "shared", "supernet": "10.1.0.0/16", "rail_prefix": 20}
+    plan = rail_plan({"name": "c", "rails": 1, "addressing": shared}, {"fd00::1": 1, "b": 2})
     with pytest.raises(FabricModelError, match=r"topology_node_names.fd00::1"):
         T.slurm_names(plan)
     assert T.slurm_names(plan, {"fd00::1": "a"}) == {"fd00::1": "a", "b": "b"}
