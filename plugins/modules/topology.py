@@ -19,7 +19,7 @@ description:
     NVIDIA topograph's, never both); a Kueue C(Topology) and C(ResourceFlavor); Volcano C(HyperNode)s
     (docs/workloads.md).
   - Before anything is written, judges every rail group against the cabling check's result (O(cabling) or
-    O(cabling_file)): a group the cabling splits, fuses or crosses, or whose cabling was not read, is left out of
+    O(cabling_file)); a group the cabling splits, fuses or crosses, or whose cabling was not read, is left out of
     every file and reported in RV(withheld). Without a cabling result every group is withheld unless
     O(require_cabling=false).
   - Checks the CEL rules of the Kueue and Volcano CRDs, and with O(crd_dir) (or C(AINET_K8S_CRD_DIR)) their schemas.
