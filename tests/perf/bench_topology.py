@@ -40,7 +40,7 @@ def model(nodes, rails, group, blocks):
 
 def timed(repeat, func):
     walls, cpus, result = [], [], None
-    for _ in range(repeat):
+    for _round in range(repeat):
         wall, cpu = time.perf_counter(), time.process_time()
         result = func()
         walls.append(time.perf_counter() - wall)
