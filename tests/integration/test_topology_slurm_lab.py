@@ -5,9 +5,11 @@ Eight nodes, two rails, rail groups of two nodes: three in spine block sb1, one 
 workload/topology.py writes is given to the Slurm lab (tests/lab/slurm_lab.py, ``TopologyPlugin=topology/tree``);
 ``scontrol show topology`` must show every planned rail group as a leaf switch (level 0) with exactly its nodes, each
 spine block (level 1) with its groups, and the root (level 2) over both, and slurmctld must not report a node on
-several leaves. The control is the per-rail mistake: one leaf per ToR, as a rail-optimised fabric's cabling suggests
-and Slurm's tree cannot hold; slurmctld itself names every node as on "Multiple leaf switches" (22.05 reports it as
-an error and goes on; switch_record.c of newer Slurm as a warning).
+several leaves, and a two-node job asking for one leaf switch (``--switches=1``) with n1 busy gets a whole rail
+group. The control is the per-rail mistake: one leaf per ToR, as a rail-optimised fabric's cabling suggests and
+Slurm's tree cannot hold; slurmctld itself names every node as on "Multiple leaf switches" (22.05 logs it as an
+error and goes on; switch_record.c of newer Slurm as a warning), and the same job stays pending for resources
+while six nodes are idle.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from __future__ import annotations
 import os
 import re
 import sys
+import time
 
 import pytest
 
@@ -57,6 +60,17 @@ def show_topology(lab):
     return out
 
 
+def two_node_job(lab, wait=True):
+    """``sbatch -N2 --switches=1``: the nodes of the job once RUNNING (``wait``), else its id."""
+    out = lab.run("sbatch", "--parsable", "-N2", "--switches=1", "-D", lab.path("jobs"), "-o",
+                  lab.path("jobs", "%j.out"), "--wrap", "sleep 60")
+    job_id = int(out.strip().split(";")[0])
+    if not wait:
+        return job_id
+    lab.wait(lambda: lab.job_state(job_id) == "RUNNING", 30, what="job %d RUNNING" % job_id)
+    return sorted(judge.expand(lab.show_job(job_id)["NodeList"]))
+
+
 def ctld_log(lab):
     with open(lab.path("log", "slurmctld.log"), encoding="utf-8", errors="replace") as handle:
         return handle.read()
@@ -74,8 +88,13 @@ def test_slurmctld_loads_the_rail_groups_and_spine_blocks(plan):
     try:
         shown = show_topology(lab)
         log = ctld_log(lab)
+        # Slurm places by it: with n1 busy (its rail group half taken), a two-node job asking for one leaf switch
+        # gets a whole rail group, never n2 with a node of another group.
+        lab.run_job("n1", 60)
+        placed = two_node_job(lab)
     finally:
         lab.stop()
+    assert placed in (["n3", "n4"], ["n5", "n6"], ["n7", "n8"]), placed
     planned = dict((g["name"], sorted(g["hosts"])) for g in topo["groups"].values())
     assert planned == {"sb1.rg1": ["n1", "n2"], "sb1.rg2": ["n3", "n4"], "sb1.rg3": ["n5", "n6"],
                        "sb2.rg1": ["n7", "n8"]}
@@ -96,9 +115,18 @@ def test_slurmctld_names_the_per_rail_mistake(plan):
     try:
         shown = show_topology(lab)
         log = ctld_log(lab)
+        lab.run_job("n1", 60)
+        job_id = two_node_job(lab, wait=False)
+        time.sleep(15)          # seven passes of the scheduler (sched_interval=2)
+        pending = lab.show_job(job_id)
+        idle = [n for n in NODES if lab.node_state(n) == "IDLE"]
     finally:
         lab.stop()
     assert len([s for s in shown.values() if s["level"] == 0]) == 8
+    # Slurm cannot place by this tree: the same two-node job on one leaf switch stays pending for resources while
+    # three rail groups (six nodes, each pair on two leaves of its own) are idle.
+    assert (pending["JobState"], pending["Reason"]) == ("PENDING", "Resources"), pending
+    assert idle == NODES[1:]
     named = re.search(MULTI + r": (\S+)", log)
     assert named is not None, log[-2000:]
     assert sorted(judge.expand(named.group(1))) == sorted(NODES)
