@@ -37,7 +37,8 @@ Outputs (pure text or objects; the action writes them):
   for the Topology API versions ``v1alpha1`` (Kueue up to 0.13, ResourceFlavor ``v1beta1``), ``v1beta1`` and
   ``v1beta2``; the CRDs' CEL rules are checked here (:func:`cel_violations`), since the schema check does not run
   CEL;
-* Volcano ``HyperNode``s: tier 1 a rail group (its nodes by label), tier 2 a spine block, tier 3 the fabric.
+* Volcano ``HyperNode``s: tier 1 a rail group (its nodes by label), tier 2 a spine block, tier 3 the fabric
+  (``<cluster>[-<fabric>].all``).
 
 Declared against discovered: ``cabling.rail_group_check.agreement`` reads the cabling check's result (LLDP) and gives
 each rail group a verdict; a group that the cabling splits (a member reaches a ToR outside its group's) or fuses (a
@@ -559,7 +560,8 @@ def volcano_hypernodes(plan, topo, keys="ainet"):
         members = [{"type": "HyperNode", "selector": {"exactMatch": {"name": n}}} for n in group_names]
         out.append(hypernode(name, 2, "spine-block", members))
     if block_names:
-        out.append(hypernode(object_name(plan, fabric, "fabric"), 3, "fabric",
+        # "<prefix>.all": a spine block (no dot) or a rail group ("-<block>.rg<k>") never ends so.
+        out.append(hypernode(object_name(plan, fabric) + ".all", 3, "fabric",
                              [{"type": "HyperNode", "selector": {"exactMatch": {"name": n}}} for n in block_names]))
     return out
 
@@ -662,6 +664,14 @@ def render(plan, options=None, agreement=None, topos=None):
         files["k8s/20-kueue.yaml"] = _docs(kueue)
     if volcano:
         files["k8s/30-volcano.yaml"] = _docs(volcano)
+    seen = {}
+    for obj in kueue + volcano:
+        key = (obj["kind"], obj["metadata"]["name"])
+        if key in seen:
+            raise FabricError("topology: fabrics %s and %s both give the %s name %s (fabric names that differ only "
+                              "in '_' and '-'); rename one" % (seen[key], obj["metadata"]["labels"][LABEL + "fabric"],
+                                                              key[0], key[1]))
+        seen[key] = obj["metadata"]["labels"][LABEL + "fabric"]
     problems = cel_violations(kueue + volcano)
     if problems:
         raise FabricError("topology: %s" % "; ".join(problems))
