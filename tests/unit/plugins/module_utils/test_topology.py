@@ -185,15 +185,7 @@ def test_the_block_judge_refuses_bad_sizes():
 
 @pytest.mark.parametrize("kinds", [None, {"default": "block"}])
 def test_topology_yaml_holds_one_topology_per_fabric(kinds):
-    cluster, count = model(blocks=(2, 1))
-    storage, _n = model(blocks=(1,), per_group=count)
-    storage["addressing"]["supernet"] = "172.18.0.0/16"
-    for tor in storage["tors"]:
-        tor["name"] = "st-" + tor["name"]
-    two = {"name": "lab", "fabrics": {"default": dict((k, v) for k, v in cluster.items() if k != "name"),
-                                      "storage": dict((k, v) for k, v in storage.items() if k != "name")}}
-    nodes = dict(("gpu%02d" % i, {"node_id": i}) for i in range(1, count + 1))
-    plan = rail_plan(two, nodes)
+    plan = two_fabric_plan()
     topos = T.topologies(plan)
     doc = yaml.safe_load(T.topology_yaml(topos, T.slurm_names(plan), kinds))
     assert [t["topology"] for t in doc] == ["default", "storage"]
@@ -404,3 +396,40 @@ def test_a_group_that_disagrees_is_withheld_from_every_output(plan):
     assert "gpu01" not in text and "sb1.rg1" not in text and "sb1.rg2" not in text
     control = T.render(plan, {}, rail_group_check.agreement(topos, cabling_ok(plan)), topos)
     assert control["withheld"] == {} and "sb1.rg1" in control["files"]["slurm/default/topology.conf"]
+
+
+def two_fabric_plan(names=("default", "storage")):
+    cluster, count = model(blocks=(2, 1))
+    storage, _n = model(blocks=(1,), per_group=count)
+    storage["addressing"]["supernet"] = "172.18.0.0/16"
+    for tor in storage["tors"]:
+        tor["name"] = "st-" + tor["name"]
+    two = {"name": "lab", "fabrics": {names[0]: dict((k, v) for k, v in cluster.items() if k != "name"),
+                                      names[1]: dict((k, v) for k, v in storage.items() if k != "name")}}
+    return rail_plan(two, dict(("gpu%02d" % i, {"node_id": i}) for i in range(1, count + 1)))
+
+
+def test_object_names_are_unique_across_fabrics():
+    out = T.render(two_fabric_plan(("a_b", "c")))
+    names = [(o["kind"], o["metadata"]["name"]) for o in out["objects"]["kueue"] + out["objects"]["volcano"]]
+    assert len(names) == len(set(names)) and ("HyperNode", "lab-a-b.all") in names
+    with pytest.raises(FabricError, match="fabrics a_b and a-b both give the Topology name lab-a-b"):
+        T.render(two_fabric_plan(("a_b", "a-b")))
+
+
+def test_several_fabrics_label_per_fabric_and_topograph_labels_one():
+    plan = two_fabric_plan(("compute", "storage"))
+    own = T.render(plan)["labels"]["gpu01"]
+    assert own == {"ainet.fabric/cluster": "lab", "ainet.fabric/compute.rail-group": "sb1.rg1",
+                   "ainet.fabric/compute.spine-block": "sb1", "ainet.fabric/storage.rail-group": "sb1.rg1",
+                   "ainet.fabric/storage.spine-block": "sb1"}
+    out = T.render(plan, {"label_keys": "topograph", "topograph_fabric": "storage"})
+    assert sorted(out["labels"]["gpu09"]) == ["ainet.fabric/cluster", "fabric.topograph.run/tier-0",
+                                              "fabric.topograph.run/tier-1"]
+    assert set(o["metadata"]["labels"]["ainet.fabric/fabric"] for o in out["objects"]["kueue"]) == {"storage"}
+
+
+def test_only_existing_nodes_get_a_node_object(plan):
+    out = T.render(plan, {"existing_nodes": {"gpu01", "gpu02"}})
+    assert [o["metadata"]["name"] for o in out["objects"]["nodes"]] == ["gpu01", "gpu02"]
+    assert len(T.render(plan)["objects"]["nodes"]) == 20
