@@ -666,12 +666,11 @@ def render(plan, options=None, agreement=None, topos=None):
         files["k8s/30-volcano.yaml"] = _docs(volcano)
     seen = {}
     for obj in kueue + volcano:
-        key = (obj["kind"], obj["metadata"]["name"])
+        key, fabric = (obj["kind"], obj["metadata"]["name"]), obj["metadata"]["labels"][LABEL + "fabric"]
         if key in seen:
             raise FabricError("topology: fabrics %s and %s both give the %s name %s (fabric names that differ only "
-                              "in '_' and '-'); rename one" % (seen[key], obj["metadata"]["labels"][LABEL + "fabric"],
-                                                              key[0], key[1]))
-        seen[key] = obj["metadata"]["labels"][LABEL + "fabric"]
+                              "in '_' and '-'); rename one" % (seen[key], fabric, key[0], key[1]))
+        seen[key] = fabric
     problems = cel_violations(kueue + volcano)
     if problems:
         raise FabricError("topology: %s" % "; ".join(problems))
