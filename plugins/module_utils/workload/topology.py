@@ -60,7 +60,7 @@ from ansible_collections.ainet.fabric.plugins.module_utils.common.file_formats i
 from ansible_collections.ainet.fabric.plugins.module_utils.model.cluster_model import DEFAULT_FABRIC, \
     DEFAULT_SPINE_BLOCK
 from ansible_collections.ainet.fabric.plugins.module_utils.workload.k8s_objects import (
-    DNS_SUBDOMAIN_RE, HOSTNAME_LABEL, LABEL, dns_name, node_name)
+    DNS_SUBDOMAIN_RE, HOSTNAME_LABEL, LABEL, _field, dns_name, node_name)
 
 LABEL_KEYS = ("ainet", "topograph")
 TOPOGRAPH_TIER = "fabric.topograph.run/tier-%d"
@@ -104,11 +104,6 @@ def _model_tors(plan, fabric):
     return [(t["name"], t.get("spine_block") or DEFAULT_SPINE_BLOCK) for t in model.get("tors") or []]
 
 
-def _tors_field(fabric):
-    prefix = "fabric_cluster" if fabric == DEFAULT_FABRIC else "fabric_cluster.fabrics.%s" % fabric
-    return prefix + ".tors"
-
-
 def fabric_topology(plan, fabric):
     """One fabric's rail groups and spine blocks (see the module docstring)::
 
@@ -136,7 +131,7 @@ def fabric_topology(plan, fabric):
         named = sorted(set(block_of.get(t, DEFAULT_SPINE_BLOCK) for t in signature))
         if len(named) > 1:
             by_block = ", ".join("%s (%s)" % (t, block_of.get(t)) for t in dict.fromkeys(signature))
-            raise FabricModelError(_tors_field(fabric), by_block,
+            raise FabricModelError(_field({"name": fabric}, "tors"), by_block,
                                    "puts the ToRs of one rail group (the nodes %s reach all of them) in %d spine "
                                    "blocks" % (_few([h for _i, h in hosts]), len(named)),
                                    "give every ToR of a rail group the same spine_block")
