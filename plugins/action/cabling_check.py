@@ -93,8 +93,10 @@ class ActionModule(PlanAction):
             text = "# Cabling check: %s\n\n%s\n" % (plan["cluster"]["name"], report.rstrip("\n"))
             if unread:
                 text += "\nHosts without LLDP data: %s\n" % "; ".join("%s (%s)" % i for i in sorted(unread.items()))
-            status = json.dumps({"summary": verdict["summary"], "findings": verdict["findings"]}, indent=1,
-                                sort_keys=True) + "\n"
+            # "hosts": the hosts checked, so that a reader (the topology job) knows every rail of theirs without a
+            # finding was seen as planned, and the rails of any other host were not read.
+            status = json.dumps({"summary": verdict["summary"], "findings": verdict["findings"], "hosts": hosts},
+                                indent=1, sort_keys=True) + "\n"
             status_path = os.path.splitext(args["report"])[0] + ".json"
             # beside the report, what the plan job's rails.md shows as the cabling status
             changed = write_reports({args["report"]: text, status_path: status}, self._task.check_mode,

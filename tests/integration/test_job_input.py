@@ -113,8 +113,8 @@ def test_control_the_plan_job_on_the_lab_copy_succeeds_quietly(core, inv):
 
 @pytest.mark.parametrize("playbook", PLAYBOOKS)
 def test_a_missing_node_group_fails_every_job(core, inv, playbook):
-    # the k8s job reads k8s_objects_node_group (which defaults to rail_plan_node_group) and names it
-    variable = "k8s_objects_node_group" if playbook == "k8s" else "rail_plan_node_group"
+    # the k8s and topology jobs read their role's node group (which defaults to rail_plan_node_group) and name it
+    variable = {"k8s": "k8s_objects_node_group", "topology": "topology_node_group"}.get(playbook, "rail_plan_node_group")
     msg = one_error(run_job(core, inv, playbook, "-e", "rail_plan_node_group=gpu_node"),
                     "%s: 'gpu_node' is not an inventory group (close: gpu_nodes). Fix: put the GPU nodes in group "
                     "'gpu_node' or name their group with -e %s=<group>" % (variable, variable))

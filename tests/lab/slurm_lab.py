@@ -127,6 +127,7 @@ class SlurmLab:
         self.ctl_ns = prefix + "-slurm"
         self.cluster = prefix
         self.cpus = 1
+        self.topology = None  # (TopologyPlugin, topology.conf text), see start()
         self.env = {"SLURM_CONF": self.conf, "PATH": self.bindir + os.pathsep + os.environ.get("PATH", "")}
 
     # ----- names -----------------------------------------------------------------------------
@@ -311,7 +312,7 @@ Waittime=0
 # The lab's nodes claim CPUs=<cpus> (start(); 1 by default) and 100 MB whatever the machine has.
 SlurmdParameters=config_overrides
 MailProg=/bin/true
-{nodes}
+{topology}{nodes}
 PartitionName=lab Nodes=ALL Default=YES MaxTime=INFINITE State=UP
 """
 
@@ -364,8 +365,10 @@ def _client_wrapper(ctl_ns, conf, program):
             "exec ip netns exec %s env SLURM_CONF=%s /usr/bin/%s \"$@\"\n" % (program, ctl_ns, conf, program))
 
 
-def start(prefix=None, nodes=("n1", "n2"), root=None, timeout=60, cpus=1):
-    """Bring a Slurm lab up and wait until every node is IDLE; returns a SlurmLab."""
+def start(prefix=None, nodes=("n1", "n2"), root=None, timeout=60, cpus=1, topology=None):
+    """Bring a Slurm lab up and wait until every node is IDLE; returns a SlurmLab. ``topology``: ``(TopologyPlugin,
+    topology.conf text)``, e.g. ``("topology/tree", "SwitchName=s1 Nodes=n[1-2]\n")``: written beside slurm.conf
+    (where slurmctld 22.05 reads it); None: no topology plugin (Slurm's default)."""
     prefix = prefix or default_prefix()
     nodes = list(nodes)
     if not nodes or len(set(nodes)) != len(nodes) or len(nodes) > 200:
@@ -385,6 +388,7 @@ def start(prefix=None, nodes=("n1", "n2"), root=None, timeout=60, cpus=1):
     stop(prefix, root)
     lab = SlurmLab(prefix, nodes, root)
     lab.cpus = int(cpus)
+    lab.topology = topology
     try:
         _setup(lab)
         lab.wait(lambda: all(lab.node_state(n) == "IDLE" for n in nodes), timeout,
@@ -429,7 +433,15 @@ def _setup(lab):
     lab.wait(lambda: lab.pid("munged"), 10, what="munged pid file")
     node_lines = "\n".join("NodeName=%s NodeHostname=%s NodeAddr=%s CPUs=%d RealMemory=100 State=UNKNOWN"
                            % (n, n, lab.node_addr(n), lab.cpus) for n in lab.nodes)
-    _write(lab.conf, SLURM_CONF.format(cluster=lab.cluster, ctl_addr=CTL_ADDR, dir=lab.dir, nodes=node_lines))
+    topology_line = ""
+    if lab.topology:
+        plugin, text = lab.topology
+        if not re.match(r"^topology/[a-z0-9_]+\Z", plugin):
+            raise ValueError("topology plugin %r: give topology/<name>" % (plugin,))
+        _write(lab.path("etc", "topology.conf"), text)
+        topology_line = "TopologyPlugin=%s\n" % plugin
+    _write(lab.conf, SLURM_CONF.format(cluster=lab.cluster, ctl_addr=CTL_ADDR, dir=lab.dir, nodes=node_lines,
+                                       topology=topology_line))
     _write(lab.path("etc", "plugstack.conf"), "")
     _write(lab.path("slurmd-start.sh"), SLURMD_START.format(nodes=" ".join(lab.nodes), boot_epoch=int(_host_boot_epoch()),
                                                             prefix=lab.prefix, conf=lab.conf, dir=lab.dir), 0o700)

@@ -116,3 +116,19 @@ def test_inventory_source_is_the_directory_with_the_lock_and_the_constructed_gro
     assert CONFIG["ainet_awx_inventory_path"] == "inventory"
     assert os.path.isfile(os.path.join(ROOT, "inventories", "lab", "rail_plan_lock.json"))
     assert load("inventories", "lab", "rails.yml")["plugin"] == "ansible.builtin.constructed"
+
+
+def test_the_topology_job_runs_once_and_asks_role_options_with_their_choices():
+    template = TEMPLATES["ainet-fabric topology"]
+    assert template["playbook"] == "playbooks/topology.yml" and template["job_slice_count"] == 1
+    assert template["ask_limit_on_launch"] is False    # the rail groups need the whole node group
+    options = role_options("topology")
+    for question in template["survey_spec"]["spec"]:
+        option = options[question["variable"]]
+        assert question["default"] in question["choices"]
+        if option["type"] == "bool":
+            assert set(question["choices"]) == {"true", "false"}
+            assert question["default"] == str(option["default"]).lower()
+        else:
+            assert set(question["choices"]) == set(option["choices"]), question["variable"]
+            assert question["default"] == option["default"]

@@ -44,6 +44,8 @@ PORT_FIELDS = frozenset(("node", "rail", "local"))
 # Switch NOSes a ToR's `platform` may name (tor_config renders the first three): the schema's choices.
 PLATFORMS = TOR["platform"].choices
 DEFAULT_PORT_MTU = 9216
+# The spine block of a fabric whose ToRs name none (the schema's documented default).
+DEFAULT_SPINE_BLOCK = TOR["spine_block"].default
 # Arista EOS ports take at most 9214 (the other platforms the schema's maximum, 9216).
 EOS_PORT_MTU = 9214
 
@@ -70,10 +72,11 @@ def _ranges_text(ranges):
 class Tor(object):
     """One top-of-rack switch of the model."""
 
-    __slots__ = ("name", "rails", "ranges", "port_template", "platform", "port_mtu", "port_speed", "port_fec")
+    __slots__ = ("name", "rails", "ranges", "port_template", "platform", "port_mtu", "port_speed", "port_fec",
+                 "spine_block")
 
     def __init__(self, name, rails, ranges, port_template, platform, port_mtu=DEFAULT_PORT_MTU, port_speed=None,
-                 port_fec=None):
+                 port_fec=None, spine_block=None):
         self.name = name
         self.rails = rails
         self.ranges = ranges
@@ -82,6 +85,8 @@ class Tor(object):
         self.port_mtu = port_mtu
         self.port_speed = port_speed
         self.port_fec = port_fec
+        # None: not given (the fabric is one spine block); see DEFAULT_SPINE_BLOCK.
+        self.spine_block = spine_block
 
     def serves(self, rail, node_id):
         if rail not in self.rails:
@@ -113,7 +118,7 @@ class Tor(object):
         return template.format(node=node_id)
 
     def to_dict(self):
-        return {
+        out = {
             "name": self.name,
             "rails": list(self.rails),
             "nodes": None if self.ranges is None else ["%d-%d" % r for r in self.ranges],
@@ -123,6 +128,10 @@ class Tor(object):
             "port_speed": self.port_speed,
             "port_fec": self.port_fec,
         }
+        # Only when given: a model without it keeps the digest its plan lock was written with.
+        if self.spine_block is not None:
+            out["spine_block"] = self.spine_block
+        return out
 
 
 class Fabric(object):
@@ -441,7 +450,15 @@ def _load_tors(fabric, raw):
         if speed is not None and fec is not None and fec not in FEC_BY_SPEED[speed]:
             raise _err(tfield + ".port_fec", fec, "is not a FEC of %s Ethernet (IEEE 802.3: %s)"
                        % (speed, FEC_WHY[speed]), "use %s" % " or ".join(FEC_BY_SPEED[speed]))
-        tors.append(Tor(name, rails, ranges, template, platform, port_mtu, speed, fec))
+        tors.append(Tor(name, rails, ranges, template, platform, port_mtu, speed, fec, item.get("spine_block")))
+    # A spine block on every ToR or on none: a ToR left out would fall in no spine block of the schedulers' topologies.
+    given_blocks = [i for i, tor in enumerate(tors) if tor.spine_block is not None]
+    if given_blocks and len(given_blocks) != len(tors):
+        missing = next(i for i, tor in enumerate(tors) if tor.spine_block is None)
+        raise _err("%s[%d].spine_block" % (field, missing), None,
+                   "is not set while %s sets it (spine block %s)"
+                   % (tors[given_blocks[0]].name, tors[given_blocks[0]].spine_block),
+                   "set spine_block on every ToR of the fabric, or on none (one spine block)")
     # Two ToRs must never claim the same (rail, node).
     for a in range(len(tors)):
         for b in range(a + 1, len(tors)):

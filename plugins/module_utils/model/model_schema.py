@@ -91,6 +91,9 @@ HOST_NAME = ("an RFC 1123 host name (dot-separated labels of 1-63 letters, digit
              "ending with '-'; 253 characters at most) or an IPv6 address")
 # A port template: the characters NOS port names use (Ethernet1/1, swp1s0, ethernet1/1/1) and the {fields}; no
 # whitespace, ';', '|' or control character can reach a port name, a CLI line or a config_db key.
+# A spine block (pod) name: a DNS label of at most 16 characters, so that it is a Kubernetes label value, a DNS name, a
+# Slurm switch or block name (no hostlist bracket or comma) and a part of longer names, unchanged.
+SPINE_BLOCK_RE = re.compile(r"^[a-z0-9](?:[a-z0-9-]{0,14}[a-z0-9])?\Z")
 PORT_TEMPLATE_RE = re.compile(r"^[A-Za-z0-9_./{}-]{1,64}\Z")
 # Characters that end, split or hide a line in some output grammar: C0 and C1 controls (tab, CR, LF, U+0085 among
 # them), the Unicode line and paragraph separators, and the invisible format characters (bidirectional overrides,
@@ -197,6 +200,12 @@ TOR = {
     "port_fec": Key("str", "forward error correction of the rail ports when set: `rs` (Reed-Solomon), `fc` "
                     "(Fire Code / BASE-R), `none`; with `port_speed`, only what IEEE 802.3 defines at that speed "
                     "(200G and up: `rs` only; 100G: `rs` or `none`; `fc` up to 50G)", choices=("rs", "fc", "none")),
+    "spine_block": Key("str", "the spine block (pod) the ToR's uplinks reach: the ToRs of one spine block share its "
+                       "spines, so nodes behind them are nearer to each other than to the rest of the fabric. The "
+                       "schedulers' topologies (playbooks/topology.yml) put a rail group under it. Set on every ToR of "
+                       "the fabric or on none (then the whole fabric is one spine block, `sb1`); 1-16 lower-case "
+                       "letters, digits and `-`", default="sb1", pattern=SPINE_BLOCK_RE, noun="spine block name",
+                       fix="use 1-16 lower-case letters, digits and '-', starting and ending with a letter or digit"),
     "description": FREE_TEXT,
 }
 QOS = {

@@ -136,12 +136,13 @@ def test_lossless_test_from_the_node_group_schedules_and_steps_as_from_the_node_
     ("lossless_test", "lossless_test_node_group", {"mode": "schedule"}),
     ("link_test", "link_test_node_group", {"mode": "schedule"}),
     ("k8s_objects", "k8s_objects_node_group", {}),
+    ("topology", "topology_node_group", {"dest": "/nonexistent/topology"}),
 ])
 def test_a_missing_or_empty_node_group_is_one_line_naming_the_roles_variable(world, name, variable, extra):
     _manager, task_vars = world
     cluster = LOSSLESS if name == "lossless_test" else LAB
     args = dict(extra, cluster=cluster, node_group="gpu_node", hosts=["gpu01"])
-    if name == "k8s_objects":
+    if name in ("k8s_objects", "topology"):
         del args["hosts"]
     result = act(name, args, task_vars)
     assert result["failed"] and result["changed"] is False
@@ -220,7 +221,8 @@ def test_the_opening_refuses_what_refused_names_and_lets_the_rest_through(world)
 
 
 @pytest.mark.parametrize("name, extra", [("cabling_check", {}), ("lossless_test", {"mode": "schedule"}),
-                                         ("link_test", {"mode": "schedule"}), ("k8s_objects", {})])
+                                         ("link_test", {"mode": "schedule"}), ("k8s_objects", {}),
+                                         ("topology", {"dest": "/nonexistent/topology"})])
 def test_a_host_name_that_would_be_a_switch_command_is_one_line_from_every_plan_action(tmp_path, name, extra):
     """Issue 39: a node group holding a host named with a line break (an EOS command of its own) or ' ;' (NX-API's
     separator) is refused by the plan, before any report, schedule or object: one line naming the host."""
@@ -237,7 +239,7 @@ def test_a_host_name_that_would_be_a_switch_command_is_one_line_from_every_plan_
         assert hostile in task_vars["groups"]["gpu_nodes"]          # the inventory took the name as it is
         args = dict(extra, cluster=LOSSLESS if name == "lossless_test" else LAB, node_group="gpu_nodes",
                     hosts=["gpu01"])
-        if name == "k8s_objects":
+        if name in ("k8s_objects", "topology"):
             del args["hosts"]
         result = act(name, args, task_vars)
         assert result["failed"] and result["changed"] is False

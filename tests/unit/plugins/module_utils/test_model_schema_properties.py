@@ -42,7 +42,8 @@ BASE = {
                    "host_offset": 2},
     "routing": {"table_base": 150, "rule_priority": 1000, "aggregate_route": True},
     "tors": [{"name": "tor1", "rails": [1], "nodes": "1-32", "port_template": "swp{node}",
-              "platform": "sonic", "port_mtu": 9216, "port_speed": "400G", "port_fec": "rs", "description": "t"}],
+              "platform": "sonic", "port_mtu": 9216, "port_speed": "400G", "port_fec": "rs", "spine_block": "sb1",
+              "description": "t"}],
     "qos": {"preset": "custom", "trust": "dscp", "roce_dscp": 26, "roce_priority": 3, "cnp_dscp": 48,
             "cnp_priority": 6, "cnp_strict": True, "ecn_queues": [3], "ecn_min_bytes": 150000,
             "ecn_max_bytes": 1500000, "ecn_probability": 100, "ets_weights": {0: 50, 3: 50}, "pfc_watchdog": True,
@@ -391,4 +392,4 @@ def test_the_loaders_relation_tables_cover_the_schemas_choices():
 def test_every_leaf_is_varied():
     fields = [_field(p) for p, _k in LEAVES]
     assert "fabric_cluster.qos.cnp_strict" in fields and "fabric_cluster.tors[0].nodes" in fields
-    assert len(fields) == len(set(fields)) == 65
+    assert len(fields) == len(set(fields)) == 66
