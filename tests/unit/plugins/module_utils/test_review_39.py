@@ -49,13 +49,56 @@ def test_d1_control_the_record_directory_under_the_usual_umask_is_not_writable_b
     assert _record_dir_mode(tmp_path, 0o022) & 0o022 == 0
 
 
-@pytest.mark.xfail(strict=True, reason="review 39 D1: host_files.write_atomic creates missing parents with "
-                   "os.makedirs and the caller's umask: on a host with umask 000 /var/lib/ainet-fabric is 0777 (any "
-                   "local user replaces rail_interfaces.json, whose routes and addresses the next run removes as its "
-                   "own), and so are /etc/default/grub.d or /etc/systemd/system.conf.d when gpu_host creates them "
-                   "(files there are read as root)")
 def test_d1_the_record_directory_is_never_writable_by_others_whatever_the_umask(tmp_path):
     assert _record_dir_mode(tmp_path, 0o000) & 0o022 == 0
+
+
+@pytest.mark.parametrize("umask", [0o000, 0o002, 0o077])
+def test_d1_every_directory_written_into_is_created_0755_whatever_the_umask(tmp_path, umask):
+    old = os.umask(umask)
+    try:
+        host_files.write_atomic(str(tmp_path / "etc/default/grub.d/ainet.cfg"), "x\n", "0644")
+    finally:
+        os.umask(old)
+    for rel in ("etc", "etc/default", "etc/default/grub.d"):
+        assert os.stat(str(tmp_path / rel)).st_mode & 0o777 == 0o755, rel
+    assert os.stat(str(tmp_path / "etc/default/grub.d/ainet.cfg")).st_mode & 0o777 == 0o644
+
+
+def test_d1_control_an_existing_directory_keeps_its_mode(tmp_path):
+    (tmp_path / "etc").mkdir(mode=0o750)
+    os.chmod(str(tmp_path / "etc"), 0o750)
+    host_files.write_atomic(str(tmp_path / "etc/x"), "x\n", "0644")
+    assert os.stat(str(tmp_path / "etc")).st_mode & 0o777 == 0o750
+
+
+@pytest.mark.parametrize("mode", [0o777, 0o775, 0o757])
+def test_d1_a_state_directory_others_may_write_is_refused_before_writing(tmp_path, mode):
+    state = tmp_path / "var/lib/ainet-fabric"
+    state.mkdir(parents=True)
+    os.chmod(str(state), mode)
+    with pytest.raises(host_files.UnsafeDirectory) as exc:
+        host_files.write_record(str(tmp_path), {"default": {"addresses": []}})
+    assert "writable by" in str(exc.value) and str(state) in str(exc.value)
+    assert os.listdir(str(state)) == []
+
+
+def test_d1_control_a_state_directory_of_its_own_is_written(tmp_path):
+    state = tmp_path / "var/lib/ainet-fabric"
+    state.mkdir(parents=True)
+    os.chmod(str(state), 0o755)
+    host_files.write_record(str(tmp_path), {"default": {"addresses": []}})
+    assert host_files.read_record(str(tmp_path))["fabrics"] == {"default": {"addresses": []}}
+
+
+def test_d1_a_state_directory_that_is_a_link_is_refused(tmp_path):
+    real = tmp_path / "elsewhere"
+    real.mkdir()
+    (tmp_path / "var/lib").mkdir(parents=True)
+    os.symlink(str(real), str(tmp_path / "var/lib/ainet-fabric"))
+    with pytest.raises(host_files.UnsafeDirectory):
+        host_files.write_record(str(tmp_path), {})
+    assert os.listdir(str(real)) == []
 
 
 # -- D2: per-node SpiderIPPool names are made from the inventory name, not from the Kubernetes node name ------------
@@ -96,10 +139,6 @@ def test_d5_control_a_login_is_split_off(url):
     assert TOKEN not in clean["url"] and clean["password"].startswith(TOKEN)
 
 
-@pytest.mark.xfail(strict=True, reason="review 39 D5: secrets.split_userinfo/redact_url/userinfo_secrets read the "
-                   "authority up to the first '/': a token with a raw '/' (base64) is shown in the refusal "
-                   "('doca_ofed_mirror: https://mu:ab/<token>@... is not a URL', printed at verbosity 0) and masked "
-                   "by no no_log value")
 def test_d5_a_password_with_a_raw_slash_is_not_printed_in_the_refusal():
     url = "https://mu:ab/%s@mirror.example/doca/" % TOKEN
     try:
@@ -110,9 +149,6 @@ def test_d5_a_password_with_a_raw_slash_is_not_printed_in_the_refusal():
     assert TOKEN not in clean["url"]
 
 
-@pytest.mark.xfail(strict=True, reason="review 39 D5: a token with a raw '/' after digits ('12/<token>') parses as "
-                   "a port and a path: split_userinfo returns the whole URL as having no login, so the role writes "
-                   "the token into the 0644 apt source, the module returns and prints it")
 def test_d5_a_password_with_digits_then_a_raw_slash_never_stays_in_the_url():
     url = "https://mu:12/%s@mirror.example/doca/" % TOKEN
     try:
@@ -122,6 +158,39 @@ def test_d5_a_password_with_digits_then_a_raw_slash_never_stays_in_the_url():
         return
     assert TOKEN not in clean["url"]
     assert TOKEN in "".join(secrets.userinfo_secrets(url))
+
+
+@pytest.mark.parametrize("url", ["https://mu:ab/%s@mirror.example/doca/" % TOKEN,
+                                 "https://mu:12/%s@mirror.example/doca/" % TOKEN,
+                                 "https://mu:%s/x@[2001:db8::1]:8443/doca/" % TOKEN,
+                                 "https://mu:%s?x@mirror.example/" % TOKEN,
+                                 "https://mu:%s#x@mirror.example/" % TOKEN,
+                                 "https://mu:%s@x@mirror.example/" % TOKEN,
+                                 "https://%s/x@mirror.example/" % TOKEN])
+def test_d5_a_userinfo_with_a_raw_reserved_character_is_refused_and_masked(url):
+    with pytest.raises(secrets.SecretError) as exc:
+        secrets.url_credentials(url, "doca_ofed_mirror")
+    assert str(exc.value).startswith("doca_ofed_mirror: ") and TOKEN not in str(exc.value)
+    assert TOKEN not in secrets.redact_url(url)
+    assert any(TOKEN in value for value in secrets.userinfo_secrets(url))
+
+
+@pytest.mark.parametrize("url, login, password, clean", [
+    ("https://mu:%s%%2Fx@mirror.example/doca/" % TOKEN, "mu", TOKEN + "/x", "https://mirror.example/doca/"),
+    ("https://mu:%s%%40x@mirror.example:8443/d/" % TOKEN, "mu", TOKEN + "@x", "https://mirror.example:8443/d/"),
+    ("https://mu:%s@[2001:db8::1]:8443/doca/" % TOKEN, "mu", TOKEN, "https://[2001:db8::1]:8443/doca/"),
+    ("https://mu:12%s@mirror.example:12/doca/" % TOKEN, "mu", "12" + TOKEN, "https://mirror.example:12/doca/"),
+])
+def test_d5_control_a_clean_userinfo_is_split_off_with_any_host_and_port(url, login, password, clean):
+    got = secrets.url_credentials(url, "doca_ofed_mirror")
+    assert (got["url"], got["login"], got["password"]) == (clean, login, password)
+
+
+def test_d5_control_a_url_without_at_sign_is_kept_and_an_at_sign_in_a_path_must_be_encoded():
+    assert secrets.split_userinfo("https://m.example:12/a/b/", "f") == ("https://m.example:12/a/b/", None, None)
+    assert secrets.split_userinfo("https://m.example/%40scope/", "f")[1] is None
+    with pytest.raises(secrets.SecretError):
+        secrets.split_userinfo("https://m.example/@scope/", "f")
 
 
 # -- D6: an RDMA device name read from the node becomes part of pkill's regular expression ---------------------------
