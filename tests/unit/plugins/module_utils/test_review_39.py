@@ -269,10 +269,6 @@ def test_d6_control_the_stop_pattern_of_a_plain_device_matches_only_the_job(deco
     assert not _matches(pattern, decoy)
 
 
-@pytest.mark.xfail(strict=True, reason="review 39 D6: lossless_test (and link_test round.yml) stop their servers "
-                   "with pkill -f '^<argv joined>$', only '.' escaped; the RDMA device name in argv comes from the node "
-                   "unchecked (rdma_gather.rails), so a device named 'mlx5_0||x' or 'mlx5_0|sshd|' makes pkill (as "
-                   "root) signal every process, or every sshd")
 @pytest.mark.parametrize("role, tasks_file", [("lossless_test", "step.yml"), ("link_test", "round.yml")])
 def test_d6_a_device_name_read_from_the_node_never_widens_what_pkill_stops(decoy, role, tasks_file):
     argv = _lossless_argv("mlx5_0|rv39-decoy|")
@@ -280,6 +276,27 @@ def test_d6_a_device_name_read_from_the_node_never_widens_what_pkill_stops(decoy
         return
     pattern = _render(_role_pkill_template(role, tasks_file)[3], {"argv": argv})
     assert not _matches(pattern, decoy)
+
+
+@pytest.mark.parametrize("name", ["mlx5_0|sshd|", "mlx5_0||x", "mlx5 0", "mlx5_0\n", "-mlx5", "m" * 64, "", "mlx5_(0)"])
+def test_d6_a_device_name_outside_the_rule_is_never_returned_and_is_reported(name):
+    facts = {"devices": {name: {"netdevs": ["ens1"], "ports": {"1": {"netdev": "ens1"}},
+                                "gids": [{"type": "RoCE v2", "index": 3, "netdev": "ens1", "port": 1,
+                                          "ipv4": "172.17.0.1", "gid": "::ffff:172.17.0.1"}]}}}
+    rail = rdma_gather.rails(facts, ["ens1"], {}, {"ens1": "172.17.0.1/24"})[0]
+    assert (rail["rdma_device"], rail["gid_index"]) == (None, None)
+    assert "ens1" in rail["problem"] and repr(name) in rail["problem"]
+    with pytest.raises(lossless_action.FabricError):
+        lossless_action.perftest_argv({"rdma_device": name, "gid_index": 3}, {}, 106, 18515)
+
+
+@pytest.mark.parametrize("name", ["mlx5_0", "rocep65s0f0", "ibp193s0", "irdma1", "rxe_eth0.10", "m" * 63])
+def test_d6_control_the_names_drivers_and_rdma_rename_give_are_kept(name):
+    facts = {"devices": {name: {"netdevs": ["ens1"], "ports": {"1": {"netdev": "ens1"}},
+                                "gids": [{"type": "RoCE v2", "index": 3, "netdev": "ens1", "port": 1,
+                                          "ipv4": "172.17.0.1", "gid": "::ffff:172.17.0.1"}]}}}
+    rail = rdma_gather.rails(facts, ["ens1"], {}, {"ens1": "172.17.0.1/24"})[0]
+    assert (rail["rdma_device"], rail["gid_index"], rail["problem"]) == (name, 3, None)
 
 
 # -- D7: the SONiC YANG check quotes the running config_db's secrets in tor_config's refusal -------------------------
