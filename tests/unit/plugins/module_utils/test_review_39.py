@@ -117,10 +117,6 @@ def test_d2_control_two_hosts_get_two_pools():
     assert len(names) == 2 and len(set(names)) == 2
 
 
-@pytest.mark.xfail(strict=True, reason="review 39 D2: k8s_objects._spider_pools names a node's SpiderIPPool "
-                   "dns_name(rail, inventory host): hosts gpu_1 (mapped to its node in k8s_objects_node_names) and gpu-1 "
-                   "both get c-rail1-gpu-1, one object after apply, so one node's pods get the other's subnet or none; "
-                   "check_against_plan reports no problem")
 def test_d2_hosts_whose_names_differ_in_punctuation_get_pools_of_their_own():
     try:
         names = _pool_names(["gpu_1", "gpu-1"], node_names={"gpu_1": "node-a"})
@@ -128,6 +124,35 @@ def test_d2_hosts_whose_names_differ_in_punctuation_get_pools_of_their_own():
         assert "gpu_1" in str(exc) or "gpu-1" in str(exc)
         return
     assert [n for n, c in Counter(names).items() if c > 1] == []
+
+
+def _d2_plan(hosts):
+    cluster = {"name": "c", "rails": 1, "mtu": 9000, "cni": "macvlan",
+               "addressing": {"mode": "exclusive", "supernet": "172.17.0.0/16", "rail_prefix": 24, "node_prefix": 27},
+               "kubernetes": {"ipam": "spiderpool"}}
+    return rail_plan(cluster, dict((h, {"node_id": i + 1, "rail_interfaces": ["ens1"]}) for i, h in enumerate(hosts)))
+
+
+def test_d2_a_node_pool_is_named_from_the_kubernetes_node_name():
+    names = _pool_names(["gpu_1", "gpu-1"], node_names={"gpu_1": "node-a"})
+    assert sorted(names) == ["c-rail1-gpu-1", "c-rail1-node-a"]
+
+
+def test_d2_check_against_plan_reports_two_objects_with_one_name_naming_both_hosts():
+    plan = _d2_plan(["gpu-1", "gpu-2"])
+    objects = k8s_objects.render(plan)
+    pools = [o for o in objects if o["kind"] == "SpiderIPPool"]
+    pools[1]["metadata"]["name"] = pools[0]["metadata"]["name"]
+    problems = k8s_objects.check_against_plan(plan, objects)
+    found = [p for p in problems if "both" in p]
+    assert len(found) == 1 and "node gpu-1" in found[0] and "node gpu-2" in found[0], problems
+
+
+def test_d2_control_check_against_plan_finds_no_collision_in_what_render_gives():
+    plan = _d2_plan(["gpu_1", "gpu-1"])
+    node_names = {"gpu_1": "node-a"}
+    assert not [p for p in k8s_objects.check_against_plan(plan, k8s_objects.render(plan, node_names=node_names),
+                                                          node_names=node_names) if "both" in p]
 
 
 # -- D5: a mirror password holding a raw "/" is printed, and with a numeric start kept in the URL --------------------
