@@ -353,9 +353,6 @@ def test_d7_control_a_running_config_db_the_models_refuse_is_refused_naming_why(
     assert problems and "RW-BAD" in " ".join(problems)
 
 
-@pytest.mark.xfail(strict=True, reason="review 39 D7: tor_config's SONiC YANG check validates the whole running "
-                   "config_db and prints libyang's messages ('Unsatisfied length - string \"<value>\"') in its one-line "
-                   "refusal at verbosity 0: a TACACS passkey or an SNMP community the models refuse is printed as it is")
 @pytest.mark.parametrize("extra", [
     {"TACPLUS_SERVER": {"10.0.0.1": {"passkey": TOKEN + "x" * 260, "priority": "1", "tcp_port": "49"}}},
     {"SNMP_COMMUNITY": {TOKEN + "c" * 30: {"TYPE": "RO"}}},
@@ -364,3 +361,22 @@ def test_d7_a_running_config_secret_is_never_quoted_by_the_schema_check(extra):
     problems = _sonic_problems(extra)
     assert problems  # refused, as it should be ...
     assert TOKEN not in " ".join(problems)  # ... without the secret
+
+
+def test_d7_every_nos_schema_message_is_redacted_by_the_running_configs_secrets():
+    from ansible_collections.ainet.fabric.plugins.module_utils.tor import config_redact  # pylint: disable=import-outside-toplevel
+    cli = "snmp-server community %s ro\ntacacs-server host 10.0.0.1 key 7 %sk\ninterface Ethernet1\n" % (TOKEN, TOKEN)
+    hidden = config_redact.config_secrets(cli)
+    message = 'Ethernet1: value "%s" refused at /snmp/community[name=\'%s\'], key %sk' % (TOKEN, TOKEN, TOKEN)
+    assert TOKEN not in config_redact.redact_values(message, hidden)
+    nvue = '{"system": {"snmp-server": {"readonly-community": {"%s": {}}}}, "x": {"passkey": "ab1"}}' % TOKEN
+    hidden = config_redact.config_secrets(nvue)
+    out = config_redact.redact_values('community "%s" too long; passkey "ab1" refused, vlan 1ab1' % TOKEN, hidden)
+    assert TOKEN not in out and '"ab1"' not in out and "vlan 1ab1" in out
+
+
+def test_d7_control_a_message_without_secrets_is_kept_as_it_is():
+    from ansible_collections.ainet.fabric.plugins.module_utils.tor import config_redact  # pylint: disable=import-outside-toplevel
+    hidden = config_redact.config_secrets('{"SNMP_COMMUNITY": {"%s": {"TYPE": "RO"}}}' % TOKEN)
+    message = 'Invalid value "RW-BAD" in "TYPE" element. (Data location "/sonic-snmp:sonic-snmp/SNMP_COMMUNITY")'
+    assert config_redact.redact_values(message, hidden) == message
