@@ -111,19 +111,19 @@ def split_userinfo(url, field):
             raise SecretError("%s: %s is not a URL" % (field, redact_url(text)))
         return text, None, None
     userinfo = text[span[0]:span[1]]
-    if not USERINFO.match(userinfo):
-        raise SecretError("%s: %s: the userinfo before the last '@' holds a character a URL must percent-encode "
-                          "there ('/' %%2F, '?' %%3F, '#' %%23, '@' %%40, '[' %%5B, ']' %%5D, white space); an '@' "
-                          "after the host must be written %%40" % (field, redact_url(text)))
-    parts = _parts(text[:span[0]] + text[span[1] + 1:])
-    if parts is None or not parts.netloc:
-        raise SecretError("%s: %s is not a URL" % (field, redact_url(text)))
     login, sep, password = userinfo.partition(":")
     login, password = unquote(login), (unquote(password) if sep else None)
     for name, value in (("login", login), ("password", password)):
         if value is not None and (not value and name == "login" or re.search(r"[\s\x00-\x1f\x7f]", value)):
             raise SecretError("%s: the %s in the URL's userinfo (%s) is empty or holds white space or a control "
                               "character, which a credentials file cannot hold" % (field, name, redact_url(text)))
+    if not USERINFO.match(userinfo):
+        raise SecretError("%s: %s: the userinfo before the last '@' holds a character a URL must percent-encode "
+                          "there ('/' %%2F, '?' %%3F, '#' %%23, '@' %%40, '[' %%5B, ']' %%5D); an '@' after the "
+                          "host must be written %%40" % (field, redact_url(text)))
+    parts = _parts(text[:span[0]] + text[span[1] + 1:])
+    if parts is None or not parts.netloc:
+        raise SecretError("%s: %s is not a URL" % (field, redact_url(text)))
     return urlunsplit(parts), login, password
 
 
