@@ -97,7 +97,7 @@ def test_a_host_without_rdma_at_all(tmp_path, capsys, monkeypatch):
     result = run(capsys, tmp_path, interfaces=["eth0"])
     assert result["facts"]["devices"] == {} and result["sources"]["gids"]["available"] is False
     assert result["rails"] == [{"netdev": "eth0", "rdma_device": None, "port": None, "gid_index": None, "address": None,
-                                  "problem": None}]
+                                "problem": None}]
 
 
 V6 = "2001:0db8:0017:0000:0000:0000:0000:0002"   # 2001:db8:17::2, as the kernel writes it in gids/<i>
