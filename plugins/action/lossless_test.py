@@ -14,6 +14,7 @@ import json
 import os
 
 from ansible_collections.ainet.fabric.plugins.module_utils.common.errors import FabricError
+from ansible_collections.ainet.fabric.plugins.module_utils.common.linux_names import rdma_device_problem
 from ansible_collections.ainet.fabric.plugins.module_utils.fleet import incast_results, incast_schedule
 from ansible_collections.ainet.fabric.plugins.module_utils.qos.load_report import REPORT_HTML, REPORT_MD, load_report
 from ansible_collections.ainet.fabric.plugins.module_utils.tor import platforms
@@ -73,7 +74,12 @@ def perftest_argv(device, args, tclass, port, peer=None, timeout=None):
     traffic class in the GRH (``--tclass``; perftest's ``-T`` is for rdma_cm QPs only, src/perftest_parameters.c),
     the run's length, QPs and message size (symmetric: both ends), and on the sender its send queue depth (``-t``,
     perftest's 128 unless given) and local ACK timeout (``-u``, 4.096 us x 2^u, perftest's 14 unless given), the
-    rate bound (perftest's software rate limiter) and the receiver's address."""
+    rate bound (perftest's software rate limiter) and the receiver's address. A device name outside
+    :func:`linux_names.rdma_device_problem`'s rule is refused (FabricError): the role stops these processes by a
+    pattern made from this argv."""
+    problem = rdma_device_problem(device.get("rdma_device"), "rdma_device")
+    if problem:
+        raise FabricError("lossless_test: %s" % problem)
     argv = ["timeout", str(timeout), "ib_write_bw", "-d", device["rdma_device"], "-i", str(device.get("port") or 1),
             "-x", str(device["gid_index"]), "-p", str(port), "-D", str(args["seconds"]), "-q", str(args["qps"]),
             "-s", str(args["message_size"]), "--tclass", str(tclass), "-F", "--report_gbits"]

@@ -18,6 +18,7 @@ from ansible_collections.ainet.fabric.plugins.module_utils.plan import plan_lock
 from ansible_collections.ainet.fabric.plugins.module_utils.common.errors import FabricError
 from ansible_collections.ainet.fabric.plugins.module_utils.common.report_escape import one_line
 from ansible_collections.ainet.fabric.plugins.module_utils.host.host_files import read_text, write_atomic
+from ansible_collections.ainet.fabric.plugins.module_utils.tor.config_redact import config_secrets, redact_values
 from ansible_collections.ainet.fabric.plugins.module_utils.plan.rail_plan import rail_plan
 from ansible_collections.ainet.fabric.plugins.module_utils.tor import platforms, tor_push, tor_read
 from ansible_collections.ainet.fabric.plugins.module_utils.tor.tor_diff import diff_text
@@ -58,14 +59,18 @@ def _running_text(args, name, ext):
 
 def _validate(args, item, running_text):
     """The vendor's violations of one rendered file (port names, then the vendor schema), and a note when the
-    schema was not checked."""
+    schema was not checked. A schema checker quotes the values it refuses (libyang: ``Unsatisfied length - string
+    "<value>"``, with list keys in the data path), and a whole running configuration is checked: every secret of
+    the running configuration and of the rendering is redacted from each message, for every NOS
+    (:func:`config_redact.redact_values`)."""
     problems = platforms.port_problems(item["platform"], item["ports"])
     try:
         violations, note = platforms.nos(item["platform"]).validate(item, running_text,
                                                                     {"sonic_yang_dir": args["sonic_yang_dir"]})
     except ValidatorUnavailable as exc:
         violations, note = [], "%s: not validated (%s)" % (item["name"], exc)
-    return problems + list(violations), note
+    hidden = config_secrets(running_text) | config_secrets(item.get("text"))
+    return [redact_values(p, hidden) for p in problems + list(violations)], note and redact_values(note, hidden)
 
 
 class ActionModule(ActionBase):

@@ -60,15 +60,22 @@ description:
     --purge) of the packages named like C(doca|flexio|dpa-gdbserver|dpa-stats|dpa-resource-mgmt|dpaeumgmt) (dnf
     C(remove) of those named like C(doca)), then C(/usr/sbin/ofed_uninstall.sh --force) - and reports the reboot its
     still loaded modules need; never reboots.
+  - With O(state=file), writes O(file_text) to O(file_path) with O(file_mode) when either differs - the files of the
+    role that hold the mirror's login (apt's C(auth.conf.d) entry, the dnf repository file). The text goes to a new
+    file created 0600 (C(O_CREAT|O_EXCL)) in the same directory, is given its mode, then renamed into place, so no
+    other user can open the login at any moment whatever the umask (C(ansible.builtin.copy) renames first and
+    chmods after; C(yum_repository) opens the file C(O_CREAT) 0666 and writes before its chmod). Never shown in a
+    diff.
 extends_documentation_fragment:
   - ainet.fabric.host.roots
 options:
   state:
     description: V(plan) names the repository and packages; V(repository) also reads what the configured repository
       ships and would change; V(key) writes the repository's signing key; V(old_stack) removes an old MLNX_OFED or
-      DOCA before 2.6 (with O(replace_old_stack)); V(verify) reads the host (and restarts when asked).
+      DOCA before 2.6 (with O(replace_old_stack)); V(verify) reads the host (and restarts when asked); V(file)
+      writes a file holding the mirror's login.
     type: str
-    choices: [plan, repository, key, old_stack, verify]
+    choices: [plan, repository, key, old_stack, verify, file]
     default: verify
   version:
     description: The pinned DOCA version (C(3.2.1)); required with O(state=plan). With O(state=verify) the installed
@@ -117,6 +124,16 @@ options:
     description: With O(state=key), where the key came from (its URL or controller path), named in the refusals.
     type: str
     default: ""
+  file_path:
+    description: With O(state=file), the file to write (a missing directory is created 0755).
+    type: path
+  file_text:
+    description: With O(state=file), the file's whole text; a secret (C(no_log)), never returned or shown in a diff.
+    type: str
+  file_mode:
+    description: With O(state=file), the file's mode.
+    type: str
+    default: "0600"
   key_option:
     description: With O(state=key), the name of the role option that gave the key, named in the refusals.
     type: str
@@ -264,6 +281,10 @@ commands:
   returned: always
   type: list
   elements: str
+path:
+  description: With O(state=file), the file written (or that would be).
+  returned: when state is file
+  type: str
 reboot_pending:
   description: Why a reboot is due before the node is as wanted (empty when none).
   returned: always
@@ -275,7 +296,9 @@ import glob
 import gzip
 import lzma
 import os
+import re
 import shutil
+import stat
 import tempfile
 
 from ansible.module_utils.basic import AnsibleModule
@@ -287,6 +310,7 @@ from ansible_collections.ainet.fabric.plugins.module_utils.host import doca_ofed
 from ansible_collections.ainet.fabric.plugins.module_utils.host import doca_ofed_old_stack as old
 from ansible_collections.ainet.fabric.plugins.module_utils.host import doca_ofed_state as lib
 from ansible_collections.ainet.fabric.plugins.module_utils.host import mgmt_path
+from ansible_collections.ainet.fabric.plugins.module_utils.host.host_files import read_text, write_atomic
 from ansible_collections.ainet.fabric.plugins.module_utils.host.runner import VENDOR_MELLANOX, Runner, one_line
 from ansible_collections.ainet.fabric.plugins.module_utils.rdma.rdma_parse_host import parse_ofed_info
 
@@ -598,6 +622,31 @@ def remove_old_stack(module, runner, driver, version, result):
                                                        ", ".join(left["packages"]) or "none named"))
 
 
+def write_file(module):
+    """State ``file``: ``file_text`` at ``file_path`` with ``file_mode``, through a file created 0600 and renamed
+    into place (:func:`host_files.write_atomic`); exits the module. Nothing of the text is returned."""
+    params = module.params
+    path, mode = params["file_path"], params["file_mode"]
+    result = {"changed": False, "path": path}
+    try:
+        if not re.match(r"^0?[0-7]{3}\Z", mode or ""):
+            raise lib.DocaError("doca_ofed: file_mode %r is not an octal mode such as 0600" % mode)
+        mode = "%04o" % int(mode, 8)
+        try:
+            info = os.lstat(path)
+            current = read_text(path) if stat.S_ISREG(info.st_mode) else None
+            current_mode = "%04o" % (info.st_mode & 0o7777)
+        except FileNotFoundError:
+            current, current_mode = None, None
+        if current != params["file_text"] or current_mode != mode:
+            result["changed"] = True
+            if not module.check_mode:
+                write_atomic(path, params["file_text"], mode)
+    except (FabricError, OSError) as exc:
+        module.fail_json(msg="doca_ofed: cannot write %s: %s" % (path, getattr(exc, "strerror", None) or exc), **result)
+    module.exit_json(**result)
+
+
 def write_key(module):
     """State ``key``: the repository's signing key, armored, at ``key_path``; exits the module."""
     params = module.params
@@ -687,7 +736,11 @@ def hide_credentials(module):
 def run_module():
     module = AnsibleModule(
         argument_spec=dict(
-            state=dict(type="str", choices=["plan", "repository", "key", "old_stack", "verify"], default="verify"),
+            state=dict(type="str", choices=["plan", "repository", "key", "old_stack", "verify", "file"],
+                       default="verify"),
+            file_path=dict(type="path"),
+            file_text=dict(type="str", no_log=True),
+            file_mode=dict(type="str", default="0600"),
             key_source=dict(type="path"),
             # public: a key's URL, its name and fingerprint are no secrets
             key_url=dict(type="str", no_log=False),
@@ -709,7 +762,7 @@ def run_module():
             config_root=dict(type="path", default="/"),
             sysfs_root=dict(type="path", default="/"),
         ),
-        required_if=[("state", "key", ("key_path",)), ("state", "key", ("key_source", "key_url"), True)],
+        required_if=[("state", "file", ("file_path", "file_text")), ("state", "key", ("key_path",)), ("state", "key", ("key_source", "key_url"), True)],
         mutually_exclusive=[("key_source", "key_url")],
         supports_check_mode=True,
     )
@@ -720,6 +773,8 @@ def run_module():
         module.fail_json(msg=str(exc))
     if params["state"] == "key":
         write_key(module)
+    if params["state"] == "file":
+        write_file(module)
     result = {"changed": False, "repository": {}, "packages": [], "driver": None, "ofed": None, "dkms": [],
               "loaded": {}, "storage": [], "commands": [], "reboot_pending": []}
     try:

@@ -473,7 +473,7 @@ def run_module():
             raise lib.GpuHostError("gpu_host: cannot write %s" % "; ".join(problems))
         if not module.check_mode:
             if steps:  # remembered until they all succeed: a failed step is run again by the next run
-                write_atomic(record_path, lib.record_text(dict(final, pending=steps)), "0644")
+                write_atomic(record_path, lib.record_text(dict(final, pending=steps)), "0644", state=True)
             for path, (content, mode) in sorted(writes.items()):
                 write_atomic(path, content, mode)
             remove(removals)
@@ -483,7 +483,7 @@ def run_module():
                     raise lib.GpuHostError("gpu_host: %s failed (rc %d): %s"
                                            % (" ".join(argv), rc, " ".join((err or out).split())[-300:]))
             if record_after is not None and (steps or record_after != record_before):
-                write_atomic(record_path, record_after, "0644")
+                write_atomic(record_path, record_after, "0644", state=True)
             if params["restart_services"] and restarts:
                 for argv in restarts:
                     runner.run(argv)

@@ -76,7 +76,10 @@ netdevs:
   returned: always
   type: dict
 rails:
-  description: Per rail NIC, in O(interfaces) order - netdev, rdma_device, port, gid_index, address.
+  description:
+    - Per rail NIC, in O(interfaces) order - netdev, rdma_device, port, gid_index, address, problem.
+    - An RDMA device whose name is not one the collection uses (letters, digits, C(_), C(.), C(-), at most 63) is
+      never returned - rdma_device, port and gid_index are null and problem names it; problem is null otherwise.
   returned: always
   type: list
   elements: dict

@@ -452,7 +452,8 @@ def run_module():
             boot_unit.sync_unit(unit, text, False)
             if record_changed:
                 write_atomic(os.path.join(params["config_root"], sriov_state.RECORD),
-                             json.dumps({"version": 1, "pfs": new_record}, indent=1, sort_keys=True) + "\n", "0644")
+                             json.dumps({"version": 1, "pfs": new_record}, indent=1, sort_keys=True) + "\n", "0644",
+                             state=True)
             if actions:
                 states = verify(host, wanted, status, params["vf_mac"], names, params["allow_in_use"])
         result["pfs"] = [{"name": n, "pci": states[n]["pci"], "total_vfs": states[n]["total_vfs"],

@@ -8,7 +8,6 @@ registered link states."""
 from __future__ import annotations
 
 import json
-import os
 
 from ansible.errors import AnsibleActionFail
 
@@ -22,7 +21,6 @@ def write_reports(files, check_mode, who):
     if changed and not check_mode:
         for path in changed:
             try:
-                os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
                 write_atomic(path, files[path], "0644")
             except OSError as exc:
                 raise AnsibleActionFail("%s: could not write %s: %s" % (who, path, exc.strerror or exc)) from None

@@ -134,10 +134,6 @@ def test_d3_control_rewriting_an_existing_login_file_keeps_it_private(tmp_path, 
 
 
 @needs_tools
-@pytest.mark.xfail(strict=True, reason="review 39 D3: the doca_ofed role creates the mirror's login file (apt "
-                   "auth.conf.d by ansible.builtin.copy, dnf repository file by yum_repository) with 0666 & ~umask "
-                   "(0644) and holds the password in it before the chmod to 0600: any local user can open it in "
-                   "that window (0666, writable, on a umask 000 host)")
 @pytest.mark.parametrize("family", ["apt", "dnf"])
 def test_d3_a_new_login_file_is_never_readable_by_others(tmp_path, family):
     trace = _traced_run(_play(family, tmp_path), tmp_path / "new.trace")
@@ -148,7 +144,7 @@ def test_d3_a_new_login_file_is_never_readable_by_others(tmp_path, family):
 
 # -- D4 ---------------------------------------------------------------------------------------------------------------
 
-def _role_check(tmp_path, key_url):
+def _role_check(tmp_path, key_url, reach=True):
     repo = tmp_path / "repo"
     repo.mkdir(exist_ok=True)
     (repo / "Release").write_text("")
@@ -163,7 +159,7 @@ def _role_check(tmp_path, key_url):
     result = subprocess.run(cmd, cwd=ROOT, env=_env(), capture_output=True, text=True, timeout=600, check=False)
     out = result.stdout + result.stderr
     # the run reached the role's controller check, where the key URL is named
-    assert "doca_ofed_key_file: empty, and doca_ofed_source is packages" in out, out
+    assert not reach or "doca_ofed_key_file: empty, and doca_ofed_source is packages" in out, out
     return out
 
 
@@ -171,9 +167,31 @@ def test_d4_control_the_controller_check_names_a_key_url_without_login(tmp_path)
     assert "https://mirror.example/key.asc" in _role_check(tmp_path, "https://mirror.example/key.asc")
 
 
-@pytest.mark.xfail(strict=True, reason="review 39 D4: roles/doca_ofed/vars/main.yml __doca_ofed_controller_problem "
-                   "puts doca_ofed_key_url as given (with its login) into an assert's fail_msg, printed at verbosity 0; "
-                   "the module masks the same URL's password")
 def test_d4_a_key_url_login_is_never_printed_by_the_controller_check(tmp_path):
     out = _role_check(tmp_path, "https://ku:%s@mirror.example/key.asc" % TOKEN)
     assert TOKEN not in out
+
+
+def test_d4_a_key_url_refused_for_a_raw_slash_is_never_printed_either(tmp_path):
+    out = _role_check(tmp_path, "https://ku:12/%s@mirror.example/key.asc" % TOKEN, reach=False)
+    # refused by the role's first task (the module's check of doca_ofed_key_url), the URL redacted
+    assert "doca_ofed_key_url: https://<redacted>@mirror.example/key.asc" in out and TOKEN not in out
+
+
+@needs_tools
+def test_d3_the_dnf_repository_file_is_private_under_umask_000_and_is_what_dnf_reads(tmp_path):
+    import configparser  # pylint: disable=import-outside-toplevel
+    play = _play("dnf", tmp_path)
+    cmd = [os.path.join(BIN, "ansible-playbook"), "-i", "localhost,", "-c", "local", str(play),
+           "-e", "ansible_python_interpreter=%s" % sys.executable]
+    result = subprocess.run(cmd, cwd=ROOT, env=_env(), capture_output=True, text=True, timeout=600, check=False,
+                            preexec_fn=lambda: os.umask(0))
+    assert result.returncode == 0 and TOKEN not in result.stdout + result.stderr, result.stdout + result.stderr
+    path = _login_file("dnf", tmp_path)
+    assert os.stat(path).st_mode & 0o777 == 0o600
+    repo = configparser.ConfigParser()
+    repo.read(path)
+    assert dict(repo["ainet-doca-ofed"]) == {
+        "name": "NVIDIA DOCA 2.9.1 (ainet.fabric)", "baseurl": "https://mirror.example/doca/",
+        "gpgkey": "file:///etc/pki/rpm-gpg/ainet-doca-ofed.asc", "gpgcheck": "1", "priority": "10",
+        "username": "mu", "password": TOKEN}

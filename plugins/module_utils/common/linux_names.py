@@ -12,6 +12,12 @@ systemd units, networkd/NetworkManager/ifupdown files and shell lines.
   ``.`` and ``-``, starting with a letter or digit (the rail planner's rule, ``rail_plan.IFNAME_RE``). Every other
   character the kernel allows is syntax somewhere a host role writes the name: ``*`` ``?`` ``[`` are globs in
   networkd's ``[Match] Name=``, ``%`` a systemd specifier, ``$`` ``;`` quotes a shell's, a space a list separator.
+* :func:`rdma_device_problem` - what the collection accepts as an RDMA device name read from a node (before it
+  reaches an argv, a file or a report): 1 to 63 bytes (``IB_DEVICE_NAME_MAX`` 64 with its NUL,
+  include/rdma/ib_verbs.h), letters, digits, ``_``, ``.`` and ``-``, starting with a letter or digit: every name the
+  kernel's drivers (``mlx5_%d``, ``irdma%d``, ``rxe%d``) and rdma-core's ``rdma_rename`` (``ibp..s..``,
+  ``rocep..s..f..``) give. The kernel refuses little in a rename (``RDMA_NLDEV_CMD_SET``), so a device renamed
+  ``mlx5_0|sshd|`` is reported by the node as it is: such a name is refused here, never used.
 """
 
 from __future__ import annotations
@@ -22,6 +28,8 @@ IFNAMSIZ = 16
 _KERNEL_REFUSED = frozenset(b"/:%\t\n\v\f\r \xa0")
 HOST_IFNAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,14}")
 HOST_IFNAME_RULE = "1-15 letters, digits, '_', '.', '-', starting with a letter or digit"
+RDMA_DEVICE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,62}")
+RDMA_DEVICE_RULE = "1-63 letters, digits, '_', '.', '-', starting with a letter or digit"
 
 
 def kernel_ifname_ok(name):
@@ -38,3 +46,11 @@ def host_ifname_problem(name, field):
         return None
     return "%s %r is not an interface name this collection writes into host files (%s)" % (
         field, name, HOST_IFNAME_RULE)
+
+
+def rdma_device_problem(name, field):
+    """None for an RDMA device name this collection may put into a command line or a file (:data:`RDMA_DEVICE`);
+    else one line naming ``field`` and the value (``%r``: a control character is shown escaped)."""
+    if isinstance(name, str) and RDMA_DEVICE.fullmatch(name):
+        return None
+    return "%s %r is not an RDMA device name this collection uses (%s)" % (field, name, RDMA_DEVICE_RULE)

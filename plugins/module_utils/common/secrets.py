@@ -34,6 +34,26 @@ class SecretError(FabricError):
     """A credential that cannot be used as given; the message names the field, never the value."""
 
 
+# RFC 3986 section 3.2.1: userinfo = *( unreserved / pct-encoded / sub-delims / ":" ). A raw "/", "?", "#", "@",
+# "[", "]", white space or a control character in it is refused, whatever the login or password would be.
+USERINFO = re.compile(r"(?:[A-Za-z0-9._~!$&'()*+,;=:-]|%[0-9A-Fa-f]{2})*\Z")
+
+
+def _userinfo_span(text):
+    """``(start, end)`` of what is taken as the userinfo of ``text``: everything between the first ``//`` and the
+    LAST ``@`` of the whole text, or None when no ``@`` follows a ``//``.
+
+    The safe reading, not RFC 3986's: a URL parser ends the authority at the first ``/`` (``https://u:12/tok@m/`` is
+    host ``u``, port 12, path ``/tok@m/``), while a person, curl or apt may read ``tok`` as a password with a raw
+    ``/`` (a base64 token). Taking the last ``@`` catches both readings; a userinfo that is not clean by RFC 3986
+    (:data:`USERINFO`) is then refused by :func:`split_userinfo`, so an ``@`` in a path must be written ``%40``."""
+    start = text.find("//")
+    end = text.rfind("@")
+    if start < 0 or end < start + 2:
+        return None
+    return start + 2, end
+
+
 def _parts(url):
     try:
         parts = urlsplit(str(url or ""))
@@ -44,54 +64,67 @@ def _parts(url):
 
 
 def has_userinfo(url):
-    """Whether ``url`` carries a userinfo (``user[:password]@``) in its authority."""
-    parts = _parts(url)
-    return bool(parts and "@" in parts.netloc)
+    """Whether ``url`` carries a userinfo (``user[:password]@``, :func:`_userinfo_span`)."""
+    return _userinfo_span(str(url or "")) is not None
 
 
 def redact_url(url):
-    """``url`` with the userinfo of its authority replaced by ``<redacted>`` (``https://<redacted>@mirror/x``);
-    a URL without one is returned as it is. Text that is no URL is returned with anything before an ``@`` in
-    what looks like its authority replaced as well."""
+    """``url`` with everything between its first ``//`` and its last ``@`` replaced by ``<redacted>``
+    (``https://<redacted>@mirror/x``), whether the URL is valid or refused; text without such an ``@`` is returned
+    as it is."""
     text = str(url or "")
-    parts = _parts(text)
-    if parts is None or not parts.netloc:
-        return re.sub(r"(?<=://)[^/@\s]*@", REDACTED + "@", text)
-    if "@" not in parts.netloc:
+    span = _userinfo_span(text)
+    if span is None:
         return text
-    host = parts.netloc.rsplit("@", 1)[1]
-    return urlunsplit((parts.scheme, REDACTED + "@" + host, parts.path, parts.query, parts.fragment))
+    return text[:span[0]] + REDACTED + text[span[1]:]
 
 
 def userinfo_secrets(url):
     """The strings of ``url`` a result must mask (a module adds them to its ``no_log_values``), even where the URL is
-    refused: the password of its userinfo as written and percent-decoded. Nothing for a URL without one."""
-    match = re.search(r"://([^/?#]*)@", str(url or ""))
-    if not match or ":" not in match.group(1):
+    refused: the password of its userinfo (:func:`_userinfo_span`) as written and percent-decoded, or the whole
+    userinfo when it has no ``:`` and is not clean (a refused URL). Nothing for a URL without one."""
+    text = str(url or "")
+    span = _userinfo_span(text)
+    if span is None:
         return set()
-    password = match.group(1).split(":", 1)[1]
-    return set(p for p in (password, unquote(password)) if p)
+    userinfo = text[span[0]:span[1]]
+    found = set()
+    if ":" in userinfo:
+        password = userinfo.split(":", 1)[1]
+        found.update((password, unquote(password)))
+    elif not USERINFO.match(userinfo):  # refused, and no password to tell apart: all of it
+        found.update((userinfo, unquote(userinfo)))
+    return set(p for p in found if p)
 
 
 def split_userinfo(url, field):
     """``(url without userinfo, login, password)`` of ``url``; ``login`` and ``password`` are None without a
-    userinfo (``password`` also when only a login is given), percent-decoded otherwise. ``field`` names the option
-    in :class:`SecretError` (an unparsable URL, a login or password with white space or a control character,
-    which neither apt's auth.conf nor dnf's repository file can hold)."""
+    userinfo (``password`` also when only a login is given), percent-decoded otherwise. The userinfo is what lies
+    between ``//`` and the last ``@`` (:func:`_userinfo_span`). ``field`` names the option in :class:`SecretError`
+    (an unparsable URL; a userinfo with a character RFC 3986 does not allow there unencoded, such as a raw ``/`` of
+    a base64 token or an ``@``; a login or password with white space or a control character, which neither apt's
+    auth.conf nor dnf's repository file can hold). The error shows the URL redacted (:func:`redact_url`)."""
     text = str(url or "")
-    parts = _parts(text)
-    if parts is None:
-        raise SecretError("%s: %s is not a URL" % (field, redact_url(text)))
-    if "@" not in parts.netloc:
+    span = _userinfo_span(text)
+    if span is None:
+        if _parts(text) is None:
+            raise SecretError("%s: %s is not a URL" % (field, redact_url(text)))
         return text, None, None
-    userinfo, host = parts.netloc.rsplit("@", 1)
+    userinfo = text[span[0]:span[1]]
     login, sep, password = userinfo.partition(":")
     login, password = unquote(login), (unquote(password) if sep else None)
     for name, value in (("login", login), ("password", password)):
         if value is not None and (not value and name == "login" or re.search(r"[\s\x00-\x1f\x7f]", value)):
             raise SecretError("%s: the %s in the URL's userinfo (%s) is empty or holds white space or a control "
                               "character, which a credentials file cannot hold" % (field, name, redact_url(text)))
-    return urlunsplit((parts.scheme, host, parts.path, parts.query, parts.fragment)), login, password
+    if not USERINFO.match(userinfo):
+        raise SecretError("%s: %s: the userinfo before the last '@' holds a character a URL must percent-encode "
+                          "there ('/' %%2F, '?' %%3F, '#' %%23, '@' %%40, '[' %%5B, ']' %%5D); an '@' after the "
+                          "host must be written %%40" % (field, redact_url(text)))
+    parts = _parts(text[:span[0]] + text[span[1] + 1:])
+    if parts is None or not parts.netloc:
+        raise SecretError("%s: %s is not a URL" % (field, redact_url(text)))
+    return urlunsplit(parts), login, password
 
 
 def apt_machine(url):

@@ -85,10 +85,68 @@ def _read_only(path):
         return False
 
 
-def write_atomic(path, content, mode):
-    """Write ``content`` (UTF-8) to ``path`` with ``mode`` ("0644") through a temporary file and a rename."""
+# Directories the collection creates: system configuration directories (/etc/default/grub.d, /etc/systemd/...)
+# and the state directory are created with this mode whatever the caller's umask (a module run with umask 000 would
+# otherwise leave them writable by every local user, who could then replace what the next run trusts or sources).
+DIR_MODE = 0o755
+
+
+def make_dirs(directory, mode=DIR_MODE):
+    """Create ``directory`` and its missing parents, each with exactly ``mode`` (``mkdir`` then ``chmod``: the
+    umask never applies); existing directories are left as they are."""
+    missing = []
+    probe = os.path.abspath(directory)
+    while not os.path.isdir(probe):
+        missing.append(probe)
+        parent = os.path.dirname(probe)
+        if parent == probe:
+            break
+        probe = parent
+    for path in reversed(missing):
+        try:
+            os.mkdir(path, 0o700)
+        except FileExistsError:
+            if not os.path.isdir(path):
+                raise
+            continue
+        os.chmod(path, mode)
+
+
+def check_state_dir(directory):
+    """Refuse (:class:`UnsafeDirectory`, one line) to keep state in ``directory`` when it is a link or not a
+    directory, belongs to another user, or its group or others may write to it: another user could replace the
+    record that the next run trusts (the addresses and routes it removes as its own)."""
+    try:
+        fd = os.open(directory, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC)
+    except OSError as exc:
+        raise UnsafeDirectory("%s is not a directory of its own (%s)" % (directory, exc.strerror)) from None
+    try:
+        _check_owner_only(fd, directory, "0755")
+    finally:
+        os.close(fd)
+
+
+def _check_owner_only(fd, path, mode_text):
+    info = os.fstat(fd)
+    problem = None
+    if info.st_uid != os.geteuid():
+        problem = "belongs to uid %d, not %d" % (info.st_uid, os.geteuid())
+    elif info.st_mode & 0o022:
+        who = "others" if info.st_mode & 0o002 else "its group"
+        problem = "is writable by %s (mode %04o)" % (who, info.st_mode & 0o7777)
+    if problem:
+        raise UnsafeDirectory("%s %s; only its owner may write there: fix its owner and mode (or remove it, the next "
+                              "run creates it %s)" % (path, problem, mode_text))
+
+
+def write_atomic(path, content, mode, state=False):
+    """Write ``content`` (UTF-8) to ``path`` with ``mode`` ("0644") through a temporary file (created 0600) and a
+    rename. Missing parent directories are created 0755 (:func:`make_dirs`). ``state``: the file is a record the
+    next run trusts, so its directory must be writable by its owner only (:func:`check_state_dir`)."""
     directory = os.path.dirname(path) or "."
-    os.makedirs(directory, exist_ok=True)
+    make_dirs(directory)
+    if state:
+        check_state_dir(directory)
     fd, tmp = tempfile.mkstemp(dir=directory, prefix=".ainet-")
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as handle:
@@ -124,7 +182,7 @@ def read_record(root):
 
 def write_record(root, fabrics):
     write_atomic(os.path.join(root, RECORD_FILE),
-                 json.dumps({"version": 1, "fabrics": fabrics}, indent=1, sort_keys=True) + "\n", "0644")
+                 json.dumps({"version": 1, "fabrics": fabrics}, indent=1, sort_keys=True) + "\n", "0644", state=True)
 
 
 # Host-wide runtime state (locks) lives in a directory only its owner can write: a name in a world-writable
@@ -160,17 +218,11 @@ def private_dir(path):
         fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC)
     except OSError as exc:
         raise UnsafeDirectory("%s is not a directory of its own (%s)" % (path, exc.strerror)) from None
-    info = os.fstat(fd)
-    problem = None
-    if info.st_uid != os.geteuid():
-        problem = "belongs to uid %d, not %d" % (info.st_uid, os.geteuid())
-    elif info.st_mode & 0o022:
-        who = "others" if info.st_mode & 0o002 else "its group"
-        problem = "is writable by %s (mode %04o)" % (who, info.st_mode & 0o7777)
-    if problem:
+    try:
+        _check_owner_only(fd, path, "0700")
+    except UnsafeDirectory:
         os.close(fd)
-        raise UnsafeDirectory("%s %s; only its owner may write there: remove it, the next run creates it 0700"
-                              % (path, problem))
+        raise
     return fd
 
 

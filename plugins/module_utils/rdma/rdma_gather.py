@@ -19,6 +19,7 @@ from __future__ import annotations
 import os
 import re
 
+from ansible_collections.ainet.fabric.plugins.module_utils.common.linux_names import rdma_device_problem
 from ansible_collections.ainet.fabric.plugins.module_utils.rdma.rdma_facts import device_of_netdev, roce_v2_gid_index
 
 IB = "sys/class/infiniband"
@@ -96,7 +97,11 @@ def rails(facts, nics, netdevs, addresses=None):
     """Per rail NIC: ``{"netdev", "rdma_device", "port", "gid_index", "address"}`` (None where unknown).
 
     ``addresses``: rail NIC -> its IPv4 or IPv6 address (``/len`` allowed); the GID index is that of the RoCE v2 GID
-    holding it (IPv4 as ``::ffff:a.b.c.d``, IPv6 as its own 16 bytes), see :func:`rdma_facts.roce_v2_gid_index`."""
+    holding it (IPv4 as ``::ffff:a.b.c.d``, IPv6 as its own 16 bytes), see :func:`rdma_facts.roce_v2_gid_index`.
+
+    A device name the node reports that breaks :func:`linux_names.rdma_device_problem` is never returned (it would
+    reach ``ib_write_bw -d`` and the jobs' command lines): ``rdma_device`` and ``gid_index`` are None and ``problem``
+    says why; ``problem`` is None otherwise."""
     out = []
     addresses = addresses or {}
     for nic in nics:
@@ -107,5 +112,9 @@ def rails(facts, nics, netdevs, addresses=None):
         port = next((number for number, entry in sorted(ports.items()) if (entry or {}).get("netdev") == nic), None)
         address = addresses.get(nic)
         index = roce_v2_gid_index(facts, nic, address.split("/")[0]) if address else None
-        out.append({"netdev": nic, "rdma_device": name, "port": port, "gid_index": index, "address": address})
+        problem = None if name is None else rdma_device_problem(name, "the RDMA device of %s" % nic)
+        if problem:
+            name, port, index = None, None, None
+        out.append({"netdev": nic, "rdma_device": name, "port": port, "gid_index": index, "address": address,
+                    "problem": problem})
     return out

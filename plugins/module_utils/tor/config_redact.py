@@ -91,3 +91,60 @@ def redact_config(text):
         except ValueError:
             pass
     return "\n".join(redact_line(line) for line in text.split("\n"))
+
+
+def secret_values(data, _table=False):
+    """The secrets of JSON-like ``data`` (config_db, NVUE) as :func:`redact_data` finds them: the values of secret
+    keys and the keys of secret tables (SNMP communities)."""
+    found = set()
+    if isinstance(data, dict):
+        for name, value in data.items():
+            key = _key(name)
+            if _table:
+                found.add(str(name))
+            if _SECRET_TABLES.match(key) and isinstance(value, dict):
+                found |= secret_values(value, _table=True)
+            elif _SECRET_KEYS.search(key) and not isinstance(value, (dict, list)):
+                if value not in (None, ""):
+                    found.add(str(value))
+            else:
+                found |= secret_values(value)
+    elif isinstance(data, list):
+        for item in data:
+            found |= secret_values(item)
+    return found
+
+
+def config_secrets(text):
+    """The secrets of a configuration's text: by key when it parses as JSON (:func:`secret_values`), else what
+    :func:`redact_line` redacts on each line (the whole tail, and each of its words of 4 characters or more)."""
+    if text is None:
+        return set()
+    if not isinstance(text, str):
+        return secret_values(text)
+    if text.lstrip()[:1] in ("{", "["):
+        try:
+            return secret_values(json.loads(text))
+        except ValueError:
+            pass
+    found = set()
+    for line in text.split("\n"):
+        redacted = redact_line(line)
+        if redacted != line and REDACTED in redacted:
+            tail = line[redacted.index(REDACTED):].strip()
+            found.add(tail)
+            found.update(word for word in tail.split() if len(word) >= 4)
+    return found
+
+
+def redact_values(text, values):
+    """``text`` (a message: a validator's, a device's) with every secret of ``values`` replaced by ``<redacted>``
+    (longest first), then :func:`redact_line`. A secret shorter than 4 characters is replaced only where a message
+    quotes it (``"v"``, ``'v'``, ``=v``), so that it does not erase every digit of the message."""
+    text = str(text)
+    for value in sorted((v for v in values if v), key=len, reverse=True):
+        if len(value) >= 4:
+            text = text.replace(value, REDACTED)
+        else:
+            text = re.sub(r"(?<=[\"'=])%s(?=[\"'\],;)\s]|\Z)" % re.escape(value), REDACTED, text)
+    return redact_line(text)

@@ -446,7 +446,38 @@ def render(plan, node_names=None, pci=None):
                                      "labels": {LABEL + "cluster": dns_name(cluster)}},
                         "data": {"config.json": json.dumps(data, indent=2, sort_keys=True) + "\n"}})
     objects.sort(key=lambda o: KIND_ORDER[o["kind"]])
+    for name, problem in _collisions(objects):
+        raise FabricModelError("k8s objects", name, problem, "give every host its own node name in "
+                               "k8s_objects_node_names")
     return objects
+
+
+def _owner(obj):
+    labels = obj["metadata"].get("labels") or {}
+    if labels.get(LABEL + "node"):
+        return "node %s" % labels[LABEL + "node"]
+    if labels.get(LABEL + "fabric"):
+        return "fabric %s rail %s" % (labels[LABEL + "fabric"], labels.get(LABEL + "rail"))
+    return "the cluster"
+
+
+def _collisions(objects):
+    """``(name, problem)`` per object that has the kind, namespace and name of an earlier one (after ``kubectl
+    apply`` they are one object), naming what each was made for (the hosts, for a node's pool)."""
+    seen, out = {}, []
+    for obj in objects:
+        key = (obj["kind"], obj["metadata"].get("namespace"), obj["metadata"]["name"])
+        if key in seen:
+            out.append((key[2], "is the name of the %s of both %s and %s (one object once applied)"
+                        % (key[0], _owner(seen[key]), _owner(obj))))
+        else:
+            seen[key] = obj
+    return out
+
+
+def name_collisions(objects):
+    """One line per object named like an earlier one of its kind and namespace (:func:`_collisions`)."""
+    return ["%s %s" % (name, problem) for name, problem in _collisions(objects)]
 
 
 def _node_policies(fabric, rail, name, resource, namespace, cluster, key, union, per_node, conflict, k8s_nodes, ib):
@@ -531,7 +562,9 @@ def _spider_pools(plan, fabric, rail_entry, k8s, field, cluster, name, k8s_nodes
                     "nodeAffinity": {"matchExpressions": [{"key": HOSTNAME_LABEL, "operator": "In",
                                                            "values": [k8s_nodes[host]]}]}}
             pools.append({"apiVersion": "spiderpool.spidernet.io/v2beta1", "kind": "SpiderIPPool",
-                          "metadata": _meta(dns_name(name, host), None, cluster, fname, rail, node=host),
+                          # named from the Kubernetes node name (unique, _node_names), never the inventory name:
+                          # gpu_1 (mapped) and gpu-1 would both give <rail>-gpu-1
+                          "metadata": _meta(dns_name(name, k8s_nodes[host]), None, cluster, fname, rail, node=host),
                           "spec": spec})
     return pools
 
@@ -675,7 +708,7 @@ def check_against_plan(plan, objects, node_names=None):
     (the node's, in ``exclusive``), holding no node's host address and no gateway; no two pools of a rail
     overlapping; every gateway the ToR's address of that rail (and node); a node's pool bound to that node; every
     pod rail of the plan with its network."""
-    problems = []
+    problems = name_collisions(objects)
     seen = {}
     networks = set()
     k8s_nodes = _node_names(plan, node_names)

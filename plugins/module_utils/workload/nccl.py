@@ -37,9 +37,8 @@
 
 from __future__ import annotations
 
-import re
-
 from ansible_collections.ainet.fabric.plugins.module_utils.common.errors import FabricError
+from ansible_collections.ainet.fabric.plugins.module_utils.common.linux_names import rdma_device_problem
 from ansible_collections.ainet.fabric.plugins.module_utils.model.model_schema import breaking_character
 from ansible_collections.ainet.fabric.plugins.module_utils.plan.rail_plan import IFNAME_RE
 from ansible_collections.ainet.fabric.plugins.module_utils.rdma.rdma_facts import device_of_netdev, roce_v2_gid_index
@@ -52,9 +51,6 @@ FAR = {"NODE": "the interconnect between PCIe host bridges within a NUMA node",
        "PHB": "the PCIe host bridge (the CPU's root complex)"}
 # ``uname -m`` of the CPUs on which nvidia-smi's PHB is NCCL's PATH_PHB (on Grace, aarch64, it is C2C: PATH_P2C).
 X86 = ("x86_64", "amd64", "i686", "i386")
-# An RDMA device name as the host reports it (mlx5_0, rxe0, ibp1s0f0): data read from the node, placed in NCCL_IB_HCA
-# and UCX_NET_DEVICES (lists split on ',' and ':') and in /etc/nccl.conf (one NAME=value a line).
-RDMA_DEVICE_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}\Z")
 MARKER = "# Managed by ainet.fabric (nccl): NCCL settings of this node's rail NICs."
 
 
@@ -146,7 +142,9 @@ def nccl_settings(plan, host, facts, socket_ifname, fabric=None, cross_nic=0, ad
         if device is None:
             problems.append("rail %d (%s): no RDMA device has this netdev" % (entry["rail"], netdev))
             continue
-        if not RDMA_DEVICE_RE.match(str(device)):
+        # data read from the node, placed in NCCL_IB_HCA and UCX_NET_DEVICES (lists split on ',' and ':') and in
+        # /etc/nccl.conf (one NAME=value a line): linux_names' rule for RDMA device names
+        if rdma_device_problem(str(device), "device"):
             problems.append("rail %d (%s): the RDMA device name %r read from the node is not one NCCL can be given"
                             % (entry["rail"], netdev, device))
             continue

@@ -73,7 +73,7 @@ def test_facts_from_the_tools_and_sysfs_map_the_rail_nic_to_its_device_and_gid(h
     assert [(g["index"], g["type"], g["ipv4"]) for g in facts["devices"]["rxe_0"]["gids"]] == [
         (0, "RoCE v1", None), (1, "RoCE v2", None), (3, "RoCE v2", "172.17.0.2")]
     assert result["rails"] == [{"netdev": "p1p1", "rdma_device": "rxe_0", "port": 1, "gid_index": 3,
-                                "address": "172.17.0.2/31"}]
+                                "address": "172.17.0.2/31", "problem": None}]
     nic = result["netdevs"]["p1p1"]
     assert nic["pci"] == "0000:01:00.0" and nic["numa_node"] == 1 and nic["rdma_devices"] == ["rxe_0"]
     assert nic["sriov"] == {"total_vfs": 7, "num_vfs": 1, "vfs": [{"index": 0, "pci": "0000:01:10.0",
@@ -89,14 +89,15 @@ def test_missing_tools_are_not_available_with_the_reason_and_never_fail(host, ca
     assert sources["mlxconfig"] == {"available": False, "reason": "neither mlxconfig nor mstconfig is installed"}
     assert result["netdevs"]["ens9"] is None
     assert result["rails"][1] == {"netdev": "ens9", "rdma_device": None, "port": None, "gid_index": None,
-                                  "address": None}
+                                  "address": None, "problem": None}
 
 
 def test_a_host_without_rdma_at_all(tmp_path, capsys, monkeypatch):
     monkeypatch.setenv("PATH", str(tmp_path))
     result = run(capsys, tmp_path, interfaces=["eth0"])
     assert result["facts"]["devices"] == {} and result["sources"]["gids"]["available"] is False
-    assert result["rails"] == [{"netdev": "eth0", "rdma_device": None, "port": None, "gid_index": None, "address": None}]
+    assert result["rails"] == [{"netdev": "eth0", "rdma_device": None, "port": None, "gid_index": None, "address": None,
+                                "problem": None}]
 
 
 V6 = "2001:0db8:0017:0000:0000:0000:0000:0002"   # 2001:db8:17::2, as the kernel writes it in gids/<i>
