@@ -62,7 +62,8 @@ from __future__ import annotations
 
 import re
 
-from ansible_collections.ainet.fabric.plugins.module_utils.qos.counters_parse import DEFAULT_PORT, FORMATS, describe
+from ansible_collections.ainet.fabric.plugins.module_utils.qos.counters_parse import (
+    DEFAULT_PORT, FORMATS, NOT_COUNTING, describe)
 from ansible_collections.ainet.fabric.plugins.module_utils.qos.lossless_check import resolve
 
 VERDICTS = ("dropped", "lost", "pause_storm", "ecn_inactive", "inconclusive", "lossless_under_load")
@@ -129,12 +130,15 @@ def counter_delta(before, after, width):
 def _read_was_reset(records):
     """Whether the rest of one read (one port of it) says its counters were reset between the reads: an instance
     counter changed, a counter that cannot wrap went down, or no counter kept counting (read above 0 both times
-    and not lower after) - nothing then tells a wrap from a reset, and a reset is the answer that claims nothing."""
+    and not lower after) - nothing then tells a wrap from a reset, and a reset is the answer that claims nothing.
+    Only counters (facts that count events) are siblings: a setting, a high-water mark or an instance number that
+    stayed the same says nothing (:data:`counters_parse.NOT_COUNTING`)."""
     if any(r["fact"] == "instance" and r["before"] != r["after"] and r["state"] != "not_reported" for r in records):
         return True
-    if any(r["state"] == "reset" for r in records):
+    counters = [r for r in records if r["fact"] not in NOT_COUNTING]
+    if any(r["state"] == "reset" for r in counters):
         return True
-    return not any(r["state"] == "counted" and r["before"] > 0 and r["fact"] != "instance" for r in records)
+    return not any(r["state"] == "counted" and r["before"] > 0 for r in counters)
 
 
 def _facts(reads, which):

@@ -145,10 +145,6 @@ def test_a_real_reset_with_a_64_bit_sibling_that_went_down_is_never_a_wrap():
     assert states["out_of_sequence"] == states["rp_cnp_handled"] == "reset" and got["verdict"] == "inconclusive"
 
 
-@pytest.mark.xfail(strict=True, reason="review 40 D6: the hw_counters file `lifespan` (a constant setting, 10 ms) "
-                                       "reads as a sibling that kept counting, so a driver reload on a host whose "
-                                       "64-bit counters were 0 turns out_of_sequence 7 -> 0 into a wrap of "
-                                       "+4,294,967,289 and the run `lost`")
 def test_a_driver_reload_with_only_32_bit_counters_nonzero_is_a_reset_not_a_wrap():
     before = _hw("before", out_of_sequence=7, rx_write_requests=412, rp_cnp_handled=0)
     got = _rdma_verdict(before, _reloaded(before))
@@ -163,9 +159,6 @@ def test_sai_and_orchagent_counters_are_64_bit_never_wrapped():
         assert describe(fmt, name)["width"] == 64, (fmt, name)
 
 
-@pytest.mark.xfail(strict=True, reason="review 40 D5: mlx5 link_down_events_phy is a 32-bit PPCNT field "
-                                       "(en_stats.c: 'not stored in __be64 format'; MLX5E_READ_CTR32_BE since the "
-                                       "phy layer counters were added), COUNTERS gives it 64")
 def test_mlx5_link_down_events_phy_is_32_bit():
     assert describe("ethtool_mlx5", "link_down_events_phy")["width"] == 32
 
