@@ -269,9 +269,6 @@ def test_os10_queuing_mailed_with_its_prompt_reads_as_recorded():
     assert got == recorded and got["ports"]["ethernet1/1/4"]["q5_dropped_packets"] == 1263665
 
 
-@pytest.mark.xfail(strict=True, reason="review 40 D3: pasted_text.unwrapped joins a wrapped line's short rest with "
-                                       "the next line when the rest itself ends within NEAR of the width: a mailed "
-                                       "`show pfcwd stats` (118 columns) reads as no table")
 def test_pfcwd_stats_mailed_with_its_prompt_reads_as_printed():
     got = parse_counters(sample("sonic-pfcwd-stats-after-mailed.txt"), "sonic_pfcwd")
     assert got == parse_counters(sample("sonic-pfcwd-stats-after.txt"), "sonic_pfcwd")
