@@ -75,7 +75,7 @@ from ansible_collections.ainet.fabric.plugins.module_utils.qos.counters_text imp
     flat as _flat, json_doc as _json, nv_name as _nv_name, nv_value as _nv_value, number as _number, only_port as _only,
     tables as _tables, whole as _int)
 from ansible_collections.ainet.fabric.plugins.module_utils.qos.counters_parse_nos import (
-    NOS_COUNTERS, NOS_ONE_PORT_FORMATS, NOS_PARSERS, NOS_SIDES, parse_nvue_qos_json)
+    NOS_COUNTERS, NOS_ONE_PORT_FORMATS, NOS_PARSERS, NOS_SIDES, NOS_ZERO_ROWS_OMITTED, parse_nvue_qos_json)
 from ansible_collections.ainet.fabric.plugins.module_utils.qos.pasted_text import readings
 
 SIDES.update({"ethtool_mlx5": "host NIC", "rdma_mlx5": "RDMA", "rdma_rxe": "RDMA", "sonic_pfc": "switch",
@@ -223,6 +223,18 @@ COUNTERS = {
 # (``tor/nos_<platform>.py``: ``COUNTER_COMMANDS``, ``read_counters``).
 COUNTERS.update(NOS_COUNTERS)
 ONE_PORT_FORMATS = ("nvue_qos", "nvue_roce") + NOS_ONE_PORT_FORMATS
+# Formats whose tool leaves out a row of zeros, and the oracle that shows it: a counter absent from such a read that
+# printed its table (:func:`printed`) was 0 (``load_verdict.read_deltas``). Every other format prints what it counts
+# (SONiC's pfcstat and queuestat print N/A, mlx5 leaves out the pause counters of a priority without PFC): absent is
+# *not reported* there.
+ZERO_ROWS_OMITTED = dict(NOS_ZERO_ROWS_OMITTED)
+
+
+def printed(facts):
+    """Whether a read printed its output (a port, or no problem: a table without rows), as opposed to a failed read
+    or a warning in its place."""
+    return bool(facts["ports"]) or not facts["problems"]
+
 _COMPILED = {fmt: [(re.compile(r"^(?:%s)$" % rx), fact, direction, width) for rx, fact, direction, width in rows]
              for fmt, rows in COUNTERS.items()}
 

@@ -63,7 +63,7 @@ from __future__ import annotations
 import re
 
 from ansible_collections.ainet.fabric.plugins.module_utils.qos.counters_parse import (
-    DEFAULT_PORT, FORMATS, NOT_COUNTING, describe)
+    DEFAULT_PORT, FORMATS, NOT_COUNTING, ZERO_ROWS_OMITTED, describe, printed)
 from ansible_collections.ainet.fabric.plugins.module_utils.qos.lossless_check import resolve
 
 VERDICTS = ("dropped", "lost", "pause_storm", "ecn_inactive", "inconclusive", "lossless_under_load")
@@ -165,12 +165,15 @@ def _port(facts_b, facts_a, name, wanted, problems):
                 facts_b["problems"] + facts_a["problems"]) or "empty"))
             return None
         return ports[0]
+    zeros = facts_b["format"] in ZERO_ROWS_OMITTED
     if wanted not in ports:
         if len(ports) == 1 and ports[0] == DEFAULT_PORT:
             return DEFAULT_PORT  # a read of one port parsed without its name (ethtool, hw_counters, NVUE)
+        if zeros and printed(facts_b) and printed(facts_a):
+            return wanted  # both tables printed without it: nothing of it counted (ZERO_ROWS_OMITTED)
         raise ValueError("reads[%s]: port %s is in neither read (ports: %s)" % (name, wanted, ", ".join(ports) or "none"))
     for when, facts in (("before", facts_b), ("after", facts_a)):
-        if wanted not in facts["ports"]:
+        if wanted not in facts["ports"] and not (zeros and printed(facts)):
             problems.append("%s: port %s is missing from the %s read" % (name, wanted, when))
     return wanted
 
@@ -181,12 +184,17 @@ def read_deltas(name, facts_b, facts_a, port):
     fmt = facts_b["format"]
     before = facts_b["ports"].get(port, {})
     after = facts_a["ports"].get(port, {})
+    # a tool that leaves out a row of zeros (ZERO_ROWS_OMITTED): a counter absent from a read that printed its
+    # table was 0 there, so the first storm of a queue during the run counts from 0
+    zero_b = 0 if fmt in ZERO_ROWS_OMITTED and printed(facts_b) else None
+    zero_a = 0 if fmt in ZERO_ROWS_OMITTED and printed(facts_a) else None
     records = []
     for counter in sorted(set(before) | set(after)):
         meaning = describe(fmt, counter)
-        delta, state = counter_delta(before.get(counter), after.get(counter), meaning["width"])
+        value_b, value_a = before.get(counter, zero_b), after.get(counter, zero_a)
+        delta, state = counter_delta(value_b, value_a, meaning["width"])
         records.append(dict(meaning, read=name, side=facts_b["side"], port=port, counter=counter,
-                            before=before.get(counter), after=after.get(counter), delta=delta, state=state))
+                            before=value_b, after=value_a, delta=delta, state=state))
     for changed in [r for r in records if r["fact"] == "instance" and r["state"] in ("counted", "reset")
                     and r["before"] != r["after"]]:
         # another object (a qdisc replaced between the reads): its counters began again, whatever they read now

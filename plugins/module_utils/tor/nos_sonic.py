@@ -868,7 +868,9 @@ def read(connection, via):
 # 60 s by default, PG_WATERMARK_STAT, so it may lag the run: named, never judged) tells from another cause.
 COUNTER_READ = ("ssh",)
 COUNTER_COMMANDS = (("sonic_pfc", ("show", "pfc", "counters")), ("sonic_queue", ("show", "queue", "counters")),
-                    ("sonic_pfcwd", ("show", "pfcwd", "stats")),
+                    # -e: every watched queue, also one whose counters are all 0/0 (pfcwd/main.py collect_stats leaves
+                    # it out otherwise, so its first storm would have no value before the load)
+                    ("sonic_pfcwd", ("show", "pfcwd", "stats", "-e")),
                     ("sonic_pg_drop", ("show", "priority-group", "drop", "counters")),
                     ("sonic_pg_headroom", ("show", "priority-group", "persistent-watermark", "headroom")))
 # Reads a release may not have (the watchdog's CLI, PG drop counters: sonic-utilities 2021 on): a failure is kept

@@ -64,9 +64,6 @@ def test_pfcwd_columns_are_cumulative_and_a_storm_on_a_queue_with_history_is_jud
     assert with_tor_read("tor_pfcwd", "sonic_pfcwd", before, before)["verdict"] == "lossless_under_load"
 
 
-@pytest.mark.xfail(strict=True, reason="review 40 D1: `show pfcwd stats` without -e hides a watched queue whose "
-                                       "counters are all 0/0 (pfcwd/main.py collect_stats), so a first storm during "
-                                       "the run has no before value and is not reported; the link is lossless")
 def test_pfcwd_first_storm_of_a_queue_during_the_run_is_a_pause_storm():
     before, after = sample("sonic-pfcwd-stats-before.txt"), sample("sonic-pfcwd-stats-after.txt")
     assert "Ethernet8" not in before and "Ethernet8:3" in after  # the real CLI's layout: the row appears with the storm
@@ -74,7 +71,6 @@ def test_pfcwd_first_storm_of_a_queue_during_the_run_is_a_pause_storm():
     assert got["classes"][0]["verdict"] == "pause_storm", got["classes"][0]["message"]
 
 
-@pytest.mark.xfail(strict=True, reason="review 40 D1: the job reads `show pfcwd stats`, not `show pfcwd stats -e`")
 def test_the_job_reads_every_watched_queue():
     assert dict(nos_sonic.COUNTER_COMMANDS)["sonic_pfcwd"] in (("show", "pfcwd", "stats", "-e"),
                                                                ("show", "pfcwd", "stats", "--empty"))
@@ -98,9 +94,6 @@ def test_pg_drop_a_clear_between_the_reads_is_a_reset_never_a_drop_or_lossless()
     assert got["verdict"] == "inconclusive" and "reset" in got["classes"][0]["message"]
 
 
-@pytest.mark.xfail(strict=True, reason="review 40 D2: pg-drop prints counter - baseline unclamped; after a syncd "
-                                       "restart under an older `sonic-clear` baseline the cells are negative, the "
-                                       "parser drops them, and an ingress PG drop during the run is judged lossless")
 def test_pg_drop_under_a_stale_baseline_still_judges_the_ingress_drop():
     before = sample("sonic-pg-drop-stale-baseline-before.txt")
     after = sample("sonic-pg-drop-stale-baseline-after.txt")
@@ -360,3 +353,24 @@ def test_the_sonic_table_names_every_pause_and_drop_counter_the_cli_prints():
     section = doc[doc.index("### Every drop and pause counter, per NOS"):doc.index("**NVIDIA Cumulus Linux (NVUE)**")]
     for needle in ("show pfc counters --history", "TrimDrop", "--voq"):
         assert needle in section, needle
+
+
+# ---- the fixes' controls: what the new rules must not claim ---------------------------------------------------------
+
+def test_pfcwd_a_failed_read_before_is_never_taken_for_a_table_of_zeros():
+    """D1's rule (a row absent from a read that printed its table was 0) needs the table: an error in its place
+    leaves the storm not reported, never counted from 0."""
+    failed = "show pfcwd stats failed (rc 2): Error: No such command \"pfcwd\"."
+    got = with_tor_read("tor_pfcwd", "sonic_pfcwd", failed, sample("sonic-pfcwd-stats-after.txt"))
+    storm = next(r for r in got["counters"] if r["counter"] == "q3_storm_detected" and r["read"] == "tor_pfcwd")
+    assert (storm["before"], storm["state"]) == (None, "not_reported") and got["classes"][0]["verdict"] != "pause_storm"
+
+
+def test_pg_drop_below_zero_is_named_and_a_read_that_goes_lower_is_a_reset():
+    before = sample("sonic-pg-drop-stale-baseline-before.txt")
+    facts = parse_counters(before, "sonic_pg_drop", port="Ethernet8")
+    assert facts["ports"]["Ethernet8"]["pg3_drop_pkts"] == -13681484
+    assert any("below 0" in p and "baseline" in p for p in facts["problems"])
+    assert parse_counters(sample("sonic-pg-drop-before.txt"), "sonic_pg_drop")["problems"] == []  # control
+    got = with_tor_read("tor_pg", "sonic_pg_drop", sample("sonic-pg-drop-before.txt"), before)
+    assert got["verdict"] == "inconclusive" and "reset" in got["classes"][0]["message"]
