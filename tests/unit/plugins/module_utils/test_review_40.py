@@ -293,9 +293,6 @@ def test_nxos_control_the_whole_config_agrees_and_its_default_mode_auto_disagree
     assert codes == ["pfc_not_negotiated"]
 
 
-@pytest.mark.xfail(strict=True, reason="review 40 D4: an NX-OS port whose PFC mode a partial configuration does not "
-                                       "state (pfc_mode None, PFC from the network-qos policy) is compared as if PFC "
-                                       "ran: lossless_diff is [] and lossless_check agree")
 def test_nxos_partial_config_without_the_port_s_pfc_mode_is_not_agree():
     facts = _nxos_config(partial=True, mode_line=False)
     assert facts["ports"]["Ethernet1/51"]["pfc_mode"] is None and facts["ports"]["Ethernet1/51"]["pfc"] == [5]
