@@ -341,9 +341,6 @@ def test_an_unread_ingress_pg_stage_is_not_lossless_under_load(tmp_path):
 
 # ---- the per-NOS table lists every drop and pause counter ---------------------------------------------------------
 
-@pytest.mark.xfail(strict=True, reason="review 40 D7: docs/lossless-qos.md's SONiC table leaves out `show pfc counters "
-                                       "--history` (pfcstat --history: pause transitions and time per priority) and "
-                                       "`show queue counters --trim`/`--voq` (TrimDrop/pkts, Credit-WD-Del/pkts)")
 def test_the_sonic_table_names_every_pause_and_drop_counter_the_cli_prints():
     with open(os.path.join(HERE, "..", "..", "..", "..", "docs", "lossless-qos.md")) as handle:
         doc = handle.read()
