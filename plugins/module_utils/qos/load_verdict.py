@@ -63,7 +63,7 @@ from __future__ import annotations
 import re
 
 from ansible_collections.ainet.fabric.plugins.module_utils.qos.counters_parse import (
-    DEFAULT_PORT, FORMATS, NOT_COUNTING, ZERO_ROWS_OMITTED, describe, printed)
+    COUNTERS, DEFAULT_PORT, FORMATS, NOT_COUNTING, ZERO_ROWS_OMITTED, describe, printed)
 from ansible_collections.ainet.fabric.plugins.module_utils.qos.lossless_check import resolve
 
 VERDICTS = ("dropped", "lost", "pause_storm", "ecn_inactive", "inconclusive", "lossless_under_load")
@@ -171,6 +171,11 @@ def _port(facts_b, facts_a, name, wanted, problems):
             return DEFAULT_PORT  # a read of one port parsed without its name (ethtool, hw_counters, NVUE)
         if zeros and printed(facts_b) and printed(facts_a):
             return wanted  # both tables printed without it: nothing of it counted (ZERO_ROWS_OMITTED)
+        if not printed(facts_b) and not printed(facts_a):
+            # neither read printed its output (a failure, a warning in its place): unread, never a wrong port
+            problems.append("%s: not read before nor after (%s)" % (name, "; ".join(
+                facts_b["problems"] + facts_a["problems"])))
+            return None
         raise ValueError("reads[%s]: port %s is in neither read (ports: %s)" % (name, wanted, ", ".join(ports) or "none"))
     for when, facts in (("before", facts_b), ("after", facts_a)):
         if wanted not in facts["ports"] and not (zeros and printed(facts)):
@@ -233,16 +238,42 @@ def _names(records):
     return ", ".join(counter_name(r) for r in records)
 
 
+def drop_stage(fmt):
+    """Whether reads of format ``fmt`` count drops (``COUNTERS`` has a drop or transport-error row for it): a
+    read of it that was not taken is an unread drop stage (:func:`load_verdict`'s ``unread``)."""
+    return any(row[1] in DROP_FACTS for row in COUNTERS.get(fmt, ()))
+
+
+def _unread_stage(name, facts_b, facts_a, port):
+    """Why read ``name`` of a drop-stage format did not read ``port`` (its problems, or that the port is missing
+    from a read that printed nothing of it), or None when both reads hold it (or a tool that leaves out a row of
+    zeros printed its table: :data:`counters_parse.ZERO_ROWS_OMITTED`)."""
+    if not drop_stage(facts_b["format"]):
+        return None
+    why = []
+    for when, facts in (("before", facts_b), ("after", facts_a)):
+        if port is not None and port in facts["ports"]:
+            continue
+        if port is not None and facts["format"] in ZERO_ROWS_OMITTED and printed(facts):
+            continue
+        why.append("%s: %s" % (when, "; ".join(facts["problems"]) or "port %s not in the read" % port))
+    return "%s (%s)" % (name, "; ".join(why)) if why else None
+
+
 def load_verdict(before, after, profile=None, port=None, host_port=None, priorities=None, seconds=None,
-                 max_pause_ratio=0.5, max_storm_events=0, queues=None, congestion=None, role=None):
+                 max_pause_ratio=0.5, max_storm_events=0, queues=None, congestion=None, role=None, unread=None):
     """The verdict of one link (see the module). ``profile``: a preset name or a resolved profile (which priorities
     are lossless and which run DCQCN); ``priorities``: the classes to judge (default: the profile's PFC priorities);
     ``port``/``host_port``: the switch port and host interface when a read holds several; ``seconds``: the run's
     length (for the pause-duration bound); ``queues``: {priority: switch queue} (default: the same number);
     ``congestion``: ``{priority: [counter records]}`` of PFC pauses and ECN/CNP counters that moved on other links
     because of this link's load (see the module); ``role``: ``receiver`` or ``sender`` of an incast (only the
-    counters that count its direction are its congestion), None for a link judged on its own. Raises ValueError
-    (one line) on input that is not the link's reads."""
+    counters that count its direction are its congestion), None for a link judged on its own; ``unread``:
+    one line per drop stage of the link that was not read and is not among ``before``/``after`` (a ToR read that
+    failed or printed only a warning, naming the stage and how to make it readable); a read given whose drop stage
+    lacks the port is one too. An unread drop stage never lets a class be ``lossless_under_load``: it is
+    ``inconclusive`` unless a drop elsewhere decides ``dropped`` or ``lost``. Raises ValueError (one line) on input
+    that is not the link's reads."""
     if role is not None and role not in ROLE_CONGESTION:
         raise ValueError("role: %r is not a role of an incast; use one of: %s, or none" % (role, ", ".join(ROLES)))
     profile = resolve(profile)
@@ -259,7 +290,7 @@ def load_verdict(before, after, profile=None, port=None, host_port=None, priorit
     missing = sorted(set(before) ^ set(after))
     if missing:
         raise ValueError("reads %s: in only one of before and after; read every participant twice" % ", ".join(missing))
-    records = []
+    records, stages = [], [str(line) for line in (unread or ())]
     for name in sorted(before):
         fb, fa = before[name], after[name]
         if fb["format"] != fa["format"]:
@@ -269,12 +300,36 @@ def load_verdict(before, after, profile=None, port=None, host_port=None, priorit
         chosen = _port(fb, fa, name, port if fb["side"] == "switch" else host_port, problems)
         if chosen is not None:
             records.extend(read_deltas(name, fb, fa, chosen))
+        stage = _unread_stage(name, fb, fa, chosen)
+        if stage:
+            stages.append(stage)
     single = len(priorities) == 1
     elsewhere = dict((int(k), list(v or ())) for k, v in (congestion or {}).items())
-    classes = [_judge(p, queues.get(p, p), records, p in ecn_expected, seconds, max_pause_ratio, max_storm_events,
-                      single, elsewhere.get(p, []), role) for p in priorities]
+    classes = [unread_stages(_judge(p, queues.get(p, p), records, p in ecn_expected, seconds, max_pause_ratio,
+                                    max_storm_events, single, elsewhere.get(p, []), role), stages)
+               for p in priorities]
     worst = min((c["verdict"] for c in classes), key=VERDICTS.index) if classes else "inconclusive"
     return {"verdict": worst, "classes": classes, "counters": records, "problems": problems}
+
+
+def unread_stages(cls, stages):
+    """One class's verdict (:func:`_judge`) after the drop stages that were not read (``stages``, one line each):
+    a class that would be ``lossless_under_load`` is ``inconclusive`` (a drop may have happened where nothing
+    looked), naming them; a drop or loss found elsewhere still decides, and any other verdict names them too.
+    Changes and returns ``cls``; ``unread`` lists the lines."""
+    cls["unread"] = list(stages)
+    if not stages:
+        return cls
+    named = "; ".join(stages)
+    if cls["verdict"] == "lossless_under_load":
+        lossless = "Priority %d stayed lossless under load: " % cls["priority"]
+        seen = cls["message"][len(lossless):] if cls["message"].startswith(lossless) else cls["message"]
+        cls["verdict"] = "inconclusive"
+        cls["message"] = ("Priority %d cannot be shown lossless: a drop stage of the link was not read: %s. Make it "
+                          "readable and rerun the load. Where it was read: %s" % (cls["priority"], named, seen))
+    else:
+        cls["message"] += " Not read (drop stages): %s." % named
+    return cls
 
 
 def _headroom(drops, records):

@@ -323,9 +323,6 @@ def test_a_port_not_in_the_facts_is_one_line_not_an_empty_diff():
 PG_DROP_DISABLED = "Warning: PG counters are disabled. Use 'counterpoll pg-drop enable' to enable polling\n"
 
 
-@pytest.mark.xfail(strict=True, reason="review 40 D8: with PG_DROP polling disabled pg-drop prints one warning and "
-                                       "exits 0 (scripts/pg-drop check_if_stats_enabled); the ingress stage is then "
-                                       "unread, a problem line only, and the class still lossless_under_load")
 def test_an_unread_ingress_pg_stage_is_not_lossless_under_load(tmp_path):
     """Through the job's own judging (fleet/incast_results.judge), whose ToR reads are {format: text}: the control
     (the recorded SONiC pair with a pg-drop table) is lossless; the same with the pg-drop read disabled must not be."""
@@ -368,3 +365,34 @@ def test_pg_drop_below_zero_is_named_and_a_read_that_goes_lower_is_a_reset():
     assert parse_counters(sample("sonic-pg-drop-before.txt"), "sonic_pg_drop")["problems"] == []  # control
     got = with_tor_read("tor_pg", "sonic_pg_drop", sample("sonic-pg-drop-before.txt"), before)
     assert got["verdict"] == "inconclusive" and "reset" in got["classes"][0]["message"]
+
+
+def test_an_unread_pg_stage_through_the_filter_s_own_judging_is_inconclusive_and_a_drop_elsewhere_still_decides():
+    """load_verdict alone (the filter): the pg-drop warning both times is an unread drop stage, named with how to
+    read it; the control (the table read) is lossless; a drop elsewhere (the egress queue) still decides dropped."""
+    got = with_tor_read("tor_pg", "sonic_pg_drop", PG_DROP_DISABLED, PG_DROP_DISABLED)
+    assert got["verdict"] == "inconclusive" and "counterpoll pg-drop enable" in got["classes"][0]["message"]
+    assert [line.split(" ")[0] for line in got["classes"][0]["unread"]] == ["tor_pg"]
+    control = with_tor_read("tor_pg", "sonic_pg_drop", sample("sonic-pg-drop-before.txt"),
+                            sample("sonic-pg-drop-before.txt"))
+    assert control["verdict"] == "lossless_under_load" and control["classes"][0]["unread"] == []
+    reads_b, reads_a = reads()
+    reads_b["tor_pg"] = reads_a["tor_pg"] = parse_counters(PG_DROP_DISABLED, "sonic_pg_drop")
+    reads_b["tor_pg_2"] = parse_counters(sample("sonic-pg-drop-before.txt"), "sonic_pg_drop")
+    reads_a["tor_pg_2"] = parse_counters(sample("sonic-pg-drop-after.txt"), "sonic_pg_drop")
+    dropped = load_verdict(reads_b, reads_a, port="Ethernet8", seconds=10, profile="nvidia")
+    assert dropped["verdict"] == "dropped" and "Not read (drop stages): tor_pg" in dropped["classes"][0]["message"]
+
+
+def test_a_linux_tor_port_whose_ethtool_prints_no_class_counters_was_read_and_a_failed_ethtool_was_not():
+    """A veth of a software bridge: `ethtool -S` succeeds and prints no tc_ counter (the port has no per-class
+    discard stage; its drops are the qdisc's and the link's): not an unread stage. ethtool failing is one."""
+    from test_load_counters_linux import reads as linux_reads
+    veth = "NIC statistics:\n     peer_ifindex: 7\n     rx_queue_0_xdp_packets: 0\n"
+    failed = "ethtool -S swp2 failed (rc 94): no stats available"
+    for text, unread in ((veth, False), (failed, True)):
+        before, after = linux_reads("before"), linux_reads("after")
+        before["tor_ethtool"] = parse_counters({"swp2": text}, "linux_ethtool", port="swp2")
+        after["tor_ethtool"] = parse_counters({"swp2": text}, "linux_ethtool", port="swp2")
+        got = load_verdict(before, after, profile="nvidia", port="swp2", priorities=[3])["classes"][0]
+        assert bool(got["unread"]) is unread and got["verdict"] == "inconclusive", got
