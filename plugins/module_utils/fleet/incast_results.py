@@ -270,10 +270,12 @@ def place(verdict, receiver, senders, port=None, names=None):
 
 
 def judge(incast, priority, round_number, seconds, profile, before, after, tor_before=None, tor_after=None,
-          max_pause_ratio=0.5, max_storm_events=0, senders=None):
+          max_pause_ratio=0.5, max_storm_events=0, senders=None, tor_error=None):
     """The run of one incast (see the module): the receiver's reads ``before``/``after`` (its host read), the ToR's
     (``{format: text}``) where read both times, and the senders' (``{sender: {"interface", "before", "after"}}``,
-    their host reads) that place a loss or show one the receiver's counters did not."""
+    their host reads) that place a loss or show one the receiver's counters did not. ``tor_error``: why the ToR's
+    read, tried, failed: its drop stages are then unread (the class is never lossless); a ToR that is not read at
+    all (not an inventory host, no counter reader) is judged from the hosts' counters alone."""
     run = {"tor": incast["tor"], "rail": str(incast["rail"]), "fabric": incast["fabric"], "port": incast["tor_port"],
            "host": incast["receiver"], "host_nic": incast["interface"], "senders": list(incast["senders"]),
            "round": round_number, "priority": priority, "seconds": float(seconds), "verdict": None,
@@ -283,7 +285,8 @@ def judge(incast, priority, round_number, seconds, profile, before, after, tor_b
     b, pb = host_reads(before, incast["interface"])
     a, pa = host_reads(after, incast["interface"])
     problems = ["before: %s" % p for p in pb] + ["after: %s" % p for p in pa]
-    unread = []
+    unread = [] if not tor_error or (tor_before and tor_after) else [
+        "ToR %s: its counters were not read (%s)" % (incast["tor"], tor_error)]
     if tor_before and tor_after:
         for when, reads, tor in (("before", b, tor_before), ("after", a, tor_after)):
             reads.update(_port_reads(tor, incast["tor_port"], "%s: ToR" % when, problems, unread))

@@ -26,7 +26,9 @@ Verdicts per class, worst first (the link's ``verdict`` is its worst class's):
 * ``ecn_inactive``: the class was PFC-paused, ECN counters are reported and the profile runs DCQCN on the class,
   but no ECN mark and no CNP moved.
 * ``inconclusive``: no congestion reached (no PFC pause, no ECN mark: says what to raise), a counter reset between
-  the reads, or no drop counter of the class reported at all.
+  the reads, no drop counter of the class reported at all, or a drop stage not read (``unread``: a read of a format
+  that counts drops which failed, printed only a warning or lacks the port; :func:`unread_stages`), where the class
+  would otherwise be lossless.
 * ``lossless_under_load``: congestion reached (a PFC pause or an ECN mark of the class moved) and no drop.
 
 Congestion may show on other links than the judged one: in an incast the switch buffers at the receiver's port and

@@ -396,3 +396,20 @@ def test_a_linux_tor_port_whose_ethtool_prints_no_class_counters_was_read_and_a_
         after["tor_ethtool"] = parse_counters({"swp2": text}, "linux_ethtool", port="swp2")
         got = load_verdict(before, after, profile="nvidia", port="swp2", priorities=[3])["classes"][0]
         assert bool(got["unread"]) is unread and got["verdict"] == "inconclusive", got
+
+
+def test_a_tor_whose_read_failed_leaves_the_class_inconclusive_and_one_never_read_is_judged_from_the_hosts(tmp_path):
+    """The whole ToR read tried and failed (unreachable) is every drop stage of it unread; a ToR that is not read at
+    all (no tor_error: not an inventory host) is judged from the hosts' counters alone, as before."""
+    from test_incast_results import INCAST, NVIDIA, host_read, run_of
+    from ansible_collections.ainet.fabric.plugins.module_utils.fleet import incast_results
+    control = run_of(tmp_path / "c")
+    assert control["verdict"]["verdict"] == "lossless_under_load", control["verdict"]["classes"][0]["message"]
+    senders = {"gpu02": {"interface": INCAST["interface"], "before": host_read(tmp_path / "s", "before"),
+                         "after": host_read(tmp_path / "s", "after")}}
+    args = (INCAST, 3, 1, 10, NVIDIA, host_read(tmp_path / "b", "before"), host_read(tmp_path / "a", "after"))
+    alone = incast_results.judge(*args, senders=senders)
+    failed = incast_results.judge(*args, senders=senders, tor_error="ToR leaf1 could not be reached")
+    assert alone["verdict"]["classes"][0]["unread"] == [] and alone["verdict"]["verdict"] == "lossless_under_load"
+    got = failed["verdict"]["classes"][0]
+    assert got["verdict"] == "inconclusive" and "ToR leaf1 could not be reached" in got["message"], got["message"]
