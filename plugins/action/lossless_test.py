@@ -239,8 +239,8 @@ class ActionModule(PlanAction):
         out = {}
         for item in (i for r in results for i in (r or ())):
             if isinstance(item, dict) and (item.get("read_error") or item.get("failed")):
-                out.setdefault(item.get("tor") or item.get("item"), str(item.get("read_error") or item.get("msg")
-                                                                       or "the read failed"))
+                why = item.get("read_error") or item.get("msg") or "the read failed"
+                out.setdefault(item.get("tor") or item.get("item"), str(why))
         return out
 
     def _judge(self, plan, profiles, args, hostvars):

@@ -162,8 +162,8 @@ def _port_reads(read, port, label, problems, unread=None):
         why = "; ".join(facts["problems"]) or "%s: port %s not read" % (key, port)
         problems.append("%s %s" % (label, why))
         if unread is not None and facts["format"] in stages:
-            unread.append("%s %s of port %s, %s; to read it: %s" % (label, facts["format"], port, why,
-                                                                     stages[facts["format"]]))
+            unread.append("%s %s of port %s, %s; to read it: %s"
+                          % (label, facts["format"], port, why, stages[facts["format"]]))
     return out
 
 

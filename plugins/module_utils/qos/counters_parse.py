@@ -235,6 +235,7 @@ def printed(facts):
     or a warning in its place."""
     return bool(facts["ports"]) or not facts["problems"]
 
+
 _COMPILED = {fmt: [(re.compile(r"^(?:%s)$" % rx), fact, direction, width) for rx, fact, direction, width in rows]
              for fmt, rows in COUNTERS.items()}
 

@@ -390,10 +390,10 @@ def test_a_linux_tor_port_whose_ethtool_prints_no_class_counters_was_read_and_a_
     from test_load_counters_linux import reads as linux_reads
     veth = "NIC statistics:\n     peer_ifindex: 7\n     rx_queue_0_xdp_packets: 0\n"
     failed = "ethtool -S swp2 failed (rc 94): no stats available"
-    for text, unread in ((veth, False), (failed, True)):
+    for output, unread in ((veth, False), (failed, True)):
         before, after = linux_reads("before"), linux_reads("after")
-        before["tor_ethtool"] = parse_counters({"swp2": text}, "linux_ethtool", port="swp2")
-        after["tor_ethtool"] = parse_counters({"swp2": text}, "linux_ethtool", port="swp2")
+        before["tor_ethtool"] = parse_counters({"swp2": output}, "linux_ethtool", port="swp2")
+        after["tor_ethtool"] = parse_counters({"swp2": output}, "linux_ethtool", port="swp2")
         got = load_verdict(before, after, profile="nvidia", port="swp2", priorities=[3])["classes"][0]
         assert bool(got["unread"]) is unread and got["verdict"] == "inconclusive", got
 
@@ -413,3 +413,12 @@ def test_a_tor_whose_read_failed_leaves_the_class_inconclusive_and_one_never_rea
     assert alone["verdict"]["classes"][0]["unread"] == [] and alone["verdict"]["verdict"] == "lossless_under_load"
     got = failed["verdict"]["classes"][0]
     assert got["verdict"] == "inconclusive" and "ToR leaf1 could not be reached" in got["message"], got["message"]
+
+
+def test_each_nos_declares_exactly_its_reads_that_count_drops_as_drop_stages():
+    from ansible_collections.ainet.fabric.plugins.module_utils.qos.load_verdict import drop_stage
+    from ansible_collections.ainet.fabric.plugins.module_utils.tor import platforms
+    for name, module in platforms.PLATFORMS.items():
+        formats = {fmt for fmt, _command in getattr(module, "COUNTER_COMMANDS", ())}
+        assert set(getattr(module, "DROP_STAGES", {})) == {fmt for fmt in formats if drop_stage(fmt)}, name
+    assert "sonic_pg_drop" in platforms.drop_stages() and "sonic_pfc" not in platforms.drop_stages()  # control
