@@ -239,8 +239,19 @@ class ActionModule(PlanAction):
                 out[item.get("tor") or item.get("item")] = item["counters"]
         return out
 
+    @staticmethod
+    def _tor_errors(*results):
+        """``{tor: why}`` of the ToRs whose counter read was tried and failed, before or after the load."""
+        out = {}
+        for item in (i for r in results for i in (r or ())):
+            if isinstance(item, dict) and (item.get("read_error") or item.get("failed")):
+                why = item.get("read_error") or item.get("msg") or "the read failed"
+                out.setdefault(item.get("tor") or item.get("item"), str(why))
+        return out
+
     def _judge(self, plan, profiles, args, hostvars):
         tor_b, tor_a = self._tor_reads(args["tor_before"]), self._tor_reads(args["tor_after"])
+        errors = self._tor_errors(args["tor_before"], args["tor_after"])
         runs = []
         for item in args["incasts"]:
             rvars = hostvars.get(item["receiver"]) or {}
@@ -251,7 +262,8 @@ class ActionModule(PlanAction):
             runs.append(incast_results.judge(
                 item, item["priority"], item["round"], args["seconds"], profiles.get(item["fabric"]),
                 rvars.get(args["before_var"]), rvars.get(args["after_var"]), tor_b.get(item["tor"]),
-                tor_a.get(item["tor"]), args["max_pause_ratio"], args["max_storm_events"], senders=senders))
+                tor_a.get(item["tor"]), args["max_pause_ratio"], args["max_storm_events"], senders=senders,
+                tor_error=errors.get(item["tor"])))
         return {"runs": runs, "findings": [incast_results.finding(r) for r in runs]}
 
     # ------------------------------------------------------------------------------------------------ report

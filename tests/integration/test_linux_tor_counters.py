@@ -102,7 +102,7 @@ def test_a_linux_tor_is_read_over_its_connection_and_its_dropping_port_is_named(
     kernel = [q for q in json.loads(sh("ip", "netns", "exec", tor, "tc", "-s", "-j", "qdisc", "show", "dev",
                                        "swp1").stdout) if q["kind"] == "clsact"][0]["drops"]
     assert kernel > 0, "the filter dropped nothing"
-    assert got["via"] == "ssh" and "ip -s -s -j link show, tc -s -j qdisc show over its lab_netns connection" \
+    assert got["via"] == "ssh" and "ip -s -s -j link show, tc -s -j qdisc show, ethtool -S {port} over its lab_netns connection" \
         in got["source"], got["source"]
     assert got["swp1"]["verdict"] == "dropped", got["swp1"]
     drops = dict((r["counter"], r["delta"]) for r in got["swp1"]["classes"][0]["moved"]["drop"])

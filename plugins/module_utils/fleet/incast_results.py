@@ -35,6 +35,7 @@ from ansible_collections.ainet.fabric.plugins.module_utils.model.qos_profile imp
 from ansible_collections.ainet.fabric.plugins.module_utils.qos.counters_parse import parse_counters
 from ansible_collections.ainet.fabric.plugins.module_utils.qos.load_verdict import (
     PLACED_FACTS, VERDICTS, load_verdict, moved_text)
+from ansible_collections.ainet.fabric.plugins.module_utils.tor.platforms import drop_stages
 
 MAX_SECONDS = 300
 MAX_QPS = 64
@@ -148,15 +149,21 @@ def host_reads(read, interface):
     return out, problems
 
 
-def _port_reads(read, port, label, problems):
+def _port_reads(read, port, label, problems, unread=None):
     """:func:`tor_reads` of ``port``, keeping only the reads that hold it; a line in ``problems`` for each other (the
-    port is then judged without that read, never failing the run)."""
-    out = {}
+    port is then judged without that read, never failing the run), and in ``unread`` when that read is one of its
+    NOS's drop stages (``DROP_STAGES`` of ``tor/nos_<platform>.py``): the class is then never lossless
+    (:func:`load_verdict.unread_stages`)."""
+    out, stages = {}, drop_stages()
     for key, facts in tor_reads(read, port).items():
         if facts["ports"]:
             out[key] = facts
-        else:
-            problems.append("%s %s" % (label, "; ".join(facts["problems"]) or "%s: port %s not read" % (key, port)))
+            continue
+        why = "; ".join(facts["problems"]) or "%s: port %s not read" % (key, port)
+        problems.append("%s %s" % (label, why))
+        if unread is not None and facts["format"] in stages:
+            unread.append("%s %s of port %s, %s; to read it: %s"
+                          % (label, facts["format"], port, why, stages[facts["format"]]))
     return out
 
 
@@ -182,19 +189,25 @@ def _sender_losses(priority, seconds, profile, senders, max_pause_ratio, max_sto
         b, pb = host_reads((read or {}).get("before"), interface)
         a, pa = host_reads((read or {}).get("after"), interface)
         port = (read or {}).get("tor_port")
+        unread = []
         if tor_before and tor_after and port:
             for when, reads, tor in (("before", b, tor_before), ("after", a, tor_after)):
-                reads.update(_port_reads(tor, port, "sender %s %s: ToR" % (name, when), problems))
+                reads.update(_port_reads(tor, port, "sender %s %s: ToR" % (name, when), problems, unread))
         both = sorted(set(b) & set(a))
         problems += ["sender %s before: %s" % (name, p) for p in pb] + ["sender %s after: %s" % (name, p) for p in pa]
         if not both:
             continue
+        unread += ["sender %s: %s (read only %s the load)" % (name, n, "before" if n in b else "after")
+                   for n in sorted(set(b) ^ set(a)) if n.startswith("tor_") and (b.get(n) or a.get(n))["format"]
+                   in drop_stages()]
         verdict = load_verdict(dict((n, b[n]) for n in both), dict((n, a[n]) for n in both), profile=profile,
                                port=port, host_port=interface, priorities=[priority], seconds=seconds,
-                               max_pause_ratio=max_pause_ratio, max_storm_events=max_storm_events, role="sender")
+                               max_pause_ratio=max_pause_ratio, max_storm_events=max_storm_events, role="sender",
+                               unread=unread)
         moved = verdict["classes"][0]["moved"]
         drops = moved["drop"]
-        out[name] = {"placed": [dict(r, host=name) for r in drops if r["fact"] in PLACED_FACTS],
+        out[name] = {"unread": verdict["classes"][0]["unread"],
+                     "placed": [dict(r, host=name) for r in drops if r["fact"] in PLACED_FACTS],
                      "path": [dict(r, host=name) for r in drops if r["fact"] not in PLACED_FACTS],
                      "congestion": [dict(r, host=name, side="%s %s" % (name, r["side"]))
                                     for r in moved["pause"] + moved["ecn"]]}
@@ -257,10 +270,12 @@ def place(verdict, receiver, senders, port=None, names=None):
 
 
 def judge(incast, priority, round_number, seconds, profile, before, after, tor_before=None, tor_after=None,
-          max_pause_ratio=0.5, max_storm_events=0, senders=None):
+          max_pause_ratio=0.5, max_storm_events=0, senders=None, tor_error=None):
     """The run of one incast (see the module): the receiver's reads ``before``/``after`` (its host read), the ToR's
     (``{format: text}``) where read both times, and the senders' (``{sender: {"interface", "before", "after"}}``,
-    their host reads) that place a loss or show one the receiver's counters did not."""
+    their host reads) that place a loss or show one the receiver's counters did not. ``tor_error``: why the ToR's
+    read, tried, failed: its drop stages are then unread (the class is never lossless); a ToR that is not read at
+    all (not an inventory host, no counter reader) is judged from the hosts' counters alone."""
     run = {"tor": incast["tor"], "rail": str(incast["rail"]), "fabric": incast["fabric"], "port": incast["tor_port"],
            "host": incast["receiver"], "host_nic": incast["interface"], "senders": list(incast["senders"]),
            "round": round_number, "priority": priority, "seconds": float(seconds), "verdict": None,
@@ -270,12 +285,16 @@ def judge(incast, priority, round_number, seconds, profile, before, after, tor_b
     b, pb = host_reads(before, incast["interface"])
     a, pa = host_reads(after, incast["interface"])
     problems = ["before: %s" % p for p in pb] + ["after: %s" % p for p in pa]
+    unread = [] if not tor_error or (tor_before and tor_after) else [
+        "ToR %s: its counters were not read (%s)" % (incast["tor"], tor_error)]
     if tor_before and tor_after:
         for when, reads, tor in (("before", b, tor_before), ("after", a, tor_after)):
-            reads.update(_port_reads(tor, incast["tor_port"], "%s: ToR" % when, problems))
+            reads.update(_port_reads(tor, incast["tor_port"], "%s: ToR" % when, problems, unread))
     both = sorted(set(b) & set(a))
     problems += ["%s: read only %s the load, not judged" % (name, "before" if name in b else "after")
                  for name in sorted(set(b) ^ set(a))]
+    unread += ["%s (read only %s the load)" % (n, "before" if n in b else "after") for n in sorted(set(b) ^ set(a))
+               if n.startswith("tor_") and (b.get(n) or a.get(n))["format"] in drop_stages()]
     if not both:
         run["skipped"] = "no counter of %s %s was read before and after the load (%s)" % (
             incast["receiver"], incast["interface"], "; ".join(problems) or "nothing read")
@@ -284,10 +303,13 @@ def judge(incast, priority, round_number, seconds, profile, before, after, tor_b
     senders = dict((s, dict(read or {}, tor_port=ports.get(s))) for s, read in (senders or {}).items())
     losses, sender_problems = _sender_losses(priority, seconds, profile, senders, max_pause_ratio, max_storm_events,
                                              tor_before, tor_after)
+    # a sender's ToR port whose drop stage was not read could have dropped the incast's data unseen
+    unread += [line for e in losses.values() for line in e["unread"]]
     verdict = load_verdict(dict((n, b[n]) for n in both), dict((n, a[n]) for n in both), profile=profile,
                            port=incast["tor_port"], host_port=incast["interface"], priorities=[priority],
                            seconds=seconds, max_pause_ratio=max_pause_ratio, max_storm_events=max_storm_events,
-                           congestion={priority: [r for e in losses.values() for r in e["congestion"]]}, role="receiver")
+                           congestion={priority: [r for e in losses.values() for r in e["congestion"]]}, role="receiver",
+                           unread=unread)
     verdict = place(verdict, incast["receiver"], losses, incast["tor_port"], incast["senders"])
     verdict["problems"] = problems + verdict["problems"] + sender_problems
     run["verdict"] = verdict

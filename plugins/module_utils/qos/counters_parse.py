@@ -19,8 +19,9 @@ Sources (see ``docs/lossless-qos.md``, "Proven under load"):
 
 * ``ethtool_mlx5`` -- ``ethtool -S <if>`` of mlx5_core. Names and meaning: the kernel's
   ``Documentation/networking/device_drivers/ethernet/mellanox/mlx5/counters.rst``; widths:
-  ``drivers/net/ethernet/mellanox/mlx5/core/en_stats.c`` (PPCNT groups read 64-bit, ``MLX5E_READ_CTR64_BE``; the
-  Q counters ``rx_out_of_buffer``/``rx_if_down_packets`` and ``dev_internal_queue_oob`` 32-bit).
+  ``drivers/net/ethernet/mellanox/mlx5/core/en_stats.c`` (PPCNT groups read 64-bit, ``MLX5E_READ_CTR64_BE``, but
+  ``link_down_events_phy``, "not stored in __be64 format", ``MLX5E_READ_CTR32_BE``; the Q counters
+  ``rx_out_of_buffer``/``rx_if_down_packets`` and ``dev_internal_queue_oob`` 32-bit).
 * ``rdma_mlx5`` -- ``/sys/class/infiniband/<dev>/ports/<n>/hw_counters/*`` of mlx5_ib
   (``drivers/infiniband/hw/mlx5/counters.c``: Q counters read with ``be32_to_cpu``, 32-bit; congestion counters
   ``*_high``, 64-bit).
@@ -74,7 +75,7 @@ from ansible_collections.ainet.fabric.plugins.module_utils.qos.counters_text imp
     flat as _flat, json_doc as _json, nv_name as _nv_name, nv_value as _nv_value, number as _number, only_port as _only,
     tables as _tables, whole as _int)
 from ansible_collections.ainet.fabric.plugins.module_utils.qos.counters_parse_nos import (
-    NOS_COUNTERS, NOS_ONE_PORT_FORMATS, NOS_PARSERS, NOS_SIDES, parse_nvue_qos_json)
+    NOS_COUNTERS, NOS_ONE_PORT_FORMATS, NOS_PARSERS, NOS_SIDES, NOS_ZERO_ROWS_OMITTED, parse_nvue_qos_json)
 from ansible_collections.ainet.fabric.plugins.module_utils.qos.pasted_text import readings
 
 SIDES.update({"ethtool_mlx5": "host NIC", "rdma_mlx5": "RDMA", "rdma_rxe": "RDMA", "sonic_pfc": "switch",
@@ -97,7 +98,12 @@ FORMATS = tuple(sorted(SIDES))
 #                      judged, named beside an ingress PG drop (counters_parse_nos, SONiC)
 #   instance           which object the read counted (a qdisc's handle): when it differs between the reads,
 #                      the counters of that object were reset (:func:`load_verdict.read_deltas`)
-#   info               read, not judged
+#   setting            a value the device is set to, not a count (the hw_counters directory's ``lifespan``, the
+#                      stats cache's lifetime in ms: drivers/infiniband/core/sysfs.c): never judged, and never
+#                      evidence that the read kept counting
+#   info               read, not judged (a count of events: evidence that the read kept counting)
+# :data:`NOT_COUNTING` names the facts that do not count events.
+NOT_COUNTING = ("headroom_watermark", "instance", "setting")
 # Each row: (regex on the name, fact, direction, width in bits). A named group ``p`` is the priority, ``q`` the
 # queue. Unknown names are ``info``; an unknown width is None (a decrease is then a reset, never a wrap).
 # The direction of an RDMA transport counter is that of the packets whose loss moves it (mlx5 counters.rst;
@@ -122,7 +128,8 @@ COUNTERS = {
         (r"dev_internal_queue_oob", "info", None, 32),
         (r"rx_(crc_errors|symbol_err|pcs_symbol_err|in_range_len_errors|out_of_range_len|oversize_pkts|"
          r"undersize_pkts|fragments|jabbers)_phy", "drop", None, 64),
-        (r"link_down_events_phy", "drop", None, 64),
+        # PPCNT's phy group, but not a __be64 field: read with MLX5E_READ_CTR32_BE (en_stats.c)
+        (r"link_down_events_phy", "drop", None, 32),
         (r".*_phy", "info", None, 64),
     ),
     "rdma_mlx5": (
@@ -136,6 +143,7 @@ COUNTERS = {
         (r"out_of_buffer", "drop", None, 32),
         (r"rx_(write|read|atomic)_requests|rx_dct_connect|resp_.*|req_.*|roce_slow_restart.*", "info", None, 32),
         (r"rx_icrc_encapsulated", "info", None, 64),
+        (r"lifespan", "setting", None, None),
         (r"cc_rx_ce_pkts", "ecn_mark", None, 64),
         (r"cc_(rx|tx)_cnp_pkts", "cnp", None, 64),
         (r"rdma_(tx|rx)_(packets|bytes)", "traffic", None, 64),
@@ -147,6 +155,8 @@ COUNTERS = {
         (r"link_downed", "drop", None, 64),
         (r"sent_pkts|rcvd_pkts", "traffic", None, 64),
         (r"rcvd_rnr_err|send_rnr_err|ack_deferred|rdma_sends|rdma_recvs", "info", None, 64),
+        # the core's file of every hw_counters directory (drivers/infiniband/core/sysfs.c), not the driver's
+        (r"lifespan", "setting", None, None),
     ),
     "sonic_pfc": (
         (r"pfc(?P<p>[0-7])_(rx|tx)_pkts", "pfc_pause", None, 64),
@@ -213,6 +223,19 @@ COUNTERS = {
 # (``tor/nos_<platform>.py``: ``COUNTER_COMMANDS``, ``read_counters``).
 COUNTERS.update(NOS_COUNTERS)
 ONE_PORT_FORMATS = ("nvue_qos", "nvue_roce") + NOS_ONE_PORT_FORMATS
+# Formats whose tool leaves out a row of zeros, and the oracle that shows it: a counter absent from such a read that
+# printed its table (:func:`printed`) was 0 (``load_verdict.read_deltas``). Every other format prints what it counts
+# (SONiC's pfcstat and queuestat print N/A, mlx5 leaves out the pause counters of a priority without PFC): absent is
+# *not reported* there.
+ZERO_ROWS_OMITTED = dict(NOS_ZERO_ROWS_OMITTED)
+
+
+def printed(facts):
+    """Whether a read printed its output (a port, or no problem: a table without rows), as opposed to a failed read
+    or a warning in its place."""
+    return bool(facts["ports"]) or not facts["problems"]
+
+
 _COMPILED = {fmt: [(re.compile(r"^(?:%s)$" % rx), fact, direction, width) for rx, fact, direction, width in rows]
              for fmt, rows in COUNTERS.items()}
 

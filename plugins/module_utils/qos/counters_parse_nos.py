@@ -13,8 +13,11 @@
   ``..._RX_PACKETS``/``_RX_DROPPED_PACKETS``). The ``LAST`` columns count the latest storm only (they restart at
   each storm) and are not read. Named ``q<queue>_storm_detected``, ``q<queue>_storm_restored``, ``q<queue>_tx_drop``,
   ``q<queue>_rx_drop``, ``q<queue>_tx_ok``, ``q<queue>_rx_ok``. A storm the watchdog detected is ``pause_storm`` of
-  that queue; the packets its drop action discarded are ``drop``. Only queues with the watchdog on are printed: a
-  port without it is not in the output (its storms are *not reported*, never 0).
+  that queue; the packets its drop action discarded are ``drop``. The collection runs ``show pfcwd stats -e``: every
+  queue of every port is printed, an unwatched one ``N/A`` and ``0/0``. Without ``-e`` (a pasted read) the tool
+  leaves out a queue whose five columns are all ``0/0`` (``collect_stats``): the format is in
+  :data:`NOS_ZERO_ROWS_OMITTED`, so a queue absent from a read that printed its table reads 0 there
+  (``load_verdict.read_deltas``), and a first storm during the run is judged.
 * ``sonic_pg_drop`` -- SONiC ``show priority-group drop counters`` (``scripts/pg-drop``: ``Ingress PG dropped
   packets:`` then a table ``Port``, ``PG0``..``PG7``; ``SAI_INGRESS_PRIORITY_GROUP_STAT_DROPPED_PACKETS``, ``N/A``
   where COUNTERS_DB has none). Named ``pg<n>_drop_pkts``: packets the switch dropped at *ingress* for want of buffer
@@ -92,6 +95,13 @@ NOS_SIDES = {"sonic_pfcwd": "switch", "sonic_pg_drop": "switch", "sonic_pg_headr
              "eos_pfc_detail": "switch"}
 base.SIDES.update(NOS_SIDES)
 NOS_ONE_PORT_FORMATS = ("linux_ethtool", "nxos_queuing", "os10_queuing", "eos_pfc_detail")
+# Formats whose tool leaves out a row whose counters are all 0 (the oracle that says so): a counter absent from such
+# a read that printed its table was 0, not "not reported" (load_verdict.read_deltas). Only where the tool's code
+# shows it; NX-OS `show queuing pfc-queue detail` and OS10's tables are not known to (no source shows them omitting).
+NOS_ZERO_ROWS_OMITTED = {
+    "sonic_pfcwd": "sonic-utilities pfcwd/main.py collect_stats: a queue whose columns are all 0/0 is printed only "
+                   "with -e",
+}
 NOS_COUNTERS = {
     "sonic_pfcwd": (
         # orchagent's pfcwdorch counts storms and the watchdog's drops per queue in COUNTERS_DB (uint64 strings)
@@ -196,16 +206,21 @@ def parse_sonic_pfcwd(text, port=None):
                     counters["q%s_%s" % (where.group(2), name)] = value
     if not tables:
         problems.append(_no_table("sonic_pfcwd", "show pfcwd stats", text))
+    elif port is not None and port not in ports:
+        # the table was printed without the port: each of its queues read 0/0 (left out without -e), or it has none
+        problems.append("sonic_pfcwd: port %s is not in the output: without -e none of its queues counted anything, "
+                        "or the port has no queue" % port)
+        ports[port] = {}
     return base.new_counters("sonic_pfcwd", base.only_port(ports, port, "sonic_pfcwd", problems),
                              problems)
 
 
-def _pg_table(text, port, fmt, command, suffix):
+def _pg_table(text, port, fmt, command, suffix, number=base.whole):
     """A SONiC per-PG table (``Port`` then ``PG<n>`` columns; ``N/A``: not reported) as ``pg<n>_<suffix>``. A multi-ASIC
     read prints one table a namespace, each under its title line (``... per PG: (Namespace asic1)``) with no blank
     line between: the text is cut at each title, so no title, header or dashes line is read as a row of the table
     above it."""
-    ports, problems = {}, []
+    ports, problems, below = {}, [], []
     # one table a title (``Ingress PG dropped packets:``, ``Ingress headroom per PG: (Namespace asic1)``): read apart
     sections = re.split(r"(?m)^(?=[A-Za-z][^\n]*:(?: \(Namespace [^)\n]*\))?[ \t]*$)", str(text))
     tables = [table for section in sections for table in base.tables(section)]
@@ -216,19 +231,29 @@ def _pg_table(text, port, fmt, command, suffix):
         for row in rows:
             counters = ports.setdefault(row[0], {})
             for head, cell in zip(headers[1:], row[1:]):
-                value = base.whole(cell)
+                value = number(cell)
                 if value is not None:
                     counters["%s_%s" % (head.lower(), suffix)] = value
+                    below.extend([(row[0], head, value)] if value < 0 else [])
                 elif cell.strip() != "N/A":
                     problems.append("%s: %s %s holds %r, not a counter" % (fmt, row[0], head, cell[:40]))
+    if below:
+        problems.append("%s: %s read below 0: the tool's baseline (the last `sonic-clear`, per user) is newer than "
+                        "the counter, which restarted since (a config reload, a syncd restart); read as printed, "
+                        "the delta between two reads still counts, and a read that goes lower is a reset"
+                        % (fmt, ", ".join("%s %s %s" % (p, h, format(v, ",")) for p, h, v in below[:4])))
     if not tables:
         problems.append(_no_table(fmt, command, text))
     return base.new_counters(fmt, base.only_port(ports, port, fmt, problems), problems)
 
 
 def parse_sonic_pg_drop(text, port=None):
-    """``show priority-group drop counters``: ``Port`` then ``PG<n>`` columns, dropped packets."""
-    return _pg_table(text, port, "sonic_pg_drop", "show priority-group drop counters", "drop_pkts")
+    """``show priority-group drop counters``: ``Port`` then ``PG<n>`` columns, dropped packets. ``scripts/pg-drop``
+    prints ``counter - baseline`` (the baseline ``-c`` saved per user in ``UserCache``) without clamping at 0, unlike
+    ``netstat.ns_diff`` of pfcstat and queuestat: a baseline saved before the counter restarted (a config reload
+    keeps /tmp) prints below 0. Such a cell is read as the signed value it is (one problem line names it): it still
+    moves by the packets dropped, and one that went lower between the reads is a reset (``load_verdict``)."""
+    return _pg_table(text, port, "sonic_pg_drop", "show priority-group drop counters", "drop_pkts", base.signed)
 
 
 def parse_sonic_pg_headroom(text, port=None):

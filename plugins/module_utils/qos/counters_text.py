@@ -25,6 +25,12 @@ def whole(text):
     return int(text) if re.match(r"^\d+$", text) else None
 
 
+def signed(text):
+    """A whole number that may be printed below 0 (``-13,681,484``), or None."""
+    text = str(text).strip().replace(",", "")
+    return int(text) if re.match(r"^-?\d+$", text) else None
+
+
 def parse_ethtool(text, port=None):
     """``ethtool -S <if>``: ``NIC statistics:`` then one ``name: value`` a line."""
     counters, problems = {}, []

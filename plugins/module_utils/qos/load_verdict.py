@@ -26,7 +26,9 @@ Verdicts per class, worst first (the link's ``verdict`` is its worst class's):
 * ``ecn_inactive``: the class was PFC-paused, ECN counters are reported and the profile runs DCQCN on the class,
   but no ECN mark and no CNP moved.
 * ``inconclusive``: no congestion reached (no PFC pause, no ECN mark: says what to raise), a counter reset between
-  the reads, or no drop counter of the class reported at all.
+  the reads, no drop counter of the class reported at all, or a drop stage not read (``unread``: a read of a format
+  that counts drops which failed, printed only a warning or lacks the port; :func:`unread_stages`), where the class
+  would otherwise be lossless.
 * ``lossless_under_load``: congestion reached (a PFC pause or an ECN mark of the class moved) and no drop.
 
 Congestion may show on other links than the judged one: in an incast the switch buffers at the receiver's port and
@@ -62,7 +64,8 @@ from __future__ import annotations
 
 import re
 
-from ansible_collections.ainet.fabric.plugins.module_utils.qos.counters_parse import DEFAULT_PORT, FORMATS, describe
+from ansible_collections.ainet.fabric.plugins.module_utils.qos.counters_parse import (
+    COUNTERS, DEFAULT_PORT, FORMATS, NOT_COUNTING, ZERO_ROWS_OMITTED, describe, printed)
 from ansible_collections.ainet.fabric.plugins.module_utils.qos.lossless_check import resolve
 
 VERDICTS = ("dropped", "lost", "pause_storm", "ecn_inactive", "inconclusive", "lossless_under_load")
@@ -129,12 +132,15 @@ def counter_delta(before, after, width):
 def _read_was_reset(records):
     """Whether the rest of one read (one port of it) says its counters were reset between the reads: an instance
     counter changed, a counter that cannot wrap went down, or no counter kept counting (read above 0 both times
-    and not lower after) - nothing then tells a wrap from a reset, and a reset is the answer that claims nothing."""
+    and not lower after) - nothing then tells a wrap from a reset, and a reset is the answer that claims nothing.
+    Only counters (facts that count events) are siblings: a setting, a high-water mark or an instance number that
+    stayed the same says nothing (:data:`counters_parse.NOT_COUNTING`)."""
     if any(r["fact"] == "instance" and r["before"] != r["after"] and r["state"] != "not_reported" for r in records):
         return True
-    if any(r["state"] == "reset" for r in records):
+    counters = [r for r in records if r["fact"] not in NOT_COUNTING]
+    if any(r["state"] == "reset" for r in counters):
         return True
-    return not any(r["state"] == "counted" and r["before"] > 0 and r["fact"] != "instance" for r in records)
+    return not any(r["state"] == "counted" and r["before"] > 0 for r in counters)
 
 
 def _facts(reads, which):
@@ -161,12 +167,20 @@ def _port(facts_b, facts_a, name, wanted, problems):
                 facts_b["problems"] + facts_a["problems"]) or "empty"))
             return None
         return ports[0]
+    zeros = facts_b["format"] in ZERO_ROWS_OMITTED
     if wanted not in ports:
         if len(ports) == 1 and ports[0] == DEFAULT_PORT:
             return DEFAULT_PORT  # a read of one port parsed without its name (ethtool, hw_counters, NVUE)
+        if zeros and printed(facts_b) and printed(facts_a):
+            return wanted  # both tables printed without it: nothing of it counted (ZERO_ROWS_OMITTED)
+        if not printed(facts_b) and not printed(facts_a):
+            # neither read printed its output (a failure, a warning in its place): unread, never a wrong port
+            problems.append("%s: not read before nor after (%s)" % (name, "; ".join(
+                facts_b["problems"] + facts_a["problems"])))
+            return None
         raise ValueError("reads[%s]: port %s is in neither read (ports: %s)" % (name, wanted, ", ".join(ports) or "none"))
     for when, facts in (("before", facts_b), ("after", facts_a)):
-        if wanted not in facts["ports"]:
+        if wanted not in facts["ports"] and not (zeros and printed(facts)):
             problems.append("%s: port %s is missing from the %s read" % (name, wanted, when))
     return wanted
 
@@ -177,12 +191,17 @@ def read_deltas(name, facts_b, facts_a, port):
     fmt = facts_b["format"]
     before = facts_b["ports"].get(port, {})
     after = facts_a["ports"].get(port, {})
+    # a tool that leaves out a row of zeros (ZERO_ROWS_OMITTED): a counter absent from a read that printed its
+    # table was 0 there, so the first storm of a queue during the run counts from 0
+    zero_b = 0 if fmt in ZERO_ROWS_OMITTED and printed(facts_b) else None
+    zero_a = 0 if fmt in ZERO_ROWS_OMITTED and printed(facts_a) else None
     records = []
     for counter in sorted(set(before) | set(after)):
         meaning = describe(fmt, counter)
-        delta, state = counter_delta(before.get(counter), after.get(counter), meaning["width"])
+        value_b, value_a = before.get(counter, zero_b), after.get(counter, zero_a)
+        delta, state = counter_delta(value_b, value_a, meaning["width"])
         records.append(dict(meaning, read=name, side=facts_b["side"], port=port, counter=counter,
-                            before=before.get(counter), after=after.get(counter), delta=delta, state=state))
+                            before=value_b, after=value_a, delta=delta, state=state))
     for changed in [r for r in records if r["fact"] == "instance" and r["state"] in ("counted", "reset")
                     and r["before"] != r["after"]]:
         # another object (a qdisc replaced between the reads): its counters began again, whatever they read now
@@ -221,16 +240,42 @@ def _names(records):
     return ", ".join(counter_name(r) for r in records)
 
 
+def drop_stage(fmt):
+    """Whether reads of format ``fmt`` count drops (``COUNTERS`` has a drop or transport-error row for it): a
+    read of it that was not taken is an unread drop stage (:func:`load_verdict`'s ``unread``)."""
+    return any(row[1] in DROP_FACTS for row in COUNTERS.get(fmt, ()))
+
+
+def _unread_stage(name, facts_b, facts_a, port):
+    """Why read ``name`` of a drop-stage format did not read ``port`` (its problems, or that the port is missing
+    from a read that printed nothing of it), or None when both reads hold it (or a tool that leaves out a row of
+    zeros printed its table: :data:`counters_parse.ZERO_ROWS_OMITTED`)."""
+    if not drop_stage(facts_b["format"]):
+        return None
+    why = []
+    for when, facts in (("before", facts_b), ("after", facts_a)):
+        if port is not None and port in facts["ports"]:
+            continue
+        if port is not None and facts["format"] in ZERO_ROWS_OMITTED and printed(facts):
+            continue
+        why.append("%s: %s" % (when, "; ".join(facts["problems"]) or "port %s not in the read" % port))
+    return "%s (%s)" % (name, "; ".join(why)) if why else None
+
+
 def load_verdict(before, after, profile=None, port=None, host_port=None, priorities=None, seconds=None,
-                 max_pause_ratio=0.5, max_storm_events=0, queues=None, congestion=None, role=None):
+                 max_pause_ratio=0.5, max_storm_events=0, queues=None, congestion=None, role=None, unread=None):
     """The verdict of one link (see the module). ``profile``: a preset name or a resolved profile (which priorities
     are lossless and which run DCQCN); ``priorities``: the classes to judge (default: the profile's PFC priorities);
     ``port``/``host_port``: the switch port and host interface when a read holds several; ``seconds``: the run's
     length (for the pause-duration bound); ``queues``: {priority: switch queue} (default: the same number);
     ``congestion``: ``{priority: [counter records]}`` of PFC pauses and ECN/CNP counters that moved on other links
     because of this link's load (see the module); ``role``: ``receiver`` or ``sender`` of an incast (only the
-    counters that count its direction are its congestion), None for a link judged on its own. Raises ValueError
-    (one line) on input that is not the link's reads."""
+    counters that count its direction are its congestion), None for a link judged on its own; ``unread``:
+    one line per drop stage of the link that was not read and is not among ``before``/``after`` (a ToR read that
+    failed or printed only a warning, naming the stage and how to make it readable); a read given whose drop stage
+    lacks the port is one too. An unread drop stage never lets a class be ``lossless_under_load``: it is
+    ``inconclusive`` unless a drop elsewhere decides ``dropped`` or ``lost``. Raises ValueError (one line) on input
+    that is not the link's reads."""
     if role is not None and role not in ROLE_CONGESTION:
         raise ValueError("role: %r is not a role of an incast; use one of: %s, or none" % (role, ", ".join(ROLES)))
     profile = resolve(profile)
@@ -247,7 +292,7 @@ def load_verdict(before, after, profile=None, port=None, host_port=None, priorit
     missing = sorted(set(before) ^ set(after))
     if missing:
         raise ValueError("reads %s: in only one of before and after; read every participant twice" % ", ".join(missing))
-    records = []
+    records, stages = [], [str(line) for line in (unread or ())]
     for name in sorted(before):
         fb, fa = before[name], after[name]
         if fb["format"] != fa["format"]:
@@ -257,12 +302,36 @@ def load_verdict(before, after, profile=None, port=None, host_port=None, priorit
         chosen = _port(fb, fa, name, port if fb["side"] == "switch" else host_port, problems)
         if chosen is not None:
             records.extend(read_deltas(name, fb, fa, chosen))
+        stage = _unread_stage(name, fb, fa, chosen)
+        if stage:
+            stages.append(stage)
     single = len(priorities) == 1
     elsewhere = dict((int(k), list(v or ())) for k, v in (congestion or {}).items())
-    classes = [_judge(p, queues.get(p, p), records, p in ecn_expected, seconds, max_pause_ratio, max_storm_events,
-                      single, elsewhere.get(p, []), role) for p in priorities]
+    classes = [unread_stages(_judge(p, queues.get(p, p), records, p in ecn_expected, seconds, max_pause_ratio,
+                                    max_storm_events, single, elsewhere.get(p, []), role), stages)
+               for p in priorities]
     worst = min((c["verdict"] for c in classes), key=VERDICTS.index) if classes else "inconclusive"
     return {"verdict": worst, "classes": classes, "counters": records, "problems": problems}
+
+
+def unread_stages(cls, stages):
+    """One class's verdict (:func:`_judge`) after the drop stages that were not read (``stages``, one line each):
+    a class that would be ``lossless_under_load`` is ``inconclusive`` (a drop may have happened where nothing
+    looked), naming them; a drop or loss found elsewhere still decides, and any other verdict names them too.
+    Changes and returns ``cls``; ``unread`` lists the lines."""
+    cls["unread"] = list(stages)
+    if not stages:
+        return cls
+    named = "; ".join(stages)
+    if cls["verdict"] == "lossless_under_load":
+        lossless = "Priority %d stayed lossless under load: " % cls["priority"]
+        seen = cls["message"][len(lossless):] if cls["message"].startswith(lossless) else cls["message"]
+        cls["verdict"] = "inconclusive"
+        cls["message"] = ("Priority %d cannot be shown lossless: a drop stage of the link was not read: %s. Make it "
+                          "readable and rerun the load. Where it was read: %s" % (cls["priority"], named, seen))
+    else:
+        cls["message"] += " Not read (drop stages): %s." % named
+    return cls
 
 
 def _headroom(drops, records):

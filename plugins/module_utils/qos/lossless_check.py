@@ -296,6 +296,9 @@ def lossless_check(host, switch, port=None, profile=None, host_port=None):
               "PFC is on priorities %s on the host but %s on %s." % (_fmt(h_pfc), _fmt(s_pfc), where))
     if s.get("pfc_mode") == "auto" and s_pfc:
         _pfc_auto(d, h, s_pfc, where)
+    elif s.get("pfc_mode") is None and lookup(s.get("why_unknown"), "pfc_mode"):
+        # the NOS has a PFC mode and its source did not state it (a part of the config): whether PFC runs is unread
+        d.skip("pfc", _why(s, "pfc_mode", None))
     _pfc_stages(d, s, s_pfc, where)
 
     # ECN on the switch queue of RoCE, DCQCN on the host priority.

@@ -17,7 +17,10 @@ takes off, for every text format alike (:func:`counters_parse.parse_counters` ca
 A mail client also breaks long lines at 72 or 76 columns, at a space, and drops the spaces where it broke.
 :func:`unwrapped` joins such lines back: a line that ends near the width (within :data:`NEAR` columns: the words
 that did not fit went on) takes the next line as its rest when that one starts in the first column - the outputs'
-own lines that follow a long one are indented (ethtool, NVUE, JSON), start a new table row, or are short. Whether
+own lines that follow a long one are indented (ethtool, NVUE, JSON), start a new table row, or are short. A rest
+is itself broken again only where the next line's first word would not have fit after it (:func:`_broken`), so the
+short rest of a wide table's header never takes the dashes line below it. Where a rest went is lost with the
+spaces: it is joined back both left-aligned and right-aligned (tabulate right-aligns SONiC's numbers). Whether
 the text was wrapped at all, only the parse can tell (a table whose rows end near column 72 and start in the first
 column looks the same): the caller parses both and keeps the reading with more counters (``parse_counters``).
 """
@@ -65,36 +68,78 @@ def clean(text):
     return "\n".join(kept)
 
 
-def unwrapped(text, width):
+def _broken(tail, rest, following, width):
+    """Whether ``tail`` (the last piece of a line: the line itself, or the rest a broken line went on with, ``rest``)
+    was broken at ``width`` before ``following``. A line's first piece lost an unknown run of spaces where it broke
+    (a table's padding): it ends within :data:`NEAR` of the width. A rest starts right at its break, so it was broken
+    again only where the next word could not follow it, one space apart, within the width; otherwise ``following``
+    is a line of its own (the dashes under a header whose rest is short, the next row of a table)."""
+    if not width - NEAR <= len(tail) <= width:
+        return False
+    return not rest or len(tail) + 1 + len(following.split()[0]) > width
+
+
+def unwrapped(text, width, align="left"):
     """``text`` with the lines a mail client broke at ``width`` joined back; None when a line of it is longer than
-    ``width`` (it was not wrapped there) or nothing is to join. The rest of a line goes where the first rest of its
-    paragraph went (one space after the first broken line), so a table's rows line up with its header again."""
+    ``width`` (it was not wrapped there) or nothing is to join. Where the rest of a line goes is lost with the spaces
+    the client dropped: ``align`` ``left`` puts it where the first rest of its paragraph went (one space after the
+    first broken line), so a table of left-aligned cells lines up with its header again; ``right`` ends every rest
+    of the paragraph at one column (the farthest any of them needs), so a table whose cells are right-aligned (a
+    SONiC table of numbers, its dashes line and its headers: tabulate) lines up with its dashes again."""
     lines = text.split("\n")
     if any(len(line.rstrip()) > width for line in lines):
         return None
-    out, joined, column = [], False, None
+    paragraphs, current, joined = [], [], False
     for line in lines:
         line = line.rstrip()
         if not line:
-            column = None  # a new paragraph (table) sets its own column
-        tail = out[-1][1] if out else ""
-        if out and line and not line[0].isspace() and width - NEAR <= len(tail) <= width:
-            full = out[-1][0]
-            if column is None:
-                column = len(full) + 1
-            out[-1] = (full + " " * max(1, column - len(full)) + line, line)
+            paragraphs.append(current)
+            paragraphs.append([[line, None, False]])
+            current = []
+            continue
+        if current and not line[0].isspace() and _broken(current[-1][1] or current[-1][0], current[-1][2], line, width):
+            current[-1][1], current[-1][2] = line, True
+            current[-1].append(line)
             joined = True
             continue
-        out.append((line, line))
-    return "\n".join(pair[0] for pair in out) if joined else None
+        current.append([line, None, False])
+    paragraphs.append(current)
+    if not joined:
+        return None
+    out = []
+    for paragraph in paragraphs:
+        pieces = [(item[0], item[3:]) for item in paragraph]
+        out.extend(_joined(pieces, align))
+    return "\n".join(out)
+
+
+def _joined(pieces, align):
+    """The lines of one paragraph, each ``(first piece, [rests])`` joined as :func:`unwrapped` says."""
+    out, column, end = [], None, None
+    if align == "right":
+        end = max([len(first) + sum(1 + len(r) for r in rests) for first, rests in pieces if rests] or [0])
+    for first, rests in pieces:
+        full = first
+        for i, rest in enumerate(rests):
+            if align == "right":
+                at = end - len(rest) - sum(1 + len(r) for r in rests[i + 1:])
+            else:
+                if column is None:
+                    column = len(full) + 1
+                at = column
+            full = full + " " * max(1, at - len(full)) + rest
+        out.append(full)
+    return out
 
 
 def readings(text):
-    """The cleaned text, then its unwrapped variants (one per width that finds a line to join)."""
+    """The cleaned text, then its unwrapped variants (per width that finds a line to join, its rests aligned left
+    and right)."""
     first = clean(text)
     out = [first]
     for width in WRAP_WIDTHS:
-        variant = unwrapped(first, width)
-        if variant is not None and variant not in out:
-            out.append(variant)
+        for align in ("left", "right"):
+            variant = unwrapped(first, width, align)
+            if variant is not None and variant not in out:
+                out.append(variant)
     return out

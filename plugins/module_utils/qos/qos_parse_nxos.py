@@ -36,7 +36,8 @@ Vendor defaults used when the config is silent (Cisco Nexus 9000 NX-OS QoS confi
   stops the class's queue; a CoS no class names has no PFC and no entry). ``buffer_lossless`` stays ``None``. A
   no-drop class whose qos-group is not known (an undefined class-map) leaves them ``None``.
 * ``pfc_mode``: ``on`` / ``off`` / ``auto`` as the interface states it, else ``auto`` (the interface default) in a
-  whole config. ``on`` and ``auto`` give the pfc-cos values as ``pfc`` (none: ``[]``, the default network-qos
+  whole config; in a part of it (``!Command: show running-config ipqos``) an unstated mode is ``None``, unread, with
+  its reason in ``why_unknown`` (the check leaves PFC unchecked). ``on`` and ``auto`` give the pfc-cos values as ``pfc`` (none: ``[]``, the default network-qos
   policy pauses nothing), ``off`` ``[]``; with ``auto`` PFC runs only once DCBX negotiates it with the peer, which
   the check judges against the host's DCBX mode.
 * classification: a ``class-map type qos match-all`` with a ``match cos`` beside its ``match dscp`` does not
@@ -444,6 +445,12 @@ def _parse(text, problems):
         # the buffer whose fill sends them (show queuing interface: PFC_COS -> QOS_Group)
         pfc_cos = sorted(set(c for coses in groups.values() for c in coses)) if groups is not None else None
         settings["pfc_mode"] = mode if mode is not None else (NXOS_DEFAULTS["pfc_mode"] if complete else None)
+        if mode is None and not complete:
+            # a part of the running-config that leaves the mode out states nothing: whether PFC runs (on, or auto
+            # and negotiated) is unread, never the default's
+            settings["why_unknown"] = dict(settings.get("why_unknown") or {}, pfc_mode=(
+                "interface %s: %s, which does not state its priority-flow-control mode (in a whole running-config "
+                "its absence means auto)" % (name, partial_reason(text))))
         if mode == "off":
             settings["pfc"] = []
         elif mode not in (None, "auto", "on"):

@@ -420,6 +420,9 @@ COUNTER_SETTLE = 2
 SETTLE_COMMAND = ("cat", "/etc/cumulus/switchd.conf")
 COUNTER_COMMANDS = (("nvue_qos", ("nv", "show", "interface", "{port}", "counters", "qos")),
                     ("nvue_roce", ("nv", "show", "interface", "{port}", "qos", "roce", "counters")))
+# The reads that count drops (load_verdict: one not read leaves the class inconclusive), with how to read them.
+DROP_STAGES = {"nvue_qos": "`nv show interface <port> counters qos`",
+               "nvue_roce": "`nv show interface <port> qos roce counters` (RoCE mode set on the switch)"}
 
 
 def read_counter_settle(connection, via):

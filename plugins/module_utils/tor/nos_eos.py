@@ -354,6 +354,8 @@ COUNTER_COMMANDS = (("eos_pfc", ("show", "priority-flow-control", "counters")),
                     ("eos_pfc_detail", ("show", "interface", "{port}", "priority-flow-control", "counters", "detail")))
 COUNTER_REVISIONS = {"eos_pfc": 3, "eos_queue": 1, "eos_ecn": 1}
 OPTIONAL_COUNTERS = ("eos_pfc_detail",)
+# The reads that count drops (load_verdict: one not read leaves the class inconclusive), with how to read them.
+DROP_STAGES = {"eos_queue": "`show interfaces counters queue detail | json` over eAPI"}
 JSON_PIPE = ("|", "json")
 
 

@@ -71,6 +71,13 @@ COUNTER_COMMANDS = (("linux_link", ("ip", "-s", "-s", "-j", "link", "show")),
                     ("linux_qdisc", ("tc", "-s", "-j", "qdisc", "show")),
                     ("linux_ethtool", ("ethtool", "-S", "{port}")))
 
+# The reads that count a port's drops (load_verdict: one not read leaves the class inconclusive). ``ethtool -S`` of a
+# port that prints no per-class discard counter (a veth of a software bridge) was read: the port has no such stage,
+# its drops are the qdisc's and the link's; an ethtool that fails is an unread stage.
+DROP_STAGES = {"linux_link": "`ip -s -s -j link show` (iproute2 with JSON)",
+               "linux_qdisc": "`tc -s -j qdisc show` (iproute2 4.15 or later)",
+               "linux_ethtool": "`ethtool -S <port>` on the switch (a driver that prints statistics)"}
+
 
 def read_counters(connection, via, ports=None):
     """``{format: output}`` of the switch's interface and qdisc statistics (JSON text) and of each of ``ports``'s

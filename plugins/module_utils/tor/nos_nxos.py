@@ -457,6 +457,9 @@ COUNTER_COMMANDS = (("nxos_queuing", ("show", "queuing", "interface", "{port}"))
 # its layout: ORIGIN.md) are read apart, so that a release or a switch that refuses the command keeps the other reads:
 # the failure is kept as its one line, which the parser reports as the read's problem (as SONiC's watchdog read).
 OPTIONAL_COUNTERS = ("nxos_pfcwd",)
+# The reads that count drops (load_verdict: one not read leaves the class inconclusive), with how to read them.
+DROP_STAGES = {"nxos_queuing": "`show queuing interface <port>` (a role with show rights)",
+               "nxos_pfcwd": "`show queuing pfc-queue detail` (a release with the PFC watchdog)"}
 
 
 def read_counters(connection, via, ports=None):

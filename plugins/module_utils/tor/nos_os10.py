@@ -72,6 +72,8 @@ def read(connection, via):
 # is not documented: no settle (0).
 COUNTER_READ = ("ssh",)
 COUNTER_COMMANDS = (("os10_queuing", ("show", "queuing", "statistics", "interface", "{port}")),)
+# The reads that count drops (load_verdict: one not read leaves the class inconclusive), with how to read them.
+DROP_STAGES = {"os10_queuing": "`show queuing statistics interface ethernet <port>`"}
 
 
 def _port_words(port):

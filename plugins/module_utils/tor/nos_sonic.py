@@ -868,9 +868,17 @@ def read(connection, via):
 # 60 s by default, PG_WATERMARK_STAT, so it may lag the run: named, never judged) tells from another cause.
 COUNTER_READ = ("ssh",)
 COUNTER_COMMANDS = (("sonic_pfc", ("show", "pfc", "counters")), ("sonic_queue", ("show", "queue", "counters")),
-                    ("sonic_pfcwd", ("show", "pfcwd", "stats")),
+                    # -e: every watched queue, also one whose counters are all 0/0 (pfcwd/main.py collect_stats leaves
+                    # it out otherwise, so its first storm would have no value before the load)
+                    ("sonic_pfcwd", ("show", "pfcwd", "stats", "-e")),
                     ("sonic_pg_drop", ("show", "priority-group", "drop", "counters")),
                     ("sonic_pg_headroom", ("show", "priority-group", "persistent-watermark", "headroom")))
+# The reads that count the drops of a lossless class (load_verdict: a drop stage that was not read leaves the class
+# inconclusive, never lossless), each with how to make it readable. PG drops need their flex counter group polled:
+# scripts/pg-drop check_if_stats_enabled prints one warning and exits 0 without it.
+DROP_STAGES = {"sonic_queue": "`counterpoll queue enable` (QUEUE_STAT), then `show queue counters`",
+               "sonic_pfcwd": "the PFC watchdog (`config pfcwd start_default`) on a release with `show pfcwd stats`",
+               "sonic_pg_drop": "`counterpoll pg-drop enable` (PG_DROP_STAT), then `show priority-group drop counters`"}
 # Reads a release may not have (the watchdog's CLI, PG drop counters: sonic-utilities 2021 on): a failure is kept
 # as its one line, which the parser reports as the read's problem, and the other reads go on.
 OPTIONAL_COUNTERS = ("sonic_pfcwd", "sonic_pg_drop", "sonic_pg_headroom")

@@ -69,6 +69,15 @@ PLATFORMS = {
 }
 
 
+def drop_stages():
+    """``{counter format: how to make it readable}`` of every NOS's reads that count drops (each module's
+    ``DROP_STAGES``; a format belongs to one NOS): a drop stage not read leaves a class inconclusive (load_verdict)."""
+    out = {}
+    for module in PLATFORMS.values():
+        out.update(getattr(module, "DROP_STAGES", {}))
+    return out
+
+
 def nos(platform):
     """The NOS module of ``platform``, or None when the registry has none."""
     return PLATFORMS.get(str(platform or ""))

@@ -64,9 +64,6 @@ def test_pfcwd_columns_are_cumulative_and_a_storm_on_a_queue_with_history_is_jud
     assert with_tor_read("tor_pfcwd", "sonic_pfcwd", before, before)["verdict"] == "lossless_under_load"
 
 
-@pytest.mark.xfail(strict=True, reason="review 40 D1: `show pfcwd stats` without -e hides a watched queue whose "
-                                       "counters are all 0/0 (pfcwd/main.py collect_stats), so a first storm during "
-                                       "the run has no before value and is not reported; the link is lossless")
 def test_pfcwd_first_storm_of_a_queue_during_the_run_is_a_pause_storm():
     before, after = sample("sonic-pfcwd-stats-before.txt"), sample("sonic-pfcwd-stats-after.txt")
     assert "Ethernet8" not in before and "Ethernet8:3" in after  # the real CLI's layout: the row appears with the storm
@@ -74,7 +71,6 @@ def test_pfcwd_first_storm_of_a_queue_during_the_run_is_a_pause_storm():
     assert got["classes"][0]["verdict"] == "pause_storm", got["classes"][0]["message"]
 
 
-@pytest.mark.xfail(strict=True, reason="review 40 D1: the job reads `show pfcwd stats`, not `show pfcwd stats -e`")
 def test_the_job_reads_every_watched_queue():
     assert dict(nos_sonic.COUNTER_COMMANDS)["sonic_pfcwd"] in (("show", "pfcwd", "stats", "-e"),
                                                                ("show", "pfcwd", "stats", "--empty"))
@@ -98,9 +94,6 @@ def test_pg_drop_a_clear_between_the_reads_is_a_reset_never_a_drop_or_lossless()
     assert got["verdict"] == "inconclusive" and "reset" in got["classes"][0]["message"]
 
 
-@pytest.mark.xfail(strict=True, reason="review 40 D2: pg-drop prints counter - baseline unclamped; after a syncd "
-                                       "restart under an older `sonic-clear` baseline the cells are negative, the "
-                                       "parser drops them, and an ingress PG drop during the run is judged lossless")
 def test_pg_drop_under_a_stale_baseline_still_judges_the_ingress_drop():
     before = sample("sonic-pg-drop-stale-baseline-before.txt")
     after = sample("sonic-pg-drop-stale-baseline-after.txt")
@@ -145,10 +138,6 @@ def test_a_real_reset_with_a_64_bit_sibling_that_went_down_is_never_a_wrap():
     assert states["out_of_sequence"] == states["rp_cnp_handled"] == "reset" and got["verdict"] == "inconclusive"
 
 
-@pytest.mark.xfail(strict=True, reason="review 40 D6: the hw_counters file `lifespan` (a constant setting, 10 ms) "
-                                       "reads as a sibling that kept counting, so a driver reload on a host whose "
-                                       "64-bit counters were 0 turns out_of_sequence 7 -> 0 into a wrap of "
-                                       "+4,294,967,289 and the run `lost`")
 def test_a_driver_reload_with_only_32_bit_counters_nonzero_is_a_reset_not_a_wrap():
     before = _hw("before", out_of_sequence=7, rx_write_requests=412, rp_cnp_handled=0)
     got = _rdma_verdict(before, _reloaded(before))
@@ -163,9 +152,6 @@ def test_sai_and_orchagent_counters_are_64_bit_never_wrapped():
         assert describe(fmt, name)["width"] == 64, (fmt, name)
 
 
-@pytest.mark.xfail(strict=True, reason="review 40 D5: mlx5 link_down_events_phy is a 32-bit PPCNT field "
-                                       "(en_stats.c: 'not stored in __be64 format'; MLX5E_READ_CTR32_BE since the "
-                                       "phy layer counters were added), COUNTERS gives it 64")
 def test_mlx5_link_down_events_phy_is_32_bit():
     assert describe("ethtool_mlx5", "link_down_events_phy")["width"] == 32
 
@@ -276,9 +262,6 @@ def test_os10_queuing_mailed_with_its_prompt_reads_as_recorded():
     assert got == recorded and got["ports"]["ethernet1/1/4"]["q5_dropped_packets"] == 1263665
 
 
-@pytest.mark.xfail(strict=True, reason="review 40 D3: pasted_text.unwrapped joins a wrapped line's short rest with "
-                                       "the next line when the rest itself ends within NEAR of the width: a mailed "
-                                       "`show pfcwd stats` (118 columns) reads as no table")
 def test_pfcwd_stats_mailed_with_its_prompt_reads_as_printed():
     got = parse_counters(sample("sonic-pfcwd-stats-after-mailed.txt"), "sonic_pfcwd")
     assert got == parse_counters(sample("sonic-pfcwd-stats-after.txt"), "sonic_pfcwd")
@@ -310,9 +293,6 @@ def test_nxos_control_the_whole_config_agrees_and_its_default_mode_auto_disagree
     assert codes == ["pfc_not_negotiated"]
 
 
-@pytest.mark.xfail(strict=True, reason="review 40 D4: an NX-OS port whose PFC mode a partial configuration does not "
-                                       "state (pfc_mode None, PFC from the network-qos policy) is compared as if PFC "
-                                       "ran: lossless_diff is [] and lossless_check agree")
 def test_nxos_partial_config_without_the_port_s_pfc_mode_is_not_agree():
     facts = _nxos_config(partial=True, mode_line=False)
     assert facts["ports"]["Ethernet1/51"]["pfc_mode"] is None and facts["ports"]["Ethernet1/51"]["pfc"] == [5]
@@ -343,9 +323,6 @@ def test_a_port_not_in_the_facts_is_one_line_not_an_empty_diff():
 PG_DROP_DISABLED = "Warning: PG counters are disabled. Use 'counterpoll pg-drop enable' to enable polling\n"
 
 
-@pytest.mark.xfail(strict=True, reason="review 40 D8: with PG_DROP polling disabled pg-drop prints one warning and "
-                                       "exits 0 (scripts/pg-drop check_if_stats_enabled); the ingress stage is then "
-                                       "unread, a problem line only, and the class still lossless_under_load")
 def test_an_unread_ingress_pg_stage_is_not_lossless_under_load(tmp_path):
     """Through the job's own judging (fleet/incast_results.judge), whose ToR reads are {format: text}: the control
     (the recorded SONiC pair with a pg-drop table) is lossless; the same with the pg-drop read disabled must not be."""
@@ -361,12 +338,87 @@ def test_an_unread_ingress_pg_stage_is_not_lossless_under_load(tmp_path):
 
 # ---- the per-NOS table lists every drop and pause counter ---------------------------------------------------------
 
-@pytest.mark.xfail(strict=True, reason="review 40 D7: docs/lossless-qos.md's SONiC table leaves out `show pfc counters "
-                                       "--history` (pfcstat --history: pause transitions and time per priority) and "
-                                       "`show queue counters --trim`/`--voq` (TrimDrop/pkts, Credit-WD-Del/pkts)")
 def test_the_sonic_table_names_every_pause_and_drop_counter_the_cli_prints():
     with open(os.path.join(HERE, "..", "..", "..", "..", "docs", "lossless-qos.md")) as handle:
         doc = handle.read()
     section = doc[doc.index("### Every drop and pause counter, per NOS"):doc.index("**NVIDIA Cumulus Linux (NVUE)**")]
     for needle in ("show pfc counters --history", "TrimDrop", "--voq"):
         assert needle in section, needle
+
+
+# ---- the fixes' controls: what the new rules must not claim ---------------------------------------------------------
+
+def test_pfcwd_a_failed_read_before_is_never_taken_for_a_table_of_zeros():
+    """D1's rule (a row absent from a read that printed its table was 0) needs the table: an error in its place
+    leaves the storm not reported, never counted from 0."""
+    failed = "show pfcwd stats failed (rc 2): Error: No such command \"pfcwd\"."
+    got = with_tor_read("tor_pfcwd", "sonic_pfcwd", failed, sample("sonic-pfcwd-stats-after.txt"))
+    storm = next(r for r in got["counters"] if r["counter"] == "q3_storm_detected" and r["read"] == "tor_pfcwd")
+    assert (storm["before"], storm["state"]) == (None, "not_reported") and got["classes"][0]["verdict"] != "pause_storm"
+
+
+def test_pg_drop_below_zero_is_named_and_a_read_that_goes_lower_is_a_reset():
+    before = sample("sonic-pg-drop-stale-baseline-before.txt")
+    facts = parse_counters(before, "sonic_pg_drop", port="Ethernet8")
+    assert facts["ports"]["Ethernet8"]["pg3_drop_pkts"] == -13681484
+    assert any("below 0" in p and "baseline" in p for p in facts["problems"])
+    assert parse_counters(sample("sonic-pg-drop-before.txt"), "sonic_pg_drop")["problems"] == []  # control
+    got = with_tor_read("tor_pg", "sonic_pg_drop", sample("sonic-pg-drop-before.txt"), before)
+    assert got["verdict"] == "inconclusive" and "reset" in got["classes"][0]["message"]
+
+
+def test_an_unread_pg_stage_through_the_filter_s_own_judging_is_inconclusive_and_a_drop_elsewhere_still_decides():
+    """load_verdict alone (the filter): the pg-drop warning both times is an unread drop stage, named with how to
+    read it; the control (the table read) is lossless; a drop elsewhere (the egress queue) still decides dropped."""
+    got = with_tor_read("tor_pg", "sonic_pg_drop", PG_DROP_DISABLED, PG_DROP_DISABLED)
+    assert got["verdict"] == "inconclusive" and "counterpoll pg-drop enable" in got["classes"][0]["message"]
+    assert [line.split(" ")[0] for line in got["classes"][0]["unread"]] == ["tor_pg"]
+    control = with_tor_read("tor_pg", "sonic_pg_drop", sample("sonic-pg-drop-before.txt"),
+                            sample("sonic-pg-drop-before.txt"))
+    assert control["verdict"] == "lossless_under_load" and control["classes"][0]["unread"] == []
+    reads_b, reads_a = reads()
+    reads_b["tor_pg"] = reads_a["tor_pg"] = parse_counters(PG_DROP_DISABLED, "sonic_pg_drop")
+    reads_b["tor_pg_2"] = parse_counters(sample("sonic-pg-drop-before.txt"), "sonic_pg_drop")
+    reads_a["tor_pg_2"] = parse_counters(sample("sonic-pg-drop-after.txt"), "sonic_pg_drop")
+    dropped = load_verdict(reads_b, reads_a, port="Ethernet8", seconds=10, profile="nvidia")
+    assert dropped["verdict"] == "dropped" and "Not read (drop stages): tor_pg" in dropped["classes"][0]["message"]
+
+
+def test_a_linux_tor_port_whose_ethtool_prints_no_class_counters_was_read_and_a_failed_ethtool_was_not():
+    """A veth of a software bridge: `ethtool -S` succeeds and prints no tc_ counter (the port has no per-class
+    discard stage; its drops are the qdisc's and the link's): not an unread stage. ethtool failing is one."""
+    from test_load_counters_linux import reads as linux_reads
+    veth = "NIC statistics:\n     peer_ifindex: 7\n     rx_queue_0_xdp_packets: 0\n"
+    failed = "ethtool -S swp2 failed (rc 94): no stats available"
+    for output, unread in ((veth, False), (failed, True)):
+        before, after = linux_reads("before"), linux_reads("after")
+        before["tor_ethtool"] = parse_counters({"swp2": output}, "linux_ethtool", port="swp2")
+        after["tor_ethtool"] = parse_counters({"swp2": output}, "linux_ethtool", port="swp2")
+        got = load_verdict(before, after, profile="nvidia", port="swp2", priorities=[3])["classes"][0]
+        assert bool(got["unread"]) is unread and got["verdict"] == "inconclusive", got
+
+
+def test_a_tor_whose_read_failed_leaves_the_class_inconclusive_and_one_never_read_is_judged_from_the_hosts(tmp_path):
+    """The whole ToR read tried and failed (unreachable) is every drop stage of it unread; a ToR that is not read at
+    all (no tor_error: not an inventory host) is judged from the hosts' counters alone, as before."""
+    from test_incast_results import INCAST, NVIDIA, host_read, run_of
+    from ansible_collections.ainet.fabric.plugins.module_utils.fleet import incast_results
+    control = run_of(tmp_path / "c")
+    assert control["verdict"]["verdict"] == "lossless_under_load", control["verdict"]["classes"][0]["message"]
+    senders = {"gpu02": {"interface": INCAST["interface"], "before": host_read(tmp_path / "s", "before"),
+                         "after": host_read(tmp_path / "s", "after")}}
+    args = (INCAST, 3, 1, 10, NVIDIA, host_read(tmp_path / "b", "before"), host_read(tmp_path / "a", "after"))
+    alone = incast_results.judge(*args, senders=senders)
+    failed = incast_results.judge(*args, senders=senders, tor_error="ToR leaf1 could not be reached")
+    assert alone["verdict"]["classes"][0]["unread"] == [] and alone["verdict"]["verdict"] == "lossless_under_load"
+    got = failed["verdict"]["classes"][0]
+    assert got["verdict"] == "inconclusive" and "ToR leaf1 could not be reached" in got["message"], got["message"]
+
+
+def test_each_nos_declares_exactly_its_reads_that_count_drops_as_drop_stages():
+    from ansible_collections.ainet.fabric.plugins.module_utils.qos.load_verdict import drop_stage
+    from ansible_collections.ainet.fabric.plugins.module_utils.tor import platforms
+    for name, module in platforms.PLATFORMS.items():
+        formats = {fmt for fmt, _command in getattr(module, "COUNTER_COMMANDS", ())}
+        assert set(getattr(module, "DROP_STAGES", {})) == {fmt for fmt in formats if drop_stage(fmt)}, name
+    assert "sonic_pg_drop" in platforms.drop_stages() and "sonic_pfc" not in platforms.drop_stages()  # control

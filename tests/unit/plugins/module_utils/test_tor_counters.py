@@ -63,7 +63,7 @@ def test_sonic_counters_are_read_with_its_show_commands_and_parse_per_port():
     outputs = {"show pfc counters": (0, recorded("sonic-pfc-after.txt"), ""),
                "show queue counters": (0, recorded("sonic-queue-after.txt"), "")}
     got = platforms.read_counters("sonic", "ssh", switch(outputs, ran), ports=["Ethernet8"])
-    assert ran == ["show pfc counters", "show queue counters", "show pfcwd stats", "show priority-group drop counters",
+    assert ran == ["show pfc counters", "show queue counters", "show pfcwd stats -e", "show priority-group drop counters",
                    "show priority-group persistent-watermark headroom"]
     assert sorted(got) == ["sonic_pfc", "sonic_pfcwd", "sonic_pg_drop", "sonic_pg_headroom", "sonic_queue"]
     assert parse_counters(got["sonic_pfc"], "sonic_pfc", port="Ethernet8")["ports"]["Ethernet8"]["pfc3_tx_pkts"] == 23740
