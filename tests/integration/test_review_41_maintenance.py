@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import time
 
 import pytest
 
@@ -175,3 +176,25 @@ def test_control_without_a_pending_reboot_the_node_stays_drained_through_a_long_
     lines = steps_run(work, "n1")
     assert len(lines) == 1 and " State=IDLE+DRAIN " in lines[0], lines
     assert lab.job_state(job) == "COMPLETED" and idle(lab, "n1")
+
+
+# ---- the done-when's converge: a step and a reboot on both nodes, a job on one ---------------------------------
+
+def test_a_step_and_slurms_reboot_on_both_nodes_idle_first_busy_after_its_job(lab, work):
+    """Held: n1 runs a job, n2 is idle; both need the step and a reboot (Slurm's RebootProgram, nextstate=DOWN);
+    max_per_group 1 puts them in two batches. n2 is stepped and rebooted first, n1 only once its job ended; the
+    job ends COMPLETED; both nodes come back in service with no reason left."""
+    boots = dict((n, lab.show_node(n)["BootTime"]) for n in ("n1", "n2"))
+    job = lab.run_job("n1", 20)
+    start = time.time()
+    run = playbook(work, inventory(lab, work, "{{ ['command', 'reboot'] if inventory_hostname in ['n1', 'n2'] "
+                                              "else [] }}", maintenance_reboot_timeout=120))
+    assert run.returncode == 0, run.stdout[-3000:]
+    n1, n2 = steps_run(work, "n1"), steps_run(work, "n2")
+    assert len(n1) == 1 and len(n2) == 1
+    assert float(n2[0].split()[0]) < float(n1[0].split()[0]) and float(n1[0].split()[0]) - start >= 15
+    assert " State=IDLE+DRAIN " in n1[0] and " State=IDLE+DRAIN " in n2[0]
+    assert lab.job_state(job) == "COMPLETED"
+    assert all(lab.show_node(n)["BootTime"] != boots[n] for n in ("n1", "n2"))
+    assert idle(lab, "n1") and idle(lab, "n2") and reason(lab, "n1") == "" and reason(lab, "n2") == ""
+    assert "Ask Slurm to reboot the node" in run.stdout
