@@ -89,6 +89,8 @@ SLURM_NODE_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}\Z")
 QUALIFIED_NAME_MAX = 63
 QUALIFIED_NAME_RE = re.compile(r"^(?:[a-z0-9](?:[-a-z0-9]*[a-z0-9])?(?:\.[a-z0-9](?:[-a-z0-9]*[a-z0-9])?)*/)?"
                                r"[A-Za-z0-9](?:[-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?\Z")
+# The pairs whose counts Volcano's admission policy compares in a regexMatch pattern.
+BRACKETS = (("(", ")", "parentheses"), ("[", "]", "square brackets"), ("{", "}", "curly braces"))
 LABEL_VALUE_RE = re.compile(r"^(?:[A-Za-z0-9](?:[-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?)?\Z")
 _TAIL_NUMBER = re.compile(r"^(.*?)([0-9]{1,9})\Z")
 HEADER = "Written by ainet.fabric (playbooks/topology.yml) from the rail plan; changes are overwritten."
@@ -669,8 +671,7 @@ def _hypernode_rules(what, spec):
             pattern = str((selector.get("regexMatch") or {}).get("pattern") or "")
             if not pattern:
                 problems.append("%s: member regexMatch pattern is required" % where)
-            for left, right, brackets in (("(", ")", "parentheses"), ("[", "]", "square brackets"),
-                                       ("{", "}", "curly braces")):
+            for left, right, brackets in BRACKETS:
                 if left in pattern and pattern.count(left) != pattern.count(right):
                     problems.append("%s: member regexMatch pattern is invalid: unmatched %s" % (where, brackets))
     return problems

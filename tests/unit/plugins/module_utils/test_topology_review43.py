@@ -15,8 +15,6 @@ from __future__ import annotations
 
 import re
 
-import pytest
-
 from ansible_collections.ainet.fabric.plugins.module_utils.common.errors import FabricError
 from ansible_collections.ainet.fabric.plugins.module_utils.plan.rail_plan import rail_plan
 from ansible_collections.ainet.fabric.plugins.module_utils.workload import topology as T
