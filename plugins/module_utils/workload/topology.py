@@ -37,8 +37,10 @@ Outputs (pure text or objects; the action writes them):
   for the Topology API versions ``v1alpha1`` (Kueue up to 0.13, ResourceFlavor ``v1beta1``), ``v1beta1`` and
   ``v1beta2``; the CRDs' CEL rules are checked here (:func:`cel_violations`), since the schema check does not run
   CEL;
-* Volcano ``HyperNode``s: tier 1 a rail group (its nodes by label), tier 2 a spine block, tier 3 the fabric
-  (``<cluster>[-<fabric>].all``).
+* Volcano ``HyperNode``s: tier 1 a rail group (its nodes by the cluster label and the rail group label: a
+  ``labelMatch`` selects across the whole Kubernetes cluster), tier 2 a spine block, tier 3 the fabric
+  (``<cluster>[-<fabric>].all``); names over 63 characters are shortened with a hash (:func:`bounded_name`), since
+  a parent names its children by ``exactMatch`` and Volcano's admission policy wants a qualified name there.
 
 Declared against discovered: ``cabling.rail_group_check.agreement`` reads the cabling check's result (LLDP) and gives
 each rail group a verdict; a group that the cabling splits (a member reaches a ToR outside its group's) or fuses (a
@@ -48,7 +50,8 @@ member reaches another group's ToR), or whose cabling was not read, is reported 
 Oracles: SchedMD/slurm ``src/plugins/topology/tree/switch_record.c``, ``src/plugins/topology/block/block_record.c``,
 ``doc/man/man5/topology.conf.5`` and ``topology.yaml.5``; NVIDIA/topograph ``pkg/translate/block.go`` and
 ``docs/reference/node-labels.md``; kubernetes-sigs/kueue ``apis/kueue/*/topology_types.go``; volcano-sh/volcano
-``config/crd`` (HyperNode).
+``config/crd`` (HyperNode), ``installer/helm/chart/volcano/policy/hypernodes-validating.yaml`` and
+``pkg/util/hypernode/member_selector.go``.
 """
 
 from __future__ import annotations
@@ -81,6 +84,13 @@ SLURM_BLOCK_LEVELS = 16
 # (list and range syntax), no whitespace, '=' or '#' (the config line parser), nothing but letters, digits and
 # '-', '_', '.'; a letter or digit first.
 SLURM_NODE_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}\Z")
+# k8s.io/apimachinery validation.IsQualifiedName: an optional DNS subdomain prefix and '/', then a name part of 1-63
+# characters, alphanumeric at both ends (CEL's format.qualifiedName() of Volcano's admission policy).
+QUALIFIED_NAME_MAX = 63
+QUALIFIED_NAME_RE = re.compile(r"^(?:[a-z0-9](?:[-a-z0-9]*[a-z0-9])?(?:\.[a-z0-9](?:[-a-z0-9]*[a-z0-9])?)*/)?"
+                               r"[A-Za-z0-9](?:[-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?\Z")
+# The pairs whose counts Volcano's admission policy compares in a regexMatch pattern.
+BRACKETS = (("(", ")", "parentheses"), ("[", "]", "square brackets"), ("{", "}", "curly braces"))
 LABEL_VALUE_RE = re.compile(r"^(?:[A-Za-z0-9](?:[-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?)?\Z")
 _TAIL_NUMBER = re.compile(r"^(.*?)([0-9]{1,9})\Z")
 HEADER = "Written by ainet.fabric (playbooks/topology.yml) from the rail plan; changes are overwritten."
@@ -381,10 +391,22 @@ def fnv64a(text):
 
 def label_value(text):
     """``text`` as a label value: unchanged when it is one (63 characters at most), else topograph's form for long
-    values, ``x`` and the FNV-64a hash in 16 lower-case hex digits (docs/reference/node-labels.md)."""
+    values: ``x`` and the FNV-64a hash in lower-case hex, not padded (``fmt.Sprintf("x%x", h.Sum64())`` of
+    ``checkLabel`` in topograph's ``pkg/engines/k8s/labeler.go``; its ``labeler_test.go`` expects
+    ``xf946c4acef2d5939``)."""
     if LABEL_VALUE_RE.match(text):
         return text
-    return "x%016x" % fnv64a(text)
+    return "x%x" % fnv64a(text)
+
+
+def bounded_name(name, limit=QUALIFIED_NAME_MAX):
+    """``name`` (a DNS subdomain) unchanged when it has at most ``limit`` characters, else its head cut to leave room
+    for ``-`` and the FNV-64a hash of the whole name in 16 hex digits: deterministic, still a DNS subdomain and a
+    qualified name, and two long names that share their head keep apart by the hash."""
+    if len(name) <= limit:
+        return name
+    head = name[:limit - 17].rstrip("-.")
+    return "%s-%016x" % (head, fnv64a(name))
 
 
 def label_keys(fabric, keys="ainet"):
@@ -531,11 +553,24 @@ def kueue_objects(plan, fabric, api="v1beta2", keys="ainet"):
     return [topology, flavor]
 
 
+def hypernode_name(plan, fabric, *parts):
+    """A HyperNode's name: :func:`object_name`, bounded to a qualified name (:func:`bounded_name`, 63 characters),
+    since a HyperNode names its child HyperNodes by ``exactMatch`` and Volcano's admission policy
+    (``hypernode-validation-policy``) demands ``format.qualifiedName()`` of every such name."""
+    return bounded_name(object_name(plan, fabric, *parts))
+
+
 def volcano_hypernodes(plan, topo, keys="ainet"):
-    """A fabric's HyperNodes: tier 1 per rail group (its nodes by the rail group label), tier 2 per spine block (its
-    rail groups by name), tier 3 the fabric (its spine blocks)."""
+    """A fabric's HyperNodes: tier 1 per rail group (its nodes by the cluster label and the rail group label), tier 2
+    per spine block (its rail groups by name), tier 3 the fabric (its spine blocks).
+
+    A ``labelMatch`` member selects every node of the Kubernetes cluster whose labels match (Volcano's
+    ``pkg/util/hypernode/member_selector.go``), and rail group names (``sb1.rg1``) repeat from one planned cluster to
+    the next: the cluster label (:func:`cluster_label`, the one Kueue's ResourceFlavor selects by) keeps a rail group
+    to its own cluster's nodes."""
     fabric = topo["fabric"]
     group_key, _block_key = label_keys(fabric, keys)
+    cluster_key, cluster_value = cluster_label(plan)
     out = []
 
     def hypernode(name, tier, tier_name, members):
@@ -546,17 +581,18 @@ def volcano_hypernodes(plan, topo, keys="ainet"):
     for block in topo["spine_blocks"]:
         group_names = []
         for group in block["groups"]:
-            name = object_name(plan, fabric, group["name"])
+            name = hypernode_name(plan, fabric, group["name"])
             group_names.append(name)
             out.append(hypernode(name, 1, "rail-group", [{"type": "Node", "selector": {"labelMatch": {
-                "matchLabels": {group_key: label_value(group["name"])}}}}]))
-        name = object_name(plan, fabric, block["name"])
+                "matchLabels": {cluster_key: cluster_value, group_key: label_value(group["name"])}}}}]))
+        name = hypernode_name(plan, fabric, block["name"])
         block_names.append(name)
         members = [{"type": "HyperNode", "selector": {"exactMatch": {"name": n}}} for n in group_names]
         out.append(hypernode(name, 2, "spine-block", members))
     if block_names:
-        # "<prefix>.all": a spine block (no dot) or a rail group ("-<block>.rg<k>") never ends so.
-        out.append(hypernode(object_name(plan, fabric) + ".all", 3, "fabric",
+        # "<prefix>.all": a spine block (no dot), a rail group ("-<block>.rg<k>") or a shortened name (hex digits)
+        # never ends so.
+        out.append(hypernode(bounded_name(object_name(plan, fabric) + ".all"), 3, "fabric",
                              [{"type": "HyperNode", "selector": {"exactMatch": {"name": n}}} for n in block_names]))
     return out
 
@@ -581,7 +617,8 @@ def _levels_rules(what, levels, old_levels, api):
 
 def cel_violations(objects, old_objects=None):
     """The CEL rules (``x-kubernetes-validations``) of the Kueue Topology and ResourceFlavor CRDs and the Volcano
-    HyperNode CRD, as checks: one line per violation. ``old_objects``: the objects as the cluster has them (for the
+    HyperNode CRD, and Volcano's HyperNode admission policy (:func:`_hypernode_rules`), as checks: one line per
+    violation. ``old_objects``: the objects as the cluster has them (for the
     transition rules: ``self == oldSelf``)."""
     old = dict(((o.get("kind"), (o.get("metadata") or {}).get("name")), o) for o in old_objects or ())
     problems = []
@@ -600,15 +637,43 @@ def cel_violations(objects, old_objects=None):
             if old_topology is not None and spec.get("topologyName") != old_topology:
                 problems.append("%s: spec: topologyName is immutable when topologyName is set" % what)
         elif kind == "HyperNode":
-            for index, member in enumerate(spec.get("members") or ()):
-                selector = (member or {}).get("selector") or {}
-                given = sum(1 for k in ("exactMatch", "regexMatch", "labelMatch") if k in selector)
-                if given == 0:
-                    problems.append("%s: spec.members[%d].selector: Either ExactMatch or RegexMatch or LabelMatch "
-                                    "must be specified" % (what, index))
-                elif given > 1:
-                    problems.append("%s: spec.members[%d].selector: Only one of ExactMatch, RegexMatch, or LabelMatch "
-                                    "can be specified" % (what, index))
+            problems += _hypernode_rules(what, spec)
+    return problems
+
+
+def _hypernode_rules(what, spec):
+    """The HyperNode CRD's CEL rule (one selector kind per member) and the validations of Volcano's admission policy
+    ``hypernode-validation-policy`` (volcano-sh/volcano ``installer/helm/chart/volcano/policy/
+    hypernodes-validating.yaml``): at least one member, an exactMatch name that is not empty and is a qualified name
+    (``format.qualifiedName()``: at most 63 characters in its name part), a regexMatch pattern that is not empty and
+    whose parentheses, brackets and braces are balanced in count. The policy is an admission check, not part of the
+    CRD: a schema check alone never sees it."""
+    problems = []
+    members = spec.get("members") or ()
+    if not members:
+        problems.append("%s: spec.members: member must have at least one member" % what)
+    for index, member in enumerate(members):
+        selector = (member or {}).get("selector") or {}
+        where = "%s: spec.members[%d].selector" % (what, index)
+        given = sum(1 for k in ("exactMatch", "regexMatch", "labelMatch") if k in selector)
+        if given == 0:
+            problems.append("%s: Either ExactMatch or RegexMatch or LabelMatch must be specified" % where)
+        elif given > 1:
+            problems.append("%s: Only one of ExactMatch, RegexMatch, or LabelMatch can be specified" % where)
+        if "exactMatch" in selector:
+            name = (selector.get("exactMatch") or {}).get("name")
+            if not name:
+                problems.append("%s: member exactMatch name is required" % where)
+            elif not isinstance(name, str) or not QUALIFIED_NAME_RE.match(name):
+                problems.append("%s: member exactMatch validate failed (%r is not a qualified name: at most 63 "
+                                "alphanumeric characters, '-', '_' or '.', alphanumeric at both ends)" % (where, name))
+        if "regexMatch" in selector:
+            pattern = str((selector.get("regexMatch") or {}).get("pattern") or "")
+            if not pattern:
+                problems.append("%s: member regexMatch pattern is required" % where)
+            for left, right, brackets in BRACKETS:
+                if left in pattern and pattern.count(left) != pattern.count(right):
+                    problems.append("%s: member regexMatch pattern is invalid: unmatched %s" % (where, brackets))
     return problems
 
 

@@ -138,7 +138,15 @@ def judge_tree(text, known_nodes):
 
 
 def judge_block(text, known_nodes):
-    """``(blocks, sizes, violations)``: ``[(name, [nodes])]`` in file order and BlockSizes of a block topology.conf."""
+    """``(blocks, sizes, violations)``: ``[(name, [nodes])]`` in file order and BlockSizes of a block topology.conf.
+
+    Relaxed on purpose: ``topology.conf.5`` says "Each block must have at least the planning base block size count
+    of nodes", but this judge holds only blocks *with* nodes to it, and lets an empty block (``BlockName=`` without
+    ``Nodes=``, the padding that keeps aggregates inside one spine block) pass. Slurm's code accepts such a block:
+    ``block_record_validate`` (``src/plugins/topology/block/block_record.c``) takes the branch without nodes and
+    keeps the block with an empty node bitmap, and ``topology_p_get_fragmentation``
+    (``topology_block.c``) merely counts it as fragmented, the same constant for every job. topograph's
+    ``pkg/translate/block_complement.go`` pads blocks to a tree shape the same way."""
     blocks, sizes, violations, names = [], [], [], set()
     for line in _lines(text):
         pairs = _pairs(line)

@@ -2,7 +2,7 @@
 # Copyright: (c) 2026, ainet.fabric contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 """Review 43 (docs/reviews/43-topology.md): the defects found in workload/topology.py, each a case with one thing
-wrong (strict xfail until fixed) beside a control that passes today.
+wrong beside a control (each case was a strict xfail until its defect was fixed; see the review's "fixed" lines).
 
 Oracles: volcano-sh/volcano @ ed72c7c815a9 ``installer/helm/chart/volcano/policy/hypernodes-validating.yaml`` (the
 ValidatingAdmissionPolicy that admits HyperNodes: every exactMatch name must pass ``format.qualifiedName()``) and
@@ -14,8 +14,6 @@ of FNV-64a for values over 63 characters).
 from __future__ import annotations
 
 import re
-
-import pytest
 
 from ansible_collections.ainet.fabric.plugins.module_utils.common.errors import FabricError
 from ansible_collections.ainet.fabric.plugins.module_utils.plan.rail_plan import rail_plan
@@ -54,10 +52,8 @@ def test_hypernode_member_names_are_qualified_names_control():
     assert names and all(QUALIFIED_NAME.match(n) for n in names)
 
 
-@pytest.mark.xfail(strict=True, reason="review 43 D1: a HyperNode exactMatch member name over 63 characters (a valid "
-                   "cluster name of 58) passes cel_violations and is published; Volcano's hypernode-validation-policy "
-                   "(format.qualifiedName) denies it")
 def test_hypernode_member_names_over_63_are_refused_before_publishing():
+    # review 43 D1 (fixed): a valid cluster name of 58 characters made exactMatch names of up to 66.
     plan = rv43_plan("rv43-" + "c" * 53)        # a valid cluster name (1-63 characters): 58
     try:
         out = T.render(plan)
@@ -87,10 +83,8 @@ def test_tier1_hypernode_selects_its_own_nodes_control():
     assert members and all(selects(m, labels) for m in members for labels in out["labels"].values())
 
 
-@pytest.mark.xfail(strict=True, reason="review 43 D2: a tier-1 HyperNode selects nodes by the rail group label alone "
-                   "(sb1.rg1, not cluster-qualified), so in a Kubernetes cluster holding two planned clusters it takes "
-                   "the other cluster's nodes too")
 def test_tier1_hypernode_never_selects_another_clusters_nodes():
+    # review 43 D2 (fixed): the selector named the rail group (sb1.rg1) alone, not the cluster.
     one, two = T.render(rv43_plan("rv43a", groups=1)), T.render(rv43_plan("rv43b", groups=1))
     assert set(one["labels"]).isdisjoint(two["labels"])     # two clusters, no node in common
     wrongly = [(m["selector"], node) for m in tier1_members(one) for node, labels in two["labels"].items()
@@ -118,8 +112,7 @@ def test_long_label_value_matches_topograph_control():
     assert T.label_value("v" * 63) == "v" * 63
 
 
-@pytest.mark.xfail(strict=True, reason="review 43 D3: label_value pads the FNV-64a form to 16 hex digits "
-                   "(x%016x); topograph's checkLabel writes x%x, so a hash below 2**60 gives another label value")
 def test_long_label_value_is_topographs_form():
+    # review 43 D3 (fixed): label_value padded the hash to 16 hex digits (x%016x).
     value = long_value_with_leading_zero_hash()
     assert T.label_value(value) == "x%x" % T.fnv64a(value)
