@@ -112,8 +112,8 @@ class Handler(BaseHTTPRequestHandler):
 
     def nxapi(self, body):
         """NX-API CLI: the running configuration as a tree of [line, children]; `cli_conf` enters blocks, adds
-        or replaces lines (a line with the same first two words; `match` lines add up), `no <line>` removes one,
-        `exit` leaves a block."""
+        or replaces lines (a line with the same first two words; `match` lines add up), `no <line>` removes one
+        (`no <words>` the line they begin, as `no description` does on NX-OS), `exit` leaves a block."""
         request = body["ins_api"]
         commands = [c.strip() for c in request["input"].split(" ;")]
         if request["type"] == "cli_show_ascii":
@@ -126,7 +126,9 @@ class Handler(BaseHTTPRequestHandler):
                 if command == "exit":
                     stack.pop()
                 elif command.startswith("no "):
-                    node[:] = [c for c in node if c[0] != command[3:]]
+                    # as NX-OS: `no <line>` removes that line, and a shorter `no` form (`no description`, `no
+                    # mtu`) removes the line it names whatever its value
+                    node[:] = [c for c in node if c[0] != command[3:] and not c[0].startswith(command[3:] + " ")]
                 elif command.startswith(NXOS_BLOCKS):
                     child = next((c for c in node if c[0] == command), None)
                     if child is None:
