@@ -252,6 +252,7 @@ class ActionModule(PlanAction):
     def _judge(self, plan, profiles, args, hostvars):
         tor_b, tor_a = self._tor_reads(args["tor_before"]), self._tor_reads(args["tor_after"])
         errors = self._tor_errors(args["tor_before"], args["tor_after"])
+        stages = platforms.drop_stages()
         runs = []
         for item in args["incasts"]:
             rvars = hostvars.get(item["receiver"]) or {}
@@ -263,7 +264,7 @@ class ActionModule(PlanAction):
                 item, item["priority"], item["round"], args["seconds"], profiles.get(item["fabric"]),
                 rvars.get(args["before_var"]), rvars.get(args["after_var"]), tor_b.get(item["tor"]),
                 tor_a.get(item["tor"]), args["max_pause_ratio"], args["max_storm_events"], senders=senders,
-                tor_error=errors.get(item["tor"])))
+                tor_error=errors.get(item["tor"]), drop_stages=stages))
         return {"runs": runs, "findings": [incast_results.finding(r) for r in runs]}
 
     # ------------------------------------------------------------------------------------------------ report

@@ -35,7 +35,6 @@ from ansible_collections.ainet.fabric.plugins.module_utils.model.qos_profile imp
 from ansible_collections.ainet.fabric.plugins.module_utils.qos.counters_parse import parse_counters
 from ansible_collections.ainet.fabric.plugins.module_utils.qos.load_verdict import (
     PLACED_FACTS, VERDICTS, load_verdict, moved_text)
-from ansible_collections.ainet.fabric.plugins.module_utils.tor.platforms import drop_stages
 
 MAX_SECONDS = 300
 MAX_QPS = 64
@@ -149,12 +148,13 @@ def host_reads(read, interface):
     return out, problems
 
 
-def _port_reads(read, port, label, problems, unread=None):
+def _port_reads(read, port, label, problems, unread=None, stages=None):
     """:func:`tor_reads` of ``port``, keeping only the reads that hold it; a line in ``problems`` for each other (the
     port is then judged without that read, never failing the run), and in ``unread`` when that read is one of its
     NOS's drop stages (``DROP_STAGES`` of ``tor/nos_<platform>.py``): the class is then never lossless
-    (:func:`load_verdict.unread_stages`)."""
-    out, stages = {}, drop_stages()
+    (:func:`load_verdict.unread_stages`). ``stages``: ``{format: how to make it readable}`` of the NOSes' drop
+    stages (``tor.platforms.drop_stages()``, which the caller passes: this wing does not import the ToR wing)."""
+    out, stages = {}, stages or {}
     for key, facts in tor_reads(read, port).items():
         if facts["ports"]:
             out[key] = facts
@@ -176,7 +176,7 @@ def tor_reads(read, port):
 
 
 def _sender_losses(priority, seconds, profile, senders, max_pause_ratio, max_storm_events, tor_before=None,
-                   tor_after=None):
+                   tor_after=None, stages=None):
     """``{sender: {"placed": [...], "path": [...], "congestion": [...]}}``: the records of each sender's reads that
     moved in the class - drops ``placed`` on its link (its own NIC or RDMA device, the ToR at its port), end-to-end
     transport counters (``path``), PFC pauses and ECN/CNP counters (``congestion``, each named with the sender) -
@@ -192,14 +192,14 @@ def _sender_losses(priority, seconds, profile, senders, max_pause_ratio, max_sto
         unread = []
         if tor_before and tor_after and port:
             for when, reads, tor in (("before", b, tor_before), ("after", a, tor_after)):
-                reads.update(_port_reads(tor, port, "sender %s %s: ToR" % (name, when), problems, unread))
+                reads.update(_port_reads(tor, port, "sender %s %s: ToR" % (name, when), problems, unread, stages))
         both = sorted(set(b) & set(a))
         problems += ["sender %s before: %s" % (name, p) for p in pb] + ["sender %s after: %s" % (name, p) for p in pa]
         if not both:
             continue
         unread += ["sender %s: %s (read only %s the load)" % (name, n, "before" if n in b else "after")
                    for n in sorted(set(b) ^ set(a)) if n.startswith("tor_") and (b.get(n) or a.get(n))["format"]
-                   in drop_stages()]
+                   in (stages or {})]
         verdict = load_verdict(dict((n, b[n]) for n in both), dict((n, a[n]) for n in both), profile=profile,
                                port=port, host_port=interface, priorities=[priority], seconds=seconds,
                                max_pause_ratio=max_pause_ratio, max_storm_events=max_storm_events, role="sender",
@@ -270,12 +270,14 @@ def place(verdict, receiver, senders, port=None, names=None):
 
 
 def judge(incast, priority, round_number, seconds, profile, before, after, tor_before=None, tor_after=None,
-          max_pause_ratio=0.5, max_storm_events=0, senders=None, tor_error=None):
+          max_pause_ratio=0.5, max_storm_events=0, senders=None, tor_error=None, drop_stages=None):
     """The run of one incast (see the module): the receiver's reads ``before``/``after`` (its host read), the ToR's
     (``{format: text}``) where read both times, and the senders' (``{sender: {"interface", "before", "after"}}``,
     their host reads) that place a loss or show one the receiver's counters did not. ``tor_error``: why the ToR's
     read, tried, failed: its drop stages are then unread (the class is never lossless); a ToR that is not read at
-    all (not an inventory host, no counter reader) is judged from the hosts' counters alone."""
+    all (not an inventory host, no counter reader) is judged from the hosts' counters alone. ``drop_stages``: the
+    NOSes' drop stages, ``{counter format: how to make it readable}`` (``tor.platforms.drop_stages()``); a ToR read
+    of such a format missing for the run's port leaves the class inconclusive."""
     run = {"tor": incast["tor"], "rail": str(incast["rail"]), "fabric": incast["fabric"], "port": incast["tor_port"],
            "host": incast["receiver"], "host_nic": incast["interface"], "senders": list(incast["senders"]),
            "round": round_number, "priority": priority, "seconds": float(seconds), "verdict": None,
@@ -289,12 +291,12 @@ def judge(incast, priority, round_number, seconds, profile, before, after, tor_b
         "ToR %s: its counters were not read (%s)" % (incast["tor"], tor_error)]
     if tor_before and tor_after:
         for when, reads, tor in (("before", b, tor_before), ("after", a, tor_after)):
-            reads.update(_port_reads(tor, incast["tor_port"], "%s: ToR" % when, problems, unread))
+            reads.update(_port_reads(tor, incast["tor_port"], "%s: ToR" % when, problems, unread, drop_stages))
     both = sorted(set(b) & set(a))
     problems += ["%s: read only %s the load, not judged" % (name, "before" if name in b else "after")
                  for name in sorted(set(b) ^ set(a))]
     unread += ["%s (read only %s the load)" % (n, "before" if n in b else "after") for n in sorted(set(b) ^ set(a))
-               if n.startswith("tor_") and (b.get(n) or a.get(n))["format"] in drop_stages()]
+               if n.startswith("tor_") and (b.get(n) or a.get(n))["format"] in (drop_stages or {})]
     if not both:
         run["skipped"] = "no counter of %s %s was read before and after the load (%s)" % (
             incast["receiver"], incast["interface"], "; ".join(problems) or "nothing read")
@@ -302,7 +304,7 @@ def judge(incast, priority, round_number, seconds, profile, before, after, tor_b
     ports = incast.get("sender_ports") or {}
     senders = dict((s, dict(read or {}, tor_port=ports.get(s))) for s, read in (senders or {}).items())
     losses, sender_problems = _sender_losses(priority, seconds, profile, senders, max_pause_ratio, max_storm_events,
-                                             tor_before, tor_after)
+                                             tor_before, tor_after, drop_stages)
     # a sender's ToR port whose drop stage was not read could have dropped the incast's data unseen
     unread += [line for e in losses.values() for line in e["unread"]]
     verdict = load_verdict(dict((n, b[n]) for n in both), dict((n, a[n]) for n in both), profile=profile,

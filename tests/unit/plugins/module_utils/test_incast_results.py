@@ -14,6 +14,7 @@ from ansible_collections.ainet.fabric.plugins.module_utils.model.qos_profile imp
 from ansible_collections.ainet.fabric.plugins.module_utils.qos.counters_parse import describe
 from ansible_collections.ainet.fabric.plugins.module_utils.qos.counters_read import read_links
 from ansible_collections.ainet.fabric.plugins.module_utils.plan.rail_plan import rail_plan
+from ansible_collections.ainet.fabric.plugins.module_utils.tor import platforms
 
 DATA = os.path.join(os.path.dirname(__file__), "data", "counters")
 NIC = "ens1f0np0"
@@ -74,7 +75,7 @@ def run_of(tmp_path, before_changes=None, after_changes=None, **kw):
     senders = kw.get("senders", {"gpu02": {"interface": NIC, "before": host_read(tmp_path / "gpu02", "before"),
                                            "after": host_read(tmp_path / "gpu02", "after")}})
     return r.judge(INCAST, 3, 1, 10, NVIDIA, before, after, kw.get("tor_b", tor("before")),
-                   kw.get("tor_a", tor("after")), senders=senders)
+                   kw.get("tor_a", tor("after")), senders=senders, drop_stages=platforms.drop_stages())
 
 
 # ---- reading ---------------------------------------------------------------------------------------------------

@@ -302,19 +302,16 @@ def test_batches_refuse_bad_limits_and_unplanned_hosts():
     assert batches(plan, []) == []
 
 
-def test_batches_of_16384_nodes_take_well_under_a_second():
+def test_batches_of_16384_nodes():
+    # how long it takes is measured by tests/perf (timed tests are not tests), not here
     # the plan's shape (nodes -> node_id, rails[].tor) without the planner's own time: 512 rail groups of 32
     plan = {"nodes": dict(("gpu%05d" % n, {"node_id": n, "rails": [
         {"rail": r, "tor": "r%d-t%d" % (r, (n - 1) // 32)} for r in range(1, 9)]}) for n in range(1, 16385))}
     pending = sorted(plan["nodes"])
-    start = time.perf_counter()
     out = batches(plan, pending, unavailable=[pending[0], pending[40], pending[80]], max_nodes=64, max_per_group=2)
-    took = time.perf_counter() - start
     assert sum(len(b) for b in out) == len(pending) - 3 and all(len(b) <= 61 for b in out)
-    assert took < 1.0, took
-    start = time.perf_counter()
     out = batches(plan, pending, max_nodes=1, max_per_group=1)
-    assert len(out) == 16384 and time.perf_counter() - start < 1.0
+    assert len(out) == 16384
 
 
 # ---- checks ---------------------------------------------------------------------------------------------------
