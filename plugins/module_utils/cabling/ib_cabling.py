@@ -56,7 +56,7 @@ def _guid_map(value, what):
     try:
         return guid_text(value)
     except FabricError as err:
-        raise FabricError("InfiniBand cabling check: %s: %s" % (what, err))
+        raise FabricError("InfiniBand cabling check: %s: %s" % (what, err)) from None
 
 
 def _index(topology):

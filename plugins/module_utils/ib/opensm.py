@@ -59,7 +59,7 @@ def pkey_value(value, field="pkey"):
     try:
         number = int(value, 0) if isinstance(value, str) else int(value)
     except (TypeError, ValueError):
-        raise _err(field, value, "is not a number (write it as 0x0101)")
+        raise _err(field, value, "is not a number (write it as 0x0101)") from None
     if isinstance(value, bool) or not 0x0001 <= number <= 0x7ffe:
         raise _err(field, value, "is not a partition key 0x0001..0x7ffe (0x7fff is the default partition)")
     return number
@@ -137,7 +137,7 @@ def _member_guid(port_guids, host, rail, name):
     try:
         return guid_text(value)
     except FabricError as err:
-        raise FabricError("subnet manager: port GUID of %s rail %s: %s" % (host, rail, err))
+        raise FabricError("subnet manager: port GUID of %s rail %s: %s" % (host, rail, err)) from None
 
 
 def partitions_text(plan, partitions, port_guids):

@@ -51,7 +51,7 @@ def test_ibnetdiscover_nodes_links_width_speed():
     assert leaf["description"] == "su1-r1" and leaf["lid"] == 1 and leaf["ports"] == 36
     # 8 HCA links and 4 leaves x 2 spines x 2 uplinks, each once although printed from both ends.
     assert len(topo["links"]) == 8 + 16
-    first = [l for l in topo["links"] if l["b"]["guid"] == "0x0002c90300100010"]
+    first = [link for link in topo["links"] if link["b"]["guid"] == "0x0002c90300100010"]
     assert len(first) == 1
     assert first[0]["a"] == {"guid": "0x0002c90400000100", "port": 1}
     assert first[0]["b"]["port_guid"] == "0x0002c90300100011"
@@ -70,7 +70,7 @@ def test_ibnetdiscover_description_from_the_wire_stays_data():
     text = sample("ibnetdiscover-good.txt").replace('"gpu01 mlx5_0"', '"gpu01 mlx5_0\\" lid 9 4xNDR"')
     topo = parse_ibnetdiscover(text)
     assert topo["nodes"]["0x0002c90300100010"]["description"] == 'gpu01 mlx5_0\\" lid 9 4xNDR'
-    link = [l for l in topo["links"] if l["b"]["guid"] == "0x0002c90300100010"][0]
+    link = next(item for item in topo["links"] if item["b"]["guid"] == "0x0002c90300100010")
     assert (link["width"], link["speed"]) == ("4x", "SDR")
     assert link["b_description"] == 'gpu01 mlx5_0\\" lid 9 4xNDR'
 
@@ -229,8 +229,8 @@ def test_wrong_pkey_membership_and_unread(plan):
     parts = [dict(ib_plans.PARTITIONS[0], pkey="0x0102"), ib_plans.PARTITIONS[1]]
     desired = opensm.desired_pkeys(plan, parts, good_port_guids(plan))
     result = opensm.compare_pkeys({"0x0002c90300100011": desired["0x0002c90300100011"]}, seen)
-    assert sorted((f["kind"], f["pkey"]) for f in result["findings"]) == [("extra_pkey", "0x8101"),
-                                                                         ("missing_pkey", "0x8102")]
+    kinds = sorted((f["kind"], f["pkey"]) for f in result["findings"])
+    assert kinds == [("extra_pkey", "0x8101"), ("missing_pkey", "0x8102")]
     parts = [ib_plans.PARTITIONS[0], dict(ib_plans.PARTITIONS[1], membership="full")]
     desired = opensm.desired_pkeys(plan, parts, good_port_guids(plan))
     result = opensm.compare_pkeys({"0x0002c90300100011": desired["0x0002c90300100011"]}, seen)
