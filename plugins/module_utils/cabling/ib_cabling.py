@@ -47,6 +47,11 @@ from ansible_collections.ainet.fabric.plugins.module_utils.common.errors import 
 KINDS = ("missing", "swapped", "wrong_tor", "wrong_port", "unexpected", "slow_link", "extra")
 
 
+def _short(name):
+    """A name's first label, lower case (the index key of :func:`cabling_check.same_switch`'s comparison)."""
+    return str(name).strip().rstrip(".").lower().split(".")[0]
+
+
 def _desc_words(desc):
     words = str(desc or "").split()
     return (words[0], words[1]) if len(words) >= 2 else (None, None)
@@ -99,6 +104,10 @@ class _Subnet:
         self.ends, self.port_owner = _index(topology)
         self.leaf = {}
         self.switch_name = {}
+        switches = {}
+        for guid, node in self.nodes.items():
+            if node["type"] == "switch" and node.get("description"):
+                switches.setdefault(_short(node["description"]), []).append(guid)
         for tor in plan_tors:
             guid = (switch_guids or {}).get(tor)
             if guid is not None:
@@ -106,7 +115,7 @@ class _Subnet:
                 if guid in self.nodes:
                     self.leaf[tor] = guid
                 continue
-            named = [g for g, n in self.nodes.items() if n["type"] == "switch" and same_switch(n["description"], tor)]
+            named = [g for g in switches.get(_short(tor), ()) if same_switch(self.nodes[g]["description"], tor)]
             if len(named) == 1:
                 self.leaf[tor] = named[0]
         for tor, guid in self.leaf.items():
@@ -117,7 +126,7 @@ class _Subnet:
             if node["type"] == "ca":
                 host, device = _desc_words(node["description"])
                 if host is not None:
-                    self.by_desc.setdefault((host.lower().split(".")[0], device), []).append(guid)
+                    self.by_desc.setdefault((_short(host), device), []).append(guid)
 
     def port_guid(self, guid, port):
         """The GUID of a CA's port (its own port lines, or the switch's line naming it), None if not printed."""
@@ -143,7 +152,7 @@ class _Subnet:
             guid = _guid_map(given, "hca_guids[%s][%s]" % (host, rail))
             guid = self.port_owner.get(guid, guid)
             return [guid] if guid in self.nodes else []
-        return self.by_desc.get((str(host).lower().split(".")[0], device), [])
+        return self.by_desc.get((_short(host), device), [])
 
 
 def check_ib_cabling(plan, topology, hosts=None, rail_hcas=None, hca_guids=None, switch_guids=None, expect=None):

@@ -106,7 +106,7 @@ def parse_ibnetdiscover(text):
         line = raw.strip()
         if not line or line.startswith("#"):
             continue
-        match = _NODE.match(line)
+        match = _NODE.match(line) if line[0] != "[" else None
         if match:
             guid = guid_text(match.group("guid"))
             lid = _BASE_LID.search(match.group("rest") or "")
@@ -114,7 +114,7 @@ def parse_ibnetdiscover(text):
                        "description": match.group("desc"), "lid": int(lid.group("lid")) if lid else None}
             nodes[guid] = current
             continue
-        match = _PORT.match(line)
+        match = _PORT.match(line) if line[0] == "[" else None
         if not match or current is None:
             continue
         comment = match.group("comment")
