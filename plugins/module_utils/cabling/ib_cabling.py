@@ -155,20 +155,58 @@ class _Subnet:
         return self.by_desc.get((_short(host), device), [])
 
 
-def check_ib_cabling(plan, topology, hosts=None, rail_hcas=None, hca_guids=None, switch_guids=None, expect=None):
+def infiniband_fabrics(plan):
+    """The plan's fabrics in ``infiniband`` addressing mode (their cabling is read from the subnet, not LLDP)."""
+    return sorted(name for name, fabric in (plan.get("fabrics") or {}).items()
+                  if isinstance(fabric, dict) and fabric.get("mode") == "infiniband")
+
+
+def fabric_plan(plan, fabrics):
+    """The plan with only the rails (and ToRs) of ``fabrics``: for checking each fabric with its own source."""
+    wanted = set(fabrics)
+    nodes = dict((host, dict(node, rails=[e for e in node.get("rails") or [] if e.get("fabric") in wanted]))
+                 for host, node in _plan_nodes(plan).items())
+    tors = dict((name, tor) for name, tor in (plan.get("tors") or {}).items() if tor.get("fabric") in wanted)
+    return dict(plan, nodes=dict((h, n) for h, n in nodes.items() if n["rails"]), tors=tors)
+
+
+def _unread(plan, hosts, why):
+    nodes = _plan_nodes(plan)
+    findings, rails = [], 0
+    for host in _select_hosts(nodes, hosts):
+        for entry in _rails(nodes, host):
+            rails += 1
+            planned = "%s port %s" % (entry["tor"], entry.get("tor_port"))
+            base = {"host": host, "fabric": entry.get("fabric"), "rail": entry["rail"], "interface": None,
+                    "expected": {"tor": entry["tor"], "port": entry.get("tor_port")}}
+            findings.append(_finding(base, "missing", None, "the subnet was not read: %s (planned %s)" % (why, planned),
+                                     "%s rail %s: the subnet was not read (%s), planned %s" % (
+                                         host, entry["rail"], why, planned),
+                                     "run ibnetdiscover on a node of the subnet (its HCA port up) and check again"))
+    return {"findings": findings, "ok": [],
+            "summary": {"hosts": len(_select_hosts(nodes, hosts)), "rails": rails, "ok": 0,
+                        "findings": len(findings), "by_kind": {"missing": len(findings)} if findings else {},
+                        "unverified_ports": 0}}
+
+
+def check_ib_cabling(plan, topology, hosts=None, rail_hcas=None, hca_guids=None, switch_guids=None, expect=None,
+                     unread_why=None):
     """Findings of the subnet (``topology``: :func:`parse_ibnetdiscover`'s result, or its text) against the rail
     plan (see the module docstring). ``rail_hcas``: ``{rail: device}``; ``hca_guids``: ``{host: {rail: guid}}``;
     ``switch_guids``: ``{tor: guid}``; ``expect``: ``{"width", "speed"}`` the least each rail link must run at.
+    ``topology`` None: the subnet was not read (``unread_why`` says why): every rail is ``missing``, never ok.
 
     Returns ``{"findings", "ok", "summary"}`` as :func:`cabling_check.check_cabling` (``summary.by_kind``, with
     ``extra`` links counted there too).
     """
     nodes = _plan_nodes(plan)
+    expect = _check_expect(expect)
+    if topology is None:
+        return _unread(plan, hosts, unread_why or "no ibnetdiscover output")
     if isinstance(topology, (str, bytes)):
         topology = parse_ibnetdiscover(topology)
     if not isinstance(topology, dict) or not isinstance(topology.get("nodes"), dict):
         raise FabricError("InfiniBand cabling check: pass ibnetdiscover's output or its parsed form as the topology")
-    expect = _check_expect(expect)
     selected = _select_hosts(nodes, hosts)
     plan_tors = sorted(set(e.get("tor") for n in nodes.values() for e in (n.get("rails") or []) if e.get("tor")))
     subnet = _Subnet(topology, plan_tors, switch_guids, hca_guids)

@@ -169,3 +169,20 @@ def parse_smpquery_pkeys(text):
     if not rows:
         raise FabricError("not smpquery pkeys output: no PKey table row (run smpquery pkeys <lid> on the subnet)")
     return {"pkeys": pkeys, "capacity": capacity}
+
+
+def merge_topologies(topologies):
+    """One topology from several ``ibnetdiscover`` runs (one per rail HCA when each rail is a subnet of its own; the
+    same subnet read twice merges to itself): the union of the nodes and of the links (a link once)."""
+    nodes, links, seen = {}, [], set()
+    for topo in topologies:
+        for guid, node in topo["nodes"].items():
+            known = nodes.setdefault(guid, dict(node))
+            if node.get("port_guids"):
+                known.setdefault("port_guids", {}).update(node["port_guids"])
+        for link in topo["links"]:
+            key = tuple(sorted(((link["a"]["guid"], link["a"]["port"]), (link["b"]["guid"], link["b"]["port"]))))
+            if key not in seen:
+                seen.add(key)
+                links.append(link)
+    return {"nodes": nodes, "links": links}

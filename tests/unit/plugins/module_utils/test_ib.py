@@ -13,7 +13,9 @@ import sys
 
 import pytest
 
-from ansible_collections.ainet.fabric.plugins.module_utils.cabling.cabling_check import findings_markdown
+from ansible_collections.ainet.fabric.plugins.action import cabling_check as action
+from ansible_collections.ainet.fabric.plugins.module_utils.cabling import ib_cabling
+from ansible_collections.ainet.fabric.plugins.module_utils.cabling.cabling_check import check_cabling, findings_markdown
 from ansible_collections.ainet.fabric.plugins.module_utils.cabling.ib_cabling import check_ib_cabling
 from ansible_collections.ainet.fabric.plugins.module_utils.cabling.ib_parse import guid_text, parse_ibnetdiscover, \
     parse_smpquery_pkeys
@@ -270,3 +272,42 @@ def test_options_text():
     with pytest.raises(FabricError, match="partitions_file"):
         opensm.options_text("partitions.conf")
     assert opensm.root_guids_text(["0x2c90400006500"]) == "0x0002c90400006500\n"
+
+
+# --- the cabling_check action's InfiniBand side ----------------------------------------------------------------
+
+
+def test_action_reads_the_registered_runs_and_merges_them(plan):
+    good = sample("ibnetdiscover-good.txt")
+    hostvars = {"gpu01": {"__ib": {"results": [{"rc": 0, "stdout": good, "item": "mlx5_0"},
+                                               {"rc": 0, "stdout": good, "item": "mlx5_1"}]}}}
+    topo, why = action.subnet_topology(hostvars, ["gpu01", "gpu02"], "__ib")
+    assert why is None and len(topo["links"]) == 24 and len(topo["nodes"]) == 14
+    assert check_ib_cabling(plan, topo)["findings"] == []
+    failed = {"gpu01": {"__ib": {"results": [{"rc": 255, "stdout": "", "stderr": "ibwarn: can't open UMAD port"}]}},
+              "gpu02": {"__ib": {"skipped": True}}}
+    topo, why = action.subnet_topology(failed, ["gpu01", "gpu02"], "__ib")
+    assert topo is None and why == "gpu01: ibwarn: can't open UMAD port"
+
+
+def test_subnet_not_read_is_never_agreeing(plan):
+    result = check_ib_cabling(plan, None, unread_why="gpu01: ibnetdiscover failed")
+    assert result["summary"]["by_kind"] == {"missing": 8} and result["ok"] == []
+    assert "the subnet was not read: gpu01: ibnetdiscover failed" in result["findings"][0]["detail"]
+
+
+def test_a_mixed_cluster_checks_each_fabric_from_its_own_source(plan):
+    mixed = dict(plan, fabrics=dict(plan["fabrics"], eth={"mode": "shared"}))
+    mixed["nodes"] = {}
+    for host, node in plan["nodes"].items():
+        eth = {"fabric": "eth", "rail": 1, "interface": "ens9f0np0", "tor": "eth-leaf", "tor_port": "swp%d" % node["node_id"]}
+        mixed["nodes"][host] = dict(node, rails=node["rails"] + [eth])
+    assert ib_cabling.infiniband_fabrics(mixed) == ["default"]
+    ib_only = ib_cabling.fabric_plan(mixed, ["default"])
+    assert all(e["fabric"] == "default" for n in ib_only["nodes"].values() for e in n["rails"])
+    eth_only = ib_cabling.fabric_plan(mixed, ["eth"])
+    ib_result = check_ib_cabling(ib_only, sample("ibnetdiscover-swapped.txt"))
+    eth_result = check_cabling(eth_only, {})
+    verdict = action.combine([eth_result, ib_result])
+    assert verdict["summary"]["rails"] == 12 and verdict["summary"]["by_kind"] == {"missing": 4, "swapped": 1}
+    assert [f["fabric"] for f in verdict["findings"] if f["kind"] == "missing"] == ["eth"] * 4
