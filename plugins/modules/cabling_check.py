@@ -56,21 +56,21 @@ options:
     type: str
     default: __cabling_check_ibnetdiscover
   ib_expect:
-    description: The least width and speed every InfiniBand rail link must run at, C({width: 4x, speed: NDR})
+    description: The least width and speed every InfiniBand rail link must run at, keys C(width) (for example C(4x)) and C(speed) (C(NDR))
       (infiniband-diags' names - widths 1x 2x 4x 8x 12x, speeds SDR DDR QDR FDR10 FDR EDR HDR NDR XDR).
     type: dict
     default: {}
   ib_rail_hcas:
-    description: The HCA device of each rail, C({rail: device}) (default C(mlx5_<rail-1>)).
+    description: The HCA device of each rail, keyed by rail number (default C(mlx5_<rail-1>)).
     type: dict
     default: {}
   ib_hca_guids:
-    description: The GUID (node or port) of each host's rail HCA, C({host: {rail: guid}}); wins over the node
+    description: The GUID (node or port) of each host's rail HCA, host name, then rail number; wins over the node
       description.
     type: dict
     default: {}
   ib_switch_guids:
-    description: The GUID of each leaf, C({tor: guid}), for switches whose node description is not their name.
+    description: The GUID of each leaf, keyed by ToR name, for switches whose node description is not their name.
     type: dict
     default: {}
   switch_config_dir:

@@ -49,7 +49,7 @@ KINDS = ("missing", "swapped", "wrong_tor", "wrong_port", "unexpected", "slow_li
 
 def _short(name):
     """A name's first label, lower case (the index key of :func:`cabling_check.same_switch`'s comparison)."""
-    return str(name).strip().rstrip(".").lower().split(".")[0]
+    return str(name).strip().rstrip(".").lower().split(".", maxsplit=1)[0]
 
 
 def _desc_words(desc):
