@@ -37,6 +37,8 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import labname  # noqa: E402
 
+from ansible_collections.ainet.fabric.plugins.module_utils.workload import topology  # noqa: E402
+
 UMAD2SIM = "/usr/lib/x86_64-linux-gnu/umad2sim/libumad2sim.so"
 PROGRAMS = ("ibsim", "opensm", "ibnetdiscover", "iblinkinfo", "smpquery", "ip")
 
@@ -59,19 +61,22 @@ def switch_guid(index):
 
 
 def net_file(plan, fabric=None, spines=2, switch_ports=36, uplinks=2, rail_hca=None, drop=(), swap=None):
-    """ibsim's topology (ibnetdiscover layout) for a rail plan: every ToR of the plan (of ``fabric``), its nodes'
-    HCAs on the planned ports, ``uplinks`` uplinks per ToR to each of ``spines`` spines on its last ports.
+    """ibsim's topology (ibnetdiscover layout) for a rail plan: every leaf of ``fabric`` (default: the plan's first),
+    the ToRs of its rail groups (``workload.topology.fabric_topology``), its nodes' HCAs on the planned ports, ``uplinks`` uplinks per ToR to each of ``spines`` spines on its last ports.
 
     Faults to inject, for the tests: ``drop``: ``[(host, rail)]`` whose cable is left out; ``swap``: ``(host,
     rail_a, rail_b)``: the two HCAs' cables exchanged at the host (rail a's HCA on rail b's ToR port and back).
     ``rail_hca``: ``{rail: device}`` (default ``mlx5_<rail-1>``).
     """
-    tors = [t for t in plan["tors"].values() if fabric is None or t["fabric"] == fabric]
+    # The leaves are the rail groups' ToRs (workload.topology: one leaf per rail group and rail), in group order.
+    topo = topology.fabric_topology(plan, fabric or next(iter(plan["fabrics"])))
+    names = list(dict.fromkeys(t for block in topo["spine_blocks"] for g in block["groups"] for t in g["tors"]))
+    tors = [plan["tors"][name] for name in names]
     links = {}
     hcas = {}
     for host, node in sorted(plan["nodes"].items()):
         for entry in node["rails"]:
-            if fabric is not None and entry["fabric"] != fabric:
+            if entry["fabric"] != topo["fabric"]:
                 continue
             device = (rail_hca or {}).get(entry["rail"], "mlx5_%d" % (entry["rail"] - 1))
             name = "H-%016x" % hca_guid(node["node_id"], entry["rail"])
