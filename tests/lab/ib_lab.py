@@ -62,7 +62,8 @@ def switch_guid(index):
 
 def net_file(plan, fabric=None, spines=2, switch_ports=36, uplinks=2, rail_hca=None, drop=(), swap=None):
     """ibsim's topology (ibnetdiscover layout) for a rail plan: every leaf of ``fabric`` (default: the plan's first),
-    the ToRs of its rail groups (``workload.topology.fabric_topology``), its nodes' HCAs on the planned ports, ``uplinks`` uplinks per ToR to each of ``spines`` spines on its last ports.
+    the ToRs of its rail groups (``workload.topology.fabric_topology``), its nodes' HCAs on the planned ports,
+    ``uplinks`` uplinks per ToR to each of ``spines`` spines on its last ports.
 
     Faults to inject, for the tests: ``drop``: ``[(host, rail)]`` whose cable is left out; ``swap``: ``(host,
     rail_a, rail_b)``: the two HCAs' cables exchanged at the host (rail a's HCA on rail b's ToR port and back).
