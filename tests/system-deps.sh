@@ -5,8 +5,9 @@
 # (tests/integration/test_lossless_report_browser.py), grub-common for GRUB's own grub-script-check (the gpu_host
 # kernel arguments: tests/unit/plugins/module_utils/test_kernel_args_grammar.py), nodejs and npm for the Mermaid
 # parser that judges the plan's diagram (tests/js-deps.sh installs it), Slurm 22.05 and munge for the
-# Slurm lab (tests/lab/slurm_lab.py; the lab runs its own daemons, so the packages' services are never started
-# here: a policy-rc.d denies them for the duration of the install). Installs the missing ones when run as root
+# Slurm lab (tests/lab/slurm_lab.py), ibsim-utils, libumad2sim0, opensm and infiniband-diags for the simulated
+# InfiniBand subnet (tests/lab/ib_lab.py; the labs run their own daemons, so the packages' services (munge, slurmd,
+# slurmctld, opensm) are never started here: a policy-rc.d denies them for the duration of the install). Installs the missing ones when run as root
 # with apt-get; otherwise lists them and fails, unless AINET_SKIP_LAB=1 (then only shellcheck, grub-common,
 # nodejs and npm are needed). Nothing is fetched when everything is already installed, so it runs offline then.
 set -euo pipefail
@@ -16,15 +17,20 @@ if [ "${AINET_SKIP_LAB:-0}" != 1 ]; then
     pairs="$pairs tcpdump:tcpdump ping:iputils-ping ssh:openssh-client ssh-keygen:openssh-client"
     pairs="$pairs podman:podman runc:runc mmdebstrap:mmdebstrap chromium:chromium gpg:gnupg dpkg-deb:dpkg"
     pairs="$pairs slurmctld:slurmctld slurmd:slurmd scontrol:slurm-client munged:munge unshare:util-linux"
+    pairs="$pairs ibsim:ibsim-utils opensm:opensm ibnetdiscover:infiniband-diags"
 fi
 for pair in $pairs; do
     command -v "${pair%%:*}" >/dev/null || need+=("${pair#*:}")
 done
+# The InfiniBand lab's umad2sim wrapper is a library, not a command.
+if [ "${AINET_SKIP_LAB:-0}" != 1 ] && [ ! -e /usr/lib/x86_64-linux-gnu/umad2sim/libumad2sim.so ]; then
+    need+=(libumad2sim0)
+fi
 [ "${#need[@]}" -eq 0 ] && exit 0
 if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
     echo "installing ${need[*]}"
     export DEBIAN_FRONTEND=noninteractive
-    # No service of an installed package may start (munge, slurmd, slurmctld would hold the lab's
+    # No service of an installed package may start (munge, slurmd, slurmctld, opensm would hold the lab's
     # ports and sockets): deny them all while installing, unless the machine already has a policy.
     if [ ! -e /usr/sbin/policy-rc.d ]; then
         printf '#!/bin/sh\nexit 101\n' >/usr/sbin/policy-rc.d

@@ -18,6 +18,12 @@ description:
     words - two rails crossed (C(swapped)), a NIC on another ToR (C(wrong_tor)), on another port of its ToR
     (C(wrong_port)), no neighbour (C(missing)), several neighbours (C(unexpected)), a rail without an interface name
     in the inventory (C(unknown_interface)).
+  - The rails of a fabric in C(infiniband) addressing mode are checked from the subnet instead of LLDP - the
+    C(ibnetdiscover) outputs registered in O(ibnetdiscover_var) (on any host; a loop of runs, one per rail HCA, is
+    merged) are compared with the plan by leaf and port; an HCA is found by O(ib_hca_guids) or its node description
+    C(<host> mlx5_<n>), a leaf by its description or O(ib_switch_guids). Kinds as above, plus C(slow_link) (below
+    O(ib_expect)) and C(extra) (a CA on a planned leaf that is no rail of the plan). No output at all - every
+    InfiniBand rail is C(missing), never ok. See docs/infiniband.md.
   - Writes the findings as a Markdown table to O(report) and fails with one line per finding unless
     O(fail_on_findings=false).
 extends_documentation_fragment:
@@ -45,6 +51,28 @@ options:
       whose link is down is reported as down).
     type: str
     default: __cabling_check_links
+  ibnetdiscover_var:
+    description: The host variable holding the registered C(ibnetdiscover) result (or a loop of them).
+    type: str
+    default: __cabling_check_ibnetdiscover
+  ib_expect:
+    description: The least width and speed every InfiniBand rail link must run at, keys C(width) (for example C(4x)) and C(speed) (C(NDR))
+      (infiniband-diags' names - widths 1x 2x 4x 8x 12x, speeds SDR DDR QDR FDR10 FDR EDR HDR NDR XDR).
+    type: dict
+    default: {}
+  ib_rail_hcas:
+    description: The HCA device of each rail, keyed by rail number (default C(mlx5_<rail-1>)).
+    type: dict
+    default: {}
+  ib_hca_guids:
+    description: The GUID (node or port) of each host's rail HCA, host name, then rail number; wins over the node
+      description.
+    type: dict
+    default: {}
+  ib_switch_guids:
+    description: The GUID of each leaf, keyed by ToR name, for switches whose node description is not their name.
+    type: dict
+    default: {}
   switch_config_dir:
     description: Directory of the SONiC ToRs' config_db files, C(<tor>.json). SONiC announces a port's alias (C(etp2),
       C(etp1a), C(fortyGigE0/4)) as LLDP Port ID, subtype local; the C(alias) of its C(PORT|EthernetN) entry maps
@@ -98,7 +126,7 @@ summary:
   returned: always
   type: dict
 unread:
-  description: Hosts without any LLDP output, and why.
+  description: Hosts without any LLDP output, and why; C(InfiniBand subnet) when no ibnetdiscover output was read.
   returned: always
   type: dict
 report:

@@ -1,0 +1,101 @@
+"""InfiniBand on a simulated subnet with the real tools: ibsim (tests/lab/ib_lab.py) built from a rail plan, the real
+OpenSM given the partitions.conf that ib/opensm.py renders, and infiniband-diags read back by the library.
+
+Done when: the plan's cabling agrees, one swapped cable is named exactly, a removed link is named, and the PKeys
+OpenSM programs into the ports are the model's (a wrong PKey and a file OpenSM refuses are each caught)."""
+
+from __future__ import annotations
+
+import os
+import sys
+
+import pytest
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, os.path.join(ROOT, "tests", "lab"))
+
+import ib_lab  # noqa: E402  pylint: disable=wrong-import-position
+import ib_plans  # noqa: E402  pylint: disable=wrong-import-position
+
+from ansible_collections.ainet.fabric.plugins.module_utils.cabling.ib_cabling import check_ib_cabling  # noqa: E402
+from ansible_collections.ainet.fabric.plugins.module_utils.cabling.ib_parse import (  # noqa: E402
+    parse_ibnetdiscover, parse_smpquery_pkeys)
+from ansible_collections.ainet.fabric.plugins.module_utils.ib import opensm  # noqa: E402
+
+# As root missing packages fail (tests/system-deps.sh installs them), they never skip.
+pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="the InfiniBand lab needs root for its network namespace")
+
+
+@pytest.fixture(name="plan", scope="module")
+def plan_fixture():
+    assert not ib_lab.missing_programs(), "missing %s: run tests/system-deps.sh" % ib_lab.missing_programs()
+    return ib_plans.lab_plan()
+
+
+def _lab(plan, **faults):
+    return ib_lab.start(ib_lab.net_file(plan, **faults), prefix=os.environ.get("AINET_LAB_PREFIX"))
+
+
+def _pkey_tables(lab, topo, guids):
+    """``{port guid: [pkey, ...]}`` read with smpquery from each member port (by its LID)."""
+    lids = {}
+    for node in topo["nodes"].values():
+        for pguid in (node.get("port_guids") or {}).values():
+            lids[pguid] = node["lid"]
+    return dict((g, parse_smpquery_pkeys(lab.tool("smpquery", "pkeys", str(lids[g])))["pkeys"])
+                for g in guids if g in lids)
+
+
+def test_cabling_and_partitions_on_the_simulated_subnet(plan):
+    lab = _lab(plan)
+    try:
+        before = parse_ibnetdiscover(lab.tool("ibnetdiscover"))
+        result = check_ib_cabling(plan, before)
+        assert result["findings"] == [] and result["summary"]["ok"] == 8
+        guids = ib_plans.port_guids(plan, before)
+        conf = opensm.partitions_text(plan, ib_plans.PARTITIONS, guids)
+        log = lab.opensm(conf)
+        assert "PARSE ERROR" not in log
+        topo = parse_ibnetdiscover(lab.tool("ibnetdiscover"))
+        desired = opensm.desired_pkeys(plan, ib_plans.PARTITIONS, guids)
+        served = _pkey_tables(lab, topo, desired)
+        assert len(served) == 8
+        compared = opensm.compare_pkeys(desired, served)
+        assert compared["findings"] == [] and compared["summary"]["ok"] == 8
+        # The model changed (compute's PKey) but OpenSM still serves the old file: caught on every member.
+        wrong = [dict(ib_plans.PARTITIONS[0], pkey="0x0103"), ib_plans.PARTITIONS[1]]
+        stale = opensm.compare_pkeys(opensm.desired_pkeys(plan, wrong, guids), served)
+        assert stale["summary"]["by_kind"] == {"missing_pkey": 8, "extra_pkey": 8}
+        # A file OpenSM cannot parse: it says so, and falls back to its default partition only.
+        lab.stop_opensm()
+        log = lab.opensm(conf.replace("compute=0x0101, ipoib, mtu=5 :", "compute=0x0101, ipoib, mtu=5"))
+        assert "PARSE ERROR" in log and "retrying with default config" in log
+        fallback = opensm.compare_pkeys(desired, _pkey_tables(lab, topo, desired))
+        assert fallback["summary"]["by_kind"].get("missing_pkey") == 12
+    finally:
+        lab.stop()
+    assert not os.path.exists(lab.root)
+
+
+def test_one_swapped_cable_is_named(plan):
+    lab = _lab(plan, swap=("gpu03", 1, 2))
+    try:
+        lab.opensm()
+        result = check_ib_cabling(plan, lab.tool("ibnetdiscover"))
+    finally:
+        lab.stop()
+    assert result["summary"]["by_kind"] == {"swapped": 1}
+    finding = result["findings"][0]
+    assert (finding["host"], finding["rail"], finding["pair"]["rail"]) == ("gpu03", 1, 2)
+    assert finding["seen"] == {"tor": "su2-r2", "port": "1"}
+
+
+def test_a_removed_link_is_named(plan):
+    lab = _lab(plan, drop=[("gpu02", 1)])
+    try:
+        lab.opensm()
+        result = check_ib_cabling(plan, lab.tool("ibnetdiscover"))
+    finally:
+        lab.stop()
+    assert result["summary"]["by_kind"] == {"missing": 1}
+    assert (result["findings"][0]["host"], result["findings"][0]["rail"]) == ("gpu02", 1)
