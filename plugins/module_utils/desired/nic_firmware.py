@@ -8,7 +8,8 @@ Every nvconfig value the model implies is derived from the place that already ow
 * ``SRIOV_EN``/``NUM_OF_VFS``: :func:`desired.sriov.desired` (a PF of a ``cni: sriov`` fabric gets ``SRIOV_EN=1``
   and ``NUM_OF_VFS=firmware_vfs``; a rail NIC of another fabric is left as it is);
 * ``LINK_TYPE_P<n>``: :func:`desired.nic_link_type.fabric_link_type` (``IB`` on an InfiniBand fabric, ``ETH``
-  elsewhere); the port number comes from the PCI function on the host (:func:`wanted_params`);
+  elsewhere); the port number comes from the PCI function on the host
+  (:func:`host.nic_firmware_state.wanted_params`);
 * ``ROCE_CC_PRIO_MASK_P<n>``, ``CNP_DSCP_P<n>``, ``CNP_802P_PRIO_P<n>``: the fabric's resolved QoS profile
   (:mod:`model.qos_profile`: ``dcqcn_priorities`` as a bit mask, ``cnp_dscp``, ``cnp_priority``), the same values
   the roce_qos role sets at run time and the ToR profile expects;
@@ -30,7 +31,6 @@ from __future__ import annotations
 from ansible_collections.ainet.fabric.plugins.module_utils.desired import sriov as sriov_desired
 from ansible_collections.ainet.fabric.plugins.module_utils.desired.nic_link_type import fabric_link_type
 from ansible_collections.ainet.fabric.plugins.module_utils.host import nic_firmware_state as state
-from ansible_collections.ainet.fabric.plugins.module_utils.host.nic_link_type_state import VALUE as LINK_VALUE
 from ansible_collections.ainet.fabric.plugins.module_utils.plan.rail_plan import fabric_interfaces
 
 GPUDIRECT = ("none", "baremetal")
@@ -44,22 +44,6 @@ def roce_params(profile):
     for priority in profile["dcqcn_priorities"]:
         mask |= 1 << int(priority)
     return {"cc_prio_mask": mask, "cnp_dscp": int(profile["cnp_dscp"]), "cnp_priority": int(profile["cnp_priority"])}
-
-
-def wanted_params(nic, port, common):
-    """``{name: value}`` for one NIC function (``port``: 1 for function .0, 2 for .1): its own values plus the
-    host-wide ``common`` ones (GPUDirect, ADVANCED_PCI_SETTINGS, the raw list)."""
-    out = dict(common)
-    out["LINK_TYPE_P%d" % port] = str(LINK_VALUE[nic["link_type"]])
-    if nic.get("sriov_vfs") is not None:
-        out["SRIOV_EN"] = "1"
-        out["NUM_OF_VFS"] = str(nic["sriov_vfs"])
-    roce = nic.get("roce")
-    if roce:
-        out["ROCE_CC_PRIO_MASK_P%d" % port] = str(roce["cc_prio_mask"])
-        out["CNP_DSCP_P%d" % port] = str(roce["cnp_dscp"])
-        out["CNP_802P_PRIO_P%d" % port] = str(roce["cnp_priority"])
-    return out
 
 
 def options(cluster, interfaces, pins=None, mirror=None, raw=None, gpudirect="none", bluefield_modes=None,

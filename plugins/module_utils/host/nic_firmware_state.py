@@ -36,8 +36,10 @@ through the maintenance layer otherwise.
 
 from __future__ import annotations
 
+import hashlib
 import re
 
+from ansible_collections.ainet.fabric.plugins.module_utils.common import linux_names
 from ansible_collections.ainet.fabric.plugins.module_utils.common.errors import FabricError
 from ansible_collections.ainet.fabric.plugins.module_utils.host import nic_link_type_state as link
 from ansible_collections.ainet.fabric.plugins.module_utils.rdma.rdma_parse_pci import CONFIG_ROW
@@ -320,9 +322,8 @@ def firmware_plan(card, pins, bluefield_modes=None, image=None, host=None):
     if problem:
         result.update(action="refused", reset=False, refusal=(
             "nic_firmware: %s: the image %s pinned for PSID %s does not fit: %s; not burned. Fix: put the image of "
-            "PSID %s version %s in the mirror and its sha256 in the pin" % (where, pin["image"], psid, problem, psid,
-                                                                         pin["version"])))
-        return result
+            "PSID %s version %s in the mirror and its sha256 in the pin"
+            % (where, pin["image"], psid, problem, psid, pin["version"])))
     return result
 
 
@@ -334,13 +335,22 @@ def burn_argv(pci, image_path, tool="flint"):
     return [tool, "-d", pci, "-i", image_path, "-y", "burn"]
 
 
+def sha256_of(path):
+    """The SHA-256 (hex) of a file."""
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
 def image_query_argv(image_path, tool="flint"):
     return [tool, "-i", image_path, "q"]
 
 
 # --- nvconfig ------------------------------------------------------------------------------------------
 
-def check_raw(raw, field="nic_firmware_nvconfig"):
+def check_raw(raw, field="nic_firmware_nvconfig", allow=()):
     """The raw list ``[{"name": "KEEP_ETH_LINK_UP_P1", "value": 1}]`` (or a mapping), checked: names
     ``[A-Z0-9_]+`` with an optional ``[n]``, values letters, digits or ``_``, none the model derives."""
     items = list(raw.items()) if isinstance(raw, dict) else None
@@ -357,7 +367,7 @@ def check_raw(raw, field="nic_firmware_nvconfig"):
         if not isinstance(name, str) or not PARAM_NAME.match(name):
             raise NicFirmwareError("%s: the name %r is not an nvconfig parameter ([A-Z0-9_]+ with an optional [n])"
                                    % (field, name))
-        if MODEL_PARAMS.match(name):
+        if MODEL_PARAMS.match(name) and name not in allow:
             raise NicFirmwareError("%s.%s: is derived from the model (SR-IOV, link type, QoS profile, GPUDirect, "
                                    "PCI settings); set it there, not in the raw list" % (field, name))
         text = str(int(value)) if isinstance(value, bool) else str(value)
@@ -418,6 +428,56 @@ def nvconfig_plan(pci, wanted, query, tool="mlxconfig", host=None):
         result["argv"] = [tool, "-y", "-d", check_pci(pci, "pci"), "set"] + [
             "%s=%s" % (name, result["set"][name]) for name in sorted(result["set"])]
     return result
+
+
+def wanted_params(nic, port, common):
+    """``{name: value}`` for one NIC function (``port``: 1 for function .0, 2 for .1): its own values plus the
+    host-wide ``common`` ones (GPUDirect, ADVANCED_PCI_SETTINGS, the raw list)."""
+    out = dict(common)
+    out["LINK_TYPE_P%d" % port] = str(link.VALUE[nic["link_type"]])
+    if nic.get("sriov_vfs") is not None:
+        out["SRIOV_EN"] = "1"
+        out["NUM_OF_VFS"] = str(nic["sriov_vfs"])
+    roce = nic.get("roce")
+    if roce:
+        out["ROCE_CC_PRIO_MASK_P%d" % port] = str(roce["cc_prio_mask"])
+        out["CNP_DSCP_P%d" % port] = str(roce["cnp_dscp"])
+        out["CNP_802P_PRIO_P%d" % port] = str(roce["cnp_priority"])
+    return out
+
+
+# Host-wide parameters the action derives from the model and sends in ``params`` besides the raw list
+COMMON_MODEL_PARAMS = ("ATS_ENABLED", "ADVANCED_PCI_SETTINGS")
+
+
+def check_nics(nics, field="nics"):
+    """The module's flat ``nics`` (:mod:`desired.nic_firmware`), checked: one line naming the entry otherwise."""
+    if not isinstance(nics, list):
+        raise NicFirmwareError("%s: %r is not a list" % (field, nics))
+    out = []
+    for index, nic in enumerate(nics):
+        where = "%s[%d]" % (field, index)
+        if not isinstance(nic, dict):
+            raise NicFirmwareError("%s: %r is not a mapping" % (where, nic))
+        problem = linux_names.host_ifname_problem(nic.get("nic"), where + ".nic")
+        if problem:
+            raise NicFirmwareError(problem)
+        if nic.get("link_type") not in link.VALUE:
+            raise NicFirmwareError("%s.link_type: %r is not ETH or IB" % (where, nic.get("link_type")))
+        vfs = nic.get("sriov_vfs")
+        if vfs is not None and (isinstance(vfs, bool) or not isinstance(vfs, int) or not 0 <= vfs <= 1024):
+            raise NicFirmwareError("%s.sriov_vfs: %r is not a VF count (0..1024)" % (where, vfs))
+        roce = nic.get("roce")
+        if roce is not None:
+            limits = {"cc_prio_mask": 255, "cnp_dscp": 63, "cnp_priority": 7}
+            if not isinstance(roce, dict) or set(roce) != set(limits):
+                raise NicFirmwareError("%s.roce: %r is not {cc_prio_mask, cnp_dscp, cnp_priority}" % (where, roce))
+            for key, top in limits.items():
+                if isinstance(roce[key], bool) or not isinstance(roce[key], int) or not 0 <= roce[key] <= top:
+                    raise NicFirmwareError("%s.roce.%s: %r is not 0..%d" % (where, key, roce[key], top))
+        out.append({"nic": nic["nic"], "fabric": nic.get("fabric"), "link_type": nic["link_type"],
+                    "sriov_vfs": vfs, "roce": roce})
+    return out
 
 
 # --- runtime PCIe max read request ----------------------------------------------------------------------

@@ -286,7 +286,7 @@ def test_desired_derives_sriov_link_type_and_roce_from_their_owners():
     assert nic["roce"]["cnp_dscp"] == qos["ens1f0np0"]["cnp_dscp"]
     assert nic["roce"]["cnp_priority"] == qos["ens1f0np0"]["cnp_priority"]
     assert nic["roce"]["cc_prio_mask"] == sum(1 << p for p in qos["ens1f0np0"]["ecn_rp"])
-    params = desired.wanted_params(nic, 2, got["params"])
+    params = fw.wanted_params(nic, 2, got["params"])
     assert params == {"ATS_ENABLED": "0", "LINK_TYPE_P2": "2", "SRIOV_EN": "1", "NUM_OF_VFS": "8",
                       "ROCE_CC_PRIO_MASK_P2": "8", "CNP_DSCP_P2": "48", "CNP_802P_PRIO_P2": "6"}
 
@@ -296,7 +296,7 @@ def test_desired_infiniband_wants_ib_and_no_roce_and_no_sriov_without_the_cni():
                             "addressing": {"mode": "infiniband", "supernet": "172.16.0.0/16", "rail_prefix": 24}})
     got = desired.options(cluster, NICS)
     assert [(n["link_type"], n["roce"], n["sriov_vfs"]) for n in got["nics"]] == [("IB", None, None)] * 2
-    assert desired.wanted_params(got["nics"][0], 1, {}) == {"LINK_TYPE_P1": "1"}
+    assert fw.wanted_params(got["nics"][0], 1, {}) == {"LINK_TYPE_P1": "1"}
 
 
 def test_desired_raw_parameter_needing_advanced_pci_turns_it_on_and_bad_values_are_one_line():
