@@ -24,6 +24,7 @@ class ActionModule(HostModuleAction):
         "mirror": {"type": "str", "default": None},
         "bluefield_modes": {"type": "dict", "default": {}},
         "max_read_request": {"type": "int", "default": None},
+        "pci": {"type": "dict", "default": {}},
     }
 
     def desired(self, cluster, args, task_vars):
@@ -31,7 +32,8 @@ class ActionModule(HostModuleAction):
                                      raw=args["raw"], gpudirect=args["gpudirect"],
                                      bluefield_modes=args["bluefield_modes"],
                                      max_read_request=args["max_read_request"],
-                                     sriov_overrides=args["sriov_overrides"], node_id=args["node_id"])
+                                     sriov_overrides=args["sriov_overrides"], node_id=args["node_id"],
+                                     pci=args["pci"])
         if state["mirror"] is None:
             state.pop("mirror")
         if state["max_read_request"] is None:

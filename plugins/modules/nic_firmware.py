@@ -70,6 +70,10 @@ options:
   node_id:
     description: With O(cluster), the host's C(fabric_node_id). Handled by the action plugin.
     type: int
+  pci:
+    description: With O(cluster), the PCI address of rail NICs by name (C(nic_link_type_pci)), for ports whose netdev
+      is named otherwise while they run the other link type. Handled by the action plugin.
+    type: dict
   burn:
     description: Burn pinned images (V(false) reports what would be burned and burns nothing).
     type: bool
@@ -167,7 +171,7 @@ from ansible_collections.ainet.fabric.plugins.module_utils.host import nic_firmw
 from ansible_collections.ainet.fabric.plugins.module_utils.host import nic_link_type_state as link
 from ansible_collections.ainet.fabric.plugins.module_utils.host.runner import Runner, one_line, refuse_action_options
 
-ACTION_OPTIONS = ("cluster", "interfaces", "raw", "gpudirect", "sriov_overrides", "node_id")
+ACTION_OPTIONS = ("cluster", "interfaces", "raw", "gpudirect", "sriov_overrides", "node_id", "pci")
 
 
 class Host(object):
@@ -183,12 +187,16 @@ class Host(object):
         self._nvconfig = {}
         self._cards = None
 
-    def function(self, nic):
-        device = self.runner.sys("/sys/class/net/%s/device" % nic)
-        if not os.path.exists(device):
-            raise lib.NicFirmwareError("nic_firmware: %s: %s is not a PCI network interface of this host"
-                                       % (self.host, nic))
-        pci = lib.check_pci(os.path.basename(os.path.realpath(device)), "sysfs device of %s" % nic)
+    def function(self, nic, pci=None):
+        if pci is None:
+            device = self.runner.sys("/sys/class/net/%s/device" % nic)
+            if not os.path.exists(device):
+                raise lib.NicFirmwareError("nic_firmware: %s: %s is not a PCI network interface of this host (a port "
+                                           "running the other link type has another name: give its PCI address in "
+                                           "nic_link_type_pci)" % (self.host, nic))
+            pci = lib.check_pci(os.path.basename(os.path.realpath(device)), "sysfs device of %s" % nic)
+        elif not os.path.isdir(self.runner.sys("/sys/bus/pci/devices/%s" % pci)):
+            raise lib.NicFirmwareError("nic_firmware: %s: %s: no PCI device %s on this host" % (self.host, nic, pci))
         base = "/sys/bus/pci/devices/%s" % pci
         vendor = self.runner.read_sys(base + "/vendor")
         if vendor != link.MELLANOX:
@@ -288,6 +296,7 @@ def run_module():
             gpudirect=dict(type="str"),
             sriov_overrides=dict(type="dict"),
             node_id=dict(type="int"),
+            pci=dict(type="dict"),
             burn=dict(type="bool", default=True),
             reset=dict(type="bool", default=False),
             defer_reset=dict(type="bool", default=False),
@@ -314,7 +323,7 @@ def run_module():
         host = Host(module, runner, hostname)
         nics = []
         for nic in wanted_nics:
-            pci, device_id = host.function(nic["nic"])
+            pci, device_id = host.function(nic["nic"], nic["pci"])
             nics.append(dict(nic, pci=pci, device_id=device_id))
         # firmware: one plan per card (its first rail function)
         cards = {}

@@ -20,7 +20,7 @@ Every nvconfig value the model implies is derived from the place that already ow
 
 The module's flat options::
 
-    {"nics": [{"nic": "ens6f0np0", "fabric": "compute", "link_type": "ETH", "sriov_vfs": 8 | None,
+    {"nics": [{"nic": "ens6f0np0", "pci": None | "0000:3b:00.0", "fabric": "compute", "link_type": "ETH", "sriov_vfs": 8 | None,
                "roce": {"cc_prio_mask": 8, "cnp_dscp": 48, "cnp_priority": 6} | None}],
      "params": {"ATS_ENABLED": "0", ...}, "pins": {PSID: {...}}, "mirror": "/srv/nic-firmware",
      "bluefield_modes": {pci: "dpu" | "nic"}, "max_read_request": 4096 | None}
@@ -29,7 +29,9 @@ The module's flat options::
 from __future__ import annotations
 
 from ansible_collections.ainet.fabric.plugins.module_utils.desired import sriov as sriov_desired
-from ansible_collections.ainet.fabric.plugins.module_utils.desired.nic_link_type import fabric_link_type
+from ansible_collections.ainet.fabric.plugins.module_utils.common.errors import FabricModelError
+from ansible_collections.ainet.fabric.plugins.module_utils.desired.nic_link_type import PCI_FIELD, fabric_link_type
+from ansible_collections.ainet.fabric.plugins.module_utils.desired.nic_link_type import _pci as link_pci
 from ansible_collections.ainet.fabric.plugins.module_utils.host import nic_firmware_state as state
 from ansible_collections.ainet.fabric.plugins.module_utils.plan.rail_plan import fabric_interfaces
 
@@ -47,9 +49,20 @@ def roce_params(profile):
 
 
 def options(cluster, interfaces, pins=None, mirror=None, raw=None, gpudirect="none", bluefield_modes=None,
-            max_read_request=None, sriov_overrides=None, node_id=None):
-    """The module's flat options for one host. Raises FabricError (one line, naming the field) on bad input."""
+            max_read_request=None, sriov_overrides=None, node_id=None, pci=None):
+    """The module's flat options for one host. Raises FabricError (one line, naming the field) on bad input.
+    ``pci``: ``nic_link_type_pci``, the PCI address of a rail NIC whose netdev has another name while its port runs
+    the other link type (the same variable as the nic_link_type role's)."""
     nics_by_fabric = fabric_interfaces(cluster, interfaces)
+    pci = pci or {}
+    if not isinstance(pci, dict):
+        raise FabricModelError(PCI_FIELD, pci, "is not a mapping of rail NIC to PCI address",
+                               "e.g. {ibp12s0: '0000:0c:00.0'}")
+    rail_nics = [nic for nics in nics_by_fabric.values() for nic in nics]
+    unknown = sorted(str(nic) for nic in pci if nic not in rail_nics)
+    if unknown:
+        raise FabricModelError("%s.%s" % (PCI_FIELD, unknown[0]), pci[unknown[0]], "names no rail NIC of this host",
+                               "key it by a NIC of fabric_rail_interfaces")
     pfs = sriov_desired.desired(cluster, nics_by_fabric, sriov_overrides, node_id)
     if gpudirect not in GPUDIRECT:
         raise state.NicFirmwareError("nic_firmware_gpudirect: %r is not one of %s" % (gpudirect, ", ".join(GPUDIRECT)))
@@ -67,7 +80,8 @@ def options(cluster, interfaces, pins=None, mirror=None, raw=None, gpudirect="no
     for fabric in cluster.fabrics:
         for nic in nics_by_fabric.get(fabric.name, []):
             pf = pfs.get(nic)
-            nics.append({"nic": nic, "fabric": fabric.name, "link_type": fabric_link_type(fabric),
+            nics.append({"nic": nic, "pci": link_pci(pci[nic], "%s.%s" % (PCI_FIELD, nic)) if nic in pci else None,
+                         "fabric": fabric.name, "link_type": fabric_link_type(fabric),
                          "sriov_vfs": pf["firmware_vfs"] if pf else None,
                          "roce": roce_params(fabric.qos) if fabric.mode != "infiniband" else None})
     return {"nics": nics, "params": common, "pins": state.check_pins(pins or {}),

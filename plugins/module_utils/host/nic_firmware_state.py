@@ -475,7 +475,8 @@ def check_nics(nics, field="nics"):
             for key, top in limits.items():
                 if isinstance(roce[key], bool) or not isinstance(roce[key], int) or not 0 <= roce[key] <= top:
                     raise NicFirmwareError("%s.roce.%s: %r is not 0..%d" % (where, key, roce[key], top))
-        out.append({"nic": nic["nic"], "fabric": nic.get("fabric"), "link_type": nic["link_type"],
+        pci = check_pci(nic["pci"], where + ".pci") if nic.get("pci") is not None else None
+        out.append({"nic": nic["nic"], "pci": pci, "fabric": nic.get("fabric"), "link_type": nic["link_type"],
                     "sriov_vfs": vfs, "roce": roce})
     return out
 

@@ -106,7 +106,7 @@ SETS = "-y -d {0}.0 set ATS_ENABLED=0 NUM_OF_VFS=8 ROCE_CC_PRIO_MASK_P1=8 SRIOV_
 
 def test_fleet_check_mode_plan_burn_list_and_unpinned_report(capsys, host):
     result, sent = task(capsys, host, check=True)
-    assert sent["nics"][0] == {"nic": "ens1f0np0", "fabric": "default", "link_type": "ETH", "sriov_vfs": 8,
+    assert sent["nics"][0] == {"nic": "ens1f0np0", "pci": None, "fabric": "default", "link_type": "ETH", "sriov_vfs": 8,
                                "roce": {"cc_prio_mask": 8, "cnp_dscp": 48, "cnp_priority": 6}}
     assert "cluster" not in sent and sent["params"] == {"ATS_ENABLED": "0"}
     assert [(c["pci"], c["action"]) for c in result["cards"]] == [
@@ -220,3 +220,41 @@ def test_bad_input_fails_on_the_controller(capsys, host):
     assert sent is None and "nic_firmware_nvconfig.NUM_OF_VFS: is derived from the model" in result["msg"]
     result, sent = task(capsys, host, mirror="https://user:pw@mirror/fw")
     assert sent is None and result["msg"].startswith("nic_firmware_mirror: ")
+
+
+def test_a_rail_nic_named_otherwise_today_is_found_by_its_pci_address(capsys, host):
+    os.unlink(str(host / "root/sys/class/net" / NICS[CX6LX] / "device"))
+    result, _sent = task(capsys, host, check=True)
+    assert result["failed"] and "give its PCI address in nic_link_type_pci" in result["msg"]
+    result, sent = task(capsys, host, check=True, pci={NICS[CX6LX]: CX6LX[5:] + ".0"})
+    assert sent["nics"][2]["pci"] == CX6LX + ".0" and not result.get("failed")
+    assert result["cards"][2]["action"] == "unpinned"
+    result, sent = task(capsys, host, check=True, pci={"eth9": "0000:01:00.0"})
+    assert sent is None and result["msg"].startswith("nic_link_type_pci.eth9: ")
+
+
+def test_site_runs_the_role_on_opt_in_defers_its_reset_and_the_window_runs_it():
+    import yaml
+    root = os.path.join(os.path.dirname(__file__), "..", "..", "..", "..")
+    with open(os.path.join(root, "playbooks", "site.yml")) as handle:
+        plays = yaml.safe_load(handle)
+    prepare = next(p for p in plays if any(r.get("role") == "ainet.fabric.nic_firmware" for r in p.get("roles", [])))
+    entry = next(r for r in prepare["roles"] if r.get("role") == "ainet.fabric.nic_firmware")
+    assert entry["vars"] == {"__nic_firmware_defer_reset": True}
+    assert entry["when"] == "nic_firmware_manage | default(false) | bool"
+    collect = [t["ansible.builtin.set_fact"] for t in prepare["tasks"] if "ansible.builtin.set_fact" in t]
+    assert "nic_firmware_result.reboot_pending" in collect[0]["__site_reboot_pending"]
+    assert "nic_firmware_result.reset_devices" in collect[1]["__site_maintenance_steps"]
+    with open(os.path.join(root, "roles", "maintenance", "tasks", "steps.yml")) as handle:
+        tasks = yaml.safe_load(handle)
+    names = [t["name"] for t in tasks]
+    reset = next(t for t in tasks if t.get("ansible.builtin.include_role", {}).get("name") == "ainet.fabric.nic_firmware")
+    assert reset["ansible.builtin.include_role"]["tasks_from"] == "reset"
+    leave = next(t for t in tasks if "nic_firmware_reset_result" in str(t.get("ansible.builtin.set_fact")))
+    assert names.index(reset["name"]) < names.index(leave["name"]) < names.index(
+        "Restart the driver so that the installed one runs (doca_ofed)")
+    with open(os.path.join(root, "roles", "nic_firmware", "tasks", "reset.yml")) as handle:
+        again = yaml.safe_load(handle)[0]
+    assert again["ainet.fabric.nic_firmware"]["reset"] is True and again["ainet.fabric.nic_firmware"]["burn"] is False
+    assert again["ainet.fabric.nic_firmware"]["reset_refused"] == \
+        "{{ (fabric_reboot | default(false) | bool) | ternary('reboot', 'fail') }}"
