@@ -19,7 +19,7 @@ description:
     RV(unpinned) and never flashed. A BlueField is refused unless O(bluefield_modes) gives its mode and the card
     reads the same.
   - Reads each rail NIC's non-volatile configuration (C(mlxconfig -d <pci> -e query)) and sets, in one
-    C(mlxconfig -y -d <pci> set ...) per NIC, every parameter whose next-boot value differs from the wanted one:
+    C(mlxconfig -y -d <pci> set ...) per NIC, every parameter whose next-boot value differs from the wanted one,
     C(SRIOV_EN)/C(NUM_OF_VFS), C(LINK_TYPE_P<n>), C(ROCE_CC_PRIO_MASK_P<n>), C(CNP_DSCP_P<n>), C(CNP_802P_PRIO_P<n>)
     (from O(nics)), and O(params). A parameter the card does not list fails the run before any change.
   - The new firmware or configuration runs after a reboot, reported in RV(reboot_pending), or with O(reset=true)
@@ -41,7 +41,7 @@ options:
     type: dict
     default: {}
   pins:
-    description: C({PSID: {version, image, sha256}}), the firmware pinned per card model.
+    description: The firmware pinned per card model, keyed by PSID, each with C(version), C(image) and C(sha256).
     type: dict
     default: {}
   mirror:
@@ -52,7 +52,8 @@ options:
     type: path
     default: /var/cache/ainet-fabric/nic-firmware
   bluefield_modes:
-    description: C({pci: dpu|nic}); a BlueField not listed, or read in another mode, is refused.
+    description: BlueField cards by PCI address and their mode (V(dpu) or V(nic)); a BlueField not listed, or read
+      in another mode, is refused.
     type: dict
     default: {}
   max_read_request:
