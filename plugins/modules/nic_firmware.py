@@ -275,10 +275,11 @@ class Host(object):
                                            "says %s: not burned" % (self.host, pin["image"], got, pin["sha256"]))
             os.rename(partial, path)
         rc, out, err = self.runner.run(lib.image_query_argv(path, self.flint or "flint"), check=False)
-        query = lib.parse_flint_query(out if rc == 0 else "")
         if rc != 0:
-            query["problems"] = [one_line(err or out, 200)]
-        return path, query
+            raise lib.NicFirmwareError("nic_firmware: %s: the image %s could not be read (%s -i <image> q, rc %d): %s; "
+                                       "not burned" % (self.host, pin["image"], os.path.basename(self.flint or "flint"),
+                                                       rc, one_line(err or out, 200)))
+        return path, lib.parse_flint_query(out)
 
 
 def run_module():

@@ -15,6 +15,8 @@ They print the layouts of the recorded outputs in ``tests/unit/plugins/module_ut
   (``small_utils/mlxfwresetlib/mlxfwreset_mlnxdriver.py``, ``MlnxDriverLinux.driver_stop``), and fails with
   ``Reset virtual functions failed! Please reset virtual functions manually and resume operation`` when the
   count does not go to 0; here a VF bound to ``vfio-pci`` (held by a VM) keeps it from going to 0;
+* ``flint -i <file> q`` of a file that is no image: ``-E- Failed to query image: <file>. No valid image found``
+  (recorded with Debian's mstflint 4.21, ``data/nic_firmware/mstflint-4.21-image-query-not-an-image.txt``);
 * ``mlxconfig set`` of a parameter the card does not have: ``-E- The Device doesn't support <NAME> parameter``.
 
 An image file is a stand-in too: its first line is ``STANDIN-IMAGE <PSID> <version>``. What a real NIC does is not
@@ -43,6 +45,9 @@ def save():
     json.dump(fw, open(state_file, "w"))
 def image(path):
     first = open(path).readline().split()
+    if first[:1] != ["STANDIN-IMAGE"]:
+        sys.stderr.write("-E- Failed to query image: %s. No valid image found\n" % path)
+        sys.exit(1)
     return first[1], first[2]
 '''
 

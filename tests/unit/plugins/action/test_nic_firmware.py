@@ -160,6 +160,15 @@ def test_an_image_of_another_psid_is_refused_before_any_change(capsys, host):
                                    "(MT_0000000436)." in run.stderr
 
 
+def test_an_image_flint_cannot_read_is_refused_with_its_message(capsys, host):
+    (host / "mirror" / CX7_IMAGE).write_text("not an image\n")
+    bad = pins(host)
+    bad["MT_0000000838"]["sha256"] = sha256_of(str(host / "mirror" / CX7_IMAGE))
+    result, _sent = task(capsys, host, pins=bad)
+    assert result["failed"] and "the image %s could not be read (flint -i <image> q, rc 1)" % CX7_IMAGE in result["msg"]
+    assert changes(host) == []
+
+
 def test_an_image_whose_sha256_differs_from_the_pin_is_refused(capsys, host):
     bad = pins(host)
     bad["MT_0000000838"]["sha256"] = "c" * 64

@@ -109,6 +109,19 @@ def test_flint_device_and_image_queries():
     assert none["psid"] is None and none["problems"] == ["flint: no PSID in the output"]
 
 
+def test_recorded_mstflint_errors_without_a_device_are_no_reading():
+    # Debian mstflint 4.21 on a machine without the device (or with a file that is no image): data/nic_firmware
+    image = fw.parse_flint_query(read(DATA, "mstflint-4.21-image-query-not-an-image.txt"))
+    assert (image["fw"], image["psid"]) == (None, None)
+    assert image["problems"] == ["flint: no FW Version in the output", "flint: no PSID in the output"]
+    assert fw.parse_flint_query(read(DATA, "mstflint-4.21-device-query-no-device.txt"))["problems"]
+    nv = fw.parse_nvconfig(read(DATA, "mstconfig-4.21-e-query-no-device.txt"))
+    assert nv["params"] == {} and nv["problems"] == ["mlxconfig: no configuration rows in the output"]
+    levels = parse_fwreset_query(read(DATA, "mstfwreset-4.21-query-no-device.txt"))
+    assert levels["levels"] == {}
+    assert fw.reset_plan("0000:3b:00.0", levels, {}, {})["how"] == "pending"
+
+
 # --- pins ------------------------------------------------------------------------------------------------
 
 
