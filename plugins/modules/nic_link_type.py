@@ -183,7 +183,6 @@ reset_refused:
   type: str
 """
 
-import glob
 import os
 import socket
 
@@ -267,22 +266,7 @@ class Ports(object):
 
     def vfs(self, device):
         """``{pf: {"numvfs": n, "vfs": {vf: driver}}}`` of the device's functions, from sysfs."""
-        functions = {}
-        base = self.runner.sys("/sys/bus/pci/devices")
-        for name in sorted(os.listdir(base)) if os.path.isdir(base) else []:
-            if state_lib.device_of(name) != device:
-                continue
-            numvfs = self.runner.read_sys("/sys/bus/pci/devices/%s/sriov_numvfs" % name)
-            if not (numvfs or "").isdigit():
-                continue
-            path = os.path.join(base, name)
-            vfs = {}
-            for link in sorted(glob.glob(os.path.join(path, "virtfn*"))):
-                driver = os.path.join(link, "driver")
-                vfs[os.path.basename(os.path.realpath(link))] = \
-                    os.path.basename(os.path.realpath(driver)) if os.path.exists(driver) else None
-            functions[name] = {"numvfs": int(numvfs), "vfs": vfs}
-        return functions
+        return state_lib.device_vfs(self.runner, device)
 
     def firmware(self, pci):
         if pci not in self._firmware:

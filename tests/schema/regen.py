@@ -17,7 +17,7 @@ DOC = os.path.join(ROOT, "docs", "cluster-model.md")
 BEGIN = "<!-- BEGIN generated from plugins/module_utils/model/model_schema.py: tests/schema/regen.py -->\n"
 END = "<!-- END generated -->\n"
 ROLES = ("rail_plan", "maintenance", "rail_network", "roce_qos", "lossless_check", "tor_config", "pcie_acs", "sriov", "rdma_netns",
-         "nic_link_type")
+         "nic_link_type", "nic_firmware")
 
 
 def docs_text(text):

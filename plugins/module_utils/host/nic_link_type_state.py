@@ -42,6 +42,8 @@ reboot (a power cycle is needed), so a port that needs another link type there i
 
 from __future__ import annotations
 
+import glob
+import os
 import re
 
 from ansible_collections.ainet.fabric.plugins.module_utils.common import linux_names
@@ -347,3 +349,24 @@ def refused_reset(refusal, reboot_follows):
         return refusal, None
     reason = re.sub(r"(; not reset)?\.? Fix: .*$", "", re.sub(r"^nic_link_type: ", "", refusal))
     return None, "reset refused (%s); applied by the reboot" % reason
+
+
+def device_vfs(runner, device):
+    """``{pf: {"numvfs": n, "vfs": {vf: driver or None}}}`` of the PCI device's (``0000:3b:00``) functions, read
+    from sysfs through a :class:`host.runner.Runner` (under its ``sysfs_root``): what :func:`vf_refusal` judges."""
+    functions = {}
+    base = runner.sys("/sys/bus/pci/devices")
+    for name in sorted(os.listdir(base)) if os.path.isdir(base) else []:
+        if device_of(name) != device:
+            continue
+        numvfs = runner.read_sys("/sys/bus/pci/devices/%s/sriov_numvfs" % name)
+        if not (numvfs or "").isdigit():
+            continue
+        path = os.path.join(base, name)
+        vfs = {}
+        for link in sorted(glob.glob(os.path.join(path, "virtfn*"))):
+            driver = os.path.join(link, "driver")
+            vfs[os.path.basename(os.path.realpath(link))] = \
+                os.path.basename(os.path.realpath(driver)) if os.path.exists(driver) else None
+        functions[name] = {"numvfs": int(numvfs), "vfs": vfs}
+    return functions
