@@ -18,7 +18,9 @@ PREFIX = "ansible_collections.ainet.fabric.plugins.module_utils"
 # ``workload`` (Kubernetes objects, NCCL), ``cabling`` (LLDP against the plan) and ``fleet`` (the link tests'
 # schedule and verdict) read the plan (and the RDMA facts) beside them.
 LAYERS = {"common": 0, "model": 1, "plan": 2, "rdma": 3, "qos": 3, "host": 4, "desired": 5, "tor": 5, "workload": 5,
-          "cabling": 5, "fleet": 5, "maintenance": 5}
+          "cabling": 5, "fleet": 5, "maintenance": 5, "ib": 6}
+# ``ib`` (the InfiniBand subnet manager's configuration) names its members by the port GUIDs the subnet's own read
+# (``cabling.ib_parse``) spells: above ``cabling``.
 
 
 def modules():
