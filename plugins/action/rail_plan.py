@@ -55,6 +55,8 @@ class ActionModule(PlanAction):
     ARGUMENT_SPEC = ARGUMENT_SPEC
 
     def act(self, result, args, task_vars):
+        if args["lock"] is None:
+            args["lock"] = self.task_variable(task_vars, plan_lock.LOCK_VAR)
         cluster, nodes = self._inputs(args, task_vars)
         plan = rail_plan(cluster, nodes)
         if args["mode"] == "validate":
