@@ -12,6 +12,7 @@ The addressing is derived from the size, so that no benchmark refuses its own no
 
 from __future__ import annotations
 
+import ipaddress
 import os
 
 import yaml
@@ -28,10 +29,10 @@ def addressing(nodes, rails=8, node_prefix=27):
     """Exclusive addressing for ``nodes`` x ``rails``: ``{"mode", "supernet", "rail_prefix", "node_prefix"}``."""
     rail_prefix = node_prefix - bits_for(nodes)
     supernet_prefix = rail_prefix - bits_for(rails)
-    if supernet_prefix < 8:
+    if supernet_prefix < 5:  # 8.0.0.0/5 at most: clear of the management network 192.168.0.0/16
         raise ValueError("%d nodes x %d rails do not fit in IPv4 with /%d per node" % (nodes, rails, node_prefix))
-    return {"mode": "exclusive", "supernet": "10.0.0.0/%d" % supernet_prefix, "rail_prefix": rail_prefix,
-            "node_prefix": node_prefix}
+    supernet = ipaddress.ip_network("10.0.0.0/%d" % supernet_prefix, strict=False)
+    return {"mode": "exclusive", "supernet": str(supernet), "rail_prefix": rail_prefix, "node_prefix": node_prefix}
 
 
 def interfaces(rails):
@@ -52,7 +53,10 @@ def tors(nodes, rails, ports=PORTS_PER_TOR, platform="cumulus"):
 
 def cluster(nodes, rails=8, with_tors=True, name="bench"):
     """The cluster model of a generated fleet."""
+    # SR-IOV with Spiderpool (the default IPAM of exclusive addressing): a SpiderIPPool per node and rail, the largest
+    # set of Kubernetes objects the k8s job renders.
     model = {"name": name, "rails": rails, "mtu": 9000, "addressing": addressing(nodes, rails),
+             "cni": "sriov", "sriov": {"vfs": 8},
              "routing": {"table_base": 150, "rule_priority": 1000},
              "management_networks": ["192.168.0.0/16"], "qos": {"preset": "none"}}
     if with_tors:
