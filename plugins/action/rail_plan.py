@@ -53,6 +53,9 @@ def _read(path):
 
 class ActionModule(PlanAction):
     ARGUMENT_SPEC = ARGUMENT_SPEC
+    # The plan, its reports and the pods' objects counted for rails.md build millions of containers and no cycle: at
+    # 16,384 nodes the collector's passes over the forked worker's inventory were half of the objects' 7 s.
+    PAUSE_GC = True
 
     def act(self, result, args, task_vars):
         if args["lock"] is None:
