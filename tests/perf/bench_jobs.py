@@ -5,9 +5,10 @@ Usage: .venv/bin/python tests/perf/bench_jobs.py [--nodes 1024 4096 16384] [--jo
 For each fleet size a generated inventory (tests/perf/fleet.py: exclusive addressing that fits the size, 8 rails,
 one ToR per rail and 64 nodes) and, back to back on it, a no-op play (one debug task over the node group: what
 Ansible itself costs to load the inventory and start a play) and each job. Per job: the wall time, the no-op's wall
-time, their ratio, the growth of the job's time per doubling of the fleet (1.0 = linear; ``(t2/t1) / (n2/n1) * 2``
-would be quadratic ... we print ``(t2/t1) ** (1 / log2(n2/n1))``, the factor per doubling: 2.0 = linear, 4.0 =
-quadratic) and the peak resident memory of the ansible-playbook process tree (the largest process of it:
+time, their ratio, the growth of the job's wall and CPU time per doubling of the fleet (``(t2/t1) ** (1 /
+log2(n2/n1))`` between two sizes: 2.0 = linear, 4.0 = quadratic), the CPU time (user + system) of the job's and of
+the no-op's process tree and their ratio (on a loaded machine the wall time is the CPU time stretched: the CPU ratio
+is the steadier one), and the peak resident memory of the ansible-playbook process tree (the largest process of it:
 ``ru_maxrss`` of ``os.wait4``).
 
 The jobs (playbooks/*.yml) as they run on the controller:
@@ -65,7 +66,8 @@ def jobs(tmp):
 
 
 def run(cmd, env):
-    """``(wall seconds, peak RSS in MiB of the process tree's largest process, returncode, output)``."""
+    """``(wall seconds, CPU seconds (user + system) of the process tree, peak RSS in MiB of its largest process,
+    returncode, output)``."""
     with tempfile.TemporaryFile() as out:
         start = time.perf_counter()
         proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT)
@@ -74,7 +76,7 @@ def run(cmd, env):
         proc.returncode = os.waitstatus_to_exitcode(status)
         out.seek(0)
         text = out.read().decode("utf-8", "replace")
-    return wall, usage.ru_maxrss / 1024.0, proc.returncode, text
+    return wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024.0, proc.returncode, text
 
 
 def growth(previous, size, seconds):
@@ -103,9 +105,10 @@ def main():
     env = dict(os.environ, ANSIBLE_CONFIG=os.path.join(ROOT, "ansible.cfg"), ANSIBLE_NOCOLOR="1",
                PATH=os.path.dirname(sys.executable) + os.pathsep + os.environ.get("PATH", ""))
     playbook = os.path.join(os.path.dirname(sys.executable), "ansible-playbook")
-    rows, previous = [], {}
-    lines = ["| job | nodes | wall s | no-op s | ratio | growth per doubling | peak MiB | load before |",
-             "|---|---:|---:|---:|---:|---:|---:|---|"]
+    rows, previous, previous_cpu = [], {}, {}
+    lines = ["| job | nodes | wall s | no-op s | ratio | growth per doubling | CPU s | no-op CPU s | CPU ratio "
+             "| CPU growth per doubling | peak MiB | load before |",
+             "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|"]
     print(lines[0])
     print(lines[1])
     for size in args.nodes:
@@ -122,17 +125,19 @@ def main():
             for name in names:
                 path, extra = table[name]
                 noop_load = load()
-                noop_s, _rss, code, text = run([playbook, "-i", inv, noop], env)
+                noop_s, noop_cpu, _rss, code, text = run([playbook, "-i", inv, noop], env)
                 if code:
                     raise SystemExit("the no-op play failed at %d nodes:\n%s" % (size, text[-3000:]))
-                wall, rss, code, text = run([playbook, "-i", inv, path] + extra, env)
+                wall, cpu, rss, code, text = run([playbook, "-i", inv, path] + extra, env)
                 if code:
                     raise SystemExit("%s failed at %d nodes:\n%s" % (name, size, text[-4000:]))
                 factor = growth(previous.get(name), size, wall)
                 previous[name] = (size, wall)
-                line = "| %s | %d | %.1f | %.1f | %.2f | %s | %.0f | %s |" % (
-                    name, size, wall, noop_s, wall / noop_s, "" if factor is None else "%.2f" % factor, rss,
-                    noop_load)
+                cpu_factor = growth(previous_cpu.get(name), size, cpu)
+                previous_cpu[name] = (size, cpu)
+                line = "| %s | %d | %.1f | %.1f | %.2f | %s | %.1f | %.1f | %.2f | %s | %.0f | %s |" % (
+                    name, size, wall, noop_s, wall / noop_s, "" if factor is None else "%.2f" % factor, cpu, noop_cpu,
+                    cpu / noop_cpu, "" if cpu_factor is None else "%.2f" % cpu_factor, rss, noop_load)
                 lines.append(line)
                 rows.append(line)
                 print(line, flush=True)
@@ -142,7 +147,7 @@ def main():
             else:
                 shutil.rmtree(tmp, ignore_errors=True)
     footer = "\n%s, %d CPUs, Python %s, %s; load average (1, 5, 15 min) before each no-op run in the last column." % (
-        platform.node() and "measured on " + platform.machine(), os.cpu_count() or 0, platform.python_version(),
+        platform.machine(), os.cpu_count() or 0, platform.python_version(),
         subprocess.run([playbook, "--version"], capture_output=True, text=True, check=False).stdout.splitlines()[0])
     print(footer)
     if args.markdown:
