@@ -70,7 +70,7 @@ bench: setup
 
 # The controller jobs end to end at fleet sizes (docs/performance.md): per job its wall time, a no-op play's over the
 # same generated inventory, their ratio, the growth per doubling and the peak memory, as a markdown table
-# (written to build/bench-scale.md too). One 16,384-node pass takes about 5 minutes on 2 quiet cores.
+# (written to build/bench-scale.md too). One 16,384-node pass took 9 minutes on 2 shared cores.
 NODES ?= 1024 4096 16384
 bench-scale: setup
 	@mkdir -p build
