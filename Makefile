@@ -6,7 +6,7 @@ STAMP := $(VENV)/.installed
 export PATH := $(abspath $(VENV))/bin:$(PATH)
 export ANSIBLE_CONFIG := $(abspath ansible.cfg)
 
-.PHONY: setup plan tors test unit units-installed lint sanity molecule lab lab-down slurm-lab slurm-lab-down bench dist release-notes clean
+.PHONY: setup plan tors test unit units-installed lint sanity molecule lab lab-down slurm-lab slurm-lab-down bench bench-scale dist release-notes clean
 
 $(STAMP): requirements-dev.txt requirements-yang.txt
 	python3 -m venv $(VENV)
@@ -67,6 +67,14 @@ bench: setup
 	$(PY) tests/perf/bench_k8s.py --repeat 3
 	@if [ "$$(id -u)" -eq 0 ]; then $(PY) tests/perf/bench_reconverge.py; \
 	else echo "bench_reconverge: skipped (needs root for the network-namespace lab; run: sudo make bench)"; fi
+
+# The controller jobs end to end at fleet sizes (docs/performance.md): per job its wall time, a no-op play's over the
+# same generated inventory, their ratio, the growth per doubling and the peak memory, as a markdown table
+# (written to build/bench-scale.md too). One 16,384-node pass took 9 minutes on 2 shared cores.
+NODES ?= 1024 4096 16384
+bench-scale: setup
+	@mkdir -p build
+	cd tests/perf && $(abspath $(PY)) bench_jobs.py --nodes $(NODES) --markdown $(abspath build/bench-scale.md)
 
 # At release time only, once every branch's fragments are merged: changelogs/fragments/*.yml become the
 # section of galaxy.yml's version in changelogs/changelog.yaml and CHANGELOG.rst (antsibull-changelog,

@@ -26,10 +26,12 @@ from ansible_collections.ainet.fabric.plugins.module_utils.tor.tor_intent import
     RendererUnavailable, ValidatorUnavailable)
 from ansible_collections.ainet.fabric.plugins.module_utils.tor.tor_render import render_tors
 from ansible_collections.ainet.fabric.plugins.plugin_utils.one_line import fail
+from ansible_collections.ainet.fabric.plugins.plugin_utils.plan_action import group_nodes
 
 ARGUMENT_SPEC = dict(
     cluster=dict(type="dict", required=True),
-    nodes=dict(type="dict", required=True),
+    nodes=dict(type="dict"),
+    node_group=dict(type="str"),
     tors=dict(type="list", elements="str"),
     dest=dict(type="path"),
     running=dict(type="dict", default={}),
@@ -79,10 +81,15 @@ class ActionModule(ActionBase):
 
     def run(self, tmp=None, task_vars=None):
         result = super().run(tmp, task_vars)
-        _unused, args = self.validate_argument_spec(argument_spec=ARGUMENT_SPEC)
+        _unused, args = self.validate_argument_spec(argument_spec=ARGUMENT_SPEC, mutually_exclusive=[("nodes", "node_group")],
+                                                    required_one_of=[("nodes", "node_group")])
         host = task_vars.get("inventory_hostname")
         try:
-            plan = rail_plan(args["cluster"], args["nodes"])
+            nodes = args["nodes"]
+            if args["node_group"] is not None:
+                # the group's hosts read once (plan_action.group_nodes), not a node_map(hostvars) templated per task
+                nodes = group_nodes(task_vars, "tor_config_node_group", args["node_group"])[0]
+            plan = rail_plan(args["cluster"], nodes)
         except FabricError as exc:
             return fail(self._task, result, str(exc))
         names = args["tors"]

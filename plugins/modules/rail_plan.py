@@ -84,6 +84,9 @@ options:
       - In V(check) mode it is used where O(lock_file) does not exist (an AWX job's inventory is not a
         directory of the project); the file, where it exists, wins, because a plan job in the same
         command may just have rewritten it.
+      - Omitted, the action reads the variable C(rail_plan_lock) itself, where the task's host has it (templated
+        only where it holds a template): passed as O(lock) a lock of 16,384 nodes is templated whole for the task,
+        seconds that the check does not need.
     type: raw
   require_lock:
     description: In V(check) mode, fail when there is neither O(lock) nor O(lock_file).
@@ -121,7 +124,6 @@ EXAMPLES = r"""
     mode: check
     cluster: "{{ fabric_cluster }}"
     nodes: "{{ groups['gpu_nodes'] | ainet.fabric.node_map(hostvars) }}"
-    lock: "{{ rail_plan_lock | default(omit) }}"
     lock_file: "{{ inventory_dir }}/rail_plan_lock.json"
     check_hosts: "{{ ansible_play_hosts_all }}"
   run_once: true

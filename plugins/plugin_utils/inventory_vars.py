@@ -50,14 +50,14 @@ FACTS = "ansible_facts"
 _MISSING = object()
 
 
-def _maybe_template(value):
+def maybe_template(value):
     """Whether ``value`` holds a string that Ansible might render (any ``{``, at any depth)."""
     if isinstance(value, str):
         return "{" in value
     if isinstance(value, dict):
-        return any(_maybe_template(k) or _maybe_template(v) for k, v in value.items())
+        return any(maybe_template(k) or maybe_template(v) for k, v in value.items())
     if isinstance(value, (list, tuple)):
-        return any(_maybe_template(v) for v in value)
+        return any(maybe_template(v) for v in value)
     return False
 
 
@@ -142,7 +142,7 @@ class InventoryVars:
         if FACTS in later:
             return None
         data = combine_vars(data, later)
-        if any(_maybe_template(v) for n, v in data.items() if n != FACTS):
+        if any(maybe_template(v) for n, v in data.items() if n != FACTS):
             return None
         return data
 

@@ -27,7 +27,7 @@ from ansible.plugins.action import ActionBase
 
 from ansible_collections.ainet.fabric.plugins.module_utils.common.errors import FabricError
 from ansible_collections.ainet.fabric.plugins.module_utils.plan.rail_plan import node_group_hosts, node_map, rail_plan
-from ansible_collections.ainet.fabric.plugins.plugin_utils.inventory_vars import gc_paused, host_variables
+from ansible_collections.ainet.fabric.plugins.plugin_utils.inventory_vars import gc_paused, host_variables, maybe_template
 from ansible_collections.ainet.fabric.plugins.plugin_utils.one_line import fail
 
 # What the plan reads of each node (as hostvars[node] gives it).
@@ -86,6 +86,15 @@ class PlanAction(ActionBase):
         if args.get("node_group") is not None:
             return group_nodes(task_vars, self.NODE_GROUP_VARIABLE, args["node_group"], self.NODE_VARS)
         return args["nodes"], task_vars.get("hostvars") or {}
+
+    def task_variable(self, task_vars, name, default=None):
+        """The variable ``name`` of the task's host as ``task_vars`` holds it, templated only where it holds a template:
+        a large value (a lock of 16,384 nodes) read without templating it whole, as an argument ``"{{ name }}"``
+        would."""
+        value = task_vars.get(name, default)
+        if maybe_template(value):
+            value = self._templar.template(value)
+        return value
 
     def plan(self, args, task_vars):
         """The rail plan of ``args['cluster']`` and the task's nodes (:meth:`nodes`)."""

@@ -35,14 +35,18 @@ importable()
 
 import yaml  # noqa: E402
 
+import fleet  # noqa: E402
+
 from ansible_collections.ainet.fabric.plugins.module_utils.plan.rail_plan import rail_plan  # noqa: E402
 from ansible_collections.ainet.fabric.plugins.module_utils.workload import k8s_objects, k8s_validate
 from ansible_collections.ainet.fabric.plugins.plugin_utils import k8s_dump  # noqa: E402
 
 
-def model(rails):
+def model(rails, nodes):
+    """SR-IOV with Spiderpool; exclusive addressing, a /24 per node and rail, the rails and the supernet as small as
+    ``nodes`` allows (fleet.addressing: any fleet size fits)."""
     return {"name": "bench", "rails": rails, "cni": "sriov", "sriov": {"vfs": 8},
-            "addressing": {"mode": "exclusive", "supernet": "10.128.0.0/10", "rail_prefix": 13, "node_prefix": 24}}
+            "addressing": fleet.addressing(nodes, rails, node_prefix=24)}
 
 
 def interfaces(rails):
@@ -56,7 +60,7 @@ def files_of(plan, objects, pure):
 
 
 def library(args):
-    cluster = model(args.rails)
+    cluster = model(args.rails, args.nodes)
     nodes = dict(("gpu%04d" % n, {"node_id": n, "rail_interfaces": interfaces(args.rails)})
                  for n in range(1, args.nodes + 1))
     times = {"plan": [], "render": [], "check": [], "dump": [], "crd": []}
@@ -121,7 +125,7 @@ def playbook(args):
         inv = os.path.join(tmp, "inv")
         os.makedirs(os.path.join(inv, "group_vars"))
         with open(os.path.join(inv, "group_vars", "all.yml"), "w") as handle:
-            yaml.safe_dump({"fabric_cluster": model(args.rails)}, handle)
+            yaml.safe_dump({"fabric_cluster": model(args.rails, args.nodes)}, handle)
         group = {"hosts": dict(("gpu%04d" % n, {"fabric_node_id": n}) for n in range(1, args.nodes + 1)),
                  "vars": {"fabric_rail_interfaces": interfaces(args.rails)}}
         with open(os.path.join(inv, "hosts.yml"), "w") as handle:

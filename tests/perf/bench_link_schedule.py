@@ -43,8 +43,9 @@ import tracemalloc
 
 from checkout import ROOT, importable  # noqa: E402 (this directory is on sys.path: the script's own)
 
-CLUSTER = {"name": "bench", "addressing": {"mode": "exclusive", "supernet": "10.0.0.0/10", "rail_prefix": 13,
-                                           "node_prefix": 27}}
+import fleet  # noqa: E402  (the addressing derived from the fleet size)
+
+CLUSTER = {"name": "bench"}
 
 
 def json_bytes(value):
@@ -116,7 +117,7 @@ def child(args):
     from ansible_collections.ainet.fabric.plugins.module_utils.fleet import link_results
     from ansible_collections.ainet.fabric.plugins.module_utils.plan.rail_plan import rail_plan
 
-    cluster = dict(CLUSTER, rails=args.rails)
+    cluster = dict(CLUSTER, rails=args.rails, addressing=fleet.addressing(args.nodes, args.rails))
     interfaces = ["ens%df%dnp%d" % (6 + r // 2, r % 2, r % 2) for r in range(args.rails)]
     nodes = dict(("gpu%05d" % n, {"node_id": n, "rail_interfaces": interfaces}) for n in range(1, args.nodes + 1))
     hosts = sorted(nodes)

@@ -19,6 +19,8 @@ from checkout import ROOT, importable  # noqa: E402 (this directory is on sys.pa
 
 importable()
 
+import fleet  # noqa: E402  (the addressing derived from the fleet size)
+
 from ansible_collections.ainet.fabric.plugins.module_utils.qos.lossless_check import link_rows  # noqa: E402
 from ansible_collections.ainet.fabric.plugins.module_utils.qos.lossless_report import (  # noqa: E402
     render_html, render_markdown,
@@ -35,8 +37,7 @@ def cluster(nodes):
     tors = [{"name": "r%d-t%d" % (rail, i + 1), "rails": [rail], "nodes": "%d-%d" % (i * per + 1, (i + 1) * per),
              "port_template": "Ethernet{local}", "platform": "sonic"}
             for rail in range(1, RAILS + 1) for i in range(TORS_PER_RAIL)]
-    return {"name": "bench", "rails": RAILS, "addressing": {"mode": "exclusive", "supernet": "10.0.0.0/10",
-                                                            "rail_prefix": 13, "node_prefix": 27}, "tors": tors}
+    return {"name": "bench", "rails": RAILS, "addressing": fleet.addressing(nodes, RAILS), "tors": tors}
 
 
 def tor_config(ports):

@@ -33,6 +33,8 @@ from checkout import ROOT, importable  # noqa: E402 (this directory is on sys.pa
 
 importable()
 
+import fleet  # noqa: E402  (the addressing derived from the fleet size)
+
 import yaml  # noqa: E402
 
 TORS_PER_RAIL = 8
@@ -45,7 +47,7 @@ def model(nodes, rails):
              "port_template": "Ethernet{local}", "platform": "sonic"}
             for rail in range(1, rails + 1) for i in range(TORS_PER_RAIL)]
     return {"name": "bench", "rails": rails, "mtu": 9000, "qos": {"preset": "nvidia"}, "tors": tors,
-            "addressing": {"mode": "exclusive", "supernet": "10.0.0.0/10", "rail_prefix": 13, "node_prefix": 27}}
+            "addressing": fleet.addressing(nodes, rails)}
 
 
 def interfaces(rails):

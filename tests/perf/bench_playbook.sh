@@ -7,15 +7,9 @@ N=${1:-1024}
 TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"' EXIT
 export PATH=$ROOT/.venv/bin:$PATH ANSIBLE_CONFIG=$ROOT/ansible.cfg
-mkdir -p "$TMP/inv/group_vars"
-cp "$ROOT/inventories/lab/group_vars/gpu_nodes.yml" "$TMP/inv/group_vars/gpu_nodes.yml"
-sed -e 's/rails: 4/rails: 8/' -e 's/rail_prefix: 24/rail_prefix: 19/' -e 's/node_prefix: 27/node_prefix: 29/' \
-    -e '/^  tors:/,/^  qos:/{/^  qos:/!d}' "$ROOT/inventories/lab/group_vars/all/fabric.yml" > "$TMP/inv/group_vars/all.yml"
-sed -i 's/  - ens7f1np1/  - ens7f1np1\n  - ens8f0np0\n  - ens8f1np1\n  - ens9f0np0\n  - ens9f1np1/' "$TMP/inv/group_vars/gpu_nodes.yml"
-{
-    echo "all:"; echo "  children:"; echo "    gpu_nodes:"; echo "      hosts:"
-    for i in $(seq 1 "$N"); do printf '        gpu%05d: {fabric_node_id: %d}\n' "$i" "$i"; done
-} > "$TMP/inv/hosts.yml"
+# the fleet of tests/perf/fleet.py: an addressing plan that fits N nodes x 8 rails, one ToR per rail and 64 nodes
+(cd "$ROOT/tests/perf" && "$ROOT/.venv/bin/python" -c 'import sys, fleet; fleet.write_inventory(sys.argv[1], int(sys.argv[2]))' \
+    "$TMP/inv" "$N")
 cat > "$TMP/noop.yml" <<'YAML'
 - name: No-op over the same inventory
   hosts: localhost

@@ -459,7 +459,33 @@ def _load_tors(fabric, raw):
                    "is not set while %s sets it (spine block %s)"
                    % (tors[given_blocks[0]].name, tors[given_blocks[0]].spine_block),
                    "set spine_block on every ToR of the fabric, or on none (one spine block)")
-    # Two ToRs must never claim the same (rail, node).
+    # Two ToRs must never claim the same (rail, node). The pairs are compared (below, for the message naming the first
+    # pair) only where a sweep over each rail's sorted ranges finds a conflict: 2,048 ToRs are 2 million pairs.
+    if _tors_conflict(tors, fabric):
+        _refuse_tor_conflict(tors, fabric, field)
+    fabric.tors = tors
+
+
+def _tors_conflict(tors, fabric):
+    """Whether two ToRs claim the same (rail, node), or share a rail of a shared-mode fabric: per rail, its ToRs'
+    node ranges sorted by their first node, each must start after every range before it ends."""
+    by_rail = {}
+    for tor in tors:
+        for rail in set(tor.rails):
+            by_rail.setdefault(rail, []).append(tor)
+    for rail_tors in by_rail.values():
+        if fabric.mode == "shared" and len(rail_tors) > 1:
+            return True
+        end = 0
+        for first, last in sorted(r for tor in rail_tors for r in (tor.ranges or [(1, fabric.max_node_id)])):
+            if first <= end:
+                return True
+            end = max(end, last)
+    return False
+
+
+def _refuse_tor_conflict(tors, fabric, field):
+    """Raise the error naming the first pair of ToRs (in the model's order) that claim the same (rail, node)."""
     for a in range(len(tors)):
         for b in range(a + 1, len(tors)):
             shared = set(tors[a].rails) & set(tors[b].rails)
@@ -483,7 +509,6 @@ def _load_tors(fabric, raw):
                                    "serves node %d on rail %d, which %s already serves"
                                    % (max(fa, fb), min(shared), tors[a].name),
                                    "give ToRs on the same rail disjoint node ranges")
-    fabric.tors = tors
 
 
 def _check_overlaps(cluster):

@@ -127,7 +127,19 @@ def to_mermaid(plan, max_nodes=64, marks=None):
 
 
 def to_json(plan):
-    return json.dumps(plan, indent=2, sort_keys=True) + "\n"
+    """plan.json: keys sorted at every depth, one line per entry of each top-level mapping (a node, a ToR) so that a
+    diff names the node that changed. Each line is written by json's C encoder (``indent`` would take the pure-Python
+    one: 3 s of the plan job at 16,384 nodes)."""
+    parts = []
+    for key in sorted(plan):
+        value = plan[key]
+        if isinstance(value, dict) and value:
+            inner = ",\n".join("    %s: %s" % (json.dumps(k), json.dumps(v, sort_keys=True))
+                               for k, v in sorted(value.items()))
+            parts.append("  %s: {\n%s\n  }" % (json.dumps(key), inner))
+        else:
+            parts.append("  %s: %s" % (json.dumps(key), json.dumps(value, sort_keys=True)))
+    return "{\n" + ",\n".join(parts) + "\n}\n"
 
 
 FORMATS = {"csv": to_csv, "markdown": to_markdown, "mermaid": to_mermaid, "json": to_json}

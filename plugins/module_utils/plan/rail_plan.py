@@ -19,6 +19,7 @@ Layout per mode (``b`` = rail block r of the supernet, carved at rail_prefix):
 
 from __future__ import annotations
 
+import bisect
 import difflib
 import gc
 import re
@@ -100,10 +101,14 @@ class Planner(object):
         return self.fmt(self.rail_bases[rail - 1] + self.cluster.gateway_offset)
 
     def tor_for(self, rail, node_id):
-        for tor in self.tors_by_rail.get(rail, ()):
-            if tor.serves(rail, node_id):
-                return tor
-        return None
+        return _find_tor(self._tor_index(rail), rail, node_id)
+
+    def _tor_index(self, rail):
+        """The rail's ToRs for :func:`_find_tor`, made once per rail."""
+        indexes = self.__dict__.setdefault("_tor_indexes", {})
+        if rail not in indexes:
+            indexes[rail] = _tor_index(self.tors_by_rail.get(rail, ()), self.cluster.max_node_id)
+        return indexes[rail]
 
     def _pod_offsets(self):
         """Index ranges of a node subnet left for pods: all usable but gateway and host."""
@@ -135,7 +140,7 @@ class Planner(object):
                 cluster.rule_priority + rail if cluster.rule_priority is not None else None,
                 gateway,
                 tors[0] if len(tors) == 1 and tors[0].ranges is None else None,
-                tors,
+                self._tor_index(rail),
             ))
         return consts
 
@@ -180,11 +185,8 @@ class Planner(object):
                 subnet = block_str
                 pods = []
             tor = only_tor
-            if tor is None:
-                for candidate in tors:
-                    if candidate.serves(rail, node_id):
-                        tor = candidate
-                        break
+            if tor is None and tors[1]:
+                tor = _find_tor(tors, rail, node_id)
             out.append({
                 "fabric": self.fabric,
                 "rail": rail,
@@ -201,6 +203,29 @@ class Planner(object):
                 "tor_port": tor.port(rail, node_id) if tor is not None else None,
             })
         return out
+
+
+def _tor_index(tors, max_node_id):
+    """``(starts, entries, tors)`` of one rail's ToRs: ``entries`` every node range of them as ``(first, last, tor)``
+    sorted by its first node, ``starts`` those first nodes; ``tors`` the ToRs in the model's order where ranges
+    overlap (then :func:`_find_tor` tries them in that order), else None. A node's ToR is then a bisection, not a
+    scan of every ToR of the rail (16,384 nodes x 256 ToRs per rail were 33 million tests)."""
+    entries = sorted(((first, last, tor) for tor in tors for first, last in (tor.ranges or [(1, max_node_id)])),
+                     key=lambda entry: (entry[0], entry[1]))
+    overlap = any(entries[i][0] <= entries[i - 1][1] for i in range(1, len(entries)))
+    return [entry[0] for entry in entries], entries, list(tors) if overlap else None
+
+
+def _find_tor(index, rail, node_id):
+    """The ToR of ``rail`` serving ``node_id`` (the first in the model's order), or None; ``index`` is
+    :func:`_tor_index`'s."""
+    starts, entries, ordered = index
+    if ordered is not None:
+        return next((tor for tor in ordered if tor.serves(rail, node_id)), None)
+    at = bisect.bisect_right(starts, node_id) - 1
+    if at >= 0 and node_id <= entries[at][1]:
+        return entries[at][2]
+    return None
 
 
 def rail_addresses(cluster_raw, node_id, field="fabric_node_id", fabric=None):

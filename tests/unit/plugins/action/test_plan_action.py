@@ -245,3 +245,37 @@ def test_a_host_name_that_would_be_a_switch_command_is_one_line_from_every_plan_
         assert result["failed"] and result["changed"] is False
         assert result["msg"].startswith("inventory_hostname: %r is not a host name a node may have" % hostile)
         assert "\n" not in result["msg"] and ". Fix: " in result["msg"]
+
+
+def test_rail_plan_check_reads_the_published_lock_from_the_hosts_variable(world):
+    """Without a lock argument the check reads rail_plan_lock from the task's variables (as the inventory source or an
+    AWX artifact sets it): a lock that agrees passes, one that gives a host another node id is refused, none is
+    refused as unpublished."""
+    _manager, task_vars = world
+    groups = {"rail_plan_node_group": "gpu_nodes"}
+    published = act("rail_plan", {"mode": "plan", "cluster": LAB, "node_groups": groups}, task_vars)
+    lock = published["ansible_stats"]["data"]["rail_plan_lock"]
+    check = {"mode": "check", "cluster": LAB, "node_groups": groups, "check_hosts": ["gpu01", "gpu02"]}
+    agreed = act("rail_plan", check, dict(task_vars, rail_plan_lock=lock))
+    assert not agreed.get("failed"), agreed
+    assert agreed["checked"] == ["gpu01", "gpu02"] and agreed["lock_source"] == "rail_plan_lock"
+    moved = json.loads(json.dumps(lock))
+    moved["nodes"]["gpu02"]["node_id"] = 7
+    refused = act("rail_plan", check, dict(task_vars, rail_plan_lock=moved))
+    assert refused["failed"] and "gpu02" in refused["msg"] and "\n" not in refused["msg"]
+    unpublished = act("rail_plan", dict(check, lock_file="/nonexistent/rail_plan_lock.json"), task_vars)
+    assert unpublished["failed"] and "no published plan (rail_plan_lock) was passed" in unpublished["msg"]
+
+
+def test_tor_config_from_the_node_group_renders_what_the_node_map_renders(world):
+    _manager, task_vars = world
+    args = {"cluster": LOSSLESS, "validate": False}
+    by_group = act("tor_config", dict(args, node_group="gpu_nodes"), task_vars)
+    given = act("tor_config", dict(args, nodes=node_map(task_vars)), task_vars)
+    assert not by_group.get("failed"), by_group
+    assert [t["name"] for t in by_group["tors"]] == ["leaf1", "leaf2"]
+    assert by_group["tors"] == given["tors"]
+    missing = act("tor_config", dict(args, node_group="gpu_node"), task_vars)
+    assert missing["failed"] and missing["msg"].startswith("tor_config_node_group: 'gpu_node' is not an inventory group")
+    both = act("tor_config", dict(args, node_group="gpu_nodes", nodes=node_map(task_vars)), task_vars)
+    assert both["failed"] and "mutually exclusive: nodes|node_group" in both["msg"]

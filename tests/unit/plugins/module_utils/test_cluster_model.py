@@ -67,6 +67,9 @@ CASES = [
     ({"tors": [{"name": "a", "rails": [1]}, {"name": "a", "rails": [2]}]}, "fabric_cluster.tors[1].name", "two ToRs"),
     ({"tors": [{"name": "a", "rails": [1]}, {"name": "b", "rails": [1], "nodes": "4-8"}]},
      "fabric_cluster.tors[1].nodes", "already serves"),
+    # the conflicting pair apart in the model and its ranges out of order: found by the sweep, named as the pair
+    ({"tors": [{"name": "a", "rails": [1], "nodes": "6-7"}, {"name": "b", "rails": [1], "nodes": "1-2"},
+               {"name": "c", "rails": [1], "nodes": ["3-4", "7"]}]}, "fabric_cluster.tors[2].nodes", "which a already serves"),
     ({"tors": [{"name": "a", "rails": [1, 2], "port_template": "swp{node}"}]},
      "fabric_cluster.tors[0].port_template", "{rail}"),
     ({"tors": [{"name": "a", "rails": [1], "port_template": "swp{slot}"}]},

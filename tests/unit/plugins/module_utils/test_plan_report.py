@@ -48,6 +48,13 @@ def test_json_view_is_the_plan_and_does_not_depend_on_key_order():
     assert list(shuffled) != list(PLAN) and render(shuffled, "json") == text
 
 
+def test_json_view_has_one_line_per_node():
+    text = render(PLAN, "json")
+    for host, node in PLAN["nodes"].items():
+        lines = [line for line in text.splitlines() if line.startswith('    "%s": ' % host)]
+        assert len(lines) == 1 and json.loads(lines[0].split(": ", 1)[1].rstrip(",")) == node
+
+
 def test_bad_format():
     with pytest.raises(FabricModelError, match="format: 'pdf' is not a report format"):
         render(PLAN, "pdf")

@@ -9,7 +9,9 @@ import ipaddress
 import pytest
 
 from ansible_collections.ainet.fabric.plugins.module_utils.common.errors import FabricModelError
-from ansible_collections.ainet.fabric.plugins.module_utils.plan.rail_plan import node_group_hosts, node_map, rail_addresses, rail_plan
+from ansible_collections.ainet.fabric.plugins.module_utils.model.cluster_model import load_cluster
+from ansible_collections.ainet.fabric.plugins.module_utils.plan.rail_plan import (
+    Planner, node_group_hosts, node_map, rail_addresses, rail_plan)
 
 SEED = {
     "name": "seed003",
@@ -220,3 +222,39 @@ def test_node_map_reads_each_hosts_node_id_and_rail_nics():
     hostvars = {"a": {"fabric_node_id": 1, "fabric_rail_interfaces": ["ens1"]}, "b": {"fabric_node_id": 2}}
     assert node_map(["a", "b"], hostvars) == {"a": {"node_id": 1, "rail_interfaces": ["ens1"]},
                                               "b": {"node_id": 2, "rail_interfaces": None}}
+
+
+def test_each_nodes_tor_by_bisection_is_the_tor_that_serves_it():
+    """Ranges out of the model's order, a ToR with two ranges, gaps served by no ToR: the ToR each node gets is the one
+    Tor.serves names (the scan the bisection replaced), and none where no ToR serves the node."""
+    cluster = copy.deepcopy(SEED)
+    cluster["rails"] = 2
+    cluster["tors"] = [
+        {"name": "leaf-c", "rails": [1], "nodes": ["6-7", "2"], "port_template": "swp{local}"},
+        {"name": "leaf-a", "rails": [1], "nodes": "1", "port_template": "swp{local}"},
+        {"name": "leaf-b", "rails": [1], "nodes": ["3-4"], "port_template": "swp{local}"},
+        {"name": "leaf-r2", "rails": [2], "port_template": "swp{node}"},
+    ]
+    plan = rail_plan(cluster, {"n%02d" % i: i for i in (1, 2, 3, 4, 6, 7)})
+    fabric = load_cluster(cluster).fabrics[0]
+    tors = fabric.tors
+    for host, node in plan["nodes"].items():
+        for rail in node["rails"]:
+            serving = [t.name for t in tors if t.serves(rail["rail"], node["node_id"])]
+            assert rail["tor"] == (serving[0] if serving else None), (host, rail["rail"])
+    assert [(plan["nodes"]["n%02d" % i]["rails"][0]["tor"], plan["nodes"]["n%02d" % i]["rails"][0]["tor_port"])
+            for i in (2, 6, 7)] == [("leaf-c", "swp3"), ("leaf-c", "swp1"), ("leaf-c", "swp2")]  # ranges 6-7, then 2
+    planner = Planner(fabric)
+    assert planner.tor_for(1, 5) is None  # in no range
+    assert planner.tor_for(1, 8) is None  # after every range
+    assert planner.tor_for(2, 8).name == "leaf-r2"
+    assert planner.tor_for(1, 1).name == "leaf-a"
+
+
+def test_a_tor_with_overlapping_ranges_of_its_own_keeps_its_nodes():
+    """One ToR's own ranges may overlap (only two ToRs claiming a node are refused): each node still gets it."""
+    cluster = copy.deepcopy(SEED)
+    cluster["rails"] = 1
+    cluster["tors"] = [{"name": "leaf", "rails": [1], "nodes": ["1-8", "2-4"], "port_template": "swp{node}"}]
+    plan = rail_plan(cluster, {"n%02d" % i: i for i in range(1, 9)})
+    assert {n["rails"][0]["tor"] for n in plan["nodes"].values()} == {"leaf"}
