@@ -130,6 +130,7 @@ if "set" in args:
             sys.stderr.write("-E- The Device doesn't support %s parameter\n" % name)
             sys.exit(1)
     for name, value in pairs:
+        value = str(int(value, 16)) if value[:2] in ("0x", "0X") else value  # takes hex, prints decimal
         old = nv[name][2]
         nv[name][2] = old.split("(")[0] + "(" + value + ")" if "(" in old else value
     save()

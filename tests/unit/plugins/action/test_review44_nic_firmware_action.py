@@ -12,6 +12,7 @@ from ansible_collections.ainet.fabric.tests.unit.plugins.action.test_nic_firmwar
     NICS, cards, host, task)
 
 ARRAY = "ESWITCH_HAIRPIN_DESCRIPTORS"
+NICS_FIRST = sorted(NICS)[0]
 
 
 def with_array(tmp_path):
@@ -36,3 +37,20 @@ def test_a_raw_array_element_is_planned_on_cards_that_list_the_array(capsys, hos
     assert not result.get("failed"), result.get("msg")
     sets = [line for line in result["commands"] if line.startswith("mlxconfig ")]
     assert len(sets) == len(NICS) and all(ARRAY + "[1]=128" in line for line in sets)
+
+
+def test_a_raw_array_element_is_set_element_by_element_then_unchanged(capsys, host):
+    with_array(host)
+    result, _sent = task(capsys, host, raw=[{"name": ARRAY + "[1]", "value": 128}])
+    assert not result.get("failed"), result.get("msg")
+    nv = cards(host)[NICS_FIRST]["nv"][NICS_FIRST + ".0"]
+    assert nv[ARRAY + "[1]"] == ["64", "64", "128"] and nv[ARRAY + "[2]"] == ["64", "64", "64"]
+    again, _sent = task(capsys, host, raw=[{"name": ARRAY + "[1]", "value": 128}])
+    assert not again["changed"] and again["commands"] == []
+    assert any("%s[1] of %s.0" % (ARRAY, NICS_FIRST) in line for line in again["reboot_pending"])
+
+
+def test_an_element_outside_the_array_is_refused(capsys, host):
+    with_array(host)
+    result, _sent = task(capsys, host, check=True, raw=[{"name": ARRAY + "[8]", "value": 128}])
+    assert result["failed"] and "%s[8] is outside the array %s[0..7]" % (ARRAY, ARRAY) in result["msg"]
