@@ -426,8 +426,7 @@ def merge_nvconfig(query, elements):
     too. Returns ``query``."""
     query["params"].update((name, row) for name, row in (elements.get("params") or {}).items()
                            if name not in query["params"])
-    query["problems"] = list(query.get("problems") or []) + [p for p in elements.get("problems") or []
-                                                              if "no configuration rows" not in p]
+    query["problems"] = list(query.get("problems") or []) + list(elements.get("problems") or [])
     return query
 
 

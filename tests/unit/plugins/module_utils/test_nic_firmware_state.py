@@ -327,6 +327,7 @@ def test_desired_raw_parameter_needing_advanced_pci_turns_it_on_and_bad_values_a
 
 PCI = "0000:3b:00.0"
 
+
 def test_numbers_compare_whatever_their_base_and_names_as_names():
     assert [fw.number(v) for v in ("0x10", "0X10", "16", "016", "X(0x2)", "ETH(2)", "HOST_0")] == [
         "16", "16", "16", "16", "2", "2", "HOST_0"]

@@ -83,7 +83,7 @@ def test_mlxconfig_cx3_next_boot_column():
     assert (item["device_type"], item["link_type_p1"], item["link_type_p2"]) == ("ConnectX3", "IB", "ETH")
     assert (item["sriov_en"], item["num_of_vfs"], item["pending"]) == (True, 8, [])
     assert item["configs"]["CQ_TIMESTAMP"] == {"default": None, "current": None, "next_boot": "True(1)",
-                                                "read_only": False}
+                                               "read_only": False}
     assert item["current"]["link_type_p1"] is None
 
 
