@@ -48,7 +48,8 @@ options:
     description: Where the pinned images are, an absolute directory on the host or an http(s) URL.
     type: str
   cache_dir:
-    description: Where images are copied and checked before a burn (created with mode 0700).
+    description: Where images are copied and checked before a burn (created with mode 0700; an existing one that
+      is a link, belongs to another user, or that its group or others may write to is refused).
     type: path
     default: /var/cache/ainet-fabric/nic-firmware
   bluefield_modes:
@@ -167,6 +168,7 @@ from ansible.module_utils.basic import AnsibleModule
 from ansible.module_utils.urls import fetch_url
 
 from ansible_collections.ainet.fabric.plugins.module_utils.common.errors import FabricError
+from ansible_collections.ainet.fabric.plugins.module_utils.host import host_files
 from ansible_collections.ainet.fabric.plugins.module_utils.host import mgmt_path
 from ansible_collections.ainet.fabric.plugins.module_utils.host import nic_firmware_state as lib
 from ansible_collections.ainet.fabric.plugins.module_utils.host import nic_link_type_state as link
@@ -205,7 +207,9 @@ class Host(object):
                                        % (self.host, nic, pci, vendor or "unread"))
         return pci, (self.runner.read_sys(base + "/device") or "").lower()
 
-    def nvconfig(self, pci):
+    def nvconfig(self, pci, wanted=None):
+        """The parsed ``mlxconfig -d <pci> -e query``, plus the element rows of the arrays ``wanted`` names by
+        element (``-e query NAME[lo..hi]``, :func:`lib.element_queries`)."""
         if pci not in self._nvconfig:
             if not self.config_tool:
                 raise lib.NicFirmwareError("nic_firmware: %s: neither mlxconfig (MFT) nor mstconfig (mstflint) is "
@@ -216,7 +220,15 @@ class Host(object):
                 query["problems"] = ["%s -d %s -e query failed (rc %d): %s"
                                      % (os.path.basename(self.config_tool), pci, rc, one_line(err or out, 200))]
             self._nvconfig[pci] = query
-        return self._nvconfig[pci]
+        query = self._nvconfig[pci]
+        for names in lib.element_queries(wanted or {}, query):
+            rc, out, err = self.runner.run([self.config_tool, "-d", pci, "-e", "query", names], check=False)
+            if rc != 0:
+                raise lib.NicFirmwareError("nic_firmware: %s: %s: %s -e query %s failed (rc %d): %s"
+                                           % (self.host, pci, os.path.basename(self.config_tool), names, rc,
+                                              one_line(err or out, 200)))
+            lib.merge_nvconfig(query, lib.parse_nvconfig(out))
+        return query
 
     def card(self, pci):
         """The card's PSID and versions: mlxfwmanager's query of all cards when MFT is there, else flint q."""
@@ -248,7 +260,16 @@ class Host(object):
 
     def image(self, pin, mirror, cache_dir, fetch):
         """The checked local copy of a pinned image (``(path, flint -i q parsed)``), or (None, None) when it is not
-        in the cache and ``fetch`` is false (check mode)."""
+        in the cache and ``fetch`` is false (check mode). ``cache_dir`` is created 0700; an existing one is refused
+        when it is a link, belongs to another user or its group or others may write to it (the rule of
+        :func:`host_files.private_dir`)."""
+        if fetch or os.path.lexists(cache_dir):
+            if fetch:
+                host_files.make_dirs(cache_dir, 0o700)
+            try:
+                os.close(host_files.private_dir(cache_dir))
+            except host_files.UnsafeDirectory as exc:
+                raise lib.NicFirmwareError("nic_firmware: %s: cache_dir: %s" % (self.host, exc)) from None
         path = os.path.join(cache_dir, pin["image"])
         if not (os.path.isfile(path) and lib.sha256_of(path) == pin["sha256"]):
             if not fetch:
@@ -256,7 +277,6 @@ class Host(object):
             if mirror is None:
                 raise lib.NicFirmwareError("nic_firmware: %s: a burn needs %s but nic_firmware_mirror is not set"
                                            % (self.host, pin["image"]))
-            os.makedirs(cache_dir, mode=0o700, exist_ok=True)
             partial = path + ".part"
             if mirror.startswith("/"):
                 shutil.copyfile(os.path.join(mirror, pin["image"]), partial)
@@ -358,8 +378,8 @@ def run_module():
         nv_plans = []
         for nic in nics:
             wanted = lib.wanted_params(nic, link.port_number(nic["pci"]), common)
-            plan = lib.nvconfig_plan(nic["pci"], wanted, host.nvconfig(nic["pci"]), host.config_tool or "mlxconfig",
-                                     host=hostname)
+            plan = lib.nvconfig_plan(nic["pci"], wanted, host.nvconfig(nic["pci"], wanted),
+                                     host.config_tool or "mlxconfig", host=hostname)
             plan["nic"] = nic["nic"]
             nv_plans.append(plan)
         # runtime max read request
@@ -450,7 +470,8 @@ def run_module():
                         if link.device_of(nic["pci"]) != device:
                             continue
                         wanted = lib.wanted_params(nic, link.port_number(nic["pci"]), common)
-                        again = lib.nvconfig_plan(nic["pci"], wanted, host.nvconfig(nic["pci"]), host=hostname)
+                        again = lib.nvconfig_plan(nic["pci"], wanted, host.nvconfig(nic["pci"], wanted),
+                                                  host=hostname)
                         due[device] += ["%s of %s (%s): still not running after the reset (NIC nvconfig)"
                                         % (name, nic["pci"], nic["nic"]) for name in again["reboot"]]
         elif resets:

@@ -42,7 +42,8 @@ import re
 from ansible_collections.ainet.fabric.plugins.module_utils.common import linux_names
 from ansible_collections.ainet.fabric.plugins.module_utils.common.errors import FabricError
 from ansible_collections.ainet.fabric.plugins.module_utils.host import nic_link_type_state as link
-from ansible_collections.ainet.fabric.plugins.module_utils.rdma.rdma_parse_pci import CONFIG_ROW
+from ansible_collections.ainet.fabric.plugins.module_utils.host.sriov_state import firmware_allows
+from ansible_collections.ainet.fabric.plugins.module_utils.rdma.rdma_parse_pci import config_row
 
 BDF = link.BDF
 BLUEFIELD = link.BLUEFIELD
@@ -56,6 +57,8 @@ PARAM_NAME = re.compile(r"^[A-Z0-9_]+(\[\d{1,3}\])?$")
 PARAM_VALUE = re.compile(r"^[A-Za-z0-9_]{1,32}$")
 VALUE = re.compile(r"^(?P<name>.*?)\((?P<num>[^)]*)\)$")
 ARRAY = re.compile(r"^Array\[(?P<lo>\d+)\.\.(?P<hi>\d+)\]$")
+ELEMENT = re.compile(r"^(?P<name>[A-Z0-9_]+)\[(?P<index>\d{1,3})\]$")
+NUMBER = re.compile(r"^(?:\d+|0[xX][0-9a-fA-F]+)$")
 # Parameters the model derives; the raw list may not set them (one fact, one place)
 MODEL_PARAMS = re.compile(r"^(SRIOV_EN|NUM_OF_VFS|LINK_TYPE_P\d|ROCE_CC_PRIO_MASK_P\d|CNP_DSCP_P\d|CNP_802P_PRIO_P\d|"
                           r"ATS_ENABLED|ADVANCED_PCI_SETTINGS|INTERNAL_CPU_OFFLOAD_ENGINE)$")
@@ -74,18 +77,17 @@ class NicFirmwareError(FabricError):
 # --- readers -------------------------------------------------------------------------------------------
 
 def number(raw):
-    """The number of an mlxconfig value: ``ETH(2)`` -> ``2``, ``True(1)`` -> ``1``, ``8`` -> ``8``; a bare
-    symbol (``HOST_0``) stays as it is, upper-cased; None for None."""
+    """The number of an mlxconfig value, in decimal whatever its base (mlxconfig takes ``0x10`` and prints ``16``):
+    ``ETH(2)`` -> ``2``, ``True(1)`` -> ``1``, ``8`` -> ``8``, ``0x10``/``0X10`` -> ``16``; a bare symbol
+    (``HOST_0``) stays as it is, upper-cased; None for None."""
     if raw is None:
         return None
     text = raw.strip()
     match = VALUE.match(text)
     if match:
-        return match.group("num").strip()
-    if re.match(r"^\d+$", text):
-        return str(int(text))
-    if re.match(r"^0x[0-9a-fA-F]+$", text):
-        return str(int(text, 16))
+        text = match.group("num").strip()
+    if NUMBER.match(text):
+        return str(int(text, 16 if text[1:2] in ("x", "X") else 10))
     return text.upper()
 
 
@@ -97,10 +99,11 @@ def symbol(raw):
 
 def parse_nvconfig(text):
     """``mlxconfig -d <dev> -e query [NAMES]`` (or ``mstconfig``): ``{"device_type", "description", "device",
-    "columns", "params": {name: {"default", "current", "next_boot", "changed", "array"}}, "problems"}``.
+    "columns", "params": {name: {"default", "current", "next_boot", "changed", "read_only", "array"}}, "problems"}``.
 
-    Values are kept as printed (``ETH(2)``); :func:`number` compares them. ``changed`` is the row's ``*``
-    (mlxconfig: the next value differs from the default or current one). ``array`` is ``(lo, hi)`` on an
+    Rows are read by :func:`rdma_parse_pci.config_row` (the one reader of mlxconfig rows). Values are kept as
+    printed (``ETH(2)``); :func:`number` compares them. ``changed`` is the row's ``*`` (mlxconfig: the next value
+    differs from the default or current one), ``read_only`` its ``RO`` (mstflint >= 4.25). ``array`` is ``(lo, hi)`` on an
     ``Array[lo..hi]`` placeholder row, whose elements a query of ``NAME[lo..hi]`` lists as ``NAME[i]`` rows.
     Without ``-e`` only ``Next Boot`` is printed; ``default``/``current`` are then None (unknown, never equal)."""
     out = {"device_type": None, "description": None, "device": None, "columns": None, "params": {},
@@ -125,20 +128,21 @@ def parse_nvconfig(text):
                 columns = ["next_boot"]
             out["columns"] = columns
             continue
-        match = CONFIG_ROW.match(line)
+        match = config_row(line)
         if not match:
             continue
-        values = [v for v in re.split(r"\s{2,}|\t+", match.group("values").strip()) if v]
+        values = match["values"]
         if len(values) != len(columns):
             out["problems"].append("mlxconfig: %s has %d values for the %d columns %s: %r"
-                                   % (match.group("name"), len(values), len(columns), ", ".join(columns), line))
+                                   % (match["name"], len(values), len(columns), ", ".join(columns), line))
             continue
         row = dict.fromkeys(("default", "current", "next_boot"))
         row.update(zip(columns, values))
         array = ARRAY.match(row["next_boot"])
-        row["changed"] = bool(match.group("star"))
+        row["changed"] = match["changed"]
+        row["read_only"] = match["read_only"]
         row["array"] = (int(array.group("lo")), int(array.group("hi"))) if array else None
-        out["params"][match.group("name")] = row
+        out["params"][match["name"]] = row
     if not out["params"] and not out["problems"]:
         out["problems"].append("mlxconfig: no configuration rows in the output")
     return out
@@ -380,22 +384,61 @@ def check_raw(raw, field="nic_firmware_nvconfig", allow=()):
     return out
 
 
-def _equal(wanted, raw):
-    """A wanted value (``2``, ``ETH``, ``True``) against a printed one (``ETH(2)``); None/array never equal."""
+# Parameters whose wanted value is a floor: the card agrees with any value at or above it
+AT_LEAST = {"NUM_OF_VFS": firmware_allows}
+
+
+def _equal(wanted, raw, name=None):
+    """A wanted value (``2``, ``0x10``, ``ETH``, ``True``) against a printed one (``ETH(2)``, ``16``): numbers as
+    numbers whatever their base, names as names; None/array never equal. For a parameter of :data:`AT_LEAST`
+    (``name``) a printed number at or above the wanted one agrees."""
     if raw is None or ARRAY.match(raw):
         return False
-    want = wanted.upper()
+    want = wanted.strip().upper()
     alias = {"TRUE": "1", "FALSE": "0", "ENABLED": "1", "DISABLED": "0"}
-    if number(raw) == number(want) or symbol(raw) == want:
+    if number(raw) == number(wanted) or symbol(raw) == want:
         return True
+    floor = AT_LEAST.get(name)
+    if floor is not None and NUMBER.match(number(raw)) and NUMBER.match(number(wanted)):
+        return floor(int(number(raw)), int(number(wanted)))
     return alias.get(want) is not None and number(raw) == alias[want] and symbol(raw) in (None, "TRUE", "FALSE")
+
+
+def element_queries(wanted, query):
+    """The ``NAME[lo..hi]`` arguments of ``mlxconfig -e query`` that list the element rows of the arrays ``wanted``
+    names by element (``NAME[i]``) and ``query`` (:func:`parse_nvconfig`) shows only as an ``Array[lo..hi]`` row
+    (mlxconfig prints the elements only when asked for them; the operator's ``queryMLXConfig`` asks so). The name is
+    the checked wanted one, ``lo``/``hi`` integers the card printed."""
+    params = query.get("params") or {}
+    out = []
+    for name in sorted(wanted):
+        element = ELEMENT.match(name)
+        row = params.get(element.group("name")) if element and name not in params else None
+        if row and row.get("array"):
+            ask = "%s[%d..%d]" % (element.group("name"), row["array"][0], row["array"][1])
+            if ask not in out:
+                out.append(ask)
+    return out
+
+
+def merge_nvconfig(query, elements):
+    """``query`` with the rows of a parsed ``mlxconfig -e query NAME[lo..hi]`` (``elements``) added; their problems
+    too. Returns ``query``."""
+    query["params"].update((name, row) for name, row in (elements.get("params") or {}).items()
+                           if name not in query["params"])
+    query["problems"] = list(query.get("problems") or []) + list(elements.get("problems") or [])
+    return query
 
 
 def nvconfig_plan(pci, wanted, query, tool="mlxconfig", host=None):
     """One NIC's nvconfig outcome: ``{"pci", "set": {name: value}, "argv", "reboot": [names], "diff": [{name,
     current, next_boot, wanted}], "deferred": [names]}``. ``wanted``: ``{name: value}``; ``query``: the parsed
-    ``mlxconfig -e query`` (:func:`parse_nvconfig`). Raises NicFirmwareError (one line) on a parameter the card
-    does not list (after ADVANCED_PCI_SETTINGS where it needs it) or an unreadable query."""
+    ``mlxconfig -e query`` (:func:`parse_nvconfig`), with the element rows of :func:`element_queries` merged
+    (:func:`merge_nvconfig`): an element ``NAME[i]`` compares and sets as a parameter of its own. Values compare
+    by :func:`_equal` (``NUM_OF_VFS`` is a floor: a card allowing more VFs than wanted is left as it is, as the
+    sriov role does). Raises NicFirmwareError (one line) on a parameter the card does not list (after
+    ADVANCED_PCI_SETTINGS where it needs it), an element outside its array, a read-only parameter (``RO``) that
+    would need a set, or an unreadable query."""
     where = "%s: %s" % (host, pci) if host else pci
     params = query.get("params") or {}
     if query.get("problems") and not params:
@@ -407,6 +450,17 @@ def nvconfig_plan(pci, wanted, query, tool="mlxconfig", host=None):
     for name in sorted(wanted):
         value = str(wanted[name])
         row = params.get(name)
+        element = ELEMENT.match(name)
+        array = (params.get(element.group("name")) or {}).get("array") if element else None
+        if row is None and array and not array[0] <= int(element.group("index")) <= array[1]:
+            raise NicFirmwareError("nic_firmware: %s (%s): %s is outside the array %s[%d..%d]: not set. Fix: give an "
+                                   "element %d..%d" % (where, query.get("device_type") or "unknown model", name,
+                                                       element.group("name"), array[0], array[1], array[0], array[1]))
+        if row is None and array:
+            raise NicFirmwareError("nic_firmware: %s: the element rows of the array %s[%d..%d] were not read (mlxconfig "
+                                   "-e query %s[%d..%d]): %s not set" % (where, element.group("name"), array[0],
+                                                                         array[1], element.group("name"), array[0],
+                                                                         array[1], name))
         if row is None:
             if name in NEEDS_ADVANCED_PCI and not advanced_on and "ADVANCED_PCI_SETTINGS" in wanted:
                 result["deferred"].append(name)
@@ -417,9 +471,14 @@ def nvconfig_plan(pci, wanted, query, tool="mlxconfig", host=None):
         if row.get("array"):
             raise NicFirmwareError("nic_firmware: %s: %s is an array (%s); set its elements as %s[n]"
                                    % (where, name, row["next_boot"], name))
-        if not _equal(value, row["next_boot"]):
+        if not _equal(value, row["next_boot"], name):
+            if row.get("read_only"):
+                raise NicFirmwareError("nic_firmware: %s (%s): %s is read-only (mlxconfig marks it RO) and is %s, not "
+                                       "%s: not set. Fix: leave it out for this card model"
+                                       % (where, query.get("device_type") or "unknown model", name, row["next_boot"],
+                                          value))
             result["set"][name] = value
-        if not _equal(value, row["current"]):
+        if not _equal(value, row["current"], name):
             result["reboot"].append(name)
         if name in result["set"] or name in result["reboot"]:
             result["diff"].append({"name": name, "current": row["current"], "next_boot": row["next_boot"],

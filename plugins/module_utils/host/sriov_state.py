@@ -252,6 +252,12 @@ def check_pf(pf, want, owned, allow_in_use, takeover, firmware):
     return "ok"
 
 
+def firmware_allows(count, firmware_vfs):
+    """Whether a Mellanox ``NUM_OF_VFS`` of ``count`` allows the ``firmware_vfs`` VFs the model wants: at least
+    that many (a higher count is never lowered: the one rule of the sriov and nic_firmware roles)."""
+    return (count or 0) >= firmware_vfs
+
+
 def firmware_status(fw, want):
     """``ok`` (no firmware facts, or it allows the VFs now), ``set`` (the next-boot firmware settings do not
     allow them: mlxconfig must run) or ``pending`` (the next boot allows them, the running firmware not yet)."""
@@ -259,7 +265,7 @@ def firmware_status(fw, want):
         return "ok"
 
     def enough(enabled, count):
-        return bool(enabled) and (count or 0) >= want["firmware_vfs"]
+        return bool(enabled) and firmware_allows(count, want["firmware_vfs"])
 
     if not enough(fw.get("sriov_en"), fw.get("num_of_vfs")):
         return "set"

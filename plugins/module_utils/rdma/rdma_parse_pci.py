@@ -165,9 +165,23 @@ def _chains(pci):
 # --- mlxconfig ---------------------------------------------------------------------------------------
 
 COLUMN_NAMES = {"default": "default", "current": "current", "next boot": "next_boot", "new": "new"}
-CONFIG_ROW = re.compile(r"^(?P<star>\*\s+)?(?P<name>[A-Z_][A-Z0-9_]*(?:\[\d+(?:\.\.\d+)?\])?)\s+(?P<values>\S.*)$")
+# A configuration row of ``mlxconfig [-e] query`` (mstflint mlxconfig/mlxcfg_ui.cpp printSingleParam:
+# ``printf("%s%s     %-48s", diff, readOnly, name)``): an optional ``*`` (the next value differs), an optional ``RO``
+# (mstflint >= 4.25: a read-only parameter; two spaces otherwise), the name (``NAME`` or ``NAME[i]``), the values.
+CONFIG_ROW = re.compile(r"^(?P<star>\*)?\s*(?P<ro>RO\s{2,})?(?P<name>[A-Z_][A-Z0-9_]*(?:\[\d+(?:\.\.\d+)?\])?)"
+                        r"\s+(?P<values>\S.*)$")
 TYPED = {"LINK_TYPE_P1": "link_type_p1", "LINK_TYPE_P2": "link_type_p2", "SRIOV_EN": "sriov_en",
          "NUM_OF_VFS": "num_of_vfs"}
+
+
+def config_row(line):
+    """One configuration row of ``mlxconfig [-e] query`` (a stripped line): ``{"name", "changed", "read_only",
+    "values"}`` (``values`` as printed, split on runs of two or more spaces or tabs), or None for another line."""
+    match = CONFIG_ROW.match(line)
+    if not match:
+        return None
+    return {"name": match.group("name"), "changed": bool(match.group("star")), "read_only": bool(match.group("ro")),
+            "values": [v for v in re.split(r"\s{2,}|\t+", match.group("values").strip()) if v]}
 
 
 def _typed(field, raw):
@@ -219,10 +233,10 @@ def parse_mlxconfig(text):
         if line.startswith("Configurations:") or (line.startswith("#") and "Next Boot" in line):
             columns = _columns(line.lstrip("#").strip() if line.startswith("#") else line)
             continue
-        match = CONFIG_ROW.match(line)
+        match = config_row(line)
         if not match:
             continue
-        values = re.split(r"\s{2,}|\t+", match.group("values").strip())
+        values = match["values"]
         if current is None:
             current = new_firmware()
             rows.append(current)
@@ -233,13 +247,14 @@ def parse_mlxconfig(text):
                 values = [None] * (len(columns) - 1) + values
             else:
                 problems.append("mlxconfig: %s has %d values for %d columns: %r"
-                                % (match.group("name"), len(values), len(columns), line))
+                                % (match["name"], len(values), len(columns), line))
                 continue
         row = dict.fromkeys(("default", "current", "next_boot"))
         row.update((col, value) for col, value in zip(columns, values) if col in row)
         if "new" in columns and "next_boot" in columns:
             row = {"default": None, "current": row["next_boot"], "next_boot": values[columns.index("new")]}
-        current["configs"][match.group("name")] = row
+        row["read_only"] = match["read_only"]
+        current["configs"][match["name"]] = row
     found = False
     for index, fw in enumerate(rows):
         if not fw["configs"] and not fw["device_type"]:

@@ -19,6 +19,11 @@ They print the layouts of the recorded outputs in ``tests/unit/plugins/module_ut
   (recorded with Debian's mstflint 4.21, ``data/nic_firmware/mstflint-4.21-image-query-not-an-image.txt``);
 * ``mlxconfig set`` of a parameter the card does not have: ``-E- The Device doesn't support <NAME> parameter``.
 
+``mlxconfig [-e] query`` prints rows as ``mlxconfig/mlxcfg_ui.cpp`` ``printSingleParam`` does (``*`` when the next
+value differs, ``RO`` for a read-only row, a fourth state entry ``"RO"``); an array (rows ``NAME[i]``, its
+placeholder ``NAME`` holding ``Array[lo..hi]``) shows as its ``Array[lo..hi]`` row, and ``query NAME[lo..hi]``
+prints the element rows (the operator's ``pkg/nvconfig/utils.go`` ``queryMLXConfig`` asks so).
+
 An image file is a stand-in too: its first line is ``STANDIN-IMAGE <PSID> <version>``. What a real NIC does is not
 proven here (no ConnectX in the test machines): the commands, the order, the refusals and the read-back are.
 """
@@ -97,24 +102,35 @@ sys.exit(255)
 '''
 
 MLXCONFIG = COMMON + r'''
+import re
 dev = args[args.index("-d") + 1]
 slot = slot_of(dev)
 nv = fw[slot]["nv"][dev]
-if args[-1] in ("query", "q"):
+query = [a for a in ("query", "q") if a in args]
+if query:
+    names = args[args.index(query[0]) + 1:]
+    rows = sorted(n for n in nv if "[" not in n)
+    if names:
+        rows = []
+        for name in names:
+            m = re.match(r"^(\w+)\[(\d+)\.\.(\d+)\]$", name)
+            rows += ["%s[%d]" % (m.group(1), i) for i in range(int(m.group(2)), int(m.group(3)) + 1)] if m else [name]
     print("\nDevice #1:\n----------\n\nDevice type:        %s\nDevice:             %s\n" % (fw[slot]["type"], dev))
     print("Configurations:                                          Default             Current             Next Boot")
-    for name in sorted(nv):
-        d, cur, nxt = nv[name]
-        print("%s        %-48s%-20s%-20s%s" % ("*" if cur != nxt else " ", name, d, cur, nxt))
+    for name in rows:
+        d, cur, nxt = nv[name][:3]
+        ro = "RO" if nv[name][3:] == ["RO"] else "  "
+        print("%s%s     %-48s%-20s%-20s%s" % ("*" if cur != nxt else " ", ro, name, d, cur, nxt))
     print("The '*' shows parameters with next value different from default/current value.")
     sys.exit(0)
 if "set" in args:
     pairs = [a.split("=", 1) for a in args[args.index("set") + 1:]]
     for name, value in pairs:
-        if name not in nv:
+        if name not in nv or nv[name][2].startswith("Array"):
             sys.stderr.write("-E- The Device doesn't support %s parameter\n" % name)
             sys.exit(1)
     for name, value in pairs:
+        value = str(int(value, 16)) if value[:2] in ("0x", "0X") else value  # takes hex, prints decimal
         old = nv[name][2]
         nv[name][2] = old.split("(")[0] + "(" + value + ")" if "(" in old else value
     save()

@@ -85,7 +85,8 @@ def changes(tmp_path):
     """The tool calls that change something (queries left out)."""
     path = tmp_path / "tools.log"
     lines = path.read_text().splitlines() if path.exists() else []
-    return [line for line in lines if not (line.endswith(" q") or line.endswith(" query") or "--query" in line
+    return [line for line in lines if not (line.endswith(" q") or line.endswith(" query") or " query " in line
+                                           or "--query" in line
                                            or line.endswith("CAP_EXP+08.w"))]
 
 
@@ -267,3 +268,55 @@ def test_site_runs_the_role_on_opt_in_defers_its_reset_and_the_window_runs_it():
     assert again["ainet.fabric.nic_firmware"]["reset"] is True and again["ainet.fabric.nic_firmware"]["burn"] is False
     assert again["ainet.fabric.nic_firmware"]["reset_refused"] == \
         "{{ (fabric_reboot | default(false) | bool) | ternary('reboot', 'fail') }}"
+
+
+# --- review 44 (docs/reviews/44-nic-firmware.md): hex values, read-only rows, the cache directory
+
+def with_params(tmp_path, **rows):
+    state = cards(tmp_path)
+    for card in state.values():
+        for nv in card["nv"].values():
+            nv.update(rows)
+    (tmp_path / "fw.json").write_text(json.dumps(state))
+
+
+def test_a_hex_raw_value_is_set_once_then_the_second_run_is_unchanged(capsys, host):
+    with_params(host, LOG_MAX_QUEUE=["17", "17", "17"])
+    result, _sent = task(capsys, host, raw=[{"name": "LOG_MAX_QUEUE", "value": "0x10"}])
+    assert not result.get("failed"), result.get("msg")
+    assert all(line.endswith("LOG_MAX_QUEUE=0x10 NUM_OF_VFS=8 ROCE_CC_PRIO_MASK_P1=8 SRIOV_EN=1")
+               for line in result["commands"] if line.startswith("mlxconfig "))
+    assert cards(host)[CX7]["nv"][CX7 + ".0"]["LOG_MAX_QUEUE"] == ["17", "17", "16"]  # printed in decimal
+    again, _sent = task(capsys, host, raw=[{"name": "LOG_MAX_QUEUE", "value": "0x10"}])
+    assert not again["changed"] and again["commands"] == []
+
+
+def test_a_read_only_parameter_that_differs_is_refused_before_any_change(capsys, host):
+    with_params(host, PCI_ATOMIC_MODE=["X(1)", "X(1)", "X(1)", "RO"])
+    result, _sent = task(capsys, host, raw=[{"name": "PCI_ATOMIC_MODE", "value": 2}])
+    assert result["failed"] and "PCI_ATOMIC_MODE is read-only (mlxconfig marks it RO) and is X(1), not 2: not set" \
+        in result["msg"]
+    assert changes(host) == []
+
+
+def test_control_a_read_only_parameter_already_wanted_is_no_change(capsys, host):
+    with_params(host, PCI_ATOMIC_MODE=["X(1)", "X(1)", "X(1)", "RO"])
+    result, _sent = task(capsys, host, check=True, raw=[{"name": "PCI_ATOMIC_MODE", "value": 1}])
+    assert not result.get("failed"), result.get("msg")
+    assert not any("PCI_ATOMIC_MODE" in line for line in result["commands"])
+
+
+@pytest.mark.parametrize("check", [False, True])
+def test_an_existing_cache_dir_others_may_write_is_refused(capsys, host, check):
+    os.makedirs(str(host / "cache"))
+    os.chmod(str(host / "cache"), 0o777)
+    result, _sent = task(capsys, host, check=check)
+    assert result["failed"] and "cache_dir: %s is writable by others (mode 0777)" % (host / "cache") in result["msg"]
+    assert changes(host) == []
+
+
+def test_control_an_existing_cache_dir_of_mode_0700_is_used(capsys, host):
+    os.makedirs(str(host / "cache"), 0o700)
+    result, _sent = task(capsys, host)
+    assert not result.get("failed"), result.get("msg")
+    assert changes(host)[0].startswith("flint -d %s.0 -i %s/cache/" % (CX7, host))

@@ -321,3 +321,44 @@ def test_desired_raw_parameter_needing_advanced_pci_turns_it_on_and_bad_values_a
         desired.options(cluster, NICS, gpudirect="vm")
     with pytest.raises(fw.NicFirmwareError, match=r"nic_firmware_bluefield_modes\.0000:3b:00\.0: 'auto'"):
         desired.options(cluster, NICS, bluefield_modes={"0000:3b:00.0": "auto"})
+
+
+# --- review 44 (docs/reviews/44-nic-firmware.md D1-D3)
+
+PCI = "0000:3b:00.0"
+
+
+def test_numbers_compare_whatever_their_base_and_names_as_names():
+    assert [fw.number(v) for v in ("0x10", "0X10", "16", "016", "X(0x2)", "ETH(2)", "HOST_0")] == [
+        "16", "16", "16", "16", "2", "2", "HOST_0"]
+    assert fw._equal("0x10", "16") and fw._equal("0X10", "16") and fw._equal("ETH", "ETH(2)")
+    assert not fw._equal("0x11", "16") and not fw._equal("IB", "ETH(2)")
+
+
+def test_array_elements_are_queried_merged_compared_and_set_element_by_element():
+    placeholder = fw.parse_nvconfig(read(DATA, "operator-cx4-e-query.txt"))
+    wanted = {"ESWITCH_HAIRPIN_DESCRIPTORS[5]": "128", "ESWITCH_HAIRPIN_DESCRIPTORS[6]": "64"}
+    assert fw.element_queries(wanted, placeholder) == ["ESWITCH_HAIRPIN_DESCRIPTORS[0..7]"]
+    with pytest.raises(fw.NicFirmwareError, match=r"element rows of the array ESWITCH_HAIRPIN_DESCRIPTORS\[0..7\] "
+                                                  r"were not read"):
+        fw.nvconfig_plan(PCI, wanted, placeholder)
+    query = fw.merge_nvconfig(placeholder, fw.parse_nvconfig(read(DATA, "operator-array-elements.txt")))
+    assert fw.element_queries(wanted, query) == []
+    current6 = query["params"]["ESWITCH_HAIRPIN_DESCRIPTORS[6]"]["next_boot"]
+    plan = fw.nvconfig_plan(PCI, dict(wanted, **{"ESWITCH_HAIRPIN_DESCRIPTORS[6]": current6}), query)
+    assert plan["set"] == {} and plan["reboot"] == []
+    plan = fw.nvconfig_plan(PCI, {"ESWITCH_HAIRPIN_DESCRIPTORS[6]": "4"}, query)
+    assert plan["argv"] == ["mlxconfig", "-y", "-d", PCI, "set", "ESWITCH_HAIRPIN_DESCRIPTORS[6]=4"]
+    with pytest.raises(fw.NicFirmwareError, match=r"ESWITCH_HAIRPIN_DESCRIPTORS\[9\] is outside the array"):
+        fw.nvconfig_plan(PCI, {"ESWITCH_HAIRPIN_DESCRIPTORS[9]": "4"}, query)
+
+
+def test_a_read_only_row_is_refused_only_when_it_would_need_a_set():
+    text = ("Device type:    ConnectX6DX\n\nConfigurations:          Default         Current         Next Boot\n"
+            " RO     PCI_ATOMIC_MODE        X(1)            X(1)            X(1)\n")
+    query = fw.parse_nvconfig(text)
+    assert query["params"]["PCI_ATOMIC_MODE"]["read_only"] and query["problems"] == []
+    assert fw.nvconfig_plan(PCI, {"PCI_ATOMIC_MODE": "1"}, query)["set"] == {}
+    with pytest.raises(fw.NicFirmwareError, match=r"^nic_firmware: 0000:3b:00.0 \(ConnectX6DX\): PCI_ATOMIC_MODE is "
+                                                  r"read-only \(mlxconfig marks it RO\) and is X\(1\), not 2: not set"):
+        fw.nvconfig_plan(PCI, {"PCI_ATOMIC_MODE": "2"}, query)

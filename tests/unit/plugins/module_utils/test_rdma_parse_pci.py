@@ -82,7 +82,8 @@ def test_mlxconfig_cx3_next_boot_column():
     item = fw(facts, "09:00.0")
     assert (item["device_type"], item["link_type_p1"], item["link_type_p2"]) == ("ConnectX3", "IB", "ETH")
     assert (item["sriov_en"], item["num_of_vfs"], item["pending"]) == (True, 8, [])
-    assert item["configs"]["CQ_TIMESTAMP"] == {"default": None, "current": None, "next_boot": "True(1)"}
+    assert item["configs"]["CQ_TIMESTAMP"] == {"default": None, "current": None, "next_boot": "True(1)",
+                                               "read_only": False}
     assert item["current"]["link_type_p1"] is None
 
 
@@ -99,11 +100,26 @@ def test_mlxconfig_bluefield2_eth():
     assert item["sriov_en"] is None and item["num_of_vfs"] is None
 
 
+def test_mlxconfig_read_only_rows_of_mstflint_4_25_are_flagged():
+    # mstflint mlxconfig/mlxcfg_ui.cpp printSingleParam: printf("%s%s     %-48s", diff, readOnly, name)
+    text = ("Device #1:\n----------\n\nDevice type:    ConnectX6DX\nDevice:         0000:3b:00.0\n\n"
+            "Configurations:                              Default         Current         Next Boot\n"
+            "         LINK_TYPE_P1                        ETH(2)          ETH(2)          ETH(2)\n"
+            " RO     PCI_ATOMIC_MODE                      X(1)            X(1)            X(1)\n"
+            "*RO     NUM_OF_VFS                           0               0               8\n")
+    facts = parse_rdma(text, "mlxconfig")
+    item = fw(facts, "0000:3b:00.0")
+    assert facts["problems"] == [] and sorted(item["configs"]) == ["LINK_TYPE_P1", "NUM_OF_VFS", "PCI_ATOMIC_MODE"]
+    assert [item["configs"][n]["read_only"] for n in ("LINK_TYPE_P1", "NUM_OF_VFS", "PCI_ATOMIC_MODE")] == [
+        False, True, True]
+    assert item["num_of_vfs"] == 8 and item["pending"] == ["NUM_OF_VFS"]
+
+
 def test_mlxconfig_three_columns_and_pending():
     facts = parse("mlxconfig", "slingshot-cx5-three-columns-elided.txt")
     item = fw(facts, "/dev/mst/mt4119_pciconf0")
     assert item["configs"]["ADVANCED_PCI_SETTINGS"] == {"default": "False(0)", "current": "True(1)",
-                                                        "next_boot": "True(1)"}
+                                                        "next_boot": "True(1)", "read_only": False}
     assert item["pending"] == [] and facts["problems"] == []
     facts = parse("mlxconfig", "ibdiagnet-sriov-ib-routing-pending.txt")
     assert fw(facts, "device1")["pending"] == ["SRIOV_IB_ROUTING_MODE_P1"]
