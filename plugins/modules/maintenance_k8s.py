@@ -74,6 +74,14 @@ options:
     description: Seconds V(enter) waits for the jobs and the evictions.
     type: int
     default: 86400
+  force:
+    description: Evict pods no controller manages (kubectl drain C(--force)); the operator's C(drainSpec.force).
+    type: bool
+    default: false
+  delete_emptydir_data:
+    description: Evict pods with an emptyDir volume (kubectl drain C(--delete-emptydir-data)); C(drainSpec.deleteEmptyDir).
+    type: bool
+    default: false
   interval:
     description: Seconds between two passes while waiting.
     type: int
@@ -208,6 +216,8 @@ def run_module():
             namespace=dict(type="str", default="default"),
             timeout=dict(type="int", default=86400),
             interval=dict(type="int", default=10),
+            force=dict(type="bool", default=False),
+            delete_emptydir_data=dict(type="bool", default=False),
         ),
         supports_check_mode=True,
     )
@@ -230,6 +240,8 @@ def run_module():
             raise window.MaintenanceError("maintenance_k8s: state %s acts on one node" % state)
         node, record = names[0], result["nodes"][names[0]]
         steps = window.check_steps(params["steps"])
+        obj = k8s.node_maintenance(node, params["job_selector"], namespace=params["namespace"],
+                                   delete_empty_dir=params["delete_emptydir_data"], force=params["force"])
         if state == "enter":
             if record["owner"] == "foreign":
                 result["skipped_reason"] = "%s: cordoned by someone else: left as it is" % node
@@ -239,7 +251,6 @@ def run_module():
             if params["operator"]:
                 if record["owner"] is None:
                     api.patch_node(node, k8s.mark_patch(mark))
-                obj = k8s.node_maintenance(node, params["job_selector"], namespace=params["namespace"])
                 api.apply(obj)
                 deadline = time.time() + params["timeout"]
                 while True:
@@ -254,7 +265,8 @@ def run_module():
                                                       "cordoned; run again to go on" % (node, params["timeout"]))
                     time.sleep(max(1, params["interval"]))
             else:
-                k8s.enter(api, node, mark, terms, params["timeout"], max(1, params["interval"]))
+                k8s.enter(api, node, mark, terms, params["timeout"], max(1, params["interval"]), params["force"],
+                          params["delete_emptydir_data"])
         elif state == "mark":
             if record["owner"] != "ours":
                 raise window.MaintenanceError("%s: no window of ours on this node: not touched" % node)
@@ -265,7 +277,7 @@ def run_module():
                 result["changed"] = True
         elif state == "leave":
             if params["operator"] and record["owner"] == "ours":
-                api.delete(params["namespace"], "ainet-fabric-%s" % node)
+                api.delete(params["namespace"], obj["metadata"]["name"])
                 api.patch_node(node, {"metadata": {"annotations": {k8s.ANNOTATION: None}}})
                 result["changed"] = True
             else:

@@ -34,10 +34,10 @@ def data(name):
 # ---- the mark -------------------------------------------------------------------------------------------------
 
 def test_a_mark_round_trips_with_every_field():
-    text = mw.format_mark(["reboot", "firmware-reset"], "reboot", boot=BOOT_A, tries=1)
-    assert text == "ainet.fabric: firmware-reset+reboot reboot boot=%s try=1" % BOOT_A
-    assert mw.parse_mark(text) == {"steps": ["firmware-reset", "reboot"], "phase": "reboot", "boot": BOOT_A,
-                                   "tries": 1, "check": None}
+    text = mw.format_mark(["reboot", "firmware-reset"], "reboot", boot=BOOT_A, tries=1, run="awx-4711")
+    assert text == "ainet.fabric: firmware-reset+reboot reboot run=awx-4711 boot=%s try=1" % BOOT_A
+    assert mw.parse_mark(text) == {"steps": ["firmware-reset", "reboot"], "phase": "reboot", "run": "awx-4711",
+                                   "boot": BOOT_A, "tries": 1, "check": None}
 
 
 def test_a_mark_survives_what_slurm_appends():
@@ -440,12 +440,13 @@ class FakeApi(object):
 def pod(name, labels, owner=None, phase="Running"):
     meta = {"name": name, "namespace": "ml", "labels": labels}
     if owner:
-        meta["ownerReferences"] = [{"kind": owner, "name": "x"}]
+        meta["ownerReferences"] = [{"kind": owner, "name": "x", "controller": True}]
     return {"metadata": meta, "status": {"phase": phase}}
 
 
 def test_k8s_waits_for_the_jobs_then_evicts_the_rest_through_the_pdb():
-    api = FakeApi([pod("train-0", {"app": "training"}), pod("web-1", {"app": "web"}), pod("web-2", {"app": "web"}),
+    api = FakeApi([pod("train-0", {"app": "training"}), pod("web-1", {"app": "web"}, owner="ReplicaSet"),
+                   pod("web-2", {"app": "web"}, owner="ReplicaSet"),
                    pod("cni", {"app": "cni"}, owner="DaemonSet"), pod("done", {"app": "batch"}, phase="Succeeded")],
                   pdb_budget={"web": 1})
     api.finish_at["train-0"] = 30
@@ -463,7 +464,7 @@ def test_k8s_waits_for_the_jobs_then_evicts_the_rest_through_the_pdb():
 
 
 def test_k8s_a_timeout_stops_the_wait_and_kills_nothing():
-    api = FakeApi([pod("train-0", {"app": "training"}), pod("web-1", {"app": "web"})])
+    api = FakeApi([pod("train-0", {"app": "training"}), pod("web-1", {"app": "web"}, owner="ReplicaSet")])
     with pytest.raises(mw.MaintenanceError, match="still waiting after 60s for job ml/train-0.*nothing was killed"):
         mk.enter(api, "gpu01", mw.format_mark(["reboot"], "drain"), mk.parse_selector("app=training"), timeout=60,
                  interval=10)
@@ -472,20 +473,20 @@ def test_k8s_a_timeout_stops_the_wait_and_kills_nothing():
 
 
 def test_k8s_a_node_cordoned_by_someone_else_is_left_alone():
-    api = FakeApi([pod("web-1", {"app": "web"})], unschedulable=True)
+    api = FakeApi([pod("web-1", {"app": "web"}, owner="ReplicaSet")], unschedulable=True)
     assert mk.enter(api, "gpu01", mw.format_mark(["reboot"], "drain"), mk.parse_selector("app=training"), 60) == "skip"
     assert api.calls == [] and mk.leave(api, "gpu01") is False and api.node["spec"]["unschedulable"] is True
 
 
 def test_k8s_a_window_left_cordoned_is_taken_up_again():
     mark = mw.format_mark(["reboot"], "drain")
-    api = FakeApi([pod("web-1", {"app": "web"})], unschedulable=True, annotation=mark)
+    api = FakeApi([pod("web-1", {"app": "web"}, owner="ReplicaSet")], unschedulable=True, annotation=mark)
     assert mk.enter(api, "gpu01", mark, mk.parse_selector("app=training"), 60) == "drained"
     assert not [c for c in api.calls if c[0] == "patch"]  # the mark stays, nothing re-cordoned
 
 
 def test_k8s_an_eviction_error_other_than_429_stops_with_the_node_cordoned():
-    api = FakeApi([pod("web-1", {"app": "web"})])
+    api = FakeApi([pod("web-1", {"app": "web"}, owner="ReplicaSet")])
     api.evict = lambda namespace, name: 500
     with pytest.raises(mw.MaintenanceError, match="eviction of ml/web-1 answered 500"):
         mk.enter(api, "gpu01", mw.format_mark(["reboot"], "drain"), mk.parse_selector("app=training"), 60)
