@@ -45,10 +45,11 @@ def _windows(hosts, plan, max_nodes, max_per_group, group_by, others=None, run=N
             raise window.MaintenanceError("maintenance: %s (outside this play) was not read from the scheduler: "
                                           "the limits cannot count it" % host)
         if record.get("out") or window.owner(record) is not None or record.get("reboot_pending"):
-            unavailable.append(host)    out = batches.batches(plan, pending, unavailable=unavailable, busy=busy, resumed=resumed,
+            unavailable.append(host)
+    out = batches.batches(plan, pending, unavailable=unavailable, busy=busy, resumed=resumed,
                           max_nodes=max_nodes, max_per_group=max_per_group, group_by=group_by)
     out["hosts"] = actions
-    out["skipped"] = dict((h, actions[h]["detail"]) for h in unavailable if actions[h]["steps"])
+    out["skipped"] = dict((h, actions[h]["detail"]) for h in unavailable if h in actions and actions[h]["steps"])
     return out
 
 

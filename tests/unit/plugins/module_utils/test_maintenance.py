@@ -7,6 +7,7 @@ against the maintenance operator's CRD (AINET_K8S_CRD_DIR)."""
 
 from __future__ import annotations
 
+import datetime
 import os
 import time
 
@@ -541,3 +542,74 @@ def test_kubectl_eviction_answers_map_to_the_http_status():
     assert eviction_status(1, 'Error from server (NotFound): pods "web-1" not found') == 404
     assert eviction_status(0, "") == 201
     assert eviction_status(1, "Unable to connect to the server: dial tcp 10.0.0.1:6443: i/o timeout") == 500
+
+
+# ---- review 41 (docs/reviews/41-maintenance.md): run ownership, pending reboots, drain filters, NM name --------
+
+def held(run, age):
+    return {"out": True, "idle": True, "reason": mw.format_mark(["reboot"], "drain", run=run), "mark_age": age}
+
+
+def test_another_live_runs_window_is_left_to_it():
+    assert mw.next_action(held("awx-1", 60), ["reboot"], run="awx-2", stale_after=3600)[0] == "skip"
+    assert mw.next_action(held("awx-2", 60), ["reboot"], run="awx-2", stale_after=3600)[0] == "step"  # ours
+
+
+def test_a_stale_runs_window_is_taken_over():
+    assert mw.next_action(held("awx-1", 3600), ["reboot"], run="awx-2", stale_after=3600)[0] == "step"
+    assert mw.next_action(held("awx-1", None), ["reboot"], run="awx-2", stale_after=3600)[0] == "skip"  # age unknown
+
+
+def test_a_mark_of_an_earlier_version_without_a_run_is_taken_up():
+    assert mw.next_action(rec(True, True, "ainet.fabric: reboot drain"), ["reboot"], run="awx-2")[0] == "step"
+
+
+@pytest.mark.parametrize("run", ["", "a b", "x;y", "-a", "a" * 65])
+def test_a_run_id_that_is_not_plain_is_refused(run):
+    with pytest.raises(mw.MaintenanceError, match="maintenance_run_id"):
+        mw.check_run(run)
+
+
+def test_slurm_reboot_flags_and_reason_time_are_read():
+    text = ("NodeName=n1 State=MIXED+REBOOT_REQUESTED BootTime=2026-11-28T19:00:00 "
+            "Reason=ainet.fabric: reboot drain run=r1 [root@2026-11-28T19:01:00]")
+    record = ms.parse_show_node(text)["n1"]
+    assert record["reboot_pending"] and record["reason_time"] == "2026-11-28T19:01:00"
+    assert mw.parse_mark(record["reason"])["run"] == "r1"
+    now = datetime.datetime(2026, 11, 28, 19, 11, 0)
+    assert ms.reason_age(record["reason_time"], now) == 600 and ms.reason_age(None, now) is None
+    assert not ms.parse_show_node("NodeName=n1 State=IDLE+DRAIN Reason=x [root@2026-11-28T19:01:00]")["n1"][
+        "reboot_pending"]  # control
+
+
+def test_a_reboot_someone_else_asked_for_is_waited_on_before_the_drain():
+    record = dict(rec(), reboot_pending=True, sinfo="mixed@")
+    assert mw.next_action(record, ["reboot"])[0] == "reboot-wait"
+    assert mw.next_action(record, [])[0] == "none"  # nothing pending: never touched
+    assert mw.next_action(dict(rec(True), reboot_pending=True), ["reboot"])[0] == "skip"  # drained by them too
+
+
+def test_our_own_recorded_reboot_is_not_taken_for_someone_elses():
+    reason = mw.format_mark(["reboot"], "reboot", boot=BOOT_A, tries=1)
+    record = {"out": True, "idle": True, "reason": reason, "reboot_pending": True}
+    assert mw.next_action(record, ["reboot"], BOOT_A)[0] == "reboot"
+
+
+def test_kubectl_drain_options_let_the_refused_pods_go():
+    unmanaged = pod("notebook", {"app": "jupyter"})
+    scratch = pod("cache-1", {"app": "cache"}, owner="ReplicaSet")
+    scratch["spec"] = {"volumes": [{"name": "s", "emptyDir": {}}]}
+    assert len(mk.refusals([unmanaged, scratch])) == 2
+    assert mk.refusals([unmanaged], force=True) == [] and mk.refusals([scratch], delete_emptydir_data=True) == []
+    assert mk.refusals([pod("done", {"app": "x"}, phase="Succeeded")]) == []  # finished pods always go
+    api = FakeApi([unmanaged])
+    assert mk.enter(api, "gpu01", mw.format_mark(["reboot"], "drain"), mk.parse_selector("app=training"), 60, 10,
+                    force=True) == "drained" and ("evict", "notebook") in api.calls
+
+
+def test_a_long_nodemaintenance_name_is_cut_with_a_hash():
+    long_a, long_b = "gpu-" + "a" * 245, "gpu-" + "a" * 244 + "b"
+    name_a, name_b = mk.nm_name(long_a), mk.nm_name(long_b)
+    assert len(name_a) <= 253 and name_a != name_b and name_a == mk.nm_name(long_a)
+    assert mk.check_node_name(name_a) == name_a  # still a DNS subdomain
+    assert mk.nm_name("gpu01") == "ainet-fabric-gpu01"  # control
