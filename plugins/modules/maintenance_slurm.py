@@ -229,9 +229,9 @@ def run_module():
             while not module.check_mode and window.reboot_pending(record, window.parse_mark(record["reason"])) \
                     and record["owner"] is None:
                 if time.time() >= deadline:
-                    raise window.MaintenanceError("%s: a reboot someone else asked Slurm for is still pending (%s) "
-                                                  "after %ds: left alone, not drained" % (node, record["sinfo"],
-                                                                                        params["timeout"]))
+                    raise window.MaintenanceError(
+                        "%s: a reboot someone else asked Slurm for is still pending (%s) after %ds: left alone, not "
+                        "drained" % (node, record["sinfo"], params["timeout"]))
                 time.sleep(max(1, params["interval"]))
                 record = ctl.nodes(names)[node]
             other = window.holder(record, run, stale)

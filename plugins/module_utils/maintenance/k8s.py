@@ -24,7 +24,9 @@ one it allows is 200/201 and the pod terminates; a pod already gone is 404.
 
 from __future__ import annotations
 
+import datetime
 import hashlib
+import json
 import re
 
 from ansible_collections.ainet.fabric.plugins.module_utils.maintenance.window import MaintenanceError, parse_mark
@@ -74,14 +76,36 @@ def matches(labels, terms):
     return True
 
 
-def node_record(node):
+def mark_age(node, now):
+    """Seconds since our annotation was last written (the newest managedFields entry that owns it), or None."""
+    newest = None
+    for entry in (node.get("metadata") or {}).get("managedFields") or []:
+        if '"f:%s"' % ANNOTATION not in json.dumps((entry or {}).get("fieldsV1") or {}):
+            continue
+        try:
+            stamp = datetime.datetime.strptime(str(entry.get("time")), "%Y-%m-%dT%H:%M:%SZ")
+        except ValueError:
+            continue
+        newest = stamp if newest is None or stamp > newest else newest
+    return None if newest is None else max(0, int((now - newest).total_seconds()))
+
+
+def node_record(node, now=None):
+    """``{"name", "out", "reason", "resource_version", "mark_age"}`` of a Node object; ``now`` a naive UTC time."""
     meta = node.get("metadata") or {}
     return {"name": meta.get("name"), "out": bool((node.get("spec") or {}).get("unschedulable")),
-            "reason": (meta.get("annotations") or {}).get(ANNOTATION) or ""}
+            "reason": (meta.get("annotations") or {}).get(ANNOTATION) or "",
+            "resource_version": meta.get("resourceVersion"),
+            "mark_age": mark_age(node, now) if now is not None else None}
 
 
-def cordon_patch(mark):
-    return {"spec": {"unschedulable": True}, "metadata": {"annotations": {ANNOTATION: mark}}}
+def cordon_patch(mark, resource_version=None):
+    """Cordon with our mark; with ``resource_version`` the API server applies it only to that version of the node
+    (optimistic concurrency: a 409 Conflict is a race lost to another writer)."""
+    meta = {"annotations": {ANNOTATION: mark}}
+    if resource_version:
+        meta["resourceVersion"] = resource_version
+    return {"spec": {"unschedulable": True}, "metadata": meta}
 
 
 def mark_patch(mark):
@@ -175,7 +199,7 @@ def enter(api, node, mark, terms, timeout, interval=5, force=False, delete_empty
     if record["out"] and parse_mark(record["reason"]) is None:
         return "skip"
     if parse_mark(record["reason"]) is None:
-        api.patch_node(node, cordon_patch(mark))
+        api.patch_node(node, cordon_patch(mark, record.get("resource_version")))
     elif not record["out"]:
         api.patch_node(node, {"spec": {"unschedulable": True}})
     start = api.now()
