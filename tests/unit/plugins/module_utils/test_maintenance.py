@@ -613,3 +613,16 @@ def test_a_long_nodemaintenance_name_is_cut_with_a_hash():
     assert len(name_a) <= 253 and name_a != name_b and name_a == mk.nm_name(long_a)
     assert mk.check_node_name(name_a) == name_a  # still a DNS subdomain
     assert mk.nm_name("gpu01") == "ainet-fabric-gpu01"  # control
+
+
+def test_k8s_the_cordon_carries_the_resource_version_and_the_mark_its_age():
+    node = {"metadata": {"name": "gpu01", "resourceVersion": "4711", "annotations": {mk.ANNOTATION: "x"},
+                         "managedFields": [
+                             {"manager": "kubectl-patch", "time": "2026-11-28T19:00:00Z",
+                              "fieldsV1": {"f:metadata": {"f:annotations": {"f:%s" % mk.ANNOTATION: {}}}}},
+                             {"manager": "kubelet", "time": "2026-11-28T19:09:00Z",
+                              "fieldsV1": {"f:status": {}}}]}}  # control: another field's newer write
+    record = mk.node_record(node, datetime.datetime(2026, 11, 28, 19, 10, 0))
+    assert record["resource_version"] == "4711" and record["mark_age"] == 600
+    assert mk.cordon_patch("m", "4711")["metadata"]["resourceVersion"] == "4711"
+    assert "resourceVersion" not in mk.cordon_patch("m")["metadata"]
