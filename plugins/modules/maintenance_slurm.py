@@ -296,7 +296,7 @@ def run_module():
             if record["owner"] != "ours":
                 raise window.MaintenanceError("%s: its reason is not a window of ours (%r): not touched"
                                               % (node, record["reason"]))
-            if run is not None and mark_run(record) not in (None, run):
+            if window.holder(record, run, stale) is not None:
                 raise window.MaintenanceError("%s: its window is held by another run (%r): not touched"
                                               % (node, record["reason"]))
             if state == "resume":

@@ -17,7 +17,8 @@ but is out of service belongs to someone else (an administrator's drain, another
 exactly as it is, never drained, stepped or resumed by us.
 
 *Which run holds a window* (``run=``): the run that set the mark owns the window. Another run that finds a live
-mark of a different run leaves the node to it (``skip``); a mark that made no progress for ``stale_after``
+mark of a different run leaves the node to it (``skip``); a ``failed`` mark (its run stopped there) is taken up by
+the next run at once; a mark that made no progress for ``stale_after``
 seconds (its age: how long ago the scheduler recorded it, Slurm's reason time) is stale and is taken over, so a
 killed run is still finished by the next one. A mark without ``run=`` (an earlier version's) is taken over too.
 The mark itself is the lock: the backend sets it only on a record that is free, ours or stale, and reads it back
@@ -149,11 +150,12 @@ def reboot_pending(record, mark=None):
 
 
 def holder(record, run=None, stale_after=None):
-    """Another live run holding the node's window: its run id, or None (free, ours, an earlier version's mark, or
-    stale: no progress for ``stale_after`` seconds, ``record["mark_age"]`` the mark's age where known)."""
+    """Another live run holding the node's window: its run id, or None (free, ours, an earlier version's mark, a
+    ``failed`` one - its run stopped there -, or stale: no progress for ``stale_after`` seconds,
+    ``record["mark_age"]`` the mark's age where known)."""
     mark = parse_mark(record.get("reason"))
-    if mark is None or not mark["run"] or run is None or mark["run"] == run:
-        return None
+    if mark is None or not mark["run"] or run is None or mark["run"] == run or mark["phase"] == "failed":
+        return None  # a failed window is one its run finished with: the next run takes it up
     age = record.get("mark_age")
     if stale_after is not None and age is not None and age >= int(stale_after):
         return None

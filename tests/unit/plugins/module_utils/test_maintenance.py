@@ -626,3 +626,10 @@ def test_k8s_the_cordon_carries_the_resource_version_and_the_mark_its_age():
     assert record["resource_version"] == "4711" and record["mark_age"] == 600
     assert mk.cordon_patch("m", "4711")["metadata"]["resourceVersion"] == "4711"
     assert "resourceVersion" not in mk.cordon_patch("m")["metadata"]
+
+
+def test_a_failed_window_of_another_run_is_taken_up_at_once():
+    failed = {"out": True, "idle": True, "reason": mw.format_mark(["command"], "failed", check="command", run="awx-1"),
+              "mark_age": 5}
+    assert mw.holder(failed, "awx-2", 3600) is None and mw.next_action(failed, ["command"], run="awx-2")[0] == "step"
+    assert mw.holder(held("awx-1", 5), "awx-2", 3600) == "awx-1"  # control: a live drain
