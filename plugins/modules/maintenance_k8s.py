@@ -154,6 +154,11 @@ class Kubectl(object):
     def get_node(self, name):
         return json.loads(self._run(["get", "node", k8s.check_node_name(name), "-o", "json"])[1])
 
+    def list_nodes(self):
+        """Every Node, one call (the group-wide read of the limits)."""
+        items = json.loads(self._run(["get", "nodes", "-o", "json"])[1]).get("items") or []
+        return dict(((n.get("metadata") or {}).get("name"), n) for n in items)
+
     def patch_node(self, name, patch):
         rc, out, err = self._run(["patch", "node", k8s.check_node_name(name), "--type", "merge", "-p", json.dumps(patch)],
                                  check=False)
@@ -247,8 +252,13 @@ def run_module():
         api = Kubectl(module)
         jobs = api.jobs_by_node(params["job_selector"])
         now = datetime.datetime.utcnow()
+        listed = api.list_nodes() if len(names) > 1 else {}
+        missing = [n for n in names if len(names) > 1 and n not in listed]
+        if missing:
+            raise window.MaintenanceError("kubectl: no node %s in the cluster (maintenance_node_name)"
+                                          % ", ".join(missing[:5]))
         for name in names:
-            record = k8s.node_record(api.get_node(name), now)
+            record = k8s.node_record(listed[name] if name in listed else api.get_node(name), now)
             record["idle"] = not jobs.get(name)
             record["owner"] = window.owner(record)
             result["nodes"][name] = record
