@@ -226,8 +226,8 @@ def run_module():
         if state == "drain":
             # a reboot someone else asked for is left to Slurm: waited on, never drained over (window.py)
             deadline = time.time() + params["timeout"]
-            while not module.check_mode and window.reboot_pending(record, window.parse_mark(record["reason"])) \
-                    and record["owner"] is None:
+            # (Slurm's reboot makes the node DOWN+REBOOT_ISSUED meanwhile: still theirs until the flag is gone)
+            while not module.check_mode and window.reboot_pending(record) and window.parse_mark(record["reason"]) is None:
                 if time.time() >= deadline:
                     raise window.MaintenanceError(
                         "%s: a reboot someone else asked Slurm for is still pending (%s) after %ds: left alone, not "
