@@ -74,6 +74,23 @@ options:
     description: Seconds V(enter) waits for the jobs and the evictions.
     type: int
     default: 86400
+  run:
+    description:
+      - This run's id, written in the annotation (C(run=)); the annotation is the window's lock, set with the node's
+        resourceVersion (a 409 Conflict is a race lost to another run). Another live run's window is left to it.
+    type: str
+  stale_after:
+    description: Seconds after which another run's annotation that made no progress (its managedFields time) is taken over.
+    type: int
+    default: 3600
+  force:
+    description: Evict pods no controller manages (kubectl drain C(--force)); the operator's C(drainSpec.force).
+    type: bool
+    default: false
+  delete_emptydir_data:
+    description: Evict pods with an emptyDir volume (kubectl drain C(--delete-emptydir-data)); C(drainSpec.deleteEmptyDir).
+    type: bool
+    default: false
   interval:
     description: Seconds between two passes while waiting.
     type: int
@@ -105,6 +122,7 @@ nodes:
   type: dict
 """
 
+import datetime
 import json
 import re
 import time
@@ -136,8 +154,19 @@ class Kubectl(object):
     def get_node(self, name):
         return json.loads(self._run(["get", "node", k8s.check_node_name(name), "-o", "json"])[1])
 
+    def list_nodes(self):
+        """Every Node, one call (the group-wide read of the limits)."""
+        items = json.loads(self._run(["get", "nodes", "-o", "json"])[1]).get("items") or []
+        return dict(((n.get("metadata") or {}).get("name"), n) for n in items)
+
     def patch_node(self, name, patch):
-        self._run(["patch", "node", k8s.check_node_name(name), "--type", "merge", "-p", json.dumps(patch)])
+        rc, out, err = self._run(["patch", "node", k8s.check_node_name(name), "--type", "merge", "-p", json.dumps(patch)],
+                                 check=False)
+        if rc != 0 and "(Conflict)" in (err or out):
+            raise window.MaintenanceError("%s: another writer changed the node at the same moment (409 Conflict): "
+                                          "the window was not taken, nothing done; run again" % name)
+        if rc != 0:
+            raise window.MaintenanceError("kubectl patch node: %s" % (err or out).strip()[:300])
 
     def list_pods(self, node):
         out = self._run(["get", "pods", "-A", "--field-selector", "spec.nodeName=%s" % k8s.check_node_name(node),
@@ -208,6 +237,10 @@ def run_module():
             namespace=dict(type="str", default="default"),
             timeout=dict(type="int", default=86400),
             interval=dict(type="int", default=10),
+            run=dict(type="str"),
+            stale_after=dict(type="int", default=3600),
+            force=dict(type="bool", default=False),
+            delete_emptydir_data=dict(type="bool", default=False),
         ),
         supports_check_mode=True,
     )
@@ -218,8 +251,14 @@ def run_module():
         terms = k8s.parse_selector(params["job_selector"])
         api = Kubectl(module)
         jobs = api.jobs_by_node(params["job_selector"])
+        now = datetime.datetime.utcnow()
+        listed = api.list_nodes() if len(names) > 1 else {}
+        missing = [n for n in names if len(names) > 1 and n not in listed]
+        if missing:
+            raise window.MaintenanceError("kubectl: no node %s in the cluster (maintenance_node_name)"
+                                          % ", ".join(missing[:5]))
         for name in names:
-            record = k8s.node_record(api.get_node(name))
+            record = k8s.node_record(listed[name] if name in listed else api.get_node(name), now)
             record["idle"] = not jobs.get(name)
             record["owner"] = window.owner(record)
             result["nodes"][name] = record
@@ -230,16 +269,31 @@ def run_module():
             raise window.MaintenanceError("maintenance_k8s: state %s acts on one node" % state)
         node, record = names[0], result["nodes"][names[0]]
         steps = window.check_steps(params["steps"])
+        obj = k8s.node_maintenance(node, params["job_selector"], namespace=params["namespace"],
+                                   delete_empty_dir=params["delete_emptydir_data"], force=params["force"])
+        run = window.check_run(params["run"], "run") if params["run"] is not None else None
+        other = window.holder(record, run, params["stale_after"])
         if state == "enter":
             if record["owner"] == "foreign":
                 result["skipped_reason"] = "%s: cordoned by someone else: left as it is" % node
                 module.exit_json(**result)
-            mark = window.format_mark(steps, "drain")
+            if other is not None:
+                result["skipped_reason"] = "%s: its window is held by another run (run=%s): left to it" % (node, other)
+                module.exit_json(**result)
+            mark = window.format_mark(steps, "drain", run=run)
+            current = window.parse_mark(record["reason"])
+            if current is not None and run is not None and current["run"] != run:
+                # a stale run's window (or an earlier version's): taken over where it stands, on this version only
+                taken = window.format_mark(current["steps"], current["phase"], boot=current["boot"],
+                                           tries=current["tries"] or None, check=current["check"], run=run)
+                api.patch_node(node, {"metadata": {"annotations": {k8s.ANNOTATION: taken},
+                                                   "resourceVersion": record["resource_version"]}})
             result["changed"] = True
             if params["operator"]:
                 if record["owner"] is None:
-                    api.patch_node(node, k8s.mark_patch(mark))
-                obj = k8s.node_maintenance(node, params["job_selector"], namespace=params["namespace"])
+                    patch = k8s.mark_patch(mark)
+                    patch["metadata"]["resourceVersion"] = record["resource_version"]
+                    api.patch_node(node, patch)
                 api.apply(obj)
                 deadline = time.time() + params["timeout"]
                 while True:
@@ -254,18 +308,22 @@ def run_module():
                                                       "cordoned; run again to go on" % (node, params["timeout"]))
                     time.sleep(max(1, params["interval"]))
             else:
-                k8s.enter(api, node, mark, terms, params["timeout"], max(1, params["interval"]))
+                k8s.enter(api, node, mark, terms, params["timeout"], max(1, params["interval"]), params["force"],
+                          params["delete_emptydir_data"])
         elif state == "mark":
             if record["owner"] != "ours":
                 raise window.MaintenanceError("%s: no window of ours on this node: not touched" % node)
+            if other is not None:
+                raise window.MaintenanceError("%s: its window is held by another run (run=%s): not touched"
+                                              % (node, other))
             mark = window.format_mark(steps or window.parse_mark(record["reason"])["steps"], params["phase"],
-                                      boot=params["boot"], tries=params["tries"], check=params["check"])
+                                      boot=params["boot"], tries=params["tries"], check=params["check"], run=run)
             if mark != record["reason"]:
                 api.patch_node(node, k8s.mark_patch(mark))
                 result["changed"] = True
         elif state == "leave":
             if params["operator"] and record["owner"] == "ours":
-                api.delete(params["namespace"], "ainet-fabric-%s" % node)
+                api.delete(params["namespace"], obj["metadata"]["name"])
                 api.patch_node(node, {"metadata": {"annotations": {k8s.ANNOTATION: None}}})
                 result["changed"] = True
             else:

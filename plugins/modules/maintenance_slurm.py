@@ -62,6 +62,18 @@ options:
     description: Seconds between two reads while waiting.
     type: int
     default: 10
+  run:
+    description:
+      - This run's id, written in the mark (C(run=)). The mark is the window's lock - V(drain) sets it only on a node
+        that is free, ours, or held by a stale run, then reads it back; V(mark), V(reboot) and V(resume) refuse a node
+        another live run holds. Without it, marks name no run (no lock).
+    type: str
+  stale_after:
+    description:
+      - Seconds after which another run's mark that made no progress (Slurm's reason time) is stale and is taken over.
+        V(wait) refreshes our mark at a third of it.
+    type: int
+    default: 3600
   scontrol:
     description: The scontrol program.
     type: str
@@ -123,6 +135,7 @@ skipped_reason:
   type: str
 """
 
+import datetime
 import time
 
 from ansible.module_utils.basic import AnsibleModule
@@ -151,8 +164,10 @@ class Scontrol(object):
         missing = [n for n in names if n not in found]
         if missing:
             raise slurm.SlurmError("scontrol: no node %s in Slurm (maintenance_slurm_node_name)" % ", ".join(missing))
+        now = datetime.datetime.now()  # scontrol prints the reason time in this host's local time
         for record in found.values():
             record["owner"] = window.owner(record)
+            record["mark_age"] = slurm.reason_age(record.get("reason_time"), now)
         return found
 
 
@@ -168,6 +183,8 @@ def run_module():
             check=dict(type="str"),
             timeout=dict(type="int", default=86400),
             interval=dict(type="int", default=10),
+            run=dict(type="str"),
+            stale_after=dict(type="int", default=3600),
             scontrol=dict(type="str", default="scontrol"),
             command_prefix=dict(type="list", elements="str", default=[]),
             environment=dict(type="dict", default={}),
@@ -200,20 +217,58 @@ def run_module():
             if not module.check_mode:
                 ctl.run(argv)
 
+        run = window.check_run(params["run"], "run") if params["run"] is not None else None
+        stale = params["stale_after"]
+
+        def mark_run(current):
+            return (window.parse_mark(current["reason"]) or {}).get("run")
+
         if state == "drain":
-            if record["owner"] == "foreign":
+            # a reboot someone else asked for is left to Slurm: waited on, never drained over (window.py)
+            deadline = time.time() + params["timeout"]
+            # (Slurm's reboot makes the node DOWN+REBOOT_ISSUED meanwhile: still theirs until the flag is gone)
+            while not module.check_mode and window.reboot_pending(record) and window.parse_mark(record["reason"]) is None:
+                if time.time() >= deadline:
+                    raise window.MaintenanceError(
+                        "%s: a reboot someone else asked Slurm for is still pending (%s) after %ds: left alone, not "
+                        "drained" % (node, record["sinfo"], params["timeout"]))
+                time.sleep(max(1, params["interval"]))
+                record = ctl.nodes(names)[node]
+            other = window.holder(record, run, stale)
+            if record["owner"] == "foreign" or window.reboot_pending(record, window.parse_mark(record["reason"])):
                 result["skipped_reason"] = "%s: out of service for another reason (%s): left as it is" % (
                     node, record["reason"] or record["state"])
-            elif record["owner"] is None:
-                change(slurm.drain_argv(ctl.scontrol, node, window.format_mark(steps, "drain")))
+            elif other is not None:
+                result["skipped_reason"] = "%s: its window is held by another run (run=%s): left to it" % (node, other)
+            elif record["owner"] is None or (run is not None and mark_run(record) != run):
+                mark = window.parse_mark(record["reason"])
+                if mark is None:
+                    reason = window.format_mark(steps, "drain", run=run)
+                else:  # a stale run's window, or an earlier version's: taken over where it stands
+                    reason = window.format_mark(mark["steps"], mark["phase"], boot=mark["boot"],
+                                                tries=mark["tries"] or None, check=mark["check"], run=run)
+                change(slurm.drain_argv(ctl.scontrol, node, reason))
+                if not module.check_mode and run is not None:
+                    # the lock: read back; a run that wrote after us holds the window now
+                    time.sleep(1)
+                    record = ctl.nodes(names)[node]
+                    result["nodes"] = {node: record}
+                    if mark_run(record) != run:
+                        raise window.MaintenanceError("%s: another run took the window at the same moment (reason "
+                                                      "now %r): left to it, nothing done" % (node, record["reason"]))
         elif state == "wait":
             deadline = time.time() + params["timeout"]
             while not module.check_mode:
                 if record["owner"] != "ours":
                     raise window.MaintenanceError("%s: the window's mark is gone (reason now %r): someone else "
                                                   "resumed or re-marked the node; nothing done" % (node, record["reason"]))
+                if run is not None and mark_run(record) != run:
+                    raise window.MaintenanceError("%s: another run holds the window now (reason %r): left to it"
+                                                  % (node, record["reason"]))
                 if record["idle"]:
                     break
+                if run is not None and (record["mark_age"] or 0) * 3 >= stale:
+                    ctl.run(slurm.drain_argv(ctl.scontrol, node, record["reason"].split(" : ")[0].strip()))
                 if time.time() >= deadline:
                     raise window.MaintenanceError(
                         "%s: still %s after %ds (jobs run or finish there): the node stays drained, no job was "
@@ -241,14 +296,22 @@ def run_module():
             if record["owner"] != "ours":
                 raise window.MaintenanceError("%s: its reason is not a window of ours (%r): not touched"
                                               % (node, record["reason"]))
+            if window.holder(record, run, stale) is not None:
+                raise window.MaintenanceError("%s: its window is held by another run (%r): not touched"
+                                              % (node, record["reason"]))
             if state == "resume":
                 change(slurm.resume_argv(ctl.scontrol, node))
             elif state == "reboot":
-                mark = window.format_mark(steps, "reboot", boot=params["boot"], tries=params["tries"])
+                if record["reboot_pending"]:
+                    # Slurm skips a reboot request on such a node silently, rc 0 (proc_req.c)
+                    raise window.MaintenanceError("%s: Slurm already has a reboot pending there (%s): ours would be "
+                                                  "ignored, so it is not issued; the node stays out of service, run "
+                                                  "again once that reboot is done" % (node, record["sinfo"]))
+                mark = window.format_mark(steps, "reboot", boot=params["boot"], tries=params["tries"], run=run)
                 change(slurm.reboot_argv(ctl.scontrol, node, mark))
             else:
                 mark = window.format_mark(steps, params["phase"], boot=params["boot"], tries=params["tries"],
-                                          check=params["check"])
+                                          check=params["check"], run=run)
                 if record["reason"].split(" : ")[0].strip() != mark:
                     change(slurm.drain_argv(ctl.scontrol, node, mark))
     except FabricError as exc:

@@ -39,7 +39,7 @@ json.dump({"time": time.time(), "node": state["nodes"][node], "running": on}, op
 def pod(name, node, app, finish=None, owner=None):
     meta = {"name": name, "namespace": "ml", "labels": {"app": app}}
     if owner:
-        meta["ownerReferences"] = [{"kind": owner, "name": "cni"}]
+        meta["ownerReferences"] = [{"kind": owner, "name": "cni", "controller": True}]
     out = {"metadata": meta, "spec": {"nodeName": node}, "status": {"phase": "Running"}}
     if finish:
         out["finishAt"] = finish
@@ -108,16 +108,16 @@ def test_own_drain_waits_for_the_job_and_respects_the_budget(work):
     now = time.time()
     write_state(work, {
         "nodes": {"n1": node("n1"), "n2": node("n2"), "n3": node("n3", cordoned=True)},
-        "pods": [pod("train-0", "n1", "training", finish=now + 8), pod("web-1", "n1", "web"),
-                 pod("cni-n1", "n1", "cni", owner="DaemonSet"), pod("web-2", "n2", "other"),
-                 pod("web-3", "n3", "other")],
+        "pods": [pod("train-0", "n1", "training", finish=now + 8), pod("web-1", "n1", "web", owner="ReplicaSet"),
+                 pod("cni-n1", "n1", "cni", owner="DaemonSet"), pod("web-2", "n2", "other", owner="ReplicaSet"),
+                 pod("web-3", "n3", "other", owner="ReplicaSet")],
         "pdbs": {"web": 0}, "pdbRefillAfter": 3})
     result = run(work)
     assert result.returncode == 0, result.stdout[-3000:]
     n1, n2 = stepped(work, "n1"), stepped(work, "n2")
     assert n2["time"] < n1["time"] and n1["time"] >= now + 8
     assert n1["running"] == [] and n1["node"]["spec"]["unschedulable"] is True
-    assert n1["node"]["metadata"]["annotations"][ANNOTATION] == "ainet.fabric: command step"
+    assert n1["node"]["metadata"]["annotations"][ANNOTATION].startswith("ainet.fabric: command step run=")
     state = read_state(work)
     assert "train-0" not in state["evicted"] and "web-1" in state["evicted"] and "web-1" in state["refused"]
     # retried after the refusal, never forced: evicted only once the budget came back

@@ -167,18 +167,22 @@ def test_a_failing_check_leaves_the_node_drained_naming_the_check(lab, work):
     run = playbook(work, inv)
     assert run.returncode != 0 and "check failed, the node stays out of service" in run.stdout
     assert lab.node_state("n2").startswith("IDLE+DRAIN")
-    assert reason(lab, "n2").startswith("ainet.fabric: command failed check=command"), run.stdout[-4000:]
+    assert re.match(r"ainet\.fabric: command failed run=\S+ check=command$", reason(lab, "n2")), run.stdout[-4000:]
     assert idle(lab, "n1") and stepped(work, "n1") is None  # control
 
 
 def test_a_run_killed_mid_window_is_finished_by_the_next(lab, work):
-    job = lab.run_job("n1", 15)
-    inv = inventory(lab, work, "{{ ['command'] if inventory_hostname == 'n1' else [] }}")
+    """The killed run's mark names it (run=); once it made no progress for maintenance_stale_timeout (short here;
+    a live run refreshes its mark at a third of it) the next run takes the window over where it stands."""
+    job = lab.run_job("n1", 30)
+    inv = inventory(lab, work, "{{ ['command'] if inventory_hostname == 'n1' else [] }}", maintenance_stale_timeout=6,
+                    maintenance_wait_interval=1)
     proc = playbook(work, inv, background=True)
     lab.wait(lambda: reason(lab, "n1").startswith("ainet.fabric: command drain"), timeout=120, what="n1 draining")
     os.killpg(proc.pid, signal.SIGKILL)
     proc.wait(timeout=30)
     assert lab.node_state("n1").startswith(("MIXED+DRAIN", "ALLOCATED+DRAIN")) and stepped(work, "n1") is None
+    time.sleep(8)  # past the stale timeout: the killed run made no progress since
     run = playbook(work, inv)
     assert run.returncode == 0, run.stdout[-3000:]
     assert lab.job_state(job) == "COMPLETED"
@@ -201,12 +205,13 @@ def test_a_reboot_loop_holds_the_node_after_the_allowed_reboots(lab, work):
     for tries in (1, 2):
         run = playbook(work, inv)
         assert run.returncode != 0 and "check failed, the node stays out of service" in run.stdout
-        assert re.match(r"ainet\.fabric: reboot failed boot=[0-9a-f-]+ try=%d check=command$" % tries, reason(lab, "n2"))
+        assert re.match(r"ainet\.fabric: reboot failed run=\S+ boot=[0-9a-f-]+ try=%d check=command$" % tries,
+                        reason(lab, "n2"))
     run = playbook(work, inv)
     assert run.returncode != 0 and "2 reboots in this window and it is still not right" in run.stdout
     assert "Ask Slurm to reboot the node" not in run.stdout  # no third reboot
     assert lab.node_state("n2").startswith(("IDLE+DRAIN", "DOWN+DRAIN"))
-    assert re.match(r"ainet\.fabric: reboot failed boot=[0-9a-f-]+ try=2 check=reboot-loop$", reason(lab, "n2"))
+    assert re.match(r"ainet\.fabric: reboot failed run=\S+ boot=[0-9a-f-]+ try=2 check=reboot-loop$", reason(lab, "n2"))
 
 
 def test_without_a_backend_a_node_running_slurmd_is_refused_naming_slurm(lab, work):

@@ -93,8 +93,6 @@ def test_control_an_admin_drain_in_the_same_rail_group_blocks_the_node(lab, work
     assert idle(lab, "n1") and reason(lab, "n2").startswith("bad DIMM B2")
 
 
-@pytest.mark.xfail(strict=True, reason="review 41 D1: nodes outside the play (--limit, an AWX limit) are never read, "
-                                       "so an administrator's drain there does not count against the rail group")
 def test_an_admin_drain_outside_the_limit_still_counts_against_the_rail_group(lab, work):
     """One thing differs from the control: the run is limited to n1 (n2 stays in the inventory, drained)."""
     lab.scontrol("update", "NodeName=n2", "State=DRAIN", "Reason=bad DIMM B2")
@@ -105,8 +103,6 @@ def test_an_admin_drain_outside_the_limit_still_counts_against_the_rail_group(la
 
 # ---- two runs at once (an AWX job launched twice) -------------------------------------------------------------
 
-@pytest.mark.xfail(strict=True, reason="review 41 D2: two runs at once both take the same window (the mark names "
-                                       "no run): the disruptive step runs twice on the node")
 def test_two_runs_at_once_step_a_node_once(lab, work):
     """A job on n1; the same run launched twice, the second while the first waits on the job. The step takes 5 s
     (a driver restart does). The node must be stepped once, and given back once, by one of them."""
@@ -150,9 +146,6 @@ def test_check_mode_changes_nothing_in_slurm(lab, work):
 
 # ---- a reboot request someone else left pending --------------------------------------------------------------
 
-@pytest.mark.xfail(strict=True, reason="review 41 D3: a pending 'scontrol reboot nextstate=RESUME' on the node is not "
-                                       "seen: Slurm reboots it mid-window and returns it to service before the "
-                                       "steps and checks ran")
 def test_a_pending_reboot_request_does_not_return_the_node_mid_window(lab, work):
     """An administrator asked Slurm to reboot n1 when its job ends (nextstate=RESUME, REBOOT_REQUESTED). The
     window drains n1, waits for the job, runs its step (which takes a while): at the step's end the node must

@@ -24,6 +24,9 @@ one it allows is 200/201 and the pod terminates; a pod already gone is 404.
 
 from __future__ import annotations
 
+import datetime
+import hashlib
+import json
 import re
 
 from ansible_collections.ainet.fabric.plugins.module_utils.maintenance.window import MaintenanceError, parse_mark
@@ -73,14 +76,36 @@ def matches(labels, terms):
     return True
 
 
-def node_record(node):
+def mark_age(node, now):
+    """Seconds since our annotation was last written (the newest managedFields entry that owns it), or None."""
+    newest = None
+    for entry in (node.get("metadata") or {}).get("managedFields") or []:
+        if '"f:%s"' % ANNOTATION not in json.dumps((entry or {}).get("fieldsV1") or {}):
+            continue
+        try:
+            stamp = datetime.datetime.strptime(str(entry.get("time")), "%Y-%m-%dT%H:%M:%SZ")
+        except ValueError:
+            continue
+        newest = stamp if newest is None or stamp > newest else newest
+    return None if newest is None else max(0, int((now - newest).total_seconds()))
+
+
+def node_record(node, now=None):
+    """``{"name", "out", "reason", "resource_version", "mark_age"}`` of a Node object; ``now`` a naive UTC time."""
     meta = node.get("metadata") or {}
     return {"name": meta.get("name"), "out": bool((node.get("spec") or {}).get("unschedulable")),
-            "reason": (meta.get("annotations") or {}).get(ANNOTATION) or ""}
+            "reason": (meta.get("annotations") or {}).get(ANNOTATION) or "",
+            "resource_version": meta.get("resourceVersion"),
+            "mark_age": mark_age(node, now) if now is not None else None}
 
 
-def cordon_patch(mark):
-    return {"spec": {"unschedulable": True}, "metadata": {"annotations": {ANNOTATION: mark}}}
+def cordon_patch(mark, resource_version=None):
+    """Cordon with our mark; with ``resource_version`` the API server applies it only to that version of the node
+    (optimistic concurrency: a 409 Conflict is a race lost to another writer)."""
+    meta = {"annotations": {ANNOTATION: mark}}
+    if resource_version:
+        meta["resourceVersion"] = resource_version
+    return {"spec": {"unschedulable": True}, "metadata": meta}
 
 
 def mark_patch(mark):
@@ -91,14 +116,43 @@ def uncordon_patch():
     return {"spec": {"unschedulable": None}, "metadata": {"annotations": {ANNOTATION: None}}}
 
 
+def _controller(pod):
+    """The pod's controller (the ownerReference with ``controller: true``, metav1.GetControllerOf), or None."""
+    for ref in (pod.get("metadata") or {}).get("ownerReferences") or []:
+        if (ref or {}).get("controller") is True:
+            return ref
+    return None
+
+
+def _finished(pod):
+    return (pod.get("status") or {}).get("phase") in ("Succeeded", "Failed")
+
+
 def _stays(pod):
-    """Pods a drain leaves: DaemonSet pods, mirror pods, finished pods."""
+    """Pods a drain leaves: DaemonSet pods, mirror pods, finished pods (k8s.io/kubectl pkg/drain/filters.go
+    daemonSetFilter, mirrorPodFilter)."""
     meta = pod.get("metadata") or {}
-    if any((o or {}).get("kind") == "DaemonSet" for o in meta.get("ownerReferences") or []):
+    if (_controller(pod) or {}).get("kind") == "DaemonSet":
         return True
     if "kubernetes.io/config.mirror" in (meta.get("annotations") or {}):
         return True
-    return (pod.get("status") or {}).get("phase") in ("Succeeded", "Failed")
+    return _finished(pod)
+
+
+def refusals(pods, force=False, delete_emptydir_data=False):
+    """The pods kubectl drain refuses to evict without an explicit option (pkg/drain/filters.go): one with an
+    emptyDir volume (localStorageFilter, ``--delete-emptydir-data``: its data is lost) and one no controller
+    manages (unreplicatedFilter, ``--force``: it is never recreated). Finished pods are always evictable."""
+    out = []
+    for pod in pods:
+        if _stays(pod):
+            continue
+        if not delete_emptydir_data and any("emptyDir" in (v or {}) for v in (pod.get("spec") or {}).get("volumes")
+                                            or []):
+            out.append("%s has an emptyDir volume (maintenance_k8s_delete_emptydir_data)" % _name(pod))
+        elif not force and _controller(pod) is None:
+            out.append("%s is managed by no controller (maintenance_k8s_force)" % _name(pod))
+    return out
 
 
 def _name(pod):
@@ -106,13 +160,18 @@ def _name(pod):
     return "%s/%s" % (meta.get("namespace"), meta.get("name"))
 
 
-def drain_once(api, node, terms):
+def drain_once(api, node, terms, force=False, delete_emptydir_data=False):
     """One pass: ``(done, waiting)``. Training pods (``terms``) still running: wait for them, evict nothing.
-    Then each other pod is evicted once per pass; a 429 (a PodDisruptionBudget) is left for the next pass."""
+    Then, unless a pod is refused (:func:`refusals`: nothing is evicted, one error names them all), each other pod
+    is evicted once per pass; a 429 (a PodDisruptionBudget) is left for the next pass."""
     pods = [p for p in api.list_pods(node) if not _stays(p)]
     jobs = [p for p in pods if matches((p.get("metadata") or {}).get("labels"), terms)]
     if jobs:
         return False, ["job %s" % _name(p) for p in jobs]
+    refused = refusals(pods, force, delete_emptydir_data)
+    if refused:
+        raise MaintenanceError("%s: not drained, as kubectl drain would not: %s; nothing was evicted, the node stays "
+                               "cordoned" % (node, "; ".join(refused[:5])))
     waiting = []
     for pod in pods:
         meta = pod.get("metadata") or {}
@@ -132,7 +191,7 @@ def drain_once(api, node, terms):
     return not waiting, waiting
 
 
-def enter(api, node, mark, terms, timeout, interval=5):
+def enter(api, node, mark, terms, timeout, interval=5, force=False, delete_emptydir_data=False):
     """Open (or go on with) the window on ``node``: cordon with our mark, wait for the jobs, evict the rest.
     Returns ``"skip"`` for a node cordoned by someone else, ``"drained"`` when done; a timeout raises with what
     is still running (the node stays cordoned, nothing was killed)."""
@@ -140,12 +199,12 @@ def enter(api, node, mark, terms, timeout, interval=5):
     if record["out"] and parse_mark(record["reason"]) is None:
         return "skip"
     if parse_mark(record["reason"]) is None:
-        api.patch_node(node, cordon_patch(mark))
+        api.patch_node(node, cordon_patch(mark, record.get("resource_version")))
     elif not record["out"]:
         api.patch_node(node, {"spec": {"unschedulable": True}})
     start = api.now()
     while True:
-        done, waiting = drain_once(api, node, terms)
+        done, waiting = drain_once(api, node, terms, force, delete_emptydir_data)
         if done:
             return "drained"
         if api.now() - start >= timeout:
@@ -163,21 +222,38 @@ def leave(api, node):
     return True
 
 
-def node_maintenance(node, selector, namespace="default", drain_timeout=0, delete_empty_dir=False):
-    """The NodeMaintenance object of a window (waitForPodCompletion without timeout, a drain never forced)."""
+NM_PREFIX = "ainet-fabric-"
+NAME_MAX = 253  # metadata.name: a DNS subdomain
+
+
+def nm_name(node):
+    """The NodeMaintenance's name: ``ainet-fabric-<node>``; where that would exceed 253 characters, the node name
+    is cut and a hash of the whole name appended (deterministic, still a DNS subdomain)."""
+    check_node_name(node)
+    name = NM_PREFIX + node
+    if len(name) <= NAME_MAX:
+        return name
+    digest = hashlib.sha256(node.encode("utf-8")).hexdigest()[:16]
+    head = (NM_PREFIX + node)[:NAME_MAX - len(digest) - 1].rstrip("-.")
+    return "%s-%s" % (head, digest)
+
+
+def node_maintenance(node, selector, namespace="default", drain_timeout=0, delete_empty_dir=False, force=False):
+    """The NodeMaintenance object of a window (waitForPodCompletion without timeout; force and deleteEmptyDir as
+    the role's maintenance_k8s_force and maintenance_k8s_delete_emptydir_data, false by default)."""
     parse_selector(selector)
     check_node_name(node)
     return {
         "apiVersion": NM_API,
         "kind": NM_KIND,
-        "metadata": {"name": "ainet-fabric-%s" % node, "namespace": namespace,
+        "metadata": {"name": nm_name(node), "namespace": namespace,
                      "labels": {"app.kubernetes.io/managed-by": "ainet.fabric"}},
         "spec": {
             "requestorID": REQUESTOR,
             "nodeName": node,
             "cordon": True,
             "waitForPodCompletion": {"podSelector": selector, "timeoutSeconds": 0},
-            "drainSpec": {"force": False, "timeoutSeconds": int(drain_timeout), "deleteEmptyDir":
+            "drainSpec": {"force": bool(force), "timeoutSeconds": int(drain_timeout), "deleteEmptyDir":
                           bool(delete_empty_dir)},
         },
     }

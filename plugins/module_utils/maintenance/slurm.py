@@ -26,6 +26,7 @@ name other nodes, ``=`` other fields.
 
 from __future__ import annotations
 
+import datetime
 import re
 
 from ansible_collections.ainet.fabric.plugins.module_utils.common.errors import FabricError
@@ -36,8 +37,11 @@ AFTER_REASON = ("Comment", "Extra", "InstanceId", "InstanceType", "ReservationNa
                 "TLSCertLastRenewal", "Topology", "Parameters")
 _KEY = re.compile(r"(?:^|(?<=\s))([A-Za-z][A-Za-z0-9_]*)=")
 _REASON_END = re.compile(r"\s(?:%s)=" % "|".join(AFTER_REASON))
-_STAMP = re.compile(r"\s*\[[^\]@\s]+@[^\]]+\]\s*$")
+_STAMP = re.compile(r"\s*\[([^\]@\s]+)@([^\]]+)\]\s*$")
 BUSY_BASES = ("ALLOCATED", "MIXED")
+# a reboot Slurm will do (src/slurmctld/node_mgr.c, proc_req.c _slurm_rpc_reboot_nodes, controller.c _reboot_nodes):
+# REBOOT_REQUESTED until the node is idle, then REBOOT_ISSUED until slurmd registers again
+REBOOT_FLAGS = ("REBOOT_REQUESTED", "REBOOT_ISSUED")
 OUT_FLAGS = ("DRAIN", "FAIL")
 
 
@@ -76,7 +80,7 @@ def _records(text):
 
 def _fields(record):
     """``{key: value}`` of one node's text; Reason taken whole (it may hold spaces and '=')."""
-    reason = None
+    reason = out_time = None
     match = re.search(r"(?:^|\s)Reason=", record)
     head = record
     if match:
@@ -85,6 +89,9 @@ def _fields(record):
         tail = ""
         if end:
             rest, tail = rest[:end.start()], rest[end.start():]
+        stamp = _STAMP.search(rest)
+        if stamp:
+            out_time = stamp.group(2).strip()
         reason = _STAMP.sub("", rest).strip()
         head = head + " " + tail
     keys = list(_KEY.finditer(head))
@@ -94,6 +101,8 @@ def _fields(record):
         out[key.group(1)] = head[key.end():stop].strip()
     if reason is not None:
         out["Reason"] = reason
+    if out_time is not None:
+        out["ReasonTime"] = out_time
     return out
 
 
@@ -150,8 +159,22 @@ def node_record(fields):
         "out": drain or base == "DOWN" or "FAIL" in flags,
         "idle": not busy,
         "reason": fields.get("Reason") or "",
+        "reason_time": fields.get("ReasonTime"),
+        "reboot_pending": any(f in flags for f in REBOOT_FLAGS),
         "boot_time": fields.get("BootTime"),
     }
+
+
+def reason_age(reason_time, now):
+    """Seconds since Slurm recorded the reason (``[user@<time>]``, printed by scontrol in the local time of the
+    host it runs on, as ``now`` - a naive datetime of that host - is), or None when unknown."""
+    if not reason_time:
+        return None
+    try:
+        stamp = datetime.datetime.strptime(reason_time.strip(), "%Y-%m-%dT%H:%M:%S")
+    except ValueError:
+        return None
+    return max(0, int((now - stamp).total_seconds()))
 
 
 def parse_show_node(text):

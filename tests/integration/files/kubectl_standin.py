@@ -69,7 +69,9 @@ def main(argv):
     state = load()
     with open(STATE + ".log", "a") as log:
         log.write(json.dumps([time.time()] + argv) + "\n")
-    if argv[:2] == ["get", "node"]:
+    if argv[:2] == ["get", "nodes"]:  # a NodeList, as kubectl get nodes -o json prints it
+        print(json.dumps({"apiVersion": "v1", "kind": "List", "items": list(state["nodes"].values())}))
+    elif argv[:2] == ["get", "node"]:
         node = state["nodes"].get(argv[2])
         if node is None:
             fail('Error from server (NotFound): nodes "%s" not found' % argv[2])

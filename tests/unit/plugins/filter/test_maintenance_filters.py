@@ -67,3 +67,38 @@ def test_refusal_and_checks():
 def test_bad_input_is_one_line(call, match):
     with pytest.raises(AnsibleFilterError, match=match):
         call()
+
+
+# ---- review 41 D1: nodes of the node group outside the play count against the limits ---------------------------
+
+def test_a_drained_node_outside_the_play_counts_against_its_group():
+    nodes = records()
+    entries = {"gpu02": {"steps": ["reboot"], "record": nodes["gpu02"]}}  # idle, in the play
+    out = maintenance_windows(entries, plan(["gpu02", "gpu06"]), 2, 1, others={"gpu06": nodes["gpu06"]})  # drained
+    assert out["batches"] == [] and "maintenance_max_per_group is 1" in out["blocked"]["gpu02"]
+    control = maintenance_windows(entries, plan(["gpu02", "gpu06"]), 2, 1, others={"gpu06": nodes["gpu02"]})
+    assert control["batches"] == [["gpu02"]]
+
+
+def test_a_node_outside_the_play_that_was_not_read_is_refused_not_counted_free():
+    entries = {"gpu02": {"steps": ["reboot"], "record": records()["gpu02"]}}
+    with pytest.raises(AnsibleFilterError, match="gpu06 \\(outside this play\\) was not read"):
+        maintenance_windows(entries, plan(["gpu02", "gpu06"]), 2, 1, others={"gpu06": None})
+
+
+# ---- review 41 D2: a window another live run holds -------------------------------------------------------------
+
+def test_a_window_another_live_run_holds_is_skipped_and_counts():
+    held = {"out": True, "idle": True, "reason": "ainet.fabric: reboot drain run=awx-1", "mark_age": 10}
+    out = maintenance_windows({"a": {"steps": ["reboot"], "record": held}}, plan(["a"]), 1, 1, run="awx-2",
+                              stale_after=3600)
+    assert out["hosts"]["a"]["action"] == "skip" and "run=awx-1" in out["skipped"]["a"] and out["batches"] == []
+    mine = maintenance_windows({"a": {"steps": ["reboot"], "record": held}}, plan(["a"]), 1, 1, run="awx-1",
+                               stale_after=3600)
+    assert mine["batches"] == [["a"]]  # control: our own run goes on
+
+
+def test_the_warning_names_the_daemon_the_opt_out_ignores():
+    from ansible_collections.ainet.fabric.plugins.filter.maintenance import maintenance_warning
+    assert maintenance_warning(["slurmd"], "none", True, "gpu01").startswith("gpu01: slurmd runs here")
+    assert maintenance_warning([], "none", True, "gpu01") == ""  # control: nothing runs there

@@ -7,6 +7,7 @@ against the maintenance operator's CRD (AINET_K8S_CRD_DIR)."""
 
 from __future__ import annotations
 
+import datetime
 import os
 import time
 
@@ -34,10 +35,10 @@ def data(name):
 # ---- the mark -------------------------------------------------------------------------------------------------
 
 def test_a_mark_round_trips_with_every_field():
-    text = mw.format_mark(["reboot", "firmware-reset"], "reboot", boot=BOOT_A, tries=1)
-    assert text == "ainet.fabric: firmware-reset+reboot reboot boot=%s try=1" % BOOT_A
-    assert mw.parse_mark(text) == {"steps": ["firmware-reset", "reboot"], "phase": "reboot", "boot": BOOT_A,
-                                   "tries": 1, "check": None}
+    text = mw.format_mark(["reboot", "firmware-reset"], "reboot", boot=BOOT_A, tries=1, run="awx-4711")
+    assert text == "ainet.fabric: firmware-reset+reboot reboot run=awx-4711 boot=%s try=1" % BOOT_A
+    assert mw.parse_mark(text) == {"steps": ["firmware-reset", "reboot"], "phase": "reboot", "run": "awx-4711",
+                                   "boot": BOOT_A, "tries": 1, "check": None}
 
 
 def test_a_mark_survives_what_slurm_appends():
@@ -437,12 +438,13 @@ class FakeApi(object):
 def pod(name, labels, owner=None, phase="Running"):
     meta = {"name": name, "namespace": "ml", "labels": labels}
     if owner:
-        meta["ownerReferences"] = [{"kind": owner, "name": "x"}]
+        meta["ownerReferences"] = [{"kind": owner, "name": "x", "controller": True}]
     return {"metadata": meta, "status": {"phase": phase}}
 
 
 def test_k8s_waits_for_the_jobs_then_evicts_the_rest_through_the_pdb():
-    api = FakeApi([pod("train-0", {"app": "training"}), pod("web-1", {"app": "web"}), pod("web-2", {"app": "web"}),
+    api = FakeApi([pod("train-0", {"app": "training"}), pod("web-1", {"app": "web"}, owner="ReplicaSet"),
+                   pod("web-2", {"app": "web"}, owner="ReplicaSet"),
                    pod("cni", {"app": "cni"}, owner="DaemonSet"), pod("done", {"app": "batch"}, phase="Succeeded")],
                   pdb_budget={"web": 1})
     api.finish_at["train-0"] = 30
@@ -460,7 +462,7 @@ def test_k8s_waits_for_the_jobs_then_evicts_the_rest_through_the_pdb():
 
 
 def test_k8s_a_timeout_stops_the_wait_and_kills_nothing():
-    api = FakeApi([pod("train-0", {"app": "training"}), pod("web-1", {"app": "web"})])
+    api = FakeApi([pod("train-0", {"app": "training"}), pod("web-1", {"app": "web"}, owner="ReplicaSet")])
     with pytest.raises(mw.MaintenanceError, match="still waiting after 60s for job ml/train-0.*nothing was killed"):
         mk.enter(api, "gpu01", mw.format_mark(["reboot"], "drain"), mk.parse_selector("app=training"), timeout=60,
                  interval=10)
@@ -469,20 +471,20 @@ def test_k8s_a_timeout_stops_the_wait_and_kills_nothing():
 
 
 def test_k8s_a_node_cordoned_by_someone_else_is_left_alone():
-    api = FakeApi([pod("web-1", {"app": "web"})], unschedulable=True)
+    api = FakeApi([pod("web-1", {"app": "web"}, owner="ReplicaSet")], unschedulable=True)
     assert mk.enter(api, "gpu01", mw.format_mark(["reboot"], "drain"), mk.parse_selector("app=training"), 60) == "skip"
     assert api.calls == [] and mk.leave(api, "gpu01") is False and api.node["spec"]["unschedulable"] is True
 
 
 def test_k8s_a_window_left_cordoned_is_taken_up_again():
     mark = mw.format_mark(["reboot"], "drain")
-    api = FakeApi([pod("web-1", {"app": "web"})], unschedulable=True, annotation=mark)
+    api = FakeApi([pod("web-1", {"app": "web"}, owner="ReplicaSet")], unschedulable=True, annotation=mark)
     assert mk.enter(api, "gpu01", mark, mk.parse_selector("app=training"), 60) == "drained"
     assert not [c for c in api.calls if c[0] == "patch"]  # the mark stays, nothing re-cordoned
 
 
 def test_k8s_an_eviction_error_other_than_429_stops_with_the_node_cordoned():
-    api = FakeApi([pod("web-1", {"app": "web"})])
+    api = FakeApi([pod("web-1", {"app": "web"}, owner="ReplicaSet")])
     api.evict = lambda namespace, name: 500
     with pytest.raises(mw.MaintenanceError, match="eviction of ml/web-1 answered 500"):
         mk.enter(api, "gpu01", mw.format_mark(["reboot"], "drain"), mk.parse_selector("app=training"), 60)
@@ -537,3 +539,94 @@ def test_kubectl_eviction_answers_map_to_the_http_status():
     assert eviction_status(1, 'Error from server (NotFound): pods "web-1" not found') == 404
     assert eviction_status(0, "") == 201
     assert eviction_status(1, "Unable to connect to the server: dial tcp 10.0.0.1:6443: i/o timeout") == 500
+
+
+# ---- review 41 (docs/reviews/41-maintenance.md): run ownership, pending reboots, drain filters, NM name --------
+
+def held(run, age):
+    return {"out": True, "idle": True, "reason": mw.format_mark(["reboot"], "drain", run=run), "mark_age": age}
+
+
+def test_another_live_runs_window_is_left_to_it():
+    assert mw.next_action(held("awx-1", 60), ["reboot"], run="awx-2", stale_after=3600)[0] == "skip"
+    assert mw.next_action(held("awx-2", 60), ["reboot"], run="awx-2", stale_after=3600)[0] == "step"  # ours
+
+
+def test_a_stale_runs_window_is_taken_over():
+    assert mw.next_action(held("awx-1", 3600), ["reboot"], run="awx-2", stale_after=3600)[0] == "step"
+    assert mw.next_action(held("awx-1", None), ["reboot"], run="awx-2", stale_after=3600)[0] == "skip"  # age unknown
+
+
+def test_a_mark_of_an_earlier_version_without_a_run_is_taken_up():
+    assert mw.next_action(rec(True, True, "ainet.fabric: reboot drain"), ["reboot"], run="awx-2")[0] == "step"
+
+
+@pytest.mark.parametrize("run", ["", "a b", "x;y", "-a", "a" * 65])
+def test_a_run_id_that_is_not_plain_is_refused(run):
+    with pytest.raises(mw.MaintenanceError, match="maintenance_run_id"):
+        mw.check_run(run)
+
+
+def test_slurm_reboot_flags_and_reason_time_are_read():
+    text = ("NodeName=n1 State=MIXED+REBOOT_REQUESTED BootTime=2026-11-28T19:00:00 "
+            "Reason=ainet.fabric: reboot drain run=r1 [root@2026-11-28T19:01:00]")
+    record = ms.parse_show_node(text)["n1"]
+    assert record["reboot_pending"] and record["reason_time"] == "2026-11-28T19:01:00"
+    assert mw.parse_mark(record["reason"])["run"] == "r1"
+    now = datetime.datetime(2026, 11, 28, 19, 11, 0)
+    assert ms.reason_age(record["reason_time"], now) == 600 and ms.reason_age(None, now) is None
+    assert not ms.parse_show_node("NodeName=n1 State=IDLE+DRAIN Reason=x [root@2026-11-28T19:01:00]")["n1"][
+        "reboot_pending"]  # control
+
+
+def test_a_reboot_someone_else_asked_for_is_waited_on_before_the_drain():
+    record = dict(rec(), reboot_pending=True, sinfo="mixed@")
+    assert mw.next_action(record, ["reboot"])[0] == "reboot-wait"
+    assert mw.next_action(record, [])[0] == "none"  # nothing pending: never touched
+    assert mw.next_action(dict(rec(True), reboot_pending=True), ["reboot"])[0] == "skip"  # drained by them too
+
+
+def test_our_own_recorded_reboot_is_not_taken_for_someone_elses():
+    reason = mw.format_mark(["reboot"], "reboot", boot=BOOT_A, tries=1)
+    record = {"out": True, "idle": True, "reason": reason, "reboot_pending": True}
+    assert mw.next_action(record, ["reboot"], BOOT_A)[0] == "reboot"
+
+
+def test_kubectl_drain_options_let_the_refused_pods_go():
+    unmanaged = pod("notebook", {"app": "jupyter"})
+    scratch = pod("cache-1", {"app": "cache"}, owner="ReplicaSet")
+    scratch["spec"] = {"volumes": [{"name": "s", "emptyDir": {}}]}
+    assert len(mk.refusals([unmanaged, scratch])) == 2
+    assert mk.refusals([unmanaged], force=True) == [] and mk.refusals([scratch], delete_emptydir_data=True) == []
+    assert mk.refusals([pod("done", {"app": "x"}, phase="Succeeded")]) == []  # finished pods always go
+    api = FakeApi([unmanaged])
+    assert mk.enter(api, "gpu01", mw.format_mark(["reboot"], "drain"), mk.parse_selector("app=training"), 60, 10,
+                    force=True) == "drained" and ("evict", "notebook") in api.calls
+
+
+def test_a_long_nodemaintenance_name_is_cut_with_a_hash():
+    long_a, long_b = "gpu-" + "a" * 245, "gpu-" + "a" * 244 + "b"
+    name_a, name_b = mk.nm_name(long_a), mk.nm_name(long_b)
+    assert len(name_a) <= 253 and name_a != name_b and name_a == mk.nm_name(long_a)
+    assert mk.check_node_name(name_a) == name_a  # still a DNS subdomain
+    assert mk.nm_name("gpu01") == "ainet-fabric-gpu01"  # control
+
+
+def test_k8s_the_cordon_carries_the_resource_version_and_the_mark_its_age():
+    node = {"metadata": {"name": "gpu01", "resourceVersion": "4711", "annotations": {mk.ANNOTATION: "x"},
+                         "managedFields": [
+                             {"manager": "kubectl-patch", "time": "2026-11-28T19:00:00Z",
+                              "fieldsV1": {"f:metadata": {"f:annotations": {"f:%s" % mk.ANNOTATION: {}}}}},
+                             {"manager": "kubelet", "time": "2026-11-28T19:09:00Z",
+                              "fieldsV1": {"f:status": {}}}]}}  # control: another field's newer write
+    record = mk.node_record(node, datetime.datetime(2026, 11, 28, 19, 10, 0))
+    assert record["resource_version"] == "4711" and record["mark_age"] == 600
+    assert mk.cordon_patch("m", "4711")["metadata"]["resourceVersion"] == "4711"
+    assert "resourceVersion" not in mk.cordon_patch("m")["metadata"]
+
+
+def test_a_failed_window_of_another_run_is_taken_up_at_once():
+    failed = {"out": True, "idle": True, "reason": mw.format_mark(["command"], "failed", check="command", run="awx-1"),
+              "mark_age": 5}
+    assert mw.holder(failed, "awx-2", 3600) is None and mw.next_action(failed, ["command"], run="awx-2")[0] == "step"
+    assert mw.holder(held("awx-1", 5), "awx-2", 3600) == "awx-1"  # control: a live drain

@@ -34,8 +34,6 @@ def test_control_a_managed_pod_without_local_storage_is_evicted():
     assert ("evict", "web-1") in api.calls
 
 
-@pytest.mark.xfail(strict=True, reason="review 41 D4: the own drain evicts a pod that declares no controller (kubectl "
-                                       "drain refuses it without --force: it is never recreated)")
 def test_a_pod_without_a_controller_is_not_evicted_silently():
     api = FakeApi([pod("notebook", {"app": "jupyter"})])  # one thing differs from the control: no ownerReference
     try:
@@ -45,9 +43,6 @@ def test_a_pod_without_a_controller_is_not_evicted_silently():
     assert ("evict", "notebook") not in api.calls
 
 
-@pytest.mark.xfail(strict=True, reason="review 41 D4: the own drain evicts a pod with an emptyDir volume (kubectl drain "
-                                       "refuses it without --delete-emptydir-data; the operator mode sends "
-                                       "deleteEmptyDir false)")
 def test_a_pod_with_local_storage_is_not_evicted_silently():
     api = FakeApi([managed("cache-1", "cache", volumes=[{"name": "scratch", "emptyDir": {}}])])
     try:
@@ -75,9 +70,6 @@ def test_control_the_nodemaintenance_name_of_a_usual_node():
     assert obj["metadata"]["name"] == "ainet-fabric-gpu01" and obj["spec"]["nodeName"] == "gpu01"
 
 
-@pytest.mark.xfail(strict=True, reason="review 41 D5: a node name the check accepts (up to 253) gives a NodeMaintenance "
-                                       "name over 253 characters, which the API server refuses after the node "
-                                       "was already marked")
 def test_a_long_node_name_gives_a_valid_object_name_or_one_clear_error():
     node = "gpu-" + "a" * 245  # a valid node name (DNS subdomain, 249 characters)
     assert mk.check_node_name(node) == node
@@ -111,9 +103,6 @@ def test_a_node_completing_or_draining_with_a_job_is_waited_on():
     assert mw.next_action(line("IDLE+DRAIN", MARK), ["reboot"])[0] == "step"  # control
 
 
-@pytest.mark.xfail(strict=True, reason="review 41 D3: a reboot someone else requested (REBOOT_REQUESTED) is not seen; "
-                                       "Slurm reboots the node once idle, and with nextstate=RESUME hands it back "
-                                       "mid-window (node_mgr.c validate_node_specs clears DRAIN when next_state is set)")
 def test_a_pending_reboot_request_is_not_taken_for_a_free_node():
     record = line("IDLE+DRAIN+REBOOT_REQUESTED", MARK)  # our drain, the administrator's pending reboot
     assert mw.next_action(record, ["driver-restart"])[0] != "step"
