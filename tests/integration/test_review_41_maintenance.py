@@ -48,6 +48,15 @@ def lab():
 
 
 @pytest.fixture
+def fresh_lab():
+    """A lab of its own, for a test whose verdict reads the nodes' boot times: a reboot that an earlier test asked
+    Slurm for (the pending-reboot case) may still be landing on the module's lab."""
+    lab = slurm_lab.start("rv41b%d" % (os.getpid() % 10000), NODES)
+    yield lab
+    lab.stop()
+
+
+@pytest.fixture
 def work(lab, tmp_path):
     step = tmp_path / "step.sh"
     step.write_text(STEP % {"bindir": lab.bindir, "dir": tmp_path, "sleep": 0})
@@ -173,10 +182,15 @@ def test_control_without_a_pending_reboot_the_node_stays_drained_through_a_long_
 
 # ---- the done-when's converge: a step and a reboot on both nodes, a job on one ---------------------------------
 
-def test_a_step_and_slurms_reboot_on_both_nodes_idle_first_busy_after_its_job(lab, work):
+def test_a_step_and_slurms_reboot_on_both_nodes_idle_first_busy_after_its_job(fresh_lab, tmp_path):
     """Held: n1 runs a job, n2 is idle; both need the step and a reboot (Slurm's RebootProgram, nextstate=DOWN);
     max_per_group 1 puts them in two batches. n2 is stepped and rebooted first, n1 only once its job ended; the
     job ends COMPLETED; both nodes come back in service with no reason left."""
+    lab, work = fresh_lab, tmp_path
+    step = work / "step.sh"
+    step.write_text(STEP % {"bindir": lab.bindir, "dir": work, "sleep": 0})
+    step.chmod(0o755)
+    (work / "play.yml").write_text(PLAY)
     boots = dict((n, lab.show_node(n)["BootTime"]) for n in ("n1", "n2"))
     job = lab.run_job("n1", 20)
     start = time.time()
