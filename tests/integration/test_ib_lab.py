@@ -7,6 +7,7 @@ OpenSM programs into the ports are the model's (a wrong PKey and a file OpenSM r
 from __future__ import annotations
 
 import os
+import re
 import sys
 
 import pytest
@@ -46,6 +47,14 @@ def _pkey_tables(lab, topo, guids):
                 for g in guids if g in lids)
 
 
+def _sm_port(lab):
+    """The SM's port GUID as sminfo prints it (``sminfo: sm lid 1 sm guid 0x..., ...``): the one full member of
+    the default partition."""
+    match = re.search(r"sm guid (0x[0-9a-fA-F]+)", lab.tool("sminfo"))
+    assert match, "sminfo printed no SM GUID"
+    return match.group(1)
+
+
 def test_cabling_and_partitions_on_the_simulated_subnet(plan):
     lab = _lab(plan)
     try:
@@ -57,7 +66,7 @@ def test_cabling_and_partitions_on_the_simulated_subnet(plan):
         log = lab.opensm(conf)
         assert "PARSE ERROR" not in log
         topo = parse_ibnetdiscover(lab.tool("ibnetdiscover"))
-        desired = opensm.desired_pkeys(plan, ib_plans.PARTITIONS, guids)
+        desired = opensm.desired_pkeys(plan, ib_plans.PARTITIONS, guids, sm_port_guid=_sm_port(lab))
         served = _pkey_tables(lab, topo, desired)
         assert len(served) == 8
         compared = opensm.compare_pkeys(desired, served)
