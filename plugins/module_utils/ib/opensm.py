@@ -4,7 +4,8 @@
 """The InfiniBand subnet manager's configuration from the plan: OpenSM's ``partitions.conf``, the options that
 choose its routing engine, and the comparison of the PKey tables the ports hold with the partitions wanted.
 
-Partitions (``partitions``, a list; the cluster model has no PKey of its own yet, so the caller passes them)::
+Partitions: the model's (``infiniband.partitions`` of the fabric, :func:`model_partitions`; pass ``partitions``
+None), or a list the caller passes, in the model's form plus ``fabric``::
 
     {"name": "compute",          letters, digits, ``_ . -`` (OpenSM logs it)
      "pkey": "0x0101",           15 bits, 0x0001..0x7ffe (0x7fff is OpenSM's Default, 0x0000 invalid)
@@ -83,11 +84,25 @@ def _fabric_hosts(plan, fabric):
     return hosts
 
 
-def normalise(plan, partitions):
-    """The partitions checked, each with ``members``: ``[(host, rail)]`` in host order."""
+def model_partitions(plan, fabric=None):
+    """The partitions the model gives (``fabric_cluster`` ``infiniband.partitions``, carried by the plan's
+    ``fabrics[name].partitions`` with their fabric): of ``fabric``, or of every fabric. A fabric without the key
+    gives none (its ports in the default partition only)."""
+    fabrics = plan.get("fabrics") or {} if isinstance(plan, dict) else {}
+    if fabric is not None and fabric not in fabrics:
+        raise _err("fabric", fabric, "is not a fabric of the plan (%s)" % ", ".join(sorted(fabrics)))
+    names = [fabric] if fabric is not None else sorted(fabrics)
+    return [dict(p) for name in names for p in (fabrics[name] or {}).get("partitions") or ()]
+
+
+def normalise(plan, partitions=None):
+    """The partitions checked, each with ``members``: ``[(host, rail)]`` in host order. ``partitions`` None: the
+    model's (:func:`model_partitions`, possibly none)."""
     if not isinstance(plan, dict) or not isinstance(plan.get("nodes"), dict):
         raise FabricError("subnet manager: pass the rail plan (plan.nodes)")
-    if not isinstance(partitions, list) or not partitions:
+    if partitions is None:
+        partitions = model_partitions(plan)
+    elif not isinstance(partitions, list) or not partitions:
         raise FabricError("subnet manager: partitions must be a non-empty list (name, pkey, fabric, hosts, "
                           "membership, ipoib)")
     out, pkeys, fabrics = [], {}, set(plan.get("fabrics") or ()) or None
