@@ -22,6 +22,7 @@ from ansible_collections.ainet.fabric.plugins.module_utils.cabling.ib_cabling im
 from ansible_collections.ainet.fabric.plugins.module_utils.cabling.ib_parse import (  # noqa: E402
     parse_ibnetdiscover, parse_smpquery_pkeys)
 from ansible_collections.ainet.fabric.plugins.module_utils.ib import opensm  # noqa: E402
+from ansible_collections.ainet.fabric.plugins.module_utils.plan.rail_plan import rail_plan  # noqa: E402
 
 # As root missing packages fail (tests/system-deps.sh installs them), they never skip.
 pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="the InfiniBand lab needs root for its network namespace")
@@ -108,3 +109,48 @@ def test_a_removed_link_is_named(plan):
         lab.stop()
     assert result["summary"]["by_kind"] == {"missing": 1}
     assert (result["findings"][0]["host"], result["findings"][0]["rail"]) == ("gpu02", 1)
+
+
+def test_partitions_from_the_model_served_and_reloaded(plan):
+    """Issue 45, step 3: the partitions of the model (infiniband.partitions) rendered with the options, OpenSM
+    started on them, the served PKey tables equal the model's; a file with one wrong PKey, given to the running
+    OpenSM by SIGHUP (as the subnet_manager role reloads it), is caught on exactly that partition's members, and the
+    right file, reloaded the same way, agrees again."""
+    raw = ib_plans.lab_model()
+    raw["infiniband"] = {"partitions": [
+        {"name": "compute", "pkey": "0x0101", "membership": "full", "mtu": 5},
+        {"name": "storage", "pkey": "0x0202", "hosts": ["gpu01", "gpu02"], "membership": "both", "ipoib": False}]}
+    model_plan = rail_plan(raw, dict(ib_plans.HOSTS))
+    lab = _lab(model_plan)
+    try:
+        topo = parse_ibnetdiscover(lab.tool("ibnetdiscover"))
+        guids = ib_plans.port_guids(model_plan, topo)
+        both = opensm.allow_both_pkeys(opensm.model_partitions(model_plan))
+        conf = opensm.partitions_text(model_plan, None, guids)
+        options = opensm.options_text(lab.path("partitions.conf"), both_pkeys=both)
+        assert both and "allow_both_pkeys TRUE" in options
+        log = lab.opensm(conf, options_text=options)
+        assert "PARSE ERROR" not in log
+        topo = parse_ibnetdiscover(lab.tool("ibnetdiscover"))
+        desired = opensm.desired_pkeys(model_plan, None, guids, both_pkeys=both, sm_port_guid=_sm_port(lab))
+        lids = opensm.member_lids(topo, desired)
+        assert len(lids) == 8
+
+        def served():
+            return dict((g, parse_smpquery_pkeys(lab.tool("smpquery", "pkeys", str(lid)))["pkeys"])
+                        for g, lid in lids.items())
+
+        compared = opensm.compare_pkeys(desired, served())
+        assert compared["findings"] == [] and compared["summary"]["ok"] == 8
+        assert "0x0202" in served()[ib_plans.port_guids(model_plan, topo)["gpu01"][1]]
+        # One wrong PKey in the file (storage 0x0203), reloaded: storage's 2 hosts x 2 rails are wrong, no other.
+        lab.reload_opensm(conf.replace("storage=0x0202", "storage=0x0203"))
+        wrong = opensm.compare_pkeys(desired, served())
+        assert sorted({(f["host"], f["rail"]) for f in wrong["findings"]}) == [
+            ("gpu01", 1), ("gpu01", 2), ("gpu02", 1), ("gpu02", 2)]
+        assert {f["kind"] for f in wrong["findings"]} == {"missing_pkey", "extra_pkey"}
+        lab.reload_opensm(conf)
+        assert opensm.compare_pkeys(desired, served())["summary"]["ok"] == 8
+    finally:
+        lab.stop()
+    assert not os.path.exists(lab.root)

@@ -282,3 +282,16 @@ def compare_pkeys(desired, seen):
         by_kind[finding["kind"]] = by_kind.get(finding["kind"], 0) + 1
     return {"findings": findings, "ok": ok,
             "summary": {"ports": len(desired), "ok": len(ok), "findings": len(findings), "by_kind": by_kind}}
+
+
+def member_lids(topology, port_guids):
+    """``{port guid: lid}`` of the member ports ``ibnetdiscover`` saw (:func:`ib_parse.parse_ibnetdiscover`: a
+    CA's LID is its node's, as its port line prints it): where ``smpquery pkeys <lid>`` reads each table. A port
+    absent from the subnet or without a LID (no SM has swept it) is left out, and :func:`compare_pkeys` then
+    reports it ``unread``."""
+    lids = {}
+    for node in (topology or {}).get("nodes", {}).values():
+        for pguid in (node.get("port_guids") or {}).values():
+            if node.get("lid"):
+                lids[pguid] = node["lid"]
+    return dict((g, lids[g]) for g in port_guids if g in lids)

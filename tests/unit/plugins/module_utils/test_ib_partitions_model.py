@@ -96,3 +96,14 @@ def test_a_member_host_without_rails_fails_the_rendering():
     plan = rail_plan(model([dict(MODEL_PARTITIONS[0], hosts=["gpu09"])]), dict(ib_plans.HOSTS))
     with pytest.raises(Exception, match=r"partitions\[0\]\.hosts 'gpu09' has no rail"):
         opensm.partitions_text(plan, None, guids(plan))
+
+
+def test_member_lids_from_the_subnet_and_a_port_not_in_it_left_out():
+    plan = rail_plan(model(), dict(ib_plans.HOSTS))
+    with open(os.path.join(HERE, "data", "ib", "ibnetdiscover-good.txt")) as handle:
+        topo = parse_ibnetdiscover(handle.read())
+    desired = opensm.desired_pkeys(plan, None, guids(plan))
+    lids = opensm.member_lids(topo, list(desired) + ["0x0002c903009999ff"])
+    assert sorted(lids) == sorted(desired) and lids["0x0002c90300100011"] == 7
+    result = opensm.compare_pkeys(desired, {})
+    assert result["summary"]["by_kind"] == {"unread": 8}
