@@ -107,3 +107,12 @@ def test_member_lids_from_the_subnet_and_a_port_not_in_it_left_out():
     assert sorted(lids) == sorted(desired) and lids["0x0002c90300100011"] == 7
     result = opensm.compare_pkeys(desired, {})
     assert result["summary"]["by_kind"] == {"unread": 8}
+
+
+def test_sminfo_names_the_sm_port_and_other_text_is_refused():
+    from ansible_collections.ainet.fabric.plugins.module_utils.cabling.ib_parse import parse_sminfo
+    from ansible_collections.ainet.fabric.plugins.module_utils.common.errors import FabricError
+    text = "sminfo: sm lid 1 sm guid 0x2c90400000100, activity count 1180 priority 0 state 3 SMINFO_MASTER\n"
+    assert parse_sminfo(text) == {"lid": 1, "guid": "0x0002c90400000100"}
+    with pytest.raises(FabricError, match="not sminfo output"):
+        parse_sminfo("ibwarn: [1] mad_rpc: _do_madrpc failed; dport (Lid 1)\nsminfo: iberror: failed: query\n")
