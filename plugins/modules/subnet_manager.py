@@ -16,7 +16,7 @@ description:
     text of OpenSM's C(partitions.conf) and of its options (C(partition_config_file), C(routing_engine), and
     C(allow_both_pkeys TRUE) when a partition gives C(both) memberships), each with a marker line, and the LID of
     each member port.
-  - With O(state=verify), compares the C(smpquery pkeys) output of each member port (O(pkey_tables)) with the PKeys
+  - With O(state=verify), compares the C(smpquery pkeys) output of each member port (O(pkey_reads)) with the PKeys
     the model gives it, the default partition included; a port not read is never agreeing.
   - Writing the files and asking OpenSM to re-read them is the role's (P(ainet.fabric.subnet_manager#role)).
 options:
