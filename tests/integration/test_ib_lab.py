@@ -154,3 +154,60 @@ def test_partitions_from_the_model_served_and_reloaded(plan):
     finally:
         lab.stop()
     assert not os.path.exists(lab.root)
+
+
+def test_subnet_manager_role_on_the_simulated_subnet(plan, tmp_path):
+    """The role itself on the lab (ansible-playbook in the lab's namespace, umad2sim preloaded): the files written,
+    OpenSM given SIGHUP through a pid file, the served tables agree; the second run changes nothing; a foreign
+    file at the path fails before any change."""
+    import subprocess  # pylint: disable=import-outside-toplevel
+    import yaml  # pylint: disable=import-outside-toplevel
+    raw = ib_plans.lab_model()
+    raw["infiniband"] = {"partitions": [{"name": "compute", "pkey": "0x0101", "mtu": 5},
+                                        {"name": "storage", "pkey": "0x0202", "hosts": ["gpu01", "gpu02"],
+                                         "membership": "limited", "ipoib": False}]}
+    lab = _lab(ib_plans.lab_plan())
+    try:
+        # OpenSM reads its partitions from the file the role owns (-P, as partition_config_file points it there).
+        lab.opensm("Default=0x7fff, ipoib : ALL=limited, SELF=full ;\n")
+        with open(lab.path("opensm.pid"), "w") as handle:
+            handle.write("%d\n" % lab.procs["opensm"].pid)
+        root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+        inv = tmp_path / "hosts.yml"
+        inv.write_text(yaml.safe_dump({"all": {"vars": {"fabric_cluster": raw}, "children": {
+            "gpu_nodes": {"hosts": dict((h, {"fabric_node_id": n}) for h, n in ib_plans.HOSTS.items())},
+            "sm": {"hosts": {"smhost": {"ansible_connection": "local",
+                                        "ansible_python_interpreter": sys.executable}}}}}}))
+        play = tmp_path / "sm.yml"
+        play.write_text(yaml.safe_dump([{"hosts": "sm", "gather_facts": False, "roles": [{
+            "role": "ainet.fabric.subnet_manager",
+            "vars": {"subnet_manager_partitions_file": lab.path("partitions.conf"),
+                     "subnet_manager_options_file": lab.path("sm-options.conf"),
+                     "subnet_manager_reload": "pidfile", "subnet_manager_pid_file": lab.path("opensm.pid"),
+                     "subnet_manager_settle": 5}}]}]))
+        env = dict(lab.env(), ANSIBLE_CONFIG=os.path.join(root, "ansible.cfg"), ANSIBLE_NOCOLOR="1",
+                   PATH=os.path.dirname(sys.executable) + os.pathsep + os.environ.get("PATH", ""))
+
+        def run(*extra):
+            argv = ["ip", "netns", "exec", lab.ns, os.path.join(os.path.dirname(sys.executable), "ansible-playbook"),
+                    "-i", str(inv), str(play)] + list(extra)
+            return subprocess.run(argv, cwd=root, env=env, capture_output=True, text=True, timeout=300, check=False)
+
+        with open(lab.path("partitions.conf"), "w") as handle:
+            handle.write("# someone else's\n")
+        foreign = run()
+        assert foreign.returncode != 0 and "without the line" in foreign.stdout, foreign.stdout[-3000:]
+        with open(lab.path("partitions.conf")) as handle:
+            assert handle.read() == "# someone else's\n"
+        os.unlink(lab.path("partitions.conf"))
+        check = run("--check", "--diff")
+        assert check.returncode == 0 and "changed=2" in check.stdout, check.stdout[-3000:]
+        assert "compute=0x0101, ipoib, mtu=5 :" in check.stdout and not os.path.exists(lab.path("partitions.conf"))
+        first = run()
+        assert first.returncode == 0, first.stdout[-4000:]
+        assert "changed=3" in first.stdout, first.stdout[-2000:]   # two files and the SIGHUP
+        second = run()
+        assert second.returncode == 0 and "changed=0" in second.stdout, second.stdout[-2000:]
+        assert oct(os.stat(lab.path("partitions.conf")).st_mode & 0o777) == "0o644"
+    finally:
+        lab.stop()
