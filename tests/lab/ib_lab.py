@@ -160,15 +160,18 @@ class IbLab:
                    "ibsim to read the topology")
         time.sleep(0.3)
 
-    def opensm(self, partitions_text=None, extra=(), timeout=60):
-        """Start OpenSM (``-P`` the partitions when given) and wait until it is MASTER and the subnet is up."""
+    def opensm(self, partitions_text=None, extra=(), timeout=60, options_text=None):
+        """Start OpenSM (``-P`` the partitions when given, ``-F`` the options when given) and wait until it is
+        MASTER and the subnet is up."""
         argv = ["opensm", "-f", self.path("opensm.log"), "-F", self.path("opensm.conf")]
         if partitions_text is not None:
             with open(self.path("partitions.conf"), "w") as handle:
                 handle.write(partitions_text)
             argv += ["-P", self.path("partitions.conf")]
         with open(self.path("opensm.conf"), "w") as handle:
-            handle.write("# the lab's OpenSM options (defaults otherwise)\n")
+            # force_log_flush: the lab reads the log as OpenSM writes it (a sweep after SIGHUP is seen by its
+            # SUBNET UP line; OpenSM buffers its log otherwise).
+            handle.write((options_text or "# the lab's OpenSM options (defaults otherwise)\n") + "force_log_flush TRUE\n")
         self._spawn("opensm", argv + list(extra), self.env())
         self._wait(lambda: "Entering MASTER state" in self.log("opensm.out"), "OpenSM to become master", timeout)
         self._wait(self._subnet_up, "OpenSM to bring every cabled port to Active", timeout)
@@ -183,6 +186,17 @@ class IbLab:
             return False
         up = [line for line in text.splitlines() if "LinkUp" in line]
         return bool(up) and all("Active/" in line for line in up)
+
+    def reload_opensm(self, partitions_text, timeout=60):
+        """Rewrite the partitions file and send OpenSM SIGHUP (what the subnet_manager role does: OpenSM re-reads
+        its files and sweeps again, the subnet stays up); wait for the sweep after the signal."""
+        with open(self.path("partitions.conf"), "w") as handle:
+            handle.write(partitions_text)
+        before = self.log("opensm.log").count("SUBNET UP")
+        self.procs["opensm"].send_signal(signal.SIGHUP)
+        self._wait(lambda: self.log("opensm.log").count("SUBNET UP") > before, "OpenSM to sweep after SIGHUP",
+                   timeout)
+        return self.log("opensm.log")
 
     def stop_opensm(self):
         self._end("opensm")

@@ -16,7 +16,7 @@ from ansible_collections.ainet.fabric.plugins.module_utils.model import model_sc
 DOC = os.path.join(ROOT, "docs", "cluster-model.md")
 BEGIN = "<!-- BEGIN generated from plugins/module_utils/model/model_schema.py: tests/schema/regen.py -->\n"
 END = "<!-- END generated -->\n"
-ROLES = ("rail_plan", "maintenance", "rail_network", "roce_qos", "lossless_check", "tor_config", "pcie_acs", "sriov", "rdma_netns",
+ROLES = ("rail_plan", "subnet_manager", "maintenance", "rail_network", "roce_qos", "lossless_check", "tor_config", "pcie_acs", "sriov", "rdma_netns",
          "nic_link_type", "nic_firmware")
 
 

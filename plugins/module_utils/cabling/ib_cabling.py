@@ -27,7 +27,9 @@ Each rail gets one verdict, the kinds of :mod:`cabling_check`:
   second);
 * ``wrong_tor`` / ``wrong_port``: another switch / the planned leaf, another port;
 * ``slow_link``: cabled as planned, but the link's active width or speed is below ``expect`` (``{"width": "4x",
-  "speed": "NDR"}``; ``???``/unknown counts as below);
+  "speed": "NDR"}``; ``???``/unknown counts as below); without ``expect`` (or for the key it leaves out), below
+  what most of the fabric's rail links run (their common width and speed, the higher one on a tie): a link
+  trained down to 1x among 4x peers is a finding without the caller naming a width;
 * ``extra``: a link from a planned leaf's port to a CA that is no rail's HCA in the plan (``host`` is None, ``seen``
   the leaf and port, ``detail`` the CA's description and GUID).
 
@@ -216,11 +218,15 @@ def check_ib_cabling(plan, topology, hosts=None, rail_hcas=None, hca_guids=None,
         for entry in _rails(nodes, host):
             device = (rail_hcas or {}).get(entry["rail"], "mlx5_%d" % (int(entry["rail"]) - 1))
             planned_hcas.update(subnet.hcas(host, entry["rail"], device))
+    peers = _peer_expect(subnet, nodes, rail_hcas)
     for host in selected:
         mismatches = []
         for entry in _rails(nodes, host):
             rails_checked += 1
-            _check_rail(subnet, host, entry, rail_hcas, expect, findings, ok, mismatches)
+            peer = peers.get(entry.get("fabric")) or {}
+            used = [k for k in ("width", "speed") if not expect.get(k) and peer.get(k)]
+            wanted = dict(expect, peers=used, **dict((k, peer[k]) for k in used))
+            _check_rail(subnet, host, entry, rail_hcas, wanted, findings, ok, mismatches)
         _report_mismatches(host, mismatches, findings)
     _extra_links(subnet, nodes, planned_hcas, findings)
     findings.sort(key=_order)
@@ -231,6 +237,32 @@ def check_ib_cabling(plan, topology, hosts=None, rail_hcas=None, hca_guids=None,
     return {"findings": findings, "ok": ok,
             "summary": {"hosts": len(selected), "rails": rails_checked, "ok": len(ok), "findings": len(findings),
                         "by_kind": by_kind, "unverified_ports": 0}}
+
+
+def _peer_expect(subnet, nodes, rail_hcas):
+    """Per fabric, ``{"width", "speed"}``: what most of its rail links run (the higher on a tie);
+    links of unknown width or speed are not counted. One pass over the rails."""
+    counts = {}
+    for host in nodes:
+        for entry in _rails(nodes, host):
+            device = (rail_hcas or {}).get(entry["rail"], "mlx5_%d" % (int(entry["rail"]) - 1))
+            found = subnet.hcas(host, entry["rail"], device)
+            links = subnet.ends.get(found[0]) or {} if len(found) == 1 else {}
+            if not links:
+                continue
+            link = links[min(links)][2]
+            for what in ("width", "speed"):
+                if link.get(what) is not None:
+                    per = counts.setdefault(entry.get("fabric"), {}).setdefault(what, {})
+                    per[link[what]] = per.get(link[what], 0) + 1
+    result = {}
+    for fabric, per in counts.items():
+        result[fabric] = {}
+        for what, order in (("width", WIDTHS), ("speed", SPEEDS)):
+            seen = [(n, order.index(v) if v in order else -1, v) for v, n in (per.get(what) or {}).items()]
+            if seen:
+                result[fabric][what] = max(seen)[2]
+    return result
 
 
 def _check_rail(subnet, host, entry, rail_hcas, expect, findings, ok, mismatches):
@@ -284,10 +316,15 @@ def _check_rail(subnet, host, entry, rail_hcas, expect, findings, ok, mismatches
         if slow:
             got = "%s%s" % (link.get("width") or "?", link.get("speed") or "?")
             want = "%s%s" % (expect.get("width") or "", expect.get("speed") or "")
+            used = [k for k in expect.get("peers") or () if k in slow]
+            if used and used == slow:
+                against = "most rail links of the fabric run %s" % want
+            else:
+                against = "planned at least %s%s" % (want, " (the %s that of the fabric's other rail links)"
+                                                     % " and ".join(used) if used else "")
             findings.append(_finding(
-                base, "slow_link", seen, "runs %s, planned at least %s" % (got, want),
-                "%s reaches %s port %s but the link runs %s, planned at least %s" % (
-                    label, seen["tor"], seen["port"], got, want),
+                base, "slow_link", seen, "runs %s, %s" % (got, against),
+                "%s reaches %s port %s but the link runs %s, %s" % (label, seen["tor"], seen["port"], got, against),
                 "check the cable, the optics and the port settings of %s and %s port %s (iblinkinfo shows what "
                 "each end could run)" % (host, seen["tor"], seen["port"])))
             return

@@ -186,3 +186,16 @@ def merge_topologies(topologies):
                 seen.add(key)
                 links.append(link)
     return {"nodes": nodes, "links": links}
+
+
+_SMINFO = re.compile(r"^sminfo: sm lid (?P<lid>\d+) sm guid (?P<guid>0x[0-9a-fA-F]{1,16}),")
+
+
+def parse_sminfo(text):
+    """The master SM's port GUID from ``sminfo`` (``infiniband-diags/sminfo.c``: ``sminfo: sm lid %d sm guid
+    0x%016llx, activity count ...``); a text without that line is refused (no SM answered)."""
+    for line in str(text or "").splitlines():
+        match = _SMINFO.match(line.strip())
+        if match:
+            return {"lid": int(match.group("lid")), "guid": guid_text(match.group("guid"))}
+    raise FabricError("not sminfo output: no 'sminfo: sm lid N sm guid 0x...' line (is an SM running?)")

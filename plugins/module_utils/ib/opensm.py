@@ -4,7 +4,8 @@
 """The InfiniBand subnet manager's configuration from the plan: OpenSM's ``partitions.conf``, the options that
 choose its routing engine, and the comparison of the PKey tables the ports hold with the partitions wanted.
 
-Partitions (``partitions``, a list; the cluster model has no PKey of its own yet, so the caller passes them)::
+Partitions: the model's (``infiniband.partitions`` of the fabric, :func:`model_partitions`; pass ``partitions``
+None), or a list the caller passes, in the model's form plus ``fabric``::
 
     {"name": "compute",          letters, digits, ``_ . -`` (OpenSM logs it)
      "pkey": "0x0101",           15 bits, 0x0001..0x7ffe (0x7fff is OpenSM's Default, 0x0000 invalid)
@@ -26,6 +27,15 @@ ERROR`` and falling back to its default partition on a bad file)::
 
 The Default line is always written: every end port stays a limited member of the default partition (the SA and
 the SM reach it), only the SM port full. OpenSM's own fallback without the line is the same.
+:func:`desired_pkeys` wants that entry too (``0x7fff``, ``0xffff`` on the SM's port), so a port made a full
+member of the default partition, or left out of it, is a finding.
+
+Membership ``both`` (a full and a limited PKey on one port) needs ``allow_both_pkeys TRUE`` (``osm_subnet.c``,
+default FALSE): without it ``osm_prtn_add_port`` keeps one entry per port and PKey, the full one.
+:func:`allow_both_pkeys` decides it from the partitions; :func:`options_text` writes the option and
+:func:`desired_pkeys` wants both entries when given that answer, the full one alone otherwise (what OpenSM
+serves without the option). ``mtu``/``rate``/``sl`` set the partition's IPoIB broadcast group: refused on a
+partition with ``ipoib`` false, where OpenSM would ignore them.
 
 Routing (:func:`options_text`): ``routing_engine ftree,updn``: fat-tree routing for the rail-optimised tree (leaf
 per rail group and rail, spines above), up/down when ftree refuses the topology (it needs every leaf at one rank),
@@ -74,11 +84,25 @@ def _fabric_hosts(plan, fabric):
     return hosts
 
 
-def normalise(plan, partitions):
-    """The partitions checked, each with ``members``: ``[(host, rail)]`` in host order."""
+def model_partitions(plan, fabric=None):
+    """The partitions the model gives (``fabric_cluster`` ``infiniband.partitions``, carried by the plan's
+    ``fabrics[name].partitions`` with their fabric): of ``fabric``, or of every fabric. A fabric without the key
+    gives none (its ports in the default partition only)."""
+    fabrics = plan.get("fabrics") or {} if isinstance(plan, dict) else {}
+    if fabric is not None and fabric not in fabrics:
+        raise _err("fabric", fabric, "is not a fabric of the plan (%s)" % ", ".join(sorted(fabrics)))
+    names = [fabric] if fabric is not None else sorted(fabrics)
+    return [dict(p) for name in names for p in (fabrics[name] or {}).get("partitions") or ()]
+
+
+def normalise(plan, partitions=None):
+    """The partitions checked, each with ``members``: ``[(host, rail)]`` in host order. ``partitions`` None: the
+    model's (:func:`model_partitions`, possibly none)."""
     if not isinstance(plan, dict) or not isinstance(plan.get("nodes"), dict):
         raise FabricError("subnet manager: pass the rail plan (plan.nodes)")
-    if not isinstance(partitions, list) or not partitions:
+    if partitions is None:
+        partitions = model_partitions(plan)
+    elif not isinstance(partitions, list) or not partitions:
         raise FabricError("subnet manager: partitions must be a non-empty list (name, pkey, fabric, hosts, "
                           "membership, ipoib)")
     out, pkeys, fabrics = [], {}, set(plan.get("fabrics") or ()) or None
@@ -122,6 +146,10 @@ def normalise(plan, partitions):
         ipoib = part.get("ipoib", True)
         if not isinstance(ipoib, bool):
             raise _err(field + ".ipoib", ipoib, "is not true or false")
+        if flags and not ipoib:
+            key = sorted(flags)[0]
+            raise _err(field + "." + key, flags[key], "sets the IPoIB broadcast group, but ipoib is false (OpenSM "
+                       "would ignore it): remove %s or set ipoib true" % key)
         out.append({"name": name, "pkey": pkey, "membership": membership, "ipoib": ipoib, "flags": flags,
                     "members": [(h, r) for h in hosts for r in available[h]]})
     return out
@@ -161,8 +189,17 @@ def partitions_text(plan, partitions, port_guids):
     return "\n".join(lines) + "\n"
 
 
-def options_text(partitions_file, root_guid_file=None):
-    """The ``opensm.conf`` options this collection sets (the rest stays OpenSM's default)."""
+def allow_both_pkeys(partitions):
+    """Whether OpenSM must run with ``allow_both_pkeys TRUE``: a partition gives ``both`` memberships. Without the
+    option OpenSM keeps one entry per port and PKey (``osm_prtn.c`` ``osm_prtn_add_port`` removes the port from
+    both tables before it inserts, so the full entry, added last, wins); with it a port holds the full and the
+    limited PKey. The one place this is decided: :func:`options_text` and :func:`desired_pkeys` take its answer."""
+    return any(isinstance(p, dict) and p.get("membership") == "both" for p in partitions or ())
+
+
+def options_text(partitions_file, root_guid_file=None, both_pkeys=False):
+    """The ``opensm.conf`` options this collection sets (the rest stays OpenSM's default). ``both_pkeys``:
+    :func:`allow_both_pkeys` of the partitions (``allow_both_pkeys TRUE``, ``osm_subnet.c``, default FALSE)."""
     for what, path in (("partitions_file", partitions_file), ("root_guid_file", root_guid_file)):
         if path is not None and (not isinstance(path, str) or not path.startswith("/") or re.search(r"\s", path)):
             raise _err(what, path, "must be an absolute path without blanks")
@@ -170,6 +207,8 @@ def options_text(partitions_file, root_guid_file=None):
              "routing_engine %s" % ROUTING_ENGINES]
     if root_guid_file:
         lines.append("root_guid_file %s" % root_guid_file)
+    if both_pkeys:
+        lines.append("allow_both_pkeys TRUE")
     return "\n".join(lines) + "\n"
 
 
@@ -178,23 +217,28 @@ def root_guids_text(guids):
     return "".join("%s\n" % guid_text(g) for g in guids)
 
 
-def _with_membership(pkey, membership):
-    if membership == "full":
+def _with_membership(pkey, membership, both_pkeys):
+    if membership == "full" or (membership == "both" and not both_pkeys):
         return ["0x%04x" % (pkey | 0x8000)]
     if membership == "limited":
         return ["0x%04x" % pkey]
     return ["0x%04x" % (pkey | 0x8000), "0x%04x" % pkey]
 
 
-def desired_pkeys(plan, partitions, port_guids):
-    """``{port guid: {"host", "rail", "pkeys": sorted [...]}}``: what each member port's table must hold besides
-    the default partition (``0x7fff``/``0xffff``, which OpenSM always gives)."""
+def desired_pkeys(plan, partitions, port_guids, both_pkeys=False, sm_port_guid=None):
+    """``{port guid: {"host", "rail", "pkeys": sorted [...], "default": pkey}}``: what each member port's table
+    must hold. ``default`` is its entry of the default partition as the rendered Default rule gives it
+    (``ALL=limited, SELF=full``): ``0x7fff``, and ``0xffff`` for the SM's own port (``sm_port_guid``, as
+    ``sminfo`` names it; None: the SM runs on no member port). ``both_pkeys``: OpenSM runs with
+    ``allow_both_pkeys TRUE`` (:func:`allow_both_pkeys`); without it a ``both`` member holds the full PKey only."""
+    sm_port = guid_text(sm_port_guid) if sm_port_guid is not None else None
     result = {}
     for part in normalise(plan, partitions):
         for host, rail in part["members"]:
             guid = _member_guid(port_guids, host, rail, part["name"])
-            entry = result.setdefault(guid, {"host": host, "rail": rail, "pkeys": []})
-            entry["pkeys"].extend(_with_membership(part["pkey"], part["membership"]))
+            default = "0x%04x" % (DEFAULT_PKEY | (0x8000 if guid == sm_port else 0))
+            entry = result.setdefault(guid, {"host": host, "rail": rail, "pkeys": [], "default": default})
+            entry["pkeys"].extend(_with_membership(part["pkey"], part["membership"], both_pkeys))
     for entry in result.values():
         entry["pkeys"] = sorted(set(entry["pkeys"]))
     return result
@@ -213,8 +257,8 @@ def compare_pkeys(desired, seen):
                                  detail="the PKey table of %s rail %s (%s) was not read" % (
                                      want["host"], want["rail"], guid)))
             continue
-        have = set(p.lower() for p in have if int(p, 16) & 0x7fff != DEFAULT_PKEY)
-        wanted = set(want["pkeys"])
+        have = set(p.lower() for p in have)
+        wanted = set(want["pkeys"]) | {want.get("default") or "0x%04x" % DEFAULT_PKEY}
         before = len(findings)
         for pkey in sorted(wanted - have):
             low = int(pkey, 16) & 0x7fff
@@ -223,17 +267,31 @@ def compare_pkeys(desired, seen):
                 findings.append(dict(base, kind="wrong_membership", pkey=pkey, detail="%s rail %s holds %s, wanted %s"
                                      % (want["host"], want["rail"], ", ".join(sorted(other)), pkey)))
             else:
-                findings.append(dict(base, kind="missing_pkey", pkey=pkey, detail="%s rail %s lacks %s" % (
-                    want["host"], want["rail"], pkey)))
+                findings.append(dict(base, kind="missing_pkey", pkey=pkey, detail="%s rail %s lacks %s%s" % (
+                    want["host"], want["rail"], pkey, " (the default partition: the port cannot reach the SA)"
+                    if low == DEFAULT_PKEY else "")))
         for pkey in sorted(have - wanted):
             if any(int(w, 16) & 0x7fff == int(pkey, 16) & 0x7fff for w in wanted):
                 continue
             findings.append(dict(base, kind="extra_pkey", pkey=pkey, detail="%s rail %s holds %s, in no partition "
                                  "of the plan" % (want["host"], want["rail"], pkey)))
         if len(findings) == before:
-            ok.append(dict(base, pkeys=sorted(wanted)))
+            ok.append(dict(base, pkeys=sorted(want["pkeys"])))
     by_kind = {}
     for finding in findings:
         by_kind[finding["kind"]] = by_kind.get(finding["kind"], 0) + 1
     return {"findings": findings, "ok": ok,
             "summary": {"ports": len(desired), "ok": len(ok), "findings": len(findings), "by_kind": by_kind}}
+
+
+def member_lids(topology, port_guids):
+    """``{port guid: lid}`` of the member ports ``ibnetdiscover`` saw (:func:`ib_parse.parse_ibnetdiscover`: a
+    CA's LID is its node's, as its port line prints it): where ``smpquery pkeys <lid>`` reads each table. A port
+    absent from the subnet or without a LID (no SM has swept it) is left out, and :func:`compare_pkeys` then
+    reports it ``unread``."""
+    lids = {}
+    for node in (topology or {}).get("nodes", {}).values():
+        for pguid in (node.get("port_guids") or {}).values():
+            if node.get("lid"):
+                lids[pguid] = node["lid"]
+    return dict((g, lids[g]) for g in port_guids if g in lids)

@@ -158,6 +158,7 @@ class Fabric(object):
         self.cni = "host"
         self.sriov = None
         self.kubernetes = None
+        self.infiniband = None
         self.max_node_id = 0
 
     @property
@@ -205,6 +206,8 @@ class Fabric(object):
         # Only when given: a model without it keeps the digest its plan lock was written with.
         if self.kubernetes is not None:
             out["kubernetes"] = dict(self.kubernetes)
+        if self.infiniband is not None:
+            out["infiniband"] = {"partitions": [dict(p) for p in self.infiniband["partitions"]]}
         return out
 
 
@@ -574,6 +577,7 @@ def _load_fabric(cluster, name, raw, index):
             raise _err(here("kubernetes"), raw["kubernetes"], "is set while the fabric's cni is host (no pod attaches "
                        "to its rail NICs)", "remove kubernetes, or set the fabric's cni")
         fabric.kubernetes = dict(raw["kubernetes"])
+    fabric.infiniband = _load_infiniband(fabric, raw.get("infiniband"))
     if kind == "roce":
         headroom = fabric.qos["switch_mtu_headroom"] if fabric.qos else 0
         for i, tor in enumerate(fabric.tors):
@@ -585,6 +589,45 @@ def _load_fabric(cluster, name, raw, index):
                            "raise port_mtu to at least %d (9216 is usual) or lower the fabric mtu"
                            % (fabric.mtu + headroom))
     return fabric
+
+
+def _load_infiniband(fabric, raw):
+    """The fabric's ``infiniband`` (normalised by the schema): only on an infiniband fabric; the partitions' keys
+    unique, in range, and the broadcast group's codes only with ``ipoib``. Returns None when not given."""
+    if raw is None:
+        return None
+    field = fabric.field("infiniband")
+    if fabric.mode != "infiniband":
+        raise _err(field, raw, "is set on a fabric in %s mode (no subnet manager)" % fabric.mode,
+                   "remove infiniband, or set addressing.mode infiniband")
+    partitions, names, pkeys = [], {}, {}
+    for index, part in enumerate(raw.get("partitions") or ()):
+        where = "%s.partitions[%d]" % (field, index)
+        if part["name"] == "Default" or part["name"] in names:
+            raise _err(where + ".name", part["name"], "is OpenSM's default partition" if part["name"] == "Default"
+                       else "is already partitions[%d]'s" % names[part["name"]], "give each partition its own name")
+        names[part["name"]] = index
+        pkey = int(part["pkey"], 16)
+        if not 0x0001 <= pkey <= 0x7ffe:
+            raise _err(where + ".pkey", part["pkey"], "is not a partition key 0x0001..0x7ffe (0x7fff is the "
+                       "default partition, 0x0000 invalid; the membership bit 0x8000 comes from membership)",
+                       "use 0x0001 to 0x7ffe")
+        if pkey in pkeys:
+            raise _err(where + ".pkey", part["pkey"], "is already partitions[%d]'s" % pkeys[pkey],
+                       "give each partition its own key")
+        pkeys[pkey] = index
+        ipoib = given(part, "ipoib", True)
+        for key in ("mtu", "rate", "sl"):
+            if part.get(key) is not None and not ipoib:
+                raise _err(where + "." + key, part[key], "sets the IPoIB broadcast group, but ipoib is false",
+                           "remove %s or set ipoib true" % key)
+        out = {"name": part["name"], "pkey": "0x%04x" % pkey, "membership": given(part, "membership", "full"),
+               "ipoib": ipoib}
+        if part.get("hosts") is not None:
+            out["hosts"] = list(part["hosts"])
+        out.update((k, part[k]) for k in ("mtu", "rate", "sl") if part.get(k) is not None)
+        partitions.append(out)
+    return {"partitions": partitions}
 
 
 def load_cluster(raw):

@@ -305,6 +305,35 @@ KUBERNETES = {
     "sriov_operator": Key("bool", "render the SR-IOV network operator's SriovNetworkNodePolicy per rail instead of "
                           "the SR-IOV device plugin's ConfigMap (`sriov`, `host-device`)", default="false"),
 }
+# OpenSM's partitions.conf grammar (opensm osm_prtn_config.c): a partition name ends at '=' ',' ':' ';' or a
+# blank; this subset keeps it one token that OpenSM logs as given.
+PARTITION_NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}\Z")
+PKEY_RE = re.compile(r"^0x[0-9a-fA-F]{1,4}\Z")
+PARTITION = {
+    "name": Key("str", "the partition's name in OpenSM's partitions.conf (not `Default`, OpenSM's own); 1-64 "
+                "letters, digits, `_`, `.`, `-`", required=True, pattern=PARTITION_NAME_RE, noun="partition name",
+                fix="use 1-64 letters, digits, '_', '.' or '-', starting with a letter or digit"),
+    "pkey": Key("str", "the partition key, 0x0001-0x7ffe (0x7fff is the default partition; the full-membership "
+                "bit 0x8000 is set from `membership`), unique in the fabric", required=True, pattern=PKEY_RE,
+                noun="partition key", fix="write it in hex, 0x0001 to 0x7ffe, e.g. 0x0101"),
+    "hosts": Key("list", "the member nodes (every rail of each): all of the fabric's nodes when left out",
+                 elements="str", default="every node of the fabric", unique=True),
+    "membership": Key("str", "`full` (members reach each other), `limited` (members reach full members only) or "
+                      "`both` (a full and a limited PKey on each port; OpenSM then runs with allow_both_pkeys)",
+                      default="full", choices=("full", "limited", "both")),
+    "ipoib": Key("bool", "OpenSM creates the partition's IPoIB broadcast group", default="true"),
+    "mtu": Key("int", "the IPoIB broadcast group's IBTA MTU code (1=256 .. 5=4096); only with `ipoib`",
+               minimum=1, maximum=5),
+    "rate": Key("int", "the IPoIB broadcast group's IBTA rate code (2=2.5 Gb/s ..); only with `ipoib`",
+                minimum=2, maximum=21),
+    "sl": Key("int", "the IPoIB broadcast group's service level; only with `ipoib`", minimum=0, maximum=15),
+}
+INFINIBAND = {
+    "partitions": Key("list", "the fabric's partitions, rendered into OpenSM's partitions.conf by the "
+                      "subnet_manager role (docs/infiniband.md); every port stays a limited member of the default "
+                      "partition 0x7fff", elements="dict", options=PARTITION, default="none (the default "
+                      "partition only)"),
+}
 FABRIC = {
     "rails": Key("int", "number of rails (rail NICs per node); rail ids are 1..rails", required=True,
                  minimum=1, maximum=MAX_RAILS),
@@ -324,6 +353,8 @@ FABRIC = {
     "sriov": Key("dict", "SR-IOV VFs on each rail PF (only with `cni: sriov`)", options=SRIOV),
     "kubernetes": Key("dict", "the Kubernetes objects of the fabric's `cni` (playbooks/k8s.yml, docs/workloads.md)",
                       default="spiderpool IPAM, namespace kube-system", options=KUBERNETES),
+    "infiniband": Key("dict", "the subnet manager's settings of an `infiniband` fabric (only there)",
+                      options=INFINIBAND),
     "description": FREE_TEXT,
 }
 CLUSTER = {

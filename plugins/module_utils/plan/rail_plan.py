@@ -468,6 +468,10 @@ def _rail_plan(cluster_raw, nodes):
             "tors": len(fabric.tors),
             "max_node_id": fabric.max_node_id,
         }
+        # Only when the model gives them: plans of models without them keep their digest.
+        if fabric.infiniband is not None:
+            fabrics[fabric.name]["partitions"] = [dict(p, fabric=fabric.name)
+                                                  for p in fabric.infiniband["partitions"]]
     modes = sorted({f["mode"] for f in fabrics.values()})
     families = sorted({f["family"] for f in fabrics.values()})
     return {

@@ -218,7 +218,8 @@ def test_opensm_parse_error_is_what_a_bad_file_gives():
 
 def test_pkeys_served_are_the_models(plan):
     desired = opensm.desired_pkeys(plan, ib_plans.PARTITIONS, good_port_guids(plan))
-    assert desired["0x0002c90300100011"] == {"host": "gpu01", "rail": 1, "pkeys": ["0x0202", "0x8101"]}
+    assert desired["0x0002c90300100011"] == {
+        "host": "gpu01", "rail": 1, "pkeys": ["0x0202", "0x8101"], "default": "0x7fff"}
     assert desired["0x0002c90300100041"]["pkeys"] == ["0x8101"]
     seen = {"0x0002c90300100011": parse_smpquery_pkeys(sample("smpquery-pkeys-gpu01-mlx5_0.txt"))["pkeys"]}
     one = dict((g, d) for g, d in desired.items() if g in seen)

@@ -71,7 +71,7 @@ def test_fabric_keys_are_checked_inside_each_fabric():
         "fabric_cluster.fabrics.compute.addressing: None is missing. Fix: set addressing: how the fabric's addresses "
         "are planned",
         "fabric_cluster.fabrics.storage.mtux: 1 is not a known key. Fix: use one of: addressing, cni, description, "
-        "kubernetes, mtu, qos, rails, routing, sriov, tors"]
+        "infiniband, kubernetes, mtu, qos, rails, routing, sriov, tors"]
 
 
 def test_normalize_returns_the_values_the_loaders_read():

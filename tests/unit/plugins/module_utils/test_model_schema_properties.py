@@ -54,6 +54,13 @@ BASE = {
                    "operator_namespace": "sriov-network-operator", "ipam_namespace": "nvidia-network-operator",
                    "device_plugin_namespace": "kube-system", "workload_namespace": "default"},
 }
+# The InfiniBand-only keys are varied on an InfiniBand fabric (the loader refuses them on any other).
+IB_BASE = {
+    "name": "propib", "rails": 2, "mtu": 4092,
+    "addressing": {"mode": "infiniband", "supernet": "172.18.0.0/16", "rail_prefix": 24},
+    "infiniband": {"partitions": [{"name": "compute", "pkey": "0x0101", "hosts": ["gpu01"], "membership": "full",
+                                   "ipoib": True, "mtu": 5, "rate": 7, "sl": 0}]},
+}
 EXAMPLES = 60
 
 
@@ -264,6 +271,9 @@ def _loaded(cluster, path, norm):
         return getattr(tor, {"nodes": "ranges"}.get(name, name)), norm
     if head == "pcie_acs":
         return cluster.pcie_acs[name], norm
+    if head == "infiniband":
+        part = fabric.infiniband["partitions"][0]
+        return part[name], "0x%04x" % int(norm, 16) if name == "pkey" else norm
     if head in ("name", "rdma_netns", "management_networks", "pod_networks", "service_networks"):
         return getattr(cluster, head), norm
     return None
@@ -292,7 +302,7 @@ def _load(model):
 @given(data=st.data())
 def test_schema_and_loaders_agree_on_every_leaf(path, key, data):
     value = data.draw(values_for(key), label=_field(path))
-    model = copy.deepcopy(BASE)
+    model = copy.deepcopy(IB_BASE if path[0] == "infiniband" else BASE)
     _set(model, path, value)
     norm, errors = model_schema.normalize(model)
     cluster, refusal = _load(model)
@@ -392,4 +402,4 @@ def test_the_loaders_relation_tables_cover_the_schemas_choices():
 def test_every_leaf_is_varied():
     fields = [_field(p) for p, _k in LEAVES]
     assert "fabric_cluster.qos.cnp_strict" in fields and "fabric_cluster.tors[0].nodes" in fields
-    assert len(fields) == len(set(fields)) == 66
+    assert len(fields) == len(set(fields)) == 74

@@ -3,7 +3,7 @@
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 """Review 45 (docs/reviews/45-infiniband.md): InfiniBand cabling and OpenSM partitions checked against the oracles'
 code (rdma-core infiniband-diags/ibnetdiscover.c and smpquery.c, opensm/osm_prtn_config.c and osm_prtn.c, ibsim
-sim_net.c). The defects are strict xfails (D<n>); the cases that held are plain tests. Samples recorded from the
+sim_net.c). The defects D<n> were strict xfails until fixed (the review doc names the commit); the cases that held are plain tests. Samples recorded from the
 ibsim lab with the real OpenSM 3.3.23 and infiniband-diags 44.0 (data/ib/ORIGIN.md, "review 45" rows)."""
 
 from __future__ import annotations
@@ -49,8 +49,6 @@ def _port(desired, guid):
 
 # D1: "both" membership. osm_prtn_config.c partition_add_port: the limited entry is added only when
 # allow_both_pkeys is set (default FALSE, and options_text never sets it), so OpenSM programs the full PKey alone.
-@pytest.mark.xfail(strict=True, reason="review 45 D1: membership both wants 0x8101 and 0x0101, OpenSM without "
-                                       "allow_both_pkeys programs 0x8101 only: a correct port is wrong_membership")
 def test_d1_both_membership_as_opensm_applies_it_agrees(plan, guids):
     parts = [dict(ib_plans.PARTITIONS[0], membership="both"), ib_plans.PARTITIONS[1]]
     desired = _port(opensm.desired_pkeys(plan, parts, guids), GPU01_R2)
@@ -66,8 +64,6 @@ def test_d1_control_full_membership_on_the_same_table_agrees(plan, guids):
 
 # D2: the default partition. The rendered file says ALL=limited (0x7fff); a port that OpenSM made a full member
 # (0xffff: the Default rule edited to ALL=full, recorded) is reported as agreeing.
-@pytest.mark.xfail(strict=True, reason="review 45 D2: compare_pkeys ignores the default partition: a port full "
-                                       "member of 0x7fff (0xffff) where the file says ALL=limited agrees")
 def test_d2_full_member_of_the_default_partition_is_a_finding(plan, guids):
     desired = _port(opensm.desired_pkeys(plan, ib_plans.PARTITIONS, guids), GPU01_R1)
     seen = {GPU01_R1: parse_smpquery_pkeys(sample("smpquery-pkeys-gpu01-mlx5_0-default-full.txt"))["pkeys"]}
@@ -75,7 +71,6 @@ def test_d2_full_member_of_the_default_partition_is_a_finding(plan, guids):
     assert opensm.compare_pkeys(desired, seen)["findings"] != []
 
 
-@pytest.mark.xfail(strict=True, reason="review 45 D2: a port without the default partition at all agrees")
 def test_d2_port_without_the_default_partition_is_a_finding(plan, guids):
     desired = _port(opensm.desired_pkeys(plan, ib_plans.PARTITIONS, guids), GPU01_R1)
     assert opensm.compare_pkeys(desired, {GPU01_R1: ["0x8101", "0x0202"]})["findings"] != []
@@ -88,8 +83,6 @@ def test_d2_control_limited_default_agrees(plan, guids):
 
 
 # D3: a rail link at 1x while every other rail runs 4x (ibsim sim_net.c honours "lid N 1xSDR" on a port line).
-@pytest.mark.xfail(strict=True, reason="review 45 D3: a rail link degraded to 1x (its peers 4x) is ok unless the "
-                                       "caller passes expect (the role's default cabling_check_ib_expect is {})")
 def test_d3_degraded_width_is_a_finding_by_default(plan):
     result = check_ib_cabling(plan, sample("ibnetdiscover-1x-gpu01-rail1.txt"))
     assert [(f["host"], f["rail"], f["kind"]) for f in result["findings"]] == [("gpu01", 1, "slow_link")]
@@ -102,8 +95,6 @@ def test_d3_control_degraded_width_with_expect(plan):
 
 
 # D4: the broadcast group's mtu/rate/sl accepted on a partition without ipoib, then left out of the file.
-@pytest.mark.xfail(strict=True, reason="review 45 D4: mtu/rate/sl on a partition with ipoib false are accepted "
-                                       "and silently dropped from partitions.conf")
 def test_d4_flags_without_ipoib_are_refused(plan, guids):
     part = dict(ib_plans.PARTITIONS[1], mtu=5)
     with pytest.raises(FabricError, match="mtu"):
@@ -174,3 +165,47 @@ def test_ibnetdiscover_layouts_from_the_format_strings():
     assert links == [(1, "0x0002c90300100010", "4x", "HDR"), (2, "0x0002c90300100099", "4x", "NDR"),
                      (3, "0x0002c90400000200", None, "XDR"), (2, "0x0002c90300100077", "2x", "FDR10")]
     assert topo["links"][3]["b"]["port_guid"] == "0x0002c90300100078"
+
+
+# The fixes' other side: each with one thing changed from the reviewed case.
+def test_d1_both_with_allow_both_pkeys_wants_both_and_the_option_is_written(plan, guids):
+    parts = [dict(ib_plans.PARTITIONS[0], membership="both"), ib_plans.PARTITIONS[1]]
+    both = opensm.allow_both_pkeys(parts)
+    assert both and not opensm.allow_both_pkeys(ib_plans.PARTITIONS)
+    assert "allow_both_pkeys TRUE\n" in opensm.options_text("/etc/opensm/partitions.conf", both_pkeys=both)
+    assert "allow_both_pkeys" not in opensm.options_text("/etc/opensm/partitions.conf")
+    desired = _port(opensm.desired_pkeys(plan, parts, guids, both_pkeys=both), GPU01_R2)
+    seen = {GPU01_R2: parse_smpquery_pkeys(sample("smpquery-pkeys-gpu01-mlx5_1-both.txt"))["pkeys"]}
+    result = opensm.compare_pkeys(desired, seen)
+    assert [(f["kind"], f["pkey"]) for f in result["findings"]] == [("wrong_membership", "0x0101")]
+
+
+def test_d2_the_sm_port_is_the_full_member_of_the_default_partition(plan, guids):
+    seen = {GPU01_R1: parse_smpquery_pkeys(sample("smpquery-pkeys-gpu01-mlx5_0-default-full.txt"))["pkeys"]}
+    as_sm = _port(opensm.desired_pkeys(plan, ib_plans.PARTITIONS, guids, sm_port_guid=GPU01_R1), GPU01_R1)
+    assert opensm.compare_pkeys(as_sm, seen)["findings"] == []
+    limited = {GPU01_R1: parse_smpquery_pkeys(sample("smpquery-pkeys-gpu01-mlx5_0.txt"))["pkeys"]}
+    kinds = [(f["kind"], f["pkey"]) for f in opensm.compare_pkeys(as_sm, limited)["findings"]]
+    assert kinds == [("wrong_membership", "0xffff")]
+
+
+def test_d2_missing_default_partition_says_why(plan, guids):
+    desired = _port(opensm.desired_pkeys(plan, ib_plans.PARTITIONS, guids), GPU01_R1)
+    finding = opensm.compare_pkeys(desired, {GPU01_R1: ["0x8101", "0x0202"]})["findings"]
+    assert [(f["kind"], f["pkey"]) for f in finding] == [("missing_pkey", "0x7fff")]
+    assert "cannot reach the SA" in finding[0]["detail"]
+
+
+def test_d3_peer_finding_names_what_the_peers_run(plan):
+    result = check_ib_cabling(plan, sample("ibnetdiscover-1x-gpu01-rail1.txt"))
+    assert "runs 1xSDR, most rail links of the fabric run 4xSDR" in result["findings"][0]["detail"]
+    # An explicit expectation still wins over the peers (every link 4xSDR, below NDR).
+    slow = check_ib_cabling(plan, sample("ibnetdiscover-good.txt"), expect={"speed": "NDR"})
+    assert slow["summary"]["by_kind"] == {"slow_link": 8}
+    assert "planned at least 4xNDR" in slow["findings"][0]["detail"]
+
+
+@pytest.mark.parametrize("key,value", [("rate", 7), ("sl", 1)])
+def test_d4_each_flag_without_ipoib_is_refused(plan, guids, key, value):
+    with pytest.raises(FabricError, match=r"partitions\[0\]\.%s .*ipoib is false" % key):
+        opensm.partitions_text(plan, [dict(ib_plans.PARTITIONS[1], **{key: value})], guids)

@@ -87,7 +87,7 @@ def test_the_sets_are_what_the_collection_has():
     assert set(HOST_MODULES) == {"rail_interfaces", "sriov", "rdma_netns", "pcie_acs", "roce_qos",
                                  "nic_link_type", "nic_firmware"}
     assert set(NAMES) - set(MODULES) == {"rail_plan", "tor_config", "lossless_report", "k8s_objects", "cabling_check", "link_test", "topology",
-                                         "lossless_test"}
+                                         "lossless_test", "subnet_manager"}
 
 
 @pytest.mark.parametrize("module", MODULES)
