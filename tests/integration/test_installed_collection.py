@@ -36,7 +36,9 @@ BIN = os.path.dirname(sys.executable)
 PLAYBOOKS = sorted(os.path.splitext(name)[0] for name in os.listdir(os.path.join(ROOT, "playbooks"))
                    if name.endswith(".yml"))
 # The jobs that need no host: they run for real and write their files.
-CONTROLLER_JOBS = ("plan", "tors", "k8s")
+CONTROLLER_JOBS = ("plan", "tors", "k8s", "topology")
+# The jobs that touch a node only when something waits on it (maintenance windows: nothing pending, no host).
+NOTHING_PENDING = ("maintenance",)
 # The playbooks that write a new inventory directory (on localhost, no inventory needed).
 SCAFFOLDS = ("new_cluster",)
 # The AWX workflow's gate: no host job, it compares the plan with a lock in the project (test below).
@@ -223,6 +225,11 @@ def test_controller_jobs_write_beside_the_inventory(installed, work, job):
         # the lab's fabric attaches no pods (cni host): no object, no file
         assert "0 objects () in %s/k8s" % out in result.stdout, result.stdout[-3000:]
         allowed = set()
+    elif job == "topology":
+        # no cabling check has run beside this inventory: every rail group is withheld, nothing is published
+        assert "0 files in %s/topology" % out in result.stdout and "(no cabling result)" in result.stdout, \
+            result.stdout[-3000:]
+        allowed = {os.path.join("inv", OUT, "lab", "topology")}
     else:
         tors = sorted(os.listdir(os.path.join(out, "tors")))
         assert tors == ["lab-tor1.yaml", "lab-tor2.yaml", "lab-tor3.json", "lab-tor4.json"]
@@ -238,7 +245,21 @@ def test_controller_jobs_write_beside_the_inventory(installed, work, job):
     assert sorted(json.loads(listed.stdout)["gpu_nodes"]["hosts"]) == ["gpu01", "gpu02", "gpu03", "gpu04"]
 
 
-@pytest.mark.parametrize("job", [name for name in PLAYBOOKS if name not in CONTROLLER_JOBS + SCAFFOLDS + GATES + PARTS])
+@pytest.mark.parametrize("job", NOTHING_PENDING)
+def test_a_job_with_nothing_pending_touches_no_host(installed, work, job):
+    """From the installed tree: the example's nodes have no step pending, so the maintenance job opens no window and
+    reaches no host (they are unreachable here), and writes nothing."""
+    if not os.path.exists(os.path.join(work, "inv", OUT)):
+        installed.run("ansible-playbook", "-i", "inv", "ainet.fabric.plan", cwd=work, expect=0)
+    before = _listing(work)
+    result = installed.run("ansible-playbook", "-i", "inv", "ainet.fabric." + job, "--check", *NO_HOSTS, cwd=work,
+                           expect=0)
+    assert "UNREACHABLE" not in result.stdout and "changed=1" not in result.stdout, result.stdout[-3000:]
+    assert _listing(work) == before
+
+
+@pytest.mark.parametrize("job", [name for name in PLAYBOOKS
+                                 if name not in CONTROLLER_JOBS + NOTHING_PENDING + SCAFFOLDS + GATES + PARTS])
 def test_host_jobs_check_on_the_controller_then_fail_cleanly_on_unreachable_hosts(installed, work, job):
     if not os.path.exists(os.path.join(work, "inv", OUT)):
         installed.run("ansible-playbook", "-i", "inv", "ainet.fabric.plan", cwd=work, expect=0)
