@@ -317,7 +317,8 @@ PARTITION = {
                 "bit 0x8000 is set from `membership`), unique in the fabric", required=True, pattern=PKEY_RE,
                 noun="partition key", fix="write it in hex, 0x0001 to 0x7ffe, e.g. 0x0101"),
     "hosts": Key("list", "the member nodes (every rail of each): all of the fabric's nodes when left out",
-                 elements="str", default="every node of the fabric", unique=True),
+                 elements="str", default="every node of the fabric", unique=True, pattern=HOST_NAME_RE,
+                 noun="node name", fix="name nodes by their inventory host names"),
     "membership": Key("str", "`full` (members reach each other), `limited` (members reach full members only) or "
                       "`both` (a full and a limited PKey on each port; OpenSM then runs with allow_both_pkeys)",
                       default="full", choices=("full", "limited", "both")),
