@@ -85,7 +85,7 @@ options:
         directory of the project); the file, where it exists, wins, because a plan job in the same
         command may just have rewritten it.
       - Omitted, the action reads the variable C(rail_plan_lock) itself, where the task's host has it (templated
-        only where it holds a template): passed as O(lock) a lock of 16,384 nodes is templated whole for the task,
+        only where it holds a template); passed as O(lock), a lock of 16,384 nodes is templated whole for the task,
         seconds that the check does not need.
     type: raw
   require_lock:
