@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 # -*- coding: utf-8 -*-
 """A stand-in for ``kubectl`` over a JSON file (``$FAKE_K8S_STATE``), answering the few calls the maintenance_k8s
 module makes as the API server documents them, and logging each call (``$FAKE_K8S_STATE.log``):
@@ -54,7 +53,7 @@ def pods(state):
 
 
 def selected(pod, selector):
-    key, _, value = selector.partition("=")
+    key, _sep, value = selector.partition("=")
     return (pod["metadata"].get("labels") or {}).get(key) == value
 
 

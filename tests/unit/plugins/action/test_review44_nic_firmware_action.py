@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 
-from ansible_collections.ainet.fabric.tests.unit.plugins.action.test_nic_firmware import (  # noqa: F401 (fixture)
+from ansible_collections.ainet.fabric.tests.unit.plugins.action.test_nic_firmware import (  # noqa: F401 (host is a fixture) # pylint: disable=unused-import
     NICS, cards, host, task)
 
 ARRAY = "ESWITCH_HAIRPIN_DESCRIPTORS"

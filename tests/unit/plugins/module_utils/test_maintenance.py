@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import datetime
 import os
-import time
 
 import pytest
 

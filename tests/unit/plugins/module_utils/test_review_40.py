@@ -44,6 +44,12 @@ def sample(name, where=REVIEW):
         return handle.read()
 
 
+def mailed(name):
+    """A mailed sample as the mail client sent it: CRLF line ends (kept as LF in the repository, whose sanity test
+    refuses CRLF files; see ORIGIN.md)."""
+    return sample(name).replace("\n", "\r\n")
+
+
 def with_tor_read(name, fmt, before, after, role=None, priorities=None):
     """The recorded SONiC link of test_load_counters (Ethernet8: the host NIC paused, switch pfc3_tx moved, queues
     clean: lossless_under_load) with one more ToR read ``name`` in format ``fmt``."""
@@ -254,16 +260,16 @@ def test_nxos_another_priority_paused_is_not_priority_3_s():
 # ---- a pasted read: prompt, CRLF, "> " quoting and lines broken at 72 columns --------------------------------------
 
 def test_os10_queuing_mailed_with_its_prompt_reads_as_recorded():
-    mailed = sample("os10-queuing-hound-dirt-cubic-mailed.txt")
-    assert "\r\n> Dropped-Bytes\r\n" in mailed  # the header broke at 72 columns
-    got = parse_counters(mailed, "os10_queuing", port="ethernet1/1/4")
+    text = mailed("os10-queuing-hound-dirt-cubic-mailed.txt")
+    assert "\r\n> Dropped-Bytes\r\n" in text  # the header broke at 72 columns
+    got = parse_counters(text, "os10_queuing", port="ethernet1/1/4")
     recorded = parse_counters(sample("os10-queuing-hound-dirt-cubic-netdev-2022.txt", RECORDED), "os10_queuing",
                               port="ethernet1/1/4")
     assert got == recorded and got["ports"]["ethernet1/1/4"]["q5_dropped_packets"] == 1263665
 
 
 def test_pfcwd_stats_mailed_with_its_prompt_reads_as_printed():
-    got = parse_counters(sample("sonic-pfcwd-stats-after-mailed.txt"), "sonic_pfcwd")
+    got = parse_counters(mailed("sonic-pfcwd-stats-after-mailed.txt"), "sonic_pfcwd")
     assert got == parse_counters(sample("sonic-pfcwd-stats-after.txt"), "sonic_pfcwd")
 
 
