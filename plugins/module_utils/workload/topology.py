@@ -222,15 +222,8 @@ def slurm_names(plan, node_names=None):
     if unknown:
         raise FabricModelError("topology_node_names.%s" % unknown[0], (node_names or {})[unknown[0]],
                                "maps a host that is not a node of the plan", "map only the hosts of the node group")
-    out, seen = {}, {}
-    for host in sorted(plan["nodes"]):
-        name = slurm_node_name(host, node_names)
-        if name in seen:
-            raise FabricModelError("topology_node_names.%s" % host, name, "is also the Slurm node name of %s"
-                                   % seen[name], "give every host its own node name")
-        seen[name] = host
-        out[host] = name
-    return out
+    return _names_per_host(plan, lambda host: slurm_node_name(host, node_names), "topology_node_names",
+                           "Slurm node name")
 
 
 def hostlist(names):
@@ -450,12 +443,18 @@ def node_labels(plan, topos, k8s_names, keys="ainet", topograph_fabric=None):
 
 def k8s_node_names(plan, node_names=None):
     """``{host: Kubernetes node name}`` (k8s_objects' rule: ``node_names`` or the lower-cased host name)."""
+    return _names_per_host(plan, lambda host: node_name(host, node_names), "k8s_objects_node_names", "node name")
+
+
+def _names_per_host(plan, name_of, variable, what):
+    """``{host: name_of(host)}`` of every node of the plan; a name that two hosts would share is refused, naming
+    ``variable``'s entry of the second host and the first."""
     out, seen = {}, {}
     for host in sorted(plan["nodes"]):
-        name = node_name(host, node_names)
+        name = name_of(host)
         if name in seen:
-            raise FabricModelError("k8s_objects_node_names.%s" % host, name, "is also the node name of %s"
-                                   % seen[name], "give every host its own node name")
+            raise FabricModelError("%s.%s" % (variable, host), name, "is also the %s of %s" % (what, seen[name]),
+                                   "give every host its own node name")
         seen[name] = host
         out[host] = name
     return out
