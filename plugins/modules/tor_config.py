@@ -39,9 +39,12 @@ description:
     host's usual connection variables and are never printed or written into the rendered files.
 options:
   cluster:
-    description: The cluster model (C(fabric_cluster)).
+    description:
+      - The cluster model.
+      - Default the task's C(fabric_cluster), which the action reads itself, untemplated unless it holds a template
+        (faster than C("{{ fabric_cluster }}") for thousands of ToRs); missing, the task fails with one line naming
+        C(fabric_cluster).
     type: dict
-    required: true
   nodes:
     description:
       - Host name to C({node_id, rail_interfaces}), as built by P(ainet.fabric.node_map#filter).
@@ -86,8 +89,10 @@ options:
     type: int
     default: 60
   lock:
-    description: The published plan (C(rail_plan_lock), from the inventory or the plan job's artifact). With
-      O(push=true) every node of the plan must be as the published plan has it, else nothing is pushed.
+    description:
+      - The published plan (C(rail_plan_lock), from the inventory or the plan job's artifact). With O(push=true)
+        every node of the plan must be as the published plan has it, else nothing is pushed.
+      - Default the task's C(rail_plan_lock), which the action reads itself, untemplated.
     type: raw
   lock_file:
     description: The plan lock file (C(rail_plan_lock.json) in the inventory directory); where it exists it wins
@@ -111,9 +116,8 @@ attributes:
 """
 
 EXAMPLES = r"""
-- name: Render every ToR of the cluster into <inventory dir>/.ainet-fabric/<cluster>/tors/
+- name: Render every ToR of the cluster (fabric_cluster) into <inventory dir>/.ainet-fabric/<cluster>/tors/
   ainet.fabric.tor_config:
-    cluster: "{{ fabric_cluster }}"
     node_group: gpu_nodes
     dest: "{{ inventory_dir }}/.ainet-fabric/{{ fabric_cluster.name }}"
     running_dir: "{{ inventory_dir }}/switch-configs"
@@ -121,8 +125,7 @@ EXAMPLES = r"""
 
 - name: Push each ToR's configuration (runs on the ToR hosts)
   ainet.fabric.tor_config:
-    cluster: "{{ fabric_cluster }}"
-    nodes: "{{ groups['gpu_nodes'] | ainet.fabric.node_map(hostvars) }}"
+    node_group: gpu_nodes
     push: true
 """
 
@@ -146,6 +149,18 @@ skipped:
   type: dict
 notes:
   description: Checks that could not run (a validator package or the SONiC models missing).
+  returned: success
+  type: list
+  elements: str
+summary:
+  description: One line of the result, as the role prints it - how many configurations were rendered and changed,
+    on how many the vendor schema was checked and which not, the ToRs not rendered, those out of sync with their
+    running configuration, and RV(notes).
+  returned: success
+  type: str
+lacking:
+  description: For each ToR out of sync with its running configuration, a line naming it and counting its differences
+    and stale ports, then the first 50 lines of its C(diff) in RV(tors).
   returned: success
   type: list
   elements: str

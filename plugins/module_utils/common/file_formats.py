@@ -29,6 +29,8 @@ _KEY = re.compile(r"^[A-Za-z][A-Za-z0-9]*$")
 # Compiled on first use (about 5 ms): a host module that writes no YAML does not pay for it.
 _NOT_PRINTABLE_RE = "[^\x09\x0a\x0d\x20-\x7e\xa0-\u2027\u202a-\ud7ff\ue000-\ufefe\uff00-\ufffd\U00010000-\U0010ffff]"
 _COMPILED = {}
+# json.dumps(text, ensure_ascii=False), without building an encoder for each string.
+_JSON = json.JSONEncoder(ensure_ascii=False)
 
 
 def _not_printable():
@@ -68,7 +70,7 @@ def _scalar(value):
         return str(value)
     # A JSON string is a YAML double-quoted scalar once the characters YAML does not take raw
     # are escaped as well.
-    return _not_printable().sub(_yaml_escape, json.dumps(str(value), ensure_ascii=False))
+    return _not_printable().sub(_yaml_escape, _JSON.encode(str(value)))
 
 
 def _yaml(data, indent, out, scalar):
@@ -76,11 +78,11 @@ def _yaml(data, indent, out, scalar):
     if isinstance(data, dict):
         for key, value in data.items():
             if isinstance(value, (dict, list)) and value:
-                out.append("%s%s:" % (pad, scalar(str(key))))
+                out.append(pad + scalar(str(key)) + ":")
                 _yaml(value, indent + 1, out, scalar)
             else:
-                out.append("%s%s: %s" % (pad, scalar(str(key)), "{}" if value == {} else "[]" if value == []
-                                         else scalar(value)))
+                out.append(pad + scalar(str(key)) + ": " + ("{}" if value == {} else "[]" if value == []
+                                                             else scalar(value)))
     else:
         for value in data:
             if isinstance(value, dict) and value:
@@ -95,11 +97,26 @@ def _yaml(data, indent, out, scalar):
                 out.append("%s- %s" % (pad, "{}" if value == {} else "[]" if value == [] else scalar(value)))
 
 
+def _remembered(scalar):
+    """``scalar`` with each string's text kept for the rest of one dump: a file's keys repeat on every entry (an NVUE
+    file of 64 ports writes ``description`` 64 times), and the scalar's checks are most of a dump's time."""
+    texts = {}
+
+    def remembered(value):
+        if type(value) is not str:  # pylint: disable=unidiomatic-typecheck  # True == 1: only exact strings are kept
+            return scalar(value)
+        text = texts.get(value)
+        if text is None:
+            text = texts[value] = scalar(value)
+        return text
+    return remembered
+
+
 def yaml_dump(data, header=None, plain=False):
     """Block YAML of ``data``; with ``plain``, identifier-like strings (``swp1``, ``br_default``) are
     written bare and only the others quoted, as a person would write the file."""
     out = _header(header)
-    _yaml(data, 0, out, _plain if plain else _scalar)
+    _yaml(data, 0, out, _remembered(_plain if plain else _scalar))
     return "\n".join(out) + "\n"
 
 

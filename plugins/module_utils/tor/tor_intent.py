@@ -97,12 +97,15 @@ def check_intent(intent, header=None):
         problem = "is not a switch name"
     if problem:
         raise FabricModelError("tor", name, problem, "name the ToR with letters, digits, '-', '_' and '.'")
+    if _all_clean(intent):
+        return intent
+    # Something is wrong: name the first value that is.
     for index, entry in enumerate(intent.get("ports") or ()):
         port = entry.get("port")
         if not isinstance(port, str) or not PORT_RE.match(port):
             raise FabricModelError("%s.ports[%d].port" % (where, index), port, "is not a port name",
                                    "set the ToR's port_template to the NOS's port names, e.g. Ethernet1/{node}")
-        for key in ("description", "host", "interface", "address", "speed", "fec"):
+        for key in _PORT_TEXT:
             value = entry.get(key)
             problem = line_problem(value) if value is not None else None
             if problem:
@@ -114,6 +117,25 @@ def check_intent(intent, header=None):
         if problem:
             raise FabricModelError("%s.svis[%d].address" % (where, index), value, problem, "fix the plan")
     return intent
+
+
+# The values of a rail port that a renderer places in the configuration (beside the port name itself).
+_PORT_TEXT = ("description", "host", "interface", "address", "speed", "fec")
+
+
+def _all_clean(intent):
+    """Whether every port name of ``intent`` is one and every value :func:`check_intent` checks is one line, in one
+    pass: the values joined by a space (a character no check refuses) hold a bad character exactly when one of them
+    does. A 64-port ToR has about 400 values; checked one by one they were half of a render's time."""
+    ports = intent.get("ports") or ()
+    values = [entry.get(key) for entry in ports for key in _PORT_TEXT]
+    values += [svi.get("address") for svi in intent.get("svis") or ()]
+    values = [value for value in values if value is not None]
+    if not all(isinstance(value, str) for value in values):
+        return False
+    if not all(isinstance(entry.get("port"), str) and PORT_RE.match(entry["port"]) for entry in ports):
+        return False
+    return line_problem(" ".join(values)) is None
 
 
 def description(host, interface, rail):
