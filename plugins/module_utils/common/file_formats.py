@@ -81,8 +81,8 @@ def _yaml(data, indent, out, scalar):
                 out.append(pad + scalar(str(key)) + ":")
                 _yaml(value, indent + 1, out, scalar)
             else:
-                out.append(pad + scalar(str(key)) + ": " + ("{}" if value == {} else "[]" if value == []
-                                                             else scalar(value)))
+                text = "{}" if value == {} else "[]" if value == [] else scalar(value)
+                out.append(pad + scalar(str(key)) + ": " + text)
     else:
         for value in data:
             if isinstance(value, dict) and value:

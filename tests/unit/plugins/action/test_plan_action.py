@@ -279,3 +279,66 @@ def test_tor_config_from_the_node_group_renders_what_the_node_map_renders(world)
     assert missing["failed"] and missing["msg"].startswith("tor_config_node_group: 'gpu_node' is not an inventory group")
     both = act("tor_config", dict(args, node_group="gpu_nodes", nodes=node_map(task_vars)), task_vars)
     assert both["failed"] and "mutually exclusive: nodes|node_group" in both["msg"]
+
+
+def act_templated(name, args, task_vars):
+    """:func:`act` with ansible-core's own templar (a template in a variable the action reads is rendered)."""
+    from ansible.template import Templar  # pylint: disable=import-outside-toplevel
+    module = importlib.import_module("%s.action.%s" % (COLLECTION, name))
+    task = mock.MagicMock(args=dict(args), async_val=0, check_mode=False, diff=False, action="ainet.fabric." + name,
+                          failed_when=[], until=[])
+    plugin = module.ActionModule(task, mock.MagicMock(), mock.MagicMock(), DataLoader(),
+                                 Templar(loader=DataLoader(), variables=task_vars), None)
+    try:
+        return plugin.run(task_vars=task_vars)
+    except AnsibleAction as exc:
+        return exc.result
+
+
+def test_tor_config_reads_the_model_from_fabric_cluster_when_no_cluster_is_given(world):
+    """The role passes no cluster: the action reads fabric_cluster itself (untemplated unless it holds a template) and
+    renders what the model passed as an argument renders; a missing model is one line naming fabric_cluster."""
+    _manager, task_vars = world
+    args = {"node_group": "gpu_nodes", "validate": False}
+    given = act_templated("tor_config", dict(args, cluster=LOSSLESS), task_vars)
+    assert not given.get("failed"), given
+    from_variable = act_templated("tor_config", args, dict(task_vars, fabric_cluster=LOSSLESS))
+    assert not from_variable.get("failed"), from_variable
+    assert from_variable["tors"] == given["tors"] and from_variable["summary"] == given["summary"]
+    assert from_variable["summary"] == "2 ToR configuration(s) rendered (not written), 0 changed; vendor schema check " \
+        "off (tor_config_validate false)"
+    # a template in the model is rendered, as "{{ fabric_cluster }}" rendered it
+    import ansible.template  # pylint: disable=import-outside-toplevel
+    trusted = getattr(ansible.template, "trust_as_template", lambda text: text)  # 2.19: as an inventory file's text
+    templated = json.loads(json.dumps(LOSSLESS))
+    templated["tors"][1]["name"] = trusted("{{ 'leaf' ~ 2 }}")
+    rendered = act_templated("tor_config", args, dict(task_vars, fabric_cluster=templated))
+    assert rendered.get("tors") == given["tors"], rendered
+    missing = act_templated("tor_config", args, task_vars)
+    assert missing["failed"] and missing["msg"] == (
+        "fabric_cluster: None is not defined. Fix: describe the cluster in the inventory's group_vars "
+        "(docs/cluster-model.md)")
+
+
+def test_tor_config_push_reads_the_published_lock_from_the_hosts_variable(world):
+    """A push without a lock argument reads rail_plan_lock from the ToR host's variables, as the rail_plan check does:
+    a lock that gives a node another id stops the push naming the node, none is refused as unpublished, and one that
+    agrees lets the push go on to the switch's API (here refused for a setting of the ToR host, before any request)."""
+    _manager, task_vars = world
+    cumulus = json.loads(json.dumps(LOSSLESS))
+    for tor in cumulus["tors"]:
+        tor.update(platform="cumulus", port_template="swp{rail}{node}")
+    published = act("rail_plan", {"mode": "plan", "cluster": cumulus,
+                                  "node_groups": {"rail_plan_node_group": "gpu_nodes"}}, task_vars)
+    lock = published["ansible_stats"]["data"]["rail_plan_lock"]
+    args = {"node_group": "gpu_nodes", "push": True, "validate": False}
+    leaf1 = dict(task_vars, inventory_hostname="leaf1", fabric_cluster=cumulus, ansible_httpapi_use_ssl="maybe")
+    agreed = act_templated("tor_config", args, dict(leaf1, rail_plan_lock=lock))
+    assert agreed["failed"] and agreed["msg"] == "ToR leaf1: ansible_httpapi_use_ssl: 'maybe' is not a boolean", agreed
+    moved = json.loads(json.dumps(lock))
+    moved["nodes"]["gpu02"]["node_id"] = 7
+    refused = act_templated("tor_config", args, dict(leaf1, rail_plan_lock=moved))
+    assert refused["failed"] and "gpu02" in refused["msg"] and "\n" not in refused["msg"], refused
+    unpublished = act_templated("tor_config", args, leaf1)
+    assert unpublished["failed"] and unpublished["msg"].startswith("no published plan (None, or the variable "
+                                                                   "rail_plan_lock)"), unpublished

@@ -24,6 +24,22 @@ def test_yaml_round_trips_any_data(data):
     assert yaml.safe_load(file_formats.yaml_dump({"root": data}, "header")) == {"root": data}
 
 
+@settings(max_examples=300, deadline=None)
+@given(DATA)
+def test_plain_yaml_round_trips_any_data(data):
+    assert yaml.safe_load(file_formats.yaml_dump({"root": data}, "header", plain=True)) == {"root": data}
+
+
+def test_a_dump_writes_each_value_by_its_own_type_when_equal_values_repeat():
+    # 1 == True and "1" == "1": each string's text is kept for the dump, never an int's or a bool's
+    data = [{"a": 1, "b": True, "c": "1", "d": "true", "e": 1.0}, {"a": True, "b": 1, "c": "true", "d": "1"}]
+    text = file_formats.yaml_dump(data, plain=True)
+    assert text == ('- a: 1\n  b: true\n  c: "1"\n  d: "true"\n  e: "1.0"\n'
+                    '- a: true\n  b: 1\n  c: "true"\n  d: "1"\n')
+    assert yaml.safe_load(text) == [{"a": 1, "b": True, "c": "1", "d": "true", "e": "1.0"},
+                                    {"a": True, "b": 1, "c": "true", "d": "1"}]
+
+
 def test_yaml_quotes_everything_that_could_change_the_mapping():
     text = file_formats.yaml_dump({"ethernets": {"ens1,ens2": {"addresses": ["10.0.0.1/24"], "mtu": 9000,
                                                                "dhcp4": False, "on": "yes"}}}, "Managed")

@@ -202,6 +202,34 @@ def test_every_renderer_refuses_a_value_that_breaks_a_line_even_without_the_mode
 
 
 @pytest.mark.parametrize("platform", sorted(RENDER))
+@pytest.mark.parametrize("where, key, value, problem", [
+    (-1, "description", "gpu2 ens1 rail1 [ainet]\n" + INJECTED, "U+000A"),   # the last port: the one-pass check
+    (-1, "interface", "ens1;" + INJECTED, "';'"),                            # of every value names it too
+    (-1, "port", "swp2 x", "is not a port name"),
+    (0, "description", 7, "is not a string"),
+    (-1, "speed", ["400G"], "is not a string"),
+])
+def test_a_bad_value_of_any_port_is_named(platform, where, key, value, problem):
+    intent = _intent(platform)
+    index = len(intent["ports"]) - 1 if where == -1 else where
+    assert index == 1 or where == 0
+    intent["ports"][index][key] = value
+    with pytest.raises(FabricModelError) as err:
+        RENDER[platform](intent, "header")
+    assert problem in one_line_refusal(err, "tors['leaf1'].ports[%d].%s" % (index, key))
+
+
+@pytest.mark.parametrize("platform", sorted(RENDER))
+def test_a_bad_svi_address_is_named_and_a_clean_shared_intent_renders(platform):
+    intent = tor_intent(rail_plan(cluster(platform, "shared"), nodes("gpu01", "gpu02")), "leaf1")
+    RENDER[platform](intent, "header")                                     # control
+    intent["svis"][0]["address"] = "172.17.0.1/24\n" + INJECTED
+    with pytest.raises(FabricModelError) as err:
+        RENDER[platform](intent, "header")
+    one_line_refusal(err, "tors['leaf1'].svis[0].address")
+
+
+@pytest.mark.parametrize("platform", sorted(RENDER))
 def test_every_renderer_refuses_a_header_of_two_lines(platform):
     with pytest.raises(FabricModelError):
         RENDER[platform](_intent(platform), "cluster r\n" + INJECTED)

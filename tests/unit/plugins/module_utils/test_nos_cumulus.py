@@ -116,3 +116,38 @@ def test_without_ets_weights_the_scheduler_is_qos_roce_s():
     assert intent["qos"]["ets"] == {}
     # "Port ETS": traffic class 6 (CNP) strict, 3 (RoCE) WRR 50 %, 0 (other traffic) WRR 50 %.
     assert scheduler(intent["qos"]) == {0: 50, 3: 50, 6: None}
+
+
+# ----------------------------------------------------------------------------- the NVUE object model, strict
+
+def test_the_nvue_check_refuses_an_unknown_key_at_any_depth_and_leaves_the_models_as_they_are():
+    pytest.importorskip("nvueschema")
+    body = render_tor(plan_for({}), "leaf1")["data"]
+    assert nos_cumulus.validate_nvue(body, nos_cumulus.RELEASE) == []                       # control
+    body["interface"]["swp1"]["link"]["colour"] = "blue"
+    body["service"]["lldp"]["tx-colour"] = "red"
+    problems = nos_cumulus.validate_nvue(body, nos_cumulus.RELEASE)
+    assert [p.split(":")[0] for p in problems] == ["interface.swp1.link.colour", "service.lldp.tx-colour"]
+    model, keywords = nos_cumulus._strict_nvue_model(nos_cumulus.RELEASE)  # pylint: disable=protected-access
+    if keywords:  # forbidden for the validation only: another user of nvueschema in the process sees its models
+        assert keywords == {"extra": "forbid"}
+        assert model.model_config.get("extra") != "forbid"
+
+
+def test_without_a_per_validation_extra_every_model_is_made_to_forbid_unknown_keys(monkeypatch):
+    """The path for a pydantic whose model_validate takes no ``extra``: each model's own configuration."""
+    pydantic = pytest.importorskip("pydantic")
+    import sys  # pylint: disable=import-outside-toplevel
+    import types  # pylint: disable=import-outside-toplevel
+    module = types.ModuleType("nvue_stand_in")
+    monkeypatch.setitem(sys.modules, module.__name__, module)
+    exec("from pydantic import BaseModel\n"  # pylint: disable=exec-used
+         "class Link(BaseModel):\n    mtu: int = 9216\n"
+         "class Port(BaseModel):\n    link: Link = None\n"
+         "class Config(BaseModel):\n    interface: dict[str, Port] = {}\n", module.__dict__)
+    body = {"interface": {"swp1": {"link": {"mtu": 9000, "colour": "blue"}}}}
+    module.Config.model_validate(body)                                   # control: pydantic ignores it by default
+    nos_cumulus._forbid_extra(module, pydantic.BaseModel)  # pylint: disable=protected-access
+    with pytest.raises(pydantic.ValidationError) as err:
+        module.Config.model_validate(body)
+    assert [e["loc"] for e in err.value.errors()] == [("interface", "swp1", "link", "colour")]

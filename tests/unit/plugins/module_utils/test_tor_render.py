@@ -25,7 +25,7 @@ from ansible_collections.ainet.fabric.plugins.module_utils.model.qos_profile imp
 from ansible_collections.ainet.fabric.plugins.module_utils.plan.rail_plan import rail_plan
 from ansible_collections.ainet.fabric.plugins.module_utils.desired.roce_qos import desired, ets_layout
 from ansible_collections.ainet.fabric.plugins.module_utils.tor.tor_intent import tor_intent
-from ansible_collections.ainet.fabric.plugins.module_utils.tor.tor_render import render_tor, render_tors
+from ansible_collections.ainet.fabric.plugins.module_utils.tor.tor_render import lacking, render_tor, render_tors, summary
 from ansible_collections.ainet.fabric.plugins.module_utils.tor import nos_nxos
 from ansible_collections.ainet.fabric.plugins.module_utils.tor.nos_cumulus import RELEASE, validate_nvue
 from ansible_collections.ainet.fabric.plugins.module_utils.tor.nos_eos import eos_structured, validate_eos
@@ -397,3 +397,36 @@ def test_nxos_ecn_marking_never_drops_packets_that_are_not_ecn_capable():
     tail = text[text.index(nos_nxos.FORWARD_NON_ECN) + len(nos_nxos.FORWARD_NON_ECN):]
     assert tail.lstrip("\n").startswith("interface ")
     assert parse_qos(text, "nxos")["problems"] == []
+
+
+# ----------------------------------------------------------------------------- the job's summary line
+
+def _result(**more):
+    tors = [{"name": "leaf1", "platform": "sonic", "path": "/o/tors/leaf1.json", "changed": True, "running": None},
+            {"name": "leaf2", "platform": "cumulus", "path": "/o/tors/leaf2.yaml", "changed": False,
+             "running": "/r/leaf2.yaml", "in_sync": True, "differences": 0, "stale_ports": [], "diff": []}]
+    return dict({"tors": tors, "files": ["/o/tors/leaf1.json"], "skipped": {}, "notes": [], "unvalidated": {}}, **more)
+
+
+def test_the_summary_of_a_clean_render_counts_what_was_written_and_checked():
+    assert summary(_result(), True, "/o") == \
+        "2 ToR configuration(s) in /o/tors, 1 changed; vendor schema checked on 2 of 2"
+    assert summary(_result(), False, None) == \
+        "2 ToR configuration(s) rendered (not written), 1 changed; vendor schema check off (tor_config_validate false)"
+    assert lacking(_result()["tors"]) == []
+
+
+def test_the_summary_names_what_was_not_checked_not_rendered_and_out_of_sync():
+    result = _result(skipped={"leaf9": "no platform set", "leaf3": "platform os10 is read ..."},
+                     notes=["leaf1: not validated (no running config_db)"],
+                     unvalidated={"leaf1": "leaf1: not validated (no running config_db)"})
+    behind = dict(result["tors"][1], in_sync=False, differences=3, stale_ports=["swp9"],
+                  diff=["- swp9: still marked [ainet] but no longer in the plan"] + ["+ line %d" % n for n in range(60)])
+    result["tors"][1] = behind
+    assert summary(result, True, "/o") == (
+        "2 ToR configuration(s) in /o/tors, 1 changed; vendor schema checked on 1 of 2, NOT checked: leaf1; "
+        "not rendered: leaf9, leaf3; out of sync with the running configuration: leaf2; "
+        "leaf1: not validated (no running config_db)")
+    lines = lacking(result["tors"])
+    assert lines[0] == "leaf2 (/r/leaf2.yaml): 3 difference(s), 1 stale port(s)"
+    assert lines[1:] == behind["diff"][:50] and len(lines) == 51
