@@ -138,3 +138,25 @@ def test_port_names_the_nos_would_refuse_fail_before_anything_is_written(tmp_pat
     assert "port Ethernet1: not a Cisco NX-OS port name (Ethernet<slot>/<port>[/<breakout>])" in result.stdout
     assert "Traceback" not in result.stdout + result.stderr
     assert not (tmp_path / "out" / "tors").exists()
+
+
+def test_the_render_runs_on_one_node_of_the_run_and_a_limit_still_decides(tmp_path):
+    """The render runs in a play of one node: the first node of the group the run targets. Under --limit that node is
+    the limit's (gpu02 here, not the group's first); a limit without a node of the group renders nothing, as a
+    play on the group would, and says nothing else."""
+    inv = inventory(tmp_path)
+    limited = run(inv, "--limit", "gpu02")
+    assert limited.returncode == 0, limited.stdout + limited.stderr
+    assert "included: ainet.fabric.tor_config for gpu02\n" in limited.stdout
+    assert "3 ToR configuration(s)" in limited.stdout and len(os.listdir(tmp_path / "out" / "tors")) == 3
+    assert "gpu01" not in limited.stdout
+    elsewhere = tmp_path / "elsewhere"
+    inv = inventory(elsewhere)
+    hosts = yaml.safe_load((inv / "hosts.yml").read_text())
+    hosts["all"]["children"]["tors"] = {"hosts": {"leaf-nvue": {}}}
+    (inv / "hosts.yml").write_text(yaml.safe_dump(hosts))
+    none = run(inv, "--limit", "leaf-nvue")
+    assert none.returncode == 0, none.stdout + none.stderr
+    assert none.stdout.count("skipping: no hosts matched") == 2, none.stdout   # the two plays on the node group
+    assert "ToR configuration(s)" not in none.stdout and not (elsewhere / "out").exists()
+    assert "WARNING" not in none.stdout + none.stderr, none.stdout + none.stderr
