@@ -28,7 +28,7 @@ ARGUMENT_SPEC = dict(
     cluster=dict(type="dict"),
     nodes=dict(type="dict"),
     node_group=dict(type="str"),
-    hosts=dict(type="list", elements="str", required=True),
+    hosts=dict(type="list", elements="str"),
     rounds=dict(type="int", default=pair_schedule.DEFAULT_ROUNDS),
     full_mesh=dict(type="bool", default=False),
     round=dict(type="int"),
@@ -92,11 +92,9 @@ class ActionModule(PlanAction):
                               "inventory group) or nodes")
 
     def plan(self, args, task_vars):
-        """The plan of the model and the nodes (the node group's variables read once, or ``nodes``)."""
+        """The plan of the model (``cluster``, else the task's ``fabric_cluster``) and the nodes (the node group's
+        variables read once, or ``nodes``)."""
         self._source(args)
-        if args["cluster"] is None:
-            raise FabricError("link_test: cluster is not given (mode=%s plans the nodes). Fix: pass cluster: "
-                              "\"{{ fabric_cluster }}\"" % args["mode"])
         return super().plan(args, task_vars)
 
     def node_names(self, args, task_vars):
@@ -119,7 +117,8 @@ class ActionModule(PlanAction):
             raise FabricError("link_test_fabric: %r is not a fabric of the cluster (%s)"
                               % (args["fabric"], ", ".join(plan["fabrics"])))
         nodes = plan["nodes"] if plan is not None else self.node_names(args, task_vars)
-        hosts = [h for h in args["hosts"] if h in nodes]
+        given = args["hosts"] if args["hosts"] is not None else task_vars.get("ansible_play_hosts") or []
+        hosts = [h for h in given if h in nodes]
         if args["mode"] == "schedule":
             # The counts only: the rounds and the verdict plan again (a registered plan costs more than planning).
             return dict(result, changed=False, **link_results.schedule(nodes, hosts, args["rounds"], args["full_mesh"]))

@@ -40,8 +40,10 @@ options:
     choices: [schedule, round, judge, verdict]
     required: true
   cluster:
-    description: The cluster model (C(fabric_cluster)); required by every mode but O(mode=judge), which needs the
-      nodes' names only.
+    description:
+      - The cluster model; planned by every mode but O(mode=judge), which needs the nodes' names only.
+      - Default - the task's variable C(fabric_cluster), read by the action without rendering it whole (a model of
+        thousands of ToRs templated as an argument is copied for the task and sent back with its result).
     type: dict
   nodes:
     description:
@@ -55,10 +57,11 @@ options:
         (O(mode=judge) reads the group's host names only).
     type: str
   hosts:
-    description: The nodes to test.
+    description:
+      - The nodes to test.
+      - Default - the play's hosts (C(ansible_play_hosts)), read from the task's variables.
     type: list
     elements: str
-    required: true
   rounds:
     description: Rounds of pairs.
     type: int
@@ -126,22 +129,20 @@ attributes:
 """
 
 EXAMPLES = r"""
-- name: Count the rounds of pairs
+- name: Count the rounds of pairs (the model fabric_cluster and the play's hosts, read by the action)
   ainet.fabric.link_test:
     mode: schedule
-    cluster: "{{ fabric_cluster }}"
     node_group: gpu_nodes
-    hosts: "{{ ansible_play_hosts }}"
   run_once: true
   register: __link_test_schedule
 
-- name: Pair the nodes for round 1
+- name: Pair the nodes of a model and hosts of your own for round 1
   ainet.fabric.link_test:
     mode: round
     round: 1
-    cluster: "{{ fabric_cluster }}"
+    cluster: "{{ my_cluster }}"
     node_group: gpu_nodes
-    hosts: "{{ ansible_play_hosts }}"
+    hosts: "{{ groups['rack1'] }}"
   run_once: true
   register: pairs
 """

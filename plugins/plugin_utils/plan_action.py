@@ -14,7 +14,8 @@
    (and whatever else :attr:`~PlanAction.NODE_VARS` names) read once, with the values and precedence
    ``hostvars[node]`` gives (:mod:`inventory_vars`), instead of a ``node_map(hostvars)`` templated into the task's
    arguments; else ``nodes`` as the task gives them (:meth:`~PlanAction.nodes`, :func:`group_nodes`);
-3. the cluster planned from the model and the nodes (:meth:`~PlanAction.plan`);
+3. the cluster planned from the model (``cluster``, else the task's ``fabric_cluster``: :meth:`~PlanAction.cluster`)
+   and the nodes (:meth:`~PlanAction.plan`);
 4. bad input (a :class:`FabricError`, or whatever else :attr:`~PlanAction.REFUSED` names), raised anywhere in the
    action's :meth:`~PlanAction.act`, ends the task with its one line (field, value, Fix) through
    :func:`one_line.fail`, never a traceback.
@@ -29,7 +30,7 @@ from ansible.module_utils.common.arg_spec import ArgumentSpecValidator
 from ansible.module_utils.errors import UnsupportedError
 from ansible.plugins.action import ActionBase
 
-from ansible_collections.ainet.fabric.plugins.module_utils.common.errors import FabricError
+from ansible_collections.ainet.fabric.plugins.module_utils.common.errors import FabricError, FabricModelError
 from ansible_collections.ainet.fabric.plugins.module_utils.plan.rail_plan import node_group_hosts, node_map, rail_plan
 from ansible_collections.ainet.fabric.plugins.plugin_utils.inventory_vars import gc_paused, host_variables, maybe_template
 from ansible_collections.ainet.fabric.plugins.plugin_utils.one_line import fail
@@ -137,6 +138,18 @@ class PlanAction(ActionBase):
             value = self._templar.template(value)
         return value
 
+    def cluster(self, args, task_vars):
+        """The model: ``args['cluster']``, else the task's ``fabric_cluster`` as :meth:`task_variable` reads it (a model
+        of 2,048 ToRs passed as ``"{{ fabric_cluster }}"`` is rendered whole for the task and sent back with its
+        result); a model that is not there is refused in one line."""
+        cluster = args.get("cluster")
+        if cluster is None:
+            cluster = self.task_variable(task_vars, "fabric_cluster")
+        if cluster is None:
+            raise FabricModelError("fabric_cluster", None, "is not defined",
+                                   "describe the cluster in the inventory's group_vars (docs/cluster-model.md)")
+        return cluster
+
     def plan(self, args, task_vars):
-        """The rail plan of ``args['cluster']`` and the task's nodes (:meth:`nodes`)."""
-        return rail_plan(args["cluster"], self.nodes(args, task_vars)[0])
+        """The rail plan of the model (:meth:`cluster`) and the task's nodes (:meth:`nodes`)."""
+        return rail_plan(self.cluster(args, task_vars), self.nodes(args, task_vars)[0])

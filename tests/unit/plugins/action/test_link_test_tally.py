@@ -137,10 +137,13 @@ def test_the_modes_that_plan_need_the_model_and_the_judge_of_a_round_does_not():
     assert not judged.get("failed") and judged["tally"]["rounds"] == [1], judged
     for mode in ("schedule", "round", "verdict"):
         refused = act(dict(common, mode=mode), task_vars)
-        assert refused["failed"] and refused["msg"] == (
-            "link_test: cluster is not given (mode=%s plans the nodes). Fix: pass cluster: \"{{ fabric_cluster }}\""
-            % mode), refused
+        assert refused["failed"] and refused["msg"].startswith("fabric_cluster: None is not defined. Fix: describe the "
+                                                               "cluster in the inventory's group_vars"), refused
         assert not act(dict(common, mode=mode, cluster=CLUSTER, fail_on_broken=False), task_vars).get("failed")
+        # the task's own fabric_cluster and play hosts, read from its variables
+        read = act({"mode": mode, "round": 1, "node_group": "gpu_nodes", "fail_on_broken": False},
+                   dict(task_vars, fabric_cluster=CLUSTER, ansible_play_hosts=hosts[:3]))
+        assert not read.get("failed") and read.get("hosts", 3) == 3 and len(read.get("assignments", "ab")) == 2, read
     missing = act(dict(common, mode="judge", node_group="gpu_node"), task_vars)
     assert missing["failed"] and missing["msg"].startswith("link_test_node_group: 'gpu_node' is not an inventory group")
     beyond = act(dict(common, mode="judge", round=4), task_vars)  # 4 nodes: 3 rounds by default
