@@ -40,6 +40,7 @@ from __future__ import annotations
 
 import contextlib
 import gc
+import re
 
 from ansible import constants as C
 from ansible.inventory.helpers import get_group_vars, sort_groups
@@ -52,8 +53,8 @@ _MISSING = object()
 
 
 # What makes a string a template to ansible-core 2.16 to 2.19 (``is_possibly_template``): a start string of Jinja's
-# (Ansible keeps Jinja's own) or, at its start, a header that sets other ones.
-_START_STRINGS = ("{{", "{%", "{#")
+# (Ansible keeps Jinja's own: {{, {% and {#) or, at its start, a header that sets other ones.
+_START_STRING = re.compile(r"\{[{%#]")
 _OVERRIDE_HEADER = "#jinja2:"
 
 
@@ -62,7 +63,7 @@ def maybe_template(value):
     ``is_possibly_template`` judges a string (a Jinja start string, or the ``#jinja2:`` header that sets others), so
     that a model's port template (``swp{local}``) is not taken for one."""
     if isinstance(value, str):
-        return value.startswith(_OVERRIDE_HEADER) or any(start in value for start in _START_STRINGS)
+        return value.startswith(_OVERRIDE_HEADER) or ("{" in value and _START_STRING.search(value) is not None)
     if isinstance(value, dict):
         return any(maybe_template(k) or maybe_template(v) for k, v in value.items())
     if isinstance(value, (list, tuple)):

@@ -63,8 +63,8 @@ def _taken_as_given(spec, value):
     if isinstance(value, dict):
         return kind in ("dict", "raw") and elements is None
     if isinstance(value, list):
-        return kind in ("list", "raw") and (elements is None or (elements == "str" and all(isinstance(v, str)
-                                                                                          for v in value)))
+        strings = elements == "str" and all(isinstance(v, str) for v in value)
+        return kind in ("list", "raw") and (elements is None or strings)
     return False
 
 
