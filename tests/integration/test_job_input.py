@@ -182,7 +182,7 @@ def test_bad_model_fails_with_one_line(core, inv, playbook, case):
     assert nothing_written(inv)
 
 
-@pytest.mark.parametrize("playbook", ["hosts", "validate", "cabling", "links", "lossless"])
+@pytest.mark.parametrize("playbook", ["hosts", "validate", "cabling", "links", "lossless", "nccl", "maintenance", "site"])
 def test_a_lock_from_another_model_stops_a_host_job_naming_the_plan_job(core, inv, playbook):
     lock = inv / "rail_plan_lock.json"
     text = lock.read_text()
@@ -230,7 +230,7 @@ def test_every_job_starts_with_the_check_of_its_node_groups():
             assert not targets or re.match(r"\{\{ (\w+)", play["hosts"]).group(1) in checked, (name, play["hosts"])
 
 
-HOST_JOBS = ("validate", "cabling", "links", "lossless", "hosts")
+HOST_JOBS = ("validate", "cabling", "links", "lossless", "hosts", "nccl", "maintenance", "site")
 
 
 def test_a_host_job_checks_its_hosts_in_its_host_play_not_in_a_play_of_its_own():
