@@ -15,9 +15,11 @@ description:
   - The O(hosts) are paired round by round with the round-robin method - every node in at most one pair per round,
     O(rounds) rounds (each node meets that many different peers) or, with O(full_mesh), every pair of nodes exactly
     once in N-1 rounds (N rounded up to even).
-  - With O(mode=schedule), returns how many rounds there are (RV(rounds)), not the rounds themselves, and the rail
-    plan (RV(plan)), computed here once for the job - registered as O(schedule_var), O(mode=round), O(mode=judge) and
-    O(mode=verdict) read it instead of planning again. Its display stays short even with C(-v).
+  - Every mode but O(mode=judge) computes the rail plan of O(cluster) and the nodes (O(node_group)'s variables, read
+    once, or O(nodes)); bad input is refused in one line before any host is touched.
+  - With O(mode=schedule), returns how many rounds there are (RV(rounds)), not the rounds themselves, and nothing of
+    the plan - a registered plan of 16,384 nodes costs Ansible more (copied, sent from the worker, converted for
+    the display) than planning again in each round.
   - With O(mode=round), returns round O(round) only, computed on its own when it starts (a full mesh of 1,024 nodes
     is 1,023 rounds, and a play holds one at a time) - per host the peer, the role (C(server), C(client)) and the
     pair's rails with both addresses from the plan, the DF ping size that fills the rail MTU and a perftest port per
@@ -32,30 +34,34 @@ description:
     Writes a Markdown O(report); fails when a link is broken unless O(fail_on_broken=false).
 options:
   mode:
-    description: V(schedule) (how many rounds, and the plan), V(round) (one round's pairs), V(judge) (fold one round's
-      outputs into the tally) or V(verdict).
+    description: V(schedule) (how many rounds), V(round) (one round's pairs), V(judge) (fold one round's outputs
+      into the tally) or V(verdict).
     type: str
     choices: [schedule, round, judge, verdict]
     required: true
   cluster:
-    description: The cluster model (C(fabric_cluster)).
+    description:
+      - The cluster model; planned by every mode but O(mode=judge), which needs the nodes' names only.
+      - Default - the task's variable C(fabric_cluster), read by the action without rendering it whole (a model of
+        thousands of ToRs templated as an argument is copied for the task and sent back with its result).
     type: dict
-    required: true
   nodes:
     description:
       - Host name to C({node_id, rail_interfaces}), as built by the P(ainet.fabric.node_map#filter) filter.
-      - Where O(schedule_var) holds the plan of O(mode=schedule), neither this nor O(node_group) is needed.
+      - This or O(node_group) is required.
     type: dict
   node_group:
     description:
       - The inventory group of the GPU nodes, instead of O(nodes). The action reads each node's C(fabric_node_id) and
-        C(fabric_rail_interfaces) itself, as C(hostvars[node]) gives them, without templating them per node.
+        C(fabric_rail_interfaces) itself, as C(hostvars[node]) gives them, without templating them per node
+        (O(mode=judge) reads the group's host names only).
     type: str
   hosts:
-    description: The nodes to test.
+    description:
+      - The nodes to test.
+      - Default - the play's hosts (C(ansible_play_hosts)), read from the task's variables.
     type: list
     elements: str
-    required: true
   rounds:
     description: Rounds of pairs.
     type: int
@@ -76,10 +82,6 @@ options:
       (O(state_var)) was registered.
     type: str
     default: __link_test_results
-  schedule_var:
-    description: The variable holding the registered result of O(mode=schedule) (its RV(plan)).
-    type: str
-    default: __link_test_schedule
   round_var:
     description: The host variable holding what each client kept of its last round (C({round, peer, icmp_small, icmp,
       rdma_bw, rdma_cm}), each a looped task's C(results)), read by O(mode=judge).
@@ -127,21 +129,20 @@ attributes:
 """
 
 EXAMPLES = r"""
-- name: Count the rounds of pairs
+- name: Count the rounds of pairs (the model fabric_cluster and the play's hosts, read by the action)
   ainet.fabric.link_test:
     mode: schedule
-    cluster: "{{ fabric_cluster }}"
     node_group: gpu_nodes
-    hosts: "{{ ansible_play_hosts }}"
   run_once: true
   register: __link_test_schedule
 
-- name: Pair the nodes for round 1 (the plan from the schedule)
+- name: Pair the nodes of a model and hosts of your own for round 1
   ainet.fabric.link_test:
     mode: round
     round: 1
-    cluster: "{{ fabric_cluster }}"
-    hosts: "{{ ansible_play_hosts }}"
+    cluster: "{{ my_cluster }}"
+    node_group: gpu_nodes
+    hosts: "{{ groups['rack1'] }}"
   run_once: true
   register: pairs
 """
@@ -155,10 +156,6 @@ hosts:
   description: With O(mode=schedule), how many of the O(hosts) are nodes of the plan.
   returned: when mode is schedule
   type: int
-plan:
-  description: With O(mode=schedule), the rail plan of the nodes (as P(ainet.fabric.rail_plan#filter) gives it).
-  returned: when mode is schedule
-  type: dict
 tally:
   description: With O(mode=judge), the rounds judged so far - C(tested), C(failed), C(rounds) (their numbers), C(links)
     (host, fabric and rail to the peers it C(failed) or was C(slow) with, and why; only such links) and C(measured)

@@ -25,7 +25,8 @@ its own.
 Where the reading would need more than the layers, the host is read through ``hostvars`` itself, so the result is
 always ``hostvars``' own:
 
-* a value that may be a template (a string with ``{``, at any depth): ``hostvars`` renders it in the host's context;
+* a value that may be a template (a string with a Jinja start string, at any depth: :func:`maybe_template`):
+  ``hostvars`` renders it in the host's context;
 * a name that the host's fact cache also holds (``set_fact: cacheable``, facts injected at top level);
 * ``ansible_facts`` where a layer above the facts sets it;
 * anything that is not Ansible's ``HostVars`` (a plain mapping, as unit tests pass): read as a mapping.
@@ -39,6 +40,7 @@ from __future__ import annotations
 
 import contextlib
 import gc
+import re
 
 from ansible import constants as C
 from ansible.inventory.helpers import get_group_vars, sort_groups
@@ -50,10 +52,18 @@ FACTS = "ansible_facts"
 _MISSING = object()
 
 
+# What makes a string a template to ansible-core 2.16 to 2.19 (``is_possibly_template``): a start string of Jinja's
+# (Ansible keeps Jinja's own: {{, {% and {#) or, at its start, a header that sets other ones.
+_START_STRING = re.compile(r"\{[{%#]")
+_OVERRIDE_HEADER = "#jinja2:"
+
+
 def maybe_template(value):
-    """Whether ``value`` holds a string that Ansible might render (any ``{``, at any depth)."""
+    """Whether ``value`` holds a string that Ansible might render, at any depth: as ansible-core's
+    ``is_possibly_template`` judges a string (a Jinja start string, or the ``#jinja2:`` header that sets others), so
+    that a model's port template (``swp{local}``) is not taken for one."""
     if isinstance(value, str):
-        return "{" in value
+        return value.startswith(_OVERRIDE_HEADER) or ("{" in value and _START_STRING.search(value) is not None)
     if isinstance(value, dict):
         return any(maybe_template(k) or maybe_template(v) for k, v in value.items())
     if isinstance(value, (list, tuple)):

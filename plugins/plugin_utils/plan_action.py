@@ -8,12 +8,14 @@
 
 1. the task's arguments checked against the action's :attr:`~PlanAction.ARGUMENT_SPEC` (and its
    :attr:`~PlanAction.ARGUMENT_RULES`: ``mutually_exclusive``, ``required_one_of`` ...), as
-   ``ActionBase.validate_argument_spec`` checks them;
+   ``ActionBase.validate_argument_spec`` checks them, without its deep copy of the large values
+   (:meth:`~PlanAction.validate_arguments`);
 2. the nodes: with ``node_group``, the group's hosts and their ``fabric_node_id`` and ``fabric_rail_interfaces``
    (and whatever else :attr:`~PlanAction.NODE_VARS` names) read once, with the values and precedence
    ``hostvars[node]`` gives (:mod:`inventory_vars`), instead of a ``node_map(hostvars)`` templated into the task's
    arguments; else ``nodes`` as the task gives them (:meth:`~PlanAction.nodes`, :func:`group_nodes`);
-3. the cluster planned from the model and the nodes (:meth:`~PlanAction.plan`);
+3. the cluster planned from the model (``cluster``, else the task's ``fabric_cluster``: :meth:`~PlanAction.cluster`)
+   and the nodes (:meth:`~PlanAction.plan`);
 4. bad input (a :class:`FabricError`, or whatever else :attr:`~PlanAction.REFUSED` names), raised anywhere in the
    action's :meth:`~PlanAction.act`, ends the task with its one line (field, value, Fix) through
    :func:`one_line.fail`, never a traceback.
@@ -23,9 +25,12 @@ from __future__ import annotations
 
 import contextlib
 
+from ansible.errors import AnsibleActionFail
+from ansible.module_utils.common.arg_spec import ArgumentSpecValidator
+from ansible.module_utils.errors import UnsupportedError
 from ansible.plugins.action import ActionBase
 
-from ansible_collections.ainet.fabric.plugins.module_utils.common.errors import FabricError
+from ansible_collections.ainet.fabric.plugins.module_utils.common.errors import FabricError, FabricModelError
 from ansible_collections.ainet.fabric.plugins.module_utils.plan.rail_plan import node_group_hosts, node_map, rail_plan
 from ansible_collections.ainet.fabric.plugins.plugin_utils.inventory_vars import gc_paused, host_variables, maybe_template
 from ansible_collections.ainet.fabric.plugins.plugin_utils.one_line import fail
@@ -46,6 +51,21 @@ def group_nodes(task_vars, variable, group, names=NODE_VARS):
     """:func:`read_nodes` of the hosts of inventory group ``group``; a group that is missing or has no hosts raises
     the :class:`FabricError` naming ``variable`` (the option or role variable that gave the group's name)."""
     return read_nodes(task_vars, node_group_hosts(task_vars.get("groups") or {}, variable, group), names)
+
+
+def _taken_as_given(spec, value):
+    """Whether ansible-core's check of an argument gives back ``value`` itself (a copy of it) whatever it holds: a
+    dict for a ``dict`` or ``raw`` option, a list for a ``list`` or ``raw`` one whose elements, if typed ``str``, are
+    all strings; the option without ``options`` (no sub-spec to fill in), ``choices``, ``no_log`` or ``aliases``."""
+    if any(spec.get(key) for key in ("options", "choices", "no_log", "aliases")):
+        return False
+    kind, elements = spec.get("type", "str"), spec.get("elements")
+    if isinstance(value, dict):
+        return kind in ("dict", "raw") and elements is None
+    if isinstance(value, list):
+        strings = elements == "str" and all(isinstance(v, str) for v in value)
+        return kind in ("list", "raw") and (elements is None or strings)
+    return False
 
 
 class PlanAction(ActionBase):
@@ -74,11 +94,33 @@ class PlanAction(ActionBase):
         task_vars = task_vars or {}
         with gc_paused() if self.PAUSE_GC else contextlib.nullcontext():
             result = super().run(tmp, task_vars)
-            _unused, args = self.validate_argument_spec(argument_spec=self.ARGUMENT_SPEC, **self.ARGUMENT_RULES)
+            args = self.validate_arguments()
             try:
                 return self.act(result, args, task_vars)
             except self.REFUSED as exc:
                 return fail(self._task, result, str(exc))
+
+    def validate_arguments(self):
+        """The task's arguments checked and completed as ``ActionBase.validate_argument_spec`` does it (the same
+        validator, rules, defaults and conversions, and the same failure), except that an argument the check would
+        give back unchanged (:func:`_taken_as_given`: the model, the nodes, a list of host names) is checked as an empty
+        one of its type and kept as it is: ansible-core's validator deep-copies every argument first, and the values of
+        a model or of 16,384 host names carry the data tags of ansible-core 2.19, whose copy goes through
+        ``copy._reconstruct`` for each string (a second per task at 16,384 nodes)."""
+        given = dict(self._task.args)
+        compared = set(key for rule in self.ARGUMENT_RULES.get("required_if") or () for key in rule[:1])
+        kept = dict((name, value) for name, value in given.items() if name in self.ARGUMENT_SPEC and name not in compared
+                    and _taken_as_given(self.ARGUMENT_SPEC[name], value))
+        given.update((name, {} if isinstance(value, dict) else []) for name, value in kept.items())
+        result = ArgumentSpecValidator(self.ARGUMENT_SPEC, **self.ARGUMENT_RULES).validate(given)
+        if result.error_messages:
+            msg = result.errors.msg
+            if isinstance(result.errors[0], UnsupportedError):
+                msg = "Unsupported parameters for (%s) module: %s" % (self._load_name, msg)
+            raise AnsibleActionFail(msg, obj=self._task.args)
+        args = dict(given, **result.validated_parameters)
+        args.update(kept)
+        return args
 
     def nodes(self, args, task_vars):
         """``(nodes, variables)``: the hosts of ``args['node_group']`` read once (:func:`group_nodes`, the names
@@ -96,6 +138,18 @@ class PlanAction(ActionBase):
             value = self._templar.template(value)
         return value
 
+    def cluster(self, args, task_vars):
+        """The model: ``args['cluster']``, else the task's ``fabric_cluster`` as :meth:`task_variable` reads it (a model
+        of 2,048 ToRs passed as ``"{{ fabric_cluster }}"`` is rendered whole for the task and sent back with its
+        result); a model that is not there is refused in one line."""
+        cluster = args.get("cluster")
+        if cluster is None:
+            cluster = self.task_variable(task_vars, "fabric_cluster")
+        if cluster is None:
+            raise FabricModelError("fabric_cluster", None, "is not defined",
+                                   "describe the cluster in the inventory's group_vars (docs/cluster-model.md)")
+        return cluster
+
     def plan(self, args, task_vars):
-        """The rail plan of ``args['cluster']`` and the task's nodes (:meth:`nodes`)."""
-        return rail_plan(args["cluster"], self.nodes(args, task_vars)[0])
+        """The rail plan of the model (:meth:`cluster`) and the task's nodes (:meth:`nodes`)."""
+        return rail_plan(self.cluster(args, task_vars), self.nodes(args, task_vars)[0])

@@ -34,8 +34,9 @@ LAB = os.path.join(ROOT, "inventories", "lab")
 SCAFFOLDS = ("new_cluster",)
 PLAYBOOKS = sorted(os.path.splitext(n)[0] for n in os.listdir(os.path.join(ROOT, "playbooks"))
                    if n.endswith(".yml") and os.path.splitext(n)[0] not in SCAFFOLDS)
-# The lines ansible-playbook may print above a job's one error line: play and task banners, the first play's result.
-BANNER = re.compile(r"^(PLAY \[.*|TASK \[.*|ok: \[[^]]+\]|skipping: \[[^]]+\]|)$")
+# The lines ansible-playbook may print above a job's one error line: play and task banners, the first play's result,
+# the include of a role (the host jobs' check of their hosts, which includes rail_plan once).
+BANNER = re.compile(r"^(PLAY \[.*|TASK \[.*|ok: \[[^]]+\]|skipping: \[[^]]+\]|included: ainet\.fabric\.\w+ for \S+|)$")
 
 
 @pytest.fixture(scope="session", params=sorted(CORES), ids=lambda core: "ansible-core-" + core)
@@ -122,6 +123,15 @@ def test_a_missing_node_group_fails_every_job(core, inv, playbook):
     assert nothing_written(inv)
 
 
+@pytest.mark.parametrize("limit", ["gpu03", "gpu02:gpu04"])
+def test_a_missing_node_group_fails_a_job_under_a_limit(core, inv, limit):
+    """The first play runs on the inventory's first host and localhost, both of which a limit may leave out: under
+    --limit it runs on the limit's hosts instead, so the check still runs (a play without hosts is skipped)."""
+    one_error(run_job(core, inv, "links", "-e", "rail_plan_node_group=gpu_node", "--limit", limit),
+              "rail_plan_node_group: 'gpu_node' is not an inventory group (close: gpu_nodes). Fix: ")
+    assert nothing_written(inv)
+
+
 @pytest.mark.parametrize("playbook,variable", [("plan", "rail_plan_node_group"), ("links", "link_test_node_group")])
 def test_an_empty_node_group_fails_naming_the_variable_the_job_reads(core, inv, playbook, variable):
     hosts = yaml.safe_load((inv / "hosts.yml").read_text())
@@ -172,7 +182,7 @@ def test_bad_model_fails_with_one_line(core, inv, playbook, case):
     assert nothing_written(inv)
 
 
-@pytest.mark.parametrize("playbook", ["hosts"])
+@pytest.mark.parametrize("playbook", ["hosts", "validate", "cabling", "links", "lossless", "nccl", "maintenance", "site"])
 def test_a_lock_from_another_model_stops_a_host_job_naming_the_plan_job(core, inv, playbook):
     lock = inv / "rail_plan_lock.json"
     text = lock.read_text()
@@ -192,7 +202,9 @@ def test_every_job_starts_with_the_check_of_its_node_groups():
     names a group itself, and no job repeats the check's play."""
     with open(os.path.join(ROOT, "playbooks", "check_input.yml")) as handle:
         (check,) = yaml.safe_load(handle)
-    assert check["hosts"] == "all:localhost" and check["any_errors_fatal"] is True and check["tags"] == ["always"]
+    # one host and localhost; under --limit every host of the limit and localhost (test_..._under_a_limit)
+    assert check["hosts"] == "{{ 'all:localhost' if ansible_limit is defined else 'all[0]:localhost' }}"
+    assert check["any_errors_fatal"] is True and check["tags"] == ["always"]
     (task,) = check["tasks"]
     assert task["ainet.fabric.rail_plan"]["mode"] == "validate" and task["run_once"] is True
     assert task["ainet.fabric.rail_plan"]["node_groups"].startswith("{{ __ainet_job_node_groups | default(")
@@ -216,6 +228,28 @@ def test_every_job_starts_with_the_check_of_its_node_groups():
             assert targets or play["hosts"].startswith("{{ tor_config_switch_group"), (name, play["hosts"])
             # the variable the play reads first is checked (the others are what it defaults to)
             assert not targets or re.match(r"\{\{ (\w+)", play["hosts"]).group(1) in checked, (name, play["hosts"])
+
+
+HOST_JOBS = ("validate", "cabling", "links", "lossless", "hosts", "nccl", "maintenance", "site")
+
+
+def test_a_host_job_checks_its_hosts_in_its_host_play_not_in_a_play_of_its_own():
+    """A host job's check of its hosts against the published plan is the first task of its first host play (every play
+    over the node group costs each host a step per task and two more: docs/performance.md, "The rules"): the
+    rail_plan role in check mode, included once, connecting to no host (become: false, as the play of its own had
+    it) and stopping every host on a refusal (any_errors_fatal, as that play had it)."""
+    for name in HOST_JOBS:
+        with open(os.path.join(ROOT, "playbooks", name + ".yml")) as handle:
+            plays = yaml.safe_load(handle)
+        first = plays[1]
+        (check, *_rest) = first.get("pre_tasks") or first["tasks"]
+        assert check["become"] is False and check["any_errors_fatal"] is True, name
+        (include,) = check["block"]
+        assert include["ansible.builtin.include_role"] == {"name": "ainet.fabric.rail_plan"} and include["run_once"] is True
+        assert include["vars"] == {"rail_plan_mode": "check", "rail_plan_write_files": False}, name
+        assert "pre_tasks" in first or not first.get("roles"), name  # before the play's roles
+        for play in plays[2:]:  # no other play checks, or includes rail_plan
+            assert "ainet.fabric.rail_plan" not in json.dumps(play), (name, play["name"])
 
 
 def own_play(tmp_path, role, hosts="gpu_nodes"):

@@ -8,10 +8,11 @@ What the role's ``ainet.fabric.link_test`` calls compute before round 1's first 
 (``link_test_full_mesh: true``, N-1 rounds) and by default (3 rounds):
 
 - a checkout whose ``link_results`` streams the rounds (``round_assignments``): ``mode=schedule`` (the plan, then the
-  round count) and ``mode=round`` for round 1, as the role calls them - with ``judge_round`` (the role now) the plan
-  once, registered with the count, and round 1 from it; before, the plan again at each round start; also the cost of
-  one later round (the middle one) and of every round of the schedule, one at a time (with a plan per round where
-  the role planned per round);
+  round count) and ``mode=round`` for round 1, as the role calls them - the role now (``link_results.schedule`` of the
+  plan's nodes) plans at the schedule, which registers the count only, and again at each round start; the role
+  before it (``judge_round``, ``schedule`` of the plan) planned once and registered the plan with the count, for
+  round 1 to read; before that, the plan again at each round start; also the cost of one later round (the middle
+  one) and of every round of the schedule, one at a time (with a plan per round where the role plans per round);
 - an older checkout (``--repo``, e.g. ``git worktree add /tmp/mesh-old main``): ``mode=schedule``, which computed and
   registered every round's assignments at once (``link_results.assignments``).
 
@@ -33,6 +34,7 @@ and imports only). Each measurement runs in its own process so that ru_maxrss is
 from __future__ import annotations
 
 import argparse
+import inspect
 import json
 import os
 import resource
@@ -53,6 +55,16 @@ def json_bytes(value):
     if isinstance(value, list):
         return 2 + sum(len(json.dumps(item)) for item in value) + 2 * max(len(value) - 1, 0)
     return len(json.dumps(value))
+
+
+def of_nodes(link_results):
+    """Whether the checkout's ``link_results.schedule`` takes the plan's nodes (now) rather than the plan (before)."""
+    return next(iter(inspect.signature(link_results.schedule).parameters)) == "nodes"
+
+
+def schedule(link_results, plan, hosts, count, full_mesh):
+    """``link_results.schedule`` of the checkout, of ``plan``."""
+    return link_results.schedule(plan["nodes"] if of_nodes(link_results) else plan, hosts, count, full_mesh)
 
 
 def command_result(argv, stdout, rc, item):
@@ -77,7 +89,7 @@ def kept(args, link_results, plan, hosts):
     kept_old = {}  # the role before: per client, every round's outputs
     state = link_results.new_tally() if judged else None
     round_bytes, judge_seconds = [], []
-    total = link_results.schedule(plan, hosts, 3, True)["rounds"]
+    total = schedule(link_results, plan, hosts, 3, True)["rounds"]
     for number in range(1, min(args.kept_rounds, total) + 1):
         outputs = {}
         for host, me in link_results.round_assignments(plan, hosts, number).items():
@@ -123,7 +135,8 @@ def child(args):
     hosts = sorted(nodes)
     full_mesh = args.child == "full"
     streamed = hasattr(link_results, "round_assignments")
-    judged = hasattr(link_results, "judge_round")  # the role judges each round and plans once per job
+    judged = hasattr(link_results, "judge_round")  # the role judges each round
+    planned_once = judged and not of_nodes(link_results)  # ... and registered the plan with the count
     if args.trace:
         tracemalloc.start()
     start = time.perf_counter()
@@ -141,15 +154,16 @@ def child(args):
                    ru_maxrss_mb=resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0)
         print(json.dumps(out))
         return 0
-    elif streamed and judged:
-        # the role now: mode=schedule (the plan, once; registered with the count), then mode=round for round 1 from it
+    elif planned_once:
+        # the role before: mode=schedule (the plan, once; registered with the count), then mode=round for round 1 from it
         plan = rail_plan(cluster, nodes)
-        count = link_results.schedule(plan, hosts, 3, full_mesh)
+        count = schedule(link_results, plan, hosts, 3, full_mesh)
         first = link_results.round_assignments(plan, hosts, 1)
         registered = [dict(count, plan=plan), {"round": 1, "assignments": first}]
     elif streamed:
-        # the role before: mode=schedule (plan, count), then mode=round for round 1 (plan again, round 1)
-        count = link_results.schedule(rail_plan(cluster, nodes), hosts, 3, full_mesh)
+        # mode=schedule (plan, count), then mode=round for round 1 (plan again, round 1): the role now, and before the
+        # plan was registered once
+        count = schedule(link_results, rail_plan(cluster, nodes), hosts, 3, full_mesh)
         first = link_results.round_assignments(rail_plan(cluster, nodes), hosts, 1)
         registered = [count, {"round": 1, "assignments": first}]
     else:
@@ -175,8 +189,9 @@ def child(args):
             start = time.perf_counter()
             for number in range(1, total + 1):
                 link_results.round_assignments(plan, hosts, number)
-            # the role before planned again at every round start (mode=round): that many plans more
-            out["seconds_every_round_one_at_a_time"] = time.perf_counter() - start + plan_seconds * (1 if judged else total)
+            # the role plans again at every round start (mode=round), except while it registered the plan once
+            out["seconds_every_round_one_at_a_time"] = time.perf_counter() - start + plan_seconds * (
+                1 if planned_once else total)
             out["rounds"] = total
     print(json.dumps(out))
     return 0

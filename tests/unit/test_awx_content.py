@@ -78,8 +78,10 @@ def test_the_maintenance_job_is_never_sliced_and_runs_the_maintenance_role():
     template = TEMPLATES["ainet-fabric maintenance"]
     assert template["playbook"] == "playbooks/maintenance.yml" and template["job_slice_count"] == 1
     plays = load("playbooks", "maintenance.yml")
-    assert [r["role"] for p in plays for r in p.get("roles", [])] == ["ainet.fabric.rail_plan",
-                                                                      "ainet.fabric.maintenance"]
+    assert [r["role"] for p in plays for r in p.get("roles", [])] == ["ainet.fabric.maintenance"]
+    # the check of the hosts against the published plan is the maintenance play's first task
+    check = plays[-1]["pre_tasks"][0]["block"][0]
+    assert check["ansible.builtin.include_role"]["name"] == "ainet.fabric.rail_plan" and check["run_once"] is True
 
 
 def test_the_tor_job_is_never_sliced_and_asks_only_whether_to_push():

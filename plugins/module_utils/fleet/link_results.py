@@ -122,12 +122,12 @@ def round_assignments(plan, hosts, number, fabric=None):
     return this
 
 
-def schedule(plan, hosts, count, full_mesh=False):
+def schedule(nodes, hosts, count, full_mesh=False):
     """The schedule's size, without its rounds: ``{"rounds", "hosts", "pairs"}`` (``pairs``: in all rounds, each
-    round pairing every node but an odd fleet's odd one out). The rounds themselves come one at a time from
-    :func:`round_assignments` as each starts: a full mesh of 1,024 nodes x 8 rails is 1,023 rounds of 8,192 rail
-    assignments each, never held at once."""
-    members = [h for h in hosts if h in plan["nodes"]]
+    round pairing every node but an odd fleet's odd one out) of the ``hosts`` that are ``nodes`` (the plan's
+    ``nodes``, or their names). The rounds themselves come one at a time from :func:`round_assignments` as each
+    starts: a full mesh of 1,024 nodes x 8 rails is 1,023 rounds of 8,192 rail assignments each, never held at once."""
+    members = [h for h in hosts if h in nodes]
     number = round_count(len(members), count, full_mesh)
     return {"rounds": number, "hosts": len(members), "pairs": number * (len(members) // 2)}
 

@@ -1,5 +1,5 @@
 # -*- coding: utf-8 -*-
-"""The link_test action as the role calls it: mode=schedule gives the round count and the plan (never the rounds),
+"""The link_test action as the role calls it: mode=schedule gives the round count (never the rounds, nor the plan),
 mode=round one round, computed as it starts; a round outside the schedule is refused with a Fix."""
 
 from __future__ import annotations
@@ -23,10 +23,9 @@ def test_schedule_gives_the_count_not_the_rounds(capsys):
     result, _sent = run_task(capsys, "link_test", args(70, mode="schedule", full_mesh=True))
     assert not result.get("failed"), result
     assert (result["rounds"], result["hosts"], result["pairs"]) == (69, 70, 69 * 35)
-    # the old schedule registered 69 rounds x 70 hosts x 8 rails here (about 6 MB of JSON); now a few numbers and the
-    # plan, once for the job (the rounds and the verdict read it from this result instead of planning again)
-    assert len(json.dumps(result)) < len(json.dumps(result["plan"])) + 500
-    assert "assignments" not in json.dumps(result) and result["_ansible_verbose_override"] is True
+    # the first schedule registered 69 rounds x 70 hosts x 8 rails here (about 6 MB of JSON), the next one the plan
+    # (3 MB at 1,024 nodes x 8 rails, which Ansible copied and converted: 13 s at 16,384 nodes); now three numbers
+    assert len(json.dumps(result)) < 300 and "plan" not in result, result
     default, _sent = run_task(capsys, "link_test", args(71, mode="schedule"))
     assert (default["rounds"], default["hosts"], default["pairs"]) == (3, 71, 3 * 35)
 

@@ -1,6 +1,7 @@
 # -*- coding: utf-8 -*-
-"""The link test keeps one round, not all of them: the plan is computed once (mode=schedule) and read by every round
-and the verdict; each round's outputs are judged as the round ends (mode=judge) into a tally that holds the failures,
+"""The link test keeps one round, not all of them: the plan is computed from the node group by the schedule, each round
+and the verdict (never registered: the schedule returns its counts), not by the judge of a round, which reads the
+group's host names only; each round's outputs are judged as the round ends (mode=judge) into a tally that holds the failures,
 the slow links and the RDMA table per client rail, never the outputs. The verdict from the tally is the verdict from
 every round's results at once (the way the role judged before), on a full mesh with a broken link, a narrow path, a
 link failing with one peer only and slow RDMA; and the tally does not grow with the rounds where nothing fails."""
@@ -75,30 +76,32 @@ def run_job(size, min_gbps=None, fault=faults):
     """The role's calls: schedule once, then per round: round (assignments), the clients' outputs, judge; then the
     verdict. Returns (verdict result, every round's outputs, tally sizes after each round, the schedule)."""
     hosts, task_vars = inventory(size)
-    common = {"cluster": CLUSTER, "hosts": hosts, "full_mesh": True}
-    schedule = act(dict(common, mode="schedule", node_group="gpu_nodes"), task_vars)
+    common = {"hosts": hosts, "full_mesh": True, "node_group": "gpu_nodes"}
+    schedule = act(dict(common, mode="schedule", cluster=CLUSTER), task_vars)
     assert not schedule.get("failed"), schedule
     task_vars = dict(task_vars, __link_test_schedule=schedule)
     every, sizes = [], []
-    with mock.patch.object(plan_action, "rail_plan", side_effect=AssertionError("the plan was computed again")):
-        for number in range(1, schedule["rounds"] + 1):
-            pairs = act(dict(common, mode="round", round=number), task_vars)
-            kept = outputs(pairs["assignments"], number, fault)
-            every.append(kept)
-            hostvars = dict((h, dict(v, __link_test_round_out=kept.get(h))) for h, v in task_vars["hostvars"].items())
-            judged = act(dict(common, mode="judge", round=number, min_gbps=min_gbps),
-                         dict(task_vars, hostvars=hostvars))
-            assert not judged.get("failed"), judged
-            task_vars = dict(task_vars, __link_test_state=judged)
-            sizes.append(len(json.dumps(judged["tally"])))
-        final = act(dict(common, mode="verdict", min_gbps=min_gbps, fail_on_broken=False), task_vars)
+    for number in range(1, schedule["rounds"] + 1):
+        pairs = act(dict(common, mode="round", round=number, cluster=CLUSTER), task_vars)
+        kept = outputs(pairs["assignments"], number, fault)
+        every.append(kept)
+        hostvars = dict((h, dict(v, __link_test_round_out=kept.get(h))) for h, v in task_vars["hostvars"].items())
+        with mock.patch.object(plan_action, "rail_plan", side_effect=AssertionError("a judged round planned")):
+            judged = act(dict(common, mode="judge", round=number, min_gbps=min_gbps), dict(task_vars, hostvars=hostvars))
+        assert not judged.get("failed"), judged
+        task_vars = dict(task_vars, __link_test_state=judged)
+        sizes.append(len(json.dumps(judged["tally"])))
+    final = act(dict(common, mode="verdict", cluster=CLUSTER, min_gbps=min_gbps, fail_on_broken=False), task_vars)
     return final, every, sizes, schedule
 
 
 def test_the_tally_gives_the_verdict_of_every_result_at_once():
     final, every, _sizes, schedule = run_job(8, min_gbps=99)
     results = [r for kept in every for host, entry in sorted(kept.items()) for r in lr.results_of(host, [entry])]
-    reference = ps.verdict(results, schedule["plan"], min_gbps=99.0)  # the action takes a float
+    hosts, task_vars = inventory(8)
+    plan = plan_action.rail_plan(CLUSTER, plan_action.group_nodes(task_vars, "link_test_node_group", "gpu_nodes")[0])
+    assert schedule == {"changed": False, "rounds": 7, "hosts": 8, "pairs": 28}  # the counts, not the plan
+    reference = ps.verdict(results, plan, min_gbps=99.0)  # the action takes a float
     assert final["verdict"] == reference
     assert [(f["host"], f["rail"]) for f in final["verdict"]["broken"]] == [("gpu03", 2), ("gpu05", 1)]
     assert [(f["host"], f["rail"]) for f in final["verdict"]["suspect"]] == [("gpu06", 3), ("gpu07", 3)]
@@ -125,3 +128,23 @@ def test_the_report_holds_one_rdma_row_per_client_rail_not_per_test():
     assert row["peers"] >= 1 and row["min_gbps"] == row["max_gbps"] == 98.02
     text = action.report_markdown("t", final["verdict"], "note", measured)
     assert text.count("| rdma_bw |") == sum(len(r) for f in measured.values() for r in f.values())
+
+
+def test_the_modes_that_plan_need_the_model_and_the_judge_of_a_round_does_not():
+    hosts, task_vars = inventory(4)
+    common = {"hosts": hosts, "node_group": "gpu_nodes", "round": 1}
+    judged = act(dict(common, mode="judge"), task_vars)  # no cluster: a judged round needs the names only
+    assert not judged.get("failed") and judged["tally"]["rounds"] == [1], judged
+    for mode in ("schedule", "round", "verdict"):
+        refused = act(dict(common, mode=mode), task_vars)
+        assert refused["failed"] and refused["msg"].startswith("fabric_cluster: None is not defined. Fix: describe the "
+                                                               "cluster in the inventory's group_vars"), refused
+        assert not act(dict(common, mode=mode, cluster=CLUSTER, fail_on_broken=False), task_vars).get("failed")
+        # the task's own fabric_cluster and play hosts, read from its variables
+        read = act({"mode": mode, "round": 1, "node_group": "gpu_nodes", "fail_on_broken": False},
+                   dict(task_vars, fabric_cluster=CLUSTER, ansible_play_hosts=hosts[:3]))
+        assert not read.get("failed") and read.get("hosts", 3) == 3 and len(read.get("assignments", "ab")) == 2, read
+    missing = act(dict(common, mode="judge", node_group="gpu_node"), task_vars)
+    assert missing["failed"] and missing["msg"].startswith("link_test_node_group: 'gpu_node' is not an inventory group")
+    beyond = act(dict(common, mode="judge", round=4), task_vars)  # 4 nodes: 3 rounds by default
+    assert beyond["failed"] and beyond["msg"].startswith("link_test: round=4 is not a round of this schedule (1 to 3")

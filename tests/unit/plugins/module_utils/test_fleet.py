@@ -300,7 +300,7 @@ def old_assignments(plan, hosts, count, full_mesh=False, fabric=None):
 
 def streamed(plan, hosts, count, full_mesh=False, fabric=None):
     """The rounds as the role runs them: the count once, then each round on its own."""
-    total = lr.schedule(plan, hosts, count, full_mesh)["rounds"]
+    total = lr.schedule(plan["nodes"], hosts, count, full_mesh)["rounds"]
     return [lr.round_assignments(plan, hosts, number, fabric) for number in range(1, total + 1)]
 
 
@@ -322,7 +322,7 @@ def test_streamed_rounds_equal_the_whole_schedule_round_for_round():
         for count, full_mesh in ((3, False), (3, True), (0, False), (100, False)):
             old = old_assignments(plan, hosts, count, full_mesh)
             assert streamed(plan, hosts, count, full_mesh) == old, (size, count, full_mesh)
-            assert lr.schedule(plan, hosts, count, full_mesh) == {
+            assert lr.schedule(plan["nodes"], hosts, count, full_mesh) == {
                 "rounds": len(old), "hosts": size, "pairs": sum(len(r) // 2 for r in old)}
         assert streamed(plan, hosts, 3, True, "storage") == old_assignments(plan, hosts, 3, True, "storage")
     v6 = plan_of(5, v6=True)

@@ -142,3 +142,16 @@ def test_plain_mapping():
     hostvars = {"a": {"fabric_node_id": 1, "other": 2}, "b": {}}
     assert inventory_vars.host_variables({"hostvars": hostvars}, ["a", "b"], NAMES) == {
         "a": {"fabric_node_id": 1}, "b": {}}
+
+
+@pytest.mark.parametrize("text", ["swp{local}", "Ethernet{rail}{node}", "{ {", "{", "}}", "plain", "{{ x }}", "a {% if x %}",
+                                  "{# note #}", "#jinja2:variable_start_string:'[['\n[[ x ]]", " #jinja2:x"])
+def test_a_template_is_what_ansible_core_takes_for_one(text):
+    """A value is read from the layers unless ansible-core might render it: a model's port templates (a ``{`` alone)
+    are plain strings to it, as to this reader (the model is then read without being rendered whole)."""
+    from ansible.template import Templar
+
+    ansible_says = Templar(loader=DataLoader()).is_possibly_template(text)
+    assert inventory_vars.maybe_template(text) is ansible_says
+    assert inventory_vars.maybe_template({"tors": [{"port_template": text}]}) is ansible_says
+    assert inventory_vars.maybe_template({text: 1}) is ansible_says
