@@ -39,55 +39,60 @@ def split(obj):
     subclass of str as its plain str). Raises :class:`Unsplittable` for anything else (a float, a key that is
     not a string): the caller takes the object the long way."""
     tokens, values = [], []
-    token, value = tokens.append, values.append
-
-    def leaf(data):  # anything but a str, dict or list
-        if data is None or type(data) is int:  # noqa: E721 # pylint: disable=unidiomatic-typecheck
-            token(data)
-        elif isinstance(data, bool):
-            token(TRUE if data else FALSE)
-        elif isinstance(data, str):
-            value(str(data))
-            token(SLOT)
-        elif isinstance(data, int):
-            token(int(data))
-        elif isinstance(data, (dict, list, tuple)):
-            walk(data)
-        else:
-            raise Unsplittable("a %s" % type(data).__name__)
-
-    def walk(data):  # a dict, list or tuple; strings (most values) without a call of their own
-        if isinstance(data, dict):
-            token(MAP)
-            for key, item in data.items():
-                if type(key) is not str:  # noqa: E721 # pylint: disable=unidiomatic-typecheck
-                    if not isinstance(key, str):
-                        raise Unsplittable("a key that is no string: %r" % (key,))
-                    key = str(key)
-                token(key)
-                kind = type(item)
-                if kind is str:
-                    value(item)
-                    token(SLOT)
-                elif kind is dict or kind is list:
-                    walk(item)
-                else:
-                    leaf(item)
-        else:
-            token(SEQ)
-            for item in data:
-                kind = type(item)
-                if kind is str:
-                    value(item)
-                    token(SLOT)
-                elif kind is dict or kind is list:
-                    walk(item)
-                else:
-                    leaf(item)
-        token(END)
-
-    leaf(obj)
+    _leaf(obj, tokens.append, values.append)
     return tuple(tokens), values
+
+
+# Module functions, not closures: a closure that calls itself is a reference cycle, which only the cyclic garbage
+# collector frees (131,072 of them, with their lists, at 16,384 nodes).
+def _leaf(data, token, value):
+    """Anything but a str, dict or list (those are _walk's own cases)."""
+    if data is None or type(data) is int:  # noqa: E721 # pylint: disable=unidiomatic-typecheck
+        token(data)
+    elif isinstance(data, bool):
+        token(TRUE if data else FALSE)
+    elif isinstance(data, str):
+        value(str(data))
+        token(SLOT)
+    elif isinstance(data, int):
+        token(int(data))
+    elif isinstance(data, (dict, list, tuple)):
+        _walk(data, token, value)
+    else:
+        raise Unsplittable("a %s" % type(data).__name__)
+
+
+def _walk(data, token, value):
+    """A dict, list or tuple; strings (most values) without a call of their own."""
+    if isinstance(data, dict):
+        token(MAP)
+        for key, item in data.items():
+            if type(key) is not str:  # noqa: E721 # pylint: disable=unidiomatic-typecheck
+                if not isinstance(key, str):
+                    raise Unsplittable("a key that is no string: %r" % (key,))
+                key = str(key)
+            token(key)
+            kind = type(item)
+            if kind is str:
+                value(item)
+                token(SLOT)
+            elif kind is dict or kind is list:
+                _walk(item, token, value)
+            else:
+                _leaf(item, token, value)
+    else:
+        token(SEQ)
+        for item in data:
+            kind = type(item)
+            if kind is str:
+                value(item)
+                token(SLOT)
+            elif kind is dict or kind is list:
+                _walk(item, token, value)
+            else:
+                _leaf(item, token, value)
+    token(END)
+
 
 
 def join(shape, values):
