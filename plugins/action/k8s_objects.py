@@ -13,6 +13,9 @@ import os
 import subprocess
 import tempfile
 
+from ansible.errors import AnsibleError
+
+from ansible_collections.ainet.fabric.plugins.module_utils.common.errors import FabricModelError
 from ansible_collections.ainet.fabric.plugins.module_utils.common.report_escape import one_line
 from ansible_collections.ainet.fabric.plugins.module_utils.host.host_files import read_text, write_atomic
 from ansible_collections.ainet.fabric.plugins.module_utils.plan import plan_lock
@@ -26,7 +29,7 @@ from ansible_collections.ainet.fabric.plugins.plugin_utils.plan_action import Pl
 NODE_VARS = ("fabric_node_id", "fabric_rail_interfaces", "ansible_facts")
 
 ARGUMENT_SPEC = dict(
-    cluster=dict(type="dict", required=True),
+    cluster=dict(type="dict"),
     nodes=dict(type="dict"),
     node_group=dict(type="str"),
     dest=dict(type="path"),
@@ -49,7 +52,19 @@ class ActionModule(PlanAction):
         # With node_group, the group's nodes and their variables read once, as hostvars gives them
         # (plugin_utils/inventory_vars), without templating a map of every node into the task's arguments.
         nodes, variables = self.nodes(args, task_vars)
-        plan = rail_plan(args["cluster"], nodes)
+        cluster = args["cluster"]
+        if cluster is None:
+            # The task's fabric_cluster, read untemplated unless it holds a template: the model of 2,048 ToRs as an
+            # argument is templated, deep-copied by the argument check and sent back with the result (a second).
+            try:
+                cluster = self.task_variable(task_vars, "fabric_cluster")
+            except AnsibleError as exc:  # a template in the model that does not render
+                raise FabricModelError("fabric_cluster", None, "could not be read: %s" % str(exc).splitlines()[0],
+                                       "correct the cluster model (docs/cluster-model.md)") from None
+            if cluster is None:
+                raise FabricModelError("fabric_cluster", None, "is not defined",
+                                       "describe the cluster in the inventory's group_vars (docs/cluster-model.md)")
+        plan = rail_plan(cluster, nodes)
         pci = k8s_objects.rail_pci(plan, args["rail_pci"], variables)
         objects = k8s_objects.render(plan, node_names=args["node_names"], pci=pci)
         problems = k8s_objects.check_against_plan(plan, objects, node_names=args["node_names"])

@@ -30,7 +30,6 @@ No anchors: PyYAML writes one (``&id001``) for an object it meets twice; every o
 from __future__ import annotations
 
 import io
-import itertools
 import operator
 import re
 
@@ -131,10 +130,11 @@ def _implicit_patterns(*dumpers):
 
 
 # A string the emitters write as it is in a block collection, whatever column it starts at: plain (PyYAML's and
-# libyaml's analysis allow it: no indicator, no space, no line break, no ':' at its end) and read back as a string
-# (no implicit resolver matches it: PyYAML asks those of its first character only, this asks them all).
-_SLOT = re.compile(r"(?! %s ) [A-Za-z0-9] (?: [A-Za-z0-9._/-] | :(?=[A-Za-z0-9._/:-]) )* \Z" % "|".join(
-    "(?:%s)" % pattern for pattern in _implicit_patterns(PureDumper, FastDumper)), re.X)
+# libyaml's analysis allow it: no indicator, no space, no line break, no ':' at its end, where it would be followed by
+# whitespace) and read back as a string (no implicit resolver matches it: PyYAML asks those of its first character
+# only, this asks them all).
+_NOT_IMPLICIT = "(?! %s )" % "|".join("(?:%s)" % pattern for pattern in _implicit_patterns(PureDumper, FastDumper))
+_SLOT = re.compile(r"%s [A-Za-z0-9] [A-Za-z0-9._/:-]* (?<!:) \Z" % _NOT_IMPLICIT, re.X)
 
 
 # What a template's slots hold while its document is emitted: a string of the kind above.
@@ -195,34 +195,83 @@ def dump(kind, cluster, objects, pure=False, by_shape=True, shapes=None):
         finally:
             dumper.dispose()
         return header + stream.getvalue()
-    templates = {}
-    documents = []
-    end = ""
     split = shapes.split if shapes is not None else k8s_shapes.split
-    kept_of = {}  # per distinct string: True where it is part of the shape, False where it goes into a slot
-    kept_get, slot_of = kept_of.get, _SLOT.match
+    of_shape, order = {}, []  # per shape its _Shape; per object (its _Shape, its values), or None (unsplittable)
     for obj in objects:
         try:
             shape, values = split(obj)
         except k8s_shapes.Unsplittable:
-            document, end = _emit(dumper_class, obj)
-            documents.append(document)
+            order.append(None)
             continue
-        kept = list(map(kept_get, values))
-        if None in kept:
-            for text in values:
-                if text not in kept_of:
-                    kept_of[text] = slot_of(text) is None
-            kept = list(map(kept_get, values))
-        key = (shape, tuple(kept), tuple(itertools.compress(values, kept)))
-        template = templates.get(key)
-        if template is None:
-            template = templates[key] = _template(dumper_class, shape, values,
-                                                  [index for index, keep in enumerate(kept) if not keep])
-        form, end = template
+        group = of_shape.get(shape)
+        if group is None:
+            group = of_shape[shape] = _Shape(shape)
+        group.rows.append(values)
+        order.append((group, values))
+    for group in of_shape.values():
+        group.sort_columns()
+    documents = []
+    end = ""
+    for obj, item in zip(objects, order):
+        form = None
+        if item is not None:
+            group, values = item
+            form, end, slotted = group.template(dumper_class, values)
         if form is None:
             document, end = _emit(dumper_class, obj)
             documents.append(document)
         else:
-            documents.append(form % tuple(itertools.compress(values, map(operator.not_, kept))))
+            documents.append(form % slotted(values))
     return header + "".join(documents) + end
+
+
+def _picker(indexes):
+    """``pick(values)``: the tuple of ``values`` at ``indexes`` (itemgetter's, always a tuple)."""
+    if len(indexes) > 1:
+        return operator.itemgetter(*indexes)
+    if indexes:
+        index = indexes[0]
+        return lambda values: (values[index],)
+    return lambda values: ()
+
+
+class _Shape:
+    """The objects of one shape in a file: their values (``rows``), which go into slots, and the templates."""
+
+    __slots__ = ("shape", "rows", "kept", "mixed", "kept_of", "pick_kept", "templates")
+
+    def __init__(self, shape):
+        self.shape, self.rows, self.templates = shape, [], {}
+
+    def sort_columns(self):
+        """Column by column (a column: the strings at one index of ``rows``): ``kept`` the indexes of the columns that
+        hold no string for a slot (part of the shape, as the objects have them), ``mixed`` those that hold some and
+        some not, ``kept_of`` whether each string of a mixed column is kept. Each distinct string is asked once."""
+        kept, mixed, self.kept_of = [], [], {}
+        for index, column in enumerate(zip(*self.rows)):
+            distinct = set(column)
+            if all(map(_SLOT.match, distinct)):  # the usual: names, addresses
+                continue
+            flags = dict((text, _SLOT.match(text) is None) for text in distinct)
+            if all(flags.values()):
+                kept.append(index)
+            else:
+                mixed.append(index)
+                self.kept_of.update(flags)
+        self.kept, self.mixed, self.pick_kept = tuple(kept), tuple(mixed), _picker(kept)
+        self.rows = None
+
+    def template(self, dumper_class, values):
+        """``(format, end, slotted)`` of an object of this shape with ``values``: its shape's document with ``%s`` in
+        the slots, what the stream's end adds after it, ``slotted(values)`` the strings for the slots (format None:
+        emit the object itself)."""
+        if self.mixed:  # this object's own choice in the mixed columns
+            kept = tuple(sorted(self.kept + tuple(i for i in self.mixed if self.kept_of[values[i]])))
+            key = (kept, tuple(values[i] for i in kept))
+        else:
+            kept, key = self.kept, self.pick_kept(values)
+        template = self.templates.get(key)
+        if template is None:
+            slots = [i for i in range(len(values)) if i not in set(kept)]
+            template = self.templates[key] = _template(dumper_class, self.shape, values, slots) + (_picker(slots),)
+        return template

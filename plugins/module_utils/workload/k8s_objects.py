@@ -527,8 +527,9 @@ def pending(plan, node_names=None, pci=None):
         items.append(Pending("ConfigMap", namespace, cm_name, None, None, None, _build_configmap,
                              ({"config.json": json.dumps(data, indent=2, sort_keys=True) + "\n"},)))
     items.sort(key=lambda item: KIND_ORDER[item.kind])
-    for name, problem in _collisions((item.kind, item.namespace, item.name, item.fabric, item.rail, item.node)
-                                     for item in items):
+    keys = [(item.kind, item.namespace, item.name) for item in items]
+    for name, problem in () if len(set(keys)) == len(keys) else _collisions(
+            (item.kind, item.namespace, item.name, item.fabric, item.rail, item.node) for item in items):
         raise FabricModelError("k8s objects", name, problem, "give every host its own node name in "
                                "k8s_objects_node_names")
     return items
@@ -561,12 +562,13 @@ def _collisions(heads):
 def name_collisions(objects):
     """One line per object named like an earlier one of its kind and namespace (:func:`_collisions`), read from the
     objects themselves."""
+    keys = [(obj["kind"], obj["metadata"].get("namespace"), obj["metadata"]["name"]) for obj in objects]
+    if len(set(keys)) == len(keys):
+        return []  # no two alike (the common case, told by a set)
     heads = []
-    for obj in objects:
-        meta = obj["metadata"]
-        labels = meta.get("labels") or {}
-        heads.append((obj["kind"], meta.get("namespace"), meta["name"], labels.get(LABEL_FABRIC),
-                      labels.get(LABEL_RAIL), labels.get(LABEL_NODE)))
+    for key, obj in zip(keys, objects):
+        labels = obj["metadata"].get("labels") or {}
+        heads.append(key + (labels.get(LABEL_FABRIC), labels.get(LABEL_RAIL), labels.get(LABEL_NODE)))
     return ["%s %s" % (name, problem) for name, problem in _collisions(heads)]
 
 
@@ -729,12 +731,13 @@ def kubectl_argv(kubeconfig, verb, path):
 
 def by_file(objects):
     """``{file name: [objects]}`` in apply order (see :data:`FILES`); kinds without objects have no file."""
-    out = {}
-    for kind, name in FILES:
-        items = [o for o in objects if o["kind"] == kind]
-        if items:
-            out[name] = items
-    return out
+    of_kind = {}
+    for obj in objects:  # one pass (a list per kind)
+        items = of_kind.get(obj["kind"])
+        if items is None:
+            items = of_kind[obj["kind"]] = []
+        items.append(obj)
+    return dict((name, of_kind[kind]) for kind, name in FILES if kind in of_kind)
 
 
 # -- the objects against the plan ------------------------------------------------------------------------------

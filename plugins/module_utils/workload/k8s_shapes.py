@@ -94,7 +94,6 @@ def _walk(data, token, value):
     token(END)
 
 
-
 def join(shape, values):
     """The object (dicts, lists, strings, integers, booleans, None) of ``shape`` with ``values`` in its slots, in
     order: :func:`split`'s inverse (a tuple comes back as a list)."""
