@@ -36,7 +36,7 @@ options:
       - The cluster model.
       - Default, the variable C(fabric_cluster) of the task's host, read by the action itself and templated only where
         it holds a template (the model of 2,048 ToRs passed as an argument is templated, checked and sent back with
-        the result: about a second).
+        the result, about a second).
     type: dict
   nodes:
     description:
