@@ -2,18 +2,25 @@
 # Copyright: (c) 2026, ainet.fabric contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 """Controller side of ``ainet.fabric.k8s_objects``: plan, render the fabrics' Kubernetes objects, check them
-against the plan (always) and against their CRDs (when a CRD directory is given), write one file per kind.
+against the plan (always) and against their CRDs (when a CRD directory is given), write one file per kind, and with
+a kubeconfig compare them with the cluster (``kubectl diff``) and apply the files that differ (``kubectl apply``).
 
-The logic lives in ``module_utils/workload``; this plugin reads the arguments and writes files."""
+The logic lives in ``module_utils/workload``; this plugin reads the arguments, writes files and runs kubectl."""
 
 from __future__ import annotations
 
 import os
+import subprocess
+import tempfile
 
+from ansible.errors import AnsibleError
+
+from ansible_collections.ainet.fabric.plugins.module_utils.common.errors import FabricModelError
+from ansible_collections.ainet.fabric.plugins.module_utils.common.report_escape import one_line
 from ansible_collections.ainet.fabric.plugins.module_utils.host.host_files import read_text, write_atomic
 from ansible_collections.ainet.fabric.plugins.module_utils.plan import plan_lock
 from ansible_collections.ainet.fabric.plugins.module_utils.plan.rail_plan import rail_plan
-from ansible_collections.ainet.fabric.plugins.module_utils.workload import k8s_objects, k8s_validate
+from ansible_collections.ainet.fabric.plugins.module_utils.workload import k8s_objects, k8s_shapes, k8s_validate
 from ansible_collections.ainet.fabric.plugins.plugin_utils import k8s_dump
 from ansible_collections.ainet.fabric.plugins.plugin_utils.plan_action import PlanAction
 
@@ -22,7 +29,7 @@ from ansible_collections.ainet.fabric.plugins.plugin_utils.plan_action import Pl
 NODE_VARS = ("fabric_node_id", "fabric_rail_interfaces", "ansible_facts")
 
 ARGUMENT_SPEC = dict(
-    cluster=dict(type="dict", required=True),
+    cluster=dict(type="dict"),
     nodes=dict(type="dict"),
     node_group=dict(type="str"),
     dest=dict(type="path"),
@@ -30,6 +37,7 @@ ARGUMENT_SPEC = dict(
     node_names=dict(type="dict", default={}),
     rail_pci=dict(type="dict", default={}),
     remove_stale=dict(type="bool", default=True),
+    kubeconfig=dict(type="path"),
 )
 
 
@@ -44,7 +52,19 @@ class ActionModule(PlanAction):
         # With node_group, the group's nodes and their variables read once, as hostvars gives them
         # (plugin_utils/inventory_vars), without templating a map of every node into the task's arguments.
         nodes, variables = self.nodes(args, task_vars)
-        plan = rail_plan(args["cluster"], nodes)
+        cluster = args["cluster"]
+        if cluster is None:
+            # The task's fabric_cluster, read untemplated unless it holds a template: the model of 2,048 ToRs as an
+            # argument is templated, deep-copied by the argument check and sent back with the result (a second).
+            try:
+                cluster = self.task_variable(task_vars, "fabric_cluster")
+            except AnsibleError as exc:  # a template in the model that does not render
+                raise FabricModelError("fabric_cluster", None, "could not be read: %s" % str(exc).splitlines()[0],
+                                       "correct the cluster model (docs/cluster-model.md)") from None
+            if cluster is None:
+                raise FabricModelError("fabric_cluster", None, "is not defined",
+                                       "describe the cluster in the inventory's group_vars (docs/cluster-model.md)")
+        plan = rail_plan(cluster, nodes)
         pci = k8s_objects.rail_pci(plan, args["rail_pci"], variables)
         objects = k8s_objects.render(plan, node_names=args["node_names"], pci=pci)
         problems = k8s_objects.check_against_plan(plan, objects, node_names=args["node_names"])
@@ -52,11 +72,12 @@ class ActionModule(PlanAction):
             return dict(result, failed=True, problems=problems,
                         msg="k8s_objects: %d object(s) disagree with the plan: %s" % (len(problems), problems[0]))
         notes = []
+        shapes = k8s_shapes.Shapes()  # each object split once, for the CRD check and the files
         crd_dir = args["crd_dir"] or os.environ.get("AINET_K8S_CRD_DIR")
         validated = False
         if crd_dir:
             try:
-                violations, unchecked = k8s_validate.validate(objects, k8s_validate.load_crds(crd_dir))
+                violations, unchecked = k8s_validate.validate(objects, k8s_validate.load_crds(crd_dir), shapes)
             except k8s_validate.ValidatorUnavailable as exc:
                 notes.append("CRD schemas not checked: %s" % exc)
             else:
@@ -70,7 +91,7 @@ class ActionModule(PlanAction):
         else:
             notes.append("CRD schemas not checked: no crd_dir (or AINET_K8S_CRD_DIR) given")
         cluster = plan["cluster"]["name"]
-        files = dict((name, k8s_dump.dump(items[0]["kind"], cluster, items))
+        files = dict((name, k8s_dump.dump(items[0]["kind"], cluster, items, shapes=shapes))
                      for name, items in k8s_objects.by_file(objects).items())
         counts = {}
         for obj in objects:
@@ -100,8 +121,48 @@ class ActionModule(PlanAction):
                         os.remove(path)
                 except OSError as exc:
                     return dict(result, failed=True, msg="k8s_objects: could not write %s: %s" % (dest, exc))
-        result.update(changed=bool(changed or removed), files=sorted(files), written=changed, removed=removed,
-                      counts=counts, validated=validated, notes=notes, dest=dest, objects=len(objects))
+        differ, applied = [], []
+        if args["kubeconfig"]:
+            failure = self._apply(args["kubeconfig"], dest, files, differ, applied)
+            if failure:
+                return dict(result, failed=True, msg=failure, written=changed, removed=removed, differ=differ,
+                            applied=applied, changed=bool(changed or removed or applied))
+        result.update(changed=bool(changed or removed or differ), files=sorted(files), written=changed,
+                      removed=removed, differ=differ, applied=applied, counts=counts, validated=validated,
+                      notes=notes, dest=dest, objects=len(objects))
         if self._task.diff and diffs:
             result["diff"] = {"prepared": "".join(diffs)}
         return result
+
+    def _apply(self, kubeconfig, dest, files, differ, applied):
+        """kubectl on the controller, file by file in file order: ``kubectl diff`` says which files would change
+        anything (exit 1: differences; above 1: an error), and only those are applied, server-side, with this
+        collection as the field manager (``differ``, ``applied``: the file names). In check mode, or without
+        ``dest``, the files compared are copies of this run's (in a private temporary directory), and nothing is
+        applied. Returns the one-line failure, or None."""
+        with tempfile.TemporaryDirectory(prefix="ainet-k8s.") as tmp:
+            where = {}
+            for name in sorted(files):
+                if dest and not self._task.check_mode:
+                    where[name] = os.path.join(dest, name)
+                else:
+                    where[name] = os.path.join(tmp, name)
+                    write_atomic(where[name], files[name], "0600")
+            for verb in ("diff", "apply"):
+                if verb == "apply" and self._task.check_mode:
+                    break
+                for name in sorted(files) if verb == "diff" else list(differ):
+                    argv = k8s_objects.kubectl_argv(kubeconfig, verb, where[name])
+                    try:
+                        done = subprocess.run(argv, capture_output=True, text=True, check=False)
+                    except OSError as exc:
+                        return "k8s_objects: could not run %s: %s" % (argv[0], one_line(exc))
+                    if verb == "diff" and done.returncode == 1:
+                        differ.append(name)
+                    elif done.returncode:
+                        said = (done.stderr.strip() or done.stdout.strip()).splitlines()
+                        return "k8s_objects: kubectl %s of %s failed (exit %d): %s" % (
+                            verb, name, done.returncode, one_line(said[0] if said else "no message"))
+                    elif verb == "apply":
+                        applied.append(name)
+        return None

@@ -26,11 +26,18 @@ description:
     C(30-spiderippools.yaml), C(30-cidrpools.yaml), C(40-spidermultusconfigs.yaml), C(40-sriovnetworks.yaml),
     C(40-sriovibnetworks.yaml), C(40-networkattachmentdefinitions.yaml)), only the files whose content changed; removes its own files of kinds
     no longer rendered.
+  - With O(kubeconfig), compares each file with the cluster (C(kubectl diff --server-side), in file order) and applies
+    the files that differ (C(kubectl apply --server-side --field-manager ainet-fabric)), with the C(kubectl) of the
+    controller's C(PATH). In check mode the comparison is the answer (of copies of the files this run would write,
+    in a private temporary directory) and nothing is applied. A C(kubectl) error fails the task with its first line.
 options:
   cluster:
-    description: The cluster model (C(fabric_cluster)).
+    description:
+      - The cluster model.
+      - Default, the variable C(fabric_cluster) of the task's host, read by the action itself and templated only where
+        it holds a template (the model of 2,048 ToRs passed as an argument is templated, checked and sent back with
+        the result, about a second).
     type: dict
-    required: true
   nodes:
     description:
       - Host name to C({node_id, rail_interfaces}), as built by the P(ainet.fabric.node_map#filter) filter.
@@ -68,10 +75,14 @@ options:
     description: Remove this module's own files (by their header) of kinds no longer rendered.
     type: bool
     default: true
+  kubeconfig:
+    description: A kubeconfig to compare the files with that cluster and apply those that differ; without it nothing
+      is sent to a cluster.
+    type: path
 attributes:
   check_mode:
     support: full
-    description: Renders and checks; writes nothing.
+    description: Renders and checks, compares with the cluster (O(kubeconfig)); writes and applies nothing.
   diff_mode:
     support: full
     description: The changed lines of every file.
@@ -81,12 +92,18 @@ notes:
 """
 
 EXAMPLES = r"""
-- name: Render the Kubernetes objects of the fabrics
+- name: Render the Kubernetes objects of the fabrics (the model is the host's fabric_cluster)
   ainet.fabric.k8s_objects:
-    cluster: "{{ fabric_cluster }}"
     node_group: gpu_nodes
     dest: "{{ inventory_dir }}/.ainet-fabric/{{ fabric_cluster.name }}/k8s"
     crd_dir: /srv/crds
+  run_once: true
+
+- name: Render them and apply the files that differ from the cluster
+  ainet.fabric.k8s_objects:
+    node_group: gpu_nodes
+    dest: "{{ inventory_dir }}/.ainet-fabric/{{ fabric_cluster.name }}/k8s"
+    kubeconfig: ~/.kube/config
   run_once: true
 
 - name: The same, from a node map built elsewhere
@@ -109,6 +126,16 @@ written:
   elements: str
 removed:
   description: Own files of kinds no longer rendered, removed.
+  returned: success
+  type: list
+  elements: str
+differ:
+  description: With O(kubeconfig), the files C(kubectl diff) found different from the cluster, in file order.
+  returned: success
+  type: list
+  elements: str
+applied:
+  description: With O(kubeconfig), the files applied (none in check mode).
   returned: success
   type: list
   elements: str

@@ -129,9 +129,12 @@ def test_bad_input_is_one_line(tmp_path, change, words):
 
 
 KUBECTL = """#!/bin/sh
-# A stand-in for kubectl (no Kubernetes API here): logs its arguments; `diff` reports differences (exit 1) for the
-# files named in $KUBECTL_DIFFERS, as kubectl diff does, and nothing (exit 0) for the others.
-echo "$*" >> "$KUBECTL_LOG"
+# A stand-in for kubectl (no Kubernetes API here): logs its arguments and whether the file it is given is there;
+# `diff` reports differences (exit 1) for the files named in $KUBECTL_DIFFERS, as kubectl diff does, and nothing
+# (exit 0) for the others; with $KUBECTL_FAILS it fails (exit 2) as kubectl does on an unreachable server.
+for last; do :; done
+if [ -f "$last" ]; then echo "$* (there)" >> "$KUBECTL_LOG"; else echo "$* (missing)" >> "$KUBECTL_LOG"; fi
+if [ -n "$KUBECTL_FAILS" ]; then printf 'error: the server could not be reached\nsecond line\n' >&2; exit 2; fi
 case "$*" in
   *" diff "*) for f in $KUBECTL_DIFFERS; do case "$*" in *"/$f") echo "+ changed"; exit 1;; esac; done; exit 0;;
 esac
@@ -158,12 +161,51 @@ def test_apply_runs_kubectl_on_the_files_that_differ_in_order(tmp_path):
     assert first.returncode == 0, first.stdout + first.stderr
     calls = log.read_text().splitlines()
     head = "--kubeconfig /nonexistent/kubeconfig"
-    assert [c.split()[2] + " " + c.split()[-1].rsplit("/", 1)[-1] for c in calls] == [
+    assert [c.split()[2] + " " + c.split()[-2].rsplit("/", 1)[-1] for c in calls] == [
         "diff 10-configmaps.yaml", "diff 30-spiderippools.yaml", "diff 40-spidermultusconfigs.yaml",
         "apply 10-configmaps.yaml", "apply 40-spidermultusconfigs.yaml"], calls
     assert all(c.startswith(head) and "--server-side --field-manager ainet-fabric" in c for c in calls), calls
+    assert all(c.endswith(" (there)") and "%s/" % dest in c for c in calls), calls  # the files written
     log.write_text("")
     checked = subprocess.run(cmd + ["--check"], cwd=ROOT, env=env, capture_output=True, text=True, timeout=600,
                              check=False)
     assert checked.returncode == 0, checked.stdout
     assert not [c for c in log.read_text().splitlines() if " apply " in c]
+    assert "kubectl: 10-configmaps.yaml, 40-spidermultusconfigs.yaml (check mode: not applied)" in checked.stdout
+
+
+def test_check_mode_compares_this_runs_files_and_kubectl_errors_are_one_line(tmp_path):
+    """In check mode on a directory never written, kubectl diff is given copies of the files this run would write
+    (a private temporary directory, removed after), and nothing is applied or written; a kubectl error fails the
+    task with one line naming the file; the control succeeds."""
+    inv = write_inventory(tmp_path, CLUSTER)
+    dest = tmp_path / "k8s"
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "kubectl").write_text(KUBECTL)
+    os.chmod(str(bin_dir / "kubectl"), 0o755)
+    log = tmp_path / "kubectl.log"
+    env = dict(os.environ, KUBECTL_LOG=str(log), KUBECTL_DIFFERS="30-spiderippools.yaml",
+               PATH=str(bin_dir) + os.pathsep + BIN + os.pathsep + os.environ.get("PATH", ""),
+               ANSIBLE_CONFIG=os.path.join(ROOT, "ansible.cfg"), ANSIBLE_NOCOLOR="1")
+    cmd = [os.path.join(BIN, "ansible-playbook"), "-i", str(inv), os.path.join(ROOT, "playbooks", "k8s.yml"),
+           "-e", "k8s_objects_dest=%s" % dest, "-e", "k8s_objects_kubeconfig=/nonexistent/kubeconfig"]
+    checked = subprocess.run(cmd + ["--check"], cwd=ROOT, env=env, capture_output=True, text=True, timeout=600,
+                             check=False)
+    assert checked.returncode == 0, checked.stdout + checked.stderr
+    calls = log.read_text().splitlines()
+    assert [c.split()[2] for c in calls] == ["diff"] * 3 and all(c.endswith(" (there)") for c in calls), calls
+    copies = [c.split()[-2] for c in calls]
+    assert not dest.exists() and not any(os.path.exists(path) for path in copies)  # nothing written, copies gone
+    assert "changed=1" in checked.stdout and "kubectl: 30-spiderippools.yaml (check mode: not applied)" in \
+        checked.stdout
+    log.write_text("")
+    failing = subprocess.run(cmd, cwd=ROOT, env=dict(env, KUBECTL_FAILS="1"), capture_output=True, text=True,
+                             timeout=600, check=False)
+    assert failing.returncode != 0
+    assert "k8s_objects: kubectl diff of 10-configmaps.yaml failed (exit 2): error: the server could not be " \
+        "reached" in failing.stdout, failing.stdout
+    assert "second line" not in failing.stdout and "Traceback" not in failing.stdout + failing.stderr
+    assert [c.split()[2] for c in log.read_text().splitlines()] == ["diff"]  # stopped at the first error
+    control = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=600, check=False)
+    assert control.returncode == 0 and "kubectl: 30-spiderippools.yaml (applied)" in control.stdout, control.stdout

@@ -6,9 +6,11 @@ Usage: .venv/bin/python tests/perf/bench_k8s.py [--nodes 1024] [--rails 8] [--re
 1,024 nodes x 8 rails in exclusive addressing, cni sriov, Spiderpool IPAM: a SpiderIPPool per node and rail
 (8,192), a SpiderMultusConfig per rail, the device plugin's ConfigMap, the NCCL env.
 
-* library only (in-process): the plan, the render, the check against the plan, the YAML files (k8s_dump) and,
-  with --crds (or AINET_K8S_CRD_DIR), the CRD schema check; the median of --repeat runs. The dump is timed with
-  libyaml's C emitter (what the module uses when PyYAML has it) and with the pure-Python one.
+* library only (in-process): the plan, the render, the check against the plan, the count of the objects without
+  rendering them (the plan report's table), with --crds (or AINET_K8S_CRD_DIR) the CRD schema check, and the YAML
+  files (k8s_dump), the CRD check and the files sharing one split of the objects (k8s_shapes.Shapes), as the action
+  does; the median of --repeat runs, and the CPU time of the whole. The files are also written once per object
+  (``by_shape=False``) and with the pure-Python emitter, each compared with the files of the run.
 * end to end: ``ansible-playbook playbooks/k8s.yml`` over a generated inventory of the same nodes, writing the
   files to a temporary directory, against a no-op playbook over the same inventory (what Ansible itself costs);
   skipped with --no-playbook.
@@ -38,7 +40,7 @@ import yaml  # noqa: E402
 import fleet  # noqa: E402
 
 from ansible_collections.ainet.fabric.plugins.module_utils.plan.rail_plan import rail_plan  # noqa: E402
-from ansible_collections.ainet.fabric.plugins.module_utils.workload import k8s_objects, k8s_validate
+from ansible_collections.ainet.fabric.plugins.module_utils.workload import k8s_objects, k8s_shapes, k8s_validate  # noqa: E402
 from ansible_collections.ainet.fabric.plugins.plugin_utils import k8s_dump  # noqa: E402
 
 
@@ -53,9 +55,9 @@ def interfaces(rails):
     return ["ens%df0np0" % r for r in range(1, rails + 1)]
 
 
-def files_of(plan, objects, pure):
+def files_of(plan, objects, pure=False, by_shape=True, shapes=None):
     cluster = plan["cluster"]["name"]
-    return dict((name, k8s_dump.dump(items[0]["kind"], cluster, items, pure=pure))
+    return dict((name, k8s_dump.dump(items[0]["kind"], cluster, items, pure=pure, by_shape=by_shape, shapes=shapes))
                 for name, items in k8s_objects.by_file(objects).items())
 
 
@@ -63,7 +65,7 @@ def library(args):
     cluster = model(args.rails, args.nodes)
     nodes = dict(("gpu%04d" % n, {"node_id": n, "rail_interfaces": interfaces(args.rails)})
                  for n in range(1, args.nodes + 1))
-    times = {"plan": [], "render": [], "check": [], "dump": [], "crd": []}
+    times = {"plan": [], "render": [], "check": [], "count": [], "crd": [], "dump": []}
     schemas = k8s_validate.load_crds(args.crds) if args.crds else None
     cpu = []
     for _run in range(args.repeat):
@@ -75,25 +77,32 @@ def library(args):
         rendered = time.perf_counter()
         problems = k8s_objects.check_against_plan(plan, objects)
         checked = time.perf_counter()
-        files_of(plan, objects, pure=False)
+        k8s_objects.count_objects(plan)
+        counted = time.perf_counter()
+        shapes = k8s_shapes.Shapes()
+        if schemas is not None:
+            violations, _unchecked = k8s_validate.validate(objects, schemas, shapes)
+            if violations:
+                raise SystemExit("CRD violations: %s" % violations[0])
+        validated = time.perf_counter()
+        files = files_of(plan, objects, shapes=shapes)
         dumped = time.perf_counter()
         cpu.append(time.process_time() - cpu_start)
         times["plan"].append(planned - start)
         times["render"].append(rendered - planned)
         times["check"].append(checked - rendered)
-        times["dump"].append(dumped - checked)
+        times["count"].append(counted - checked)
+        if schemas is not None:
+            times["crd"].append(validated - counted)
+        times["dump"].append(dumped - validated)
         if problems:
             raise SystemExit("the objects disagree with the plan: %s" % problems[0])
-        if schemas is not None:
-            started = time.perf_counter()
-            violations, _unchecked = k8s_validate.validate(objects, schemas)
-            times["crd"].append(time.perf_counter() - started)
-            if violations:
-                raise SystemExit("CRD violations: %s" % violations[0])
+    start = time.perf_counter()
+    one_by_one = files_of(plan, objects, by_shape=False)
+    one_by_one_s = time.perf_counter() - start
     start = time.perf_counter()
     pure = files_of(plan, objects, pure=True)
     pure_s = time.perf_counter() - start
-    same = pure == files_of(plan, objects, pure=False)
     pools = sum(1 for o in objects if o["kind"] == "SpiderIPPool")
     print("%d nodes x %d rails: %d objects (%d SpiderIPPools), %.1f MB of YAML" % (
         args.nodes, args.rails, len(objects), pools, sum(len(t) for t in pure.values()) / 1e6))
@@ -106,14 +115,15 @@ def library(args):
             print("  %-7s median %.3f s (min %.3f, %d runs)" % (name, statistics.median(values), min(values),
                                                                 len(values)))
     print("  total   %.3f s (CPU: median %.3f s)" % (total, statistics.median(cpu)))
-    print("  (the pure-Python dump: %.3f s, one run; same bytes as the C emitter's: %s)" % (pure_s, same))
+    print("  (the files one emitter run per object: %.3f s, one run, same bytes: %s; by shape with the pure-Python "
+          "emitter: %.3f s, same bytes: %s)" % (one_by_one_s, one_by_one == files, pure_s, pure == files))
     if args.profile:
         profiler = cProfile.Profile()
         profiler.enable()
         plan = rail_plan(cluster, nodes)
         objects = k8s_objects.render(plan)
         k8s_objects.check_against_plan(plan, objects)
-        files_of(plan, objects, pure=False)
+        files_of(plan, objects)
         profiler.disable()
         profiler.dump_stats(args.profile)
         print("  profile of one run: %s" % args.profile)

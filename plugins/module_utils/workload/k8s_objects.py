@@ -26,14 +26,21 @@ The fabric's ``cni`` (the model) decides which objects there are; its ``kubernet
 Every object carries the labels ``ainet.fabric/cluster``, ``ainet.fabric/fabric`` and ``ainet.fabric/rail``
 (and ``ainet.fabric/node`` on a node's pool): :func:`check_against_plan` reads them back to check the objects
 against the plan. Pure functions; the action plugin ``k8s_objects`` writes the files.
+
+One list, two uses: :func:`pending` decides every object (its kind, name, namespace and labels, every check done) and
+how to build it; :func:`render` builds them, :func:`count_objects` counts them without building one (the plan
+report's table, :func:`summary_markdown`). Linear in nodes x rails: the plan's entries are indexed once per rail
+(:func:`_rail_members`), and the check compares addresses as integers (16,384 nodes x 8 rails: 131,072 node pools).
 """
 
 from __future__ import annotations
 
 import bisect
+import collections
 import ipaddress
 import json
 import re
+import socket
 
 from ansible_collections.ainet.fabric.plugins.module_utils.common.errors import FabricModelError
 from ansible_collections.ainet.fabric.plugins.module_utils.common.report_escape import md_text
@@ -73,12 +80,21 @@ FILES = (
 )
 KIND_ORDER = dict((kind, index) for index, (kind, _name) in enumerate(FILES))
 LABEL = "ainet.fabric/"
+LABEL_CLUSTER, LABEL_FABRIC, LABEL_RAIL, LABEL_NODE = (LABEL + key for key in ("cluster", "fabric", "rail", "node"))
 HOSTNAME_LABEL = "kubernetes.io/hostname"
+FIELD_MANAGER = "ainet-fabric"  # kubectl apply --server-side: the objects this collection applies
+
+
+# A name dns_name leaves as it is: lower-case letters, digits, '.' and '-', a letter or digit at each end.
+_DNS_KEPT_RE = re.compile(r"[a-z0-9](?:[a-z0-9.-]*[a-z0-9])?\Z")
 
 
 def dns_name(*parts):
     """A DNS-1123 name from ``parts`` (lower case; other characters become ``-``)."""
-    text = re.sub(r"[^a-z0-9.-]+", "-", "-".join(str(p) for p in parts if p not in (None, "")).lower())
+    text = "-".join(str(p) for p in parts if p not in (None, "")).lower()
+    if len(text) <= 253 and "--" not in text and _DNS_KEPT_RE.match(text):
+        return text  # what the substitutions below would leave (every name of a node's pool)
+    text = re.sub(r"[^a-z0-9.-]+", "-", text)
     text = re.sub(r"-{2,}", "-", text).strip("-.")
     return text[:253]
 
@@ -136,14 +152,42 @@ def _node_names(plan, node_names):
     return out
 
 
-def _meta(name, namespace, cluster, fabric, rail, node=None):
-    labels = {LABEL + "cluster": dns_name(cluster), LABEL + "fabric": fabric, LABEL + "rail": str(rail)}
-    if node is not None:
-        labels[LABEL + "node"] = node
-    meta = {"name": name, "labels": labels}
-    if namespace:
-        meta["namespace"] = namespace
+class Pending(collections.namedtuple("Pending", "kind namespace name fabric rail node build args")):
+    """An object that :func:`render` makes, decided but not built yet: its kind, namespace and name (what makes it
+    one object once applied), the fabric, rail and node its labels name (None: no such label), and how it is built
+    (``build(pending, cluster label, *args)``). :func:`pending` decides them all, every check done, in apply order;
+    :func:`render` builds them and :func:`count_objects` counts them, so the objects and their counts are one list."""
+
+    __slots__ = ()
+
+
+def _meta(item, cluster_label):
+    labels = {LABEL_CLUSTER: cluster_label, LABEL_FABRIC: item.fabric, LABEL_RAIL: str(item.rail)}
+    if item.node is not None:
+        labels[LABEL_NODE] = item.node
+    meta = {"name": item.name, "labels": labels}
+    if item.namespace:
+        meta["namespace"] = item.namespace
     return meta
+
+
+def _build(item, cluster_label, api_version, body, annotations=None):
+    """The object of ``item``: its metadata (labels, then ``annotations``), then ``body`` (its ``spec``)."""
+    meta = _meta(item, cluster_label)
+    if annotations:
+        meta["annotations"] = annotations
+    out = {"apiVersion": api_version, "kind": item.kind, "metadata": meta}
+    out.update(body)
+    return out
+
+
+def _build_configmap(item, cluster_label, data):
+    """A ConfigMap: labelled with the cluster, and with its fabric where it has one (the NCCL env)."""
+    labels = {LABEL_CLUSTER: cluster_label}
+    if item.fabric is not None:
+        labels[LABEL_FABRIC] = item.fabric
+    return {"apiVersion": "v1", "kind": "ConfigMap",
+            "metadata": {"name": item.name, "namespace": item.namespace, "labels": labels}, "data": data}
 
 
 def shared_pod_range(plan_fabric, block, k8s, field):
@@ -168,16 +212,31 @@ def shared_pod_range(plan_fabric, block, k8s, field):
     return net[offset], net[offset + count - 1]
 
 
-def _interfaces(plan, fabric, rail):
-    """``{interface name: [hosts]}`` of a rail's NICs."""
-    names = {}
+def _rail_members(plan):
+    """``{(fabric, rail): [(host, the plan's entry of that rail)]}``, nodes in node id order: one pass over the plan
+    for every rail of every fabric."""
+    out = {}
     for host, node in sorted(plan["nodes"].items(), key=lambda item: item[1]["node_id"]):
         for entry in node["rails"]:
-            if entry["fabric"] == fabric and entry["rail"] == rail and entry["interface"]:
-                names.setdefault(entry["interface"], []).append(host)
-    missing = sorted(host for host, node in plan["nodes"].items() for entry in node["rails"]
-                     if entry["fabric"] == fabric and entry["rail"] == rail and not entry["interface"])
+            key = (entry["fabric"], entry["rail"])
+            members = out.get(key)
+            if members is None:
+                members = out[key] = []
+            members.append((host, entry))
+    return out
+
+
+def _interfaces(members, fabric, rail):
+    """``{interface name: [hosts]}`` of a rail's NICs (``members``: the rail's :func:`_rail_members`)."""
+    names = {}
+    missing = []
+    for host, entry in members:
+        if entry["interface"]:
+            names.setdefault(entry["interface"], []).append(host)
+        else:
+            missing.append(host)
     if missing:
+        missing.sort()
         raise FabricModelError("fabric_rail_interfaces", None,
                                "is not set on %s (the Kubernetes objects of fabric %s select rail %d's NIC by name)"
                                % (", ".join(missing[:5]) + (" ..." if len(missing) > 5 else ""), fabric, rail),
@@ -314,9 +373,28 @@ def render(plan, node_names=None, pci=None):
     ``p2p`` addressing, whereabouts or host-local in ``exclusive`` (a cluster-wide range cannot follow a node's
     own subnet), host-local on more than one node, a master NIC without one name on every node, PF selectors
     that would cross rails in a device-plugin ConfigMap, a resource prefix the SR-IOV operator does not write."""
+    cluster_label = dns_name(plan["cluster"]["name"])
+    return [item.build(item, cluster_label, *item.args) for item in pending(plan, node_names, pci)]
+
+
+def count_objects(plan, node_names=None, pci=None):
+    """``{fabric: {kind: number}}`` of the objects :func:`render` makes, from the same :func:`pending` list (no
+    object built); an object that names no fabric (a device plugin's ConfigMap) counts under ``None``. Raises what
+    :func:`render` raises."""
+    out = {}
+    for item in pending(plan, node_names, pci):
+        kinds = out.setdefault(item.fabric, {})
+        kinds[item.kind] = kinds.get(item.kind, 0) + 1
+    return out
+
+
+def pending(plan, node_names=None, pci=None):
+    """What :func:`render` makes, as :class:`Pending` objects in apply order, every check done (it raises what
+    :func:`render` raises)."""
     cluster = plan["cluster"]["name"]
     k8s_nodes = _node_names(plan, node_names)
-    objects = []
+    members_of = _rail_members(plan)
+    items = []
     configmaps = {}
     resources = {}
     for fname, fabric in plan["cluster"]["fabrics"].items():
@@ -329,7 +407,7 @@ def render(plan, node_names=None, pci=None):
         ib = mode == "infiniband"
         ipam = k8s["ipam"]
         namespace = k8s["namespace"]
-        rail_hosts = sorted(h for h, n in plan["nodes"].items() if any(e["fabric"] == fname for e in n["rails"]))
+        rails = [r for r in plan["rails"] if r["fabric"] == fname]
         if mode == "p2p" and ipam != "none":
             raise FabricModelError(field + ".ipam", ipam, "cannot give pods addresses in p2p addressing (each node "
                                    "and rail has a /31 or /127: no address is left)",
@@ -342,7 +420,9 @@ def render(plan, node_names=None, pci=None):
             raise FabricModelError(field + ".ipam", ipam, "hands out one cluster-wide range per network, while in "
                                    "exclusive addressing every node has its own subnet per rail",
                                    "use ipam spiderpool (a pool per node and rail), or shared addressing")
-        if ipam == "host-local" and len(rail_hosts) > 1:
+        rail_hosts = set(host for r in rails for host, _entry in members_of.get((fname, r["rail"]), ())) \
+            if ipam == "host-local" else ()
+        if len(rail_hosts) > 1:
             raise FabricModelError(field + ".ipam", ipam, "keeps its allocations on each node (one store per node), so "
                                    "the %d nodes of fabric %s would give their pods the same addresses from the one "
                                    "range of each rail" % (len(rail_hosts), fname),
@@ -359,11 +439,12 @@ def render(plan, node_names=None, pci=None):
                                        "set resource_prefix to the prefix of the operator you run")
             operator_namespace = operator_namespace or OPERATOR_NAMESPACES[k8s["resource_prefix"]]
         version = 6 if fabric["family"] == 6 else 4
-        rails = [r for r in plan["rails"] if r["fabric"] == fname]
         selection = None
+        names_of = {}  # rail -> _interfaces
         if cni in SRIOV_DP:
-            for rail_entry in rails:
-                _interfaces(plan, fname, rail_entry["rail"])  # every node names its rail NICs
+            for rail_entry in rails:  # every node names its rail NICs
+                rail = rail_entry["rail"]
+                names_of[rail] = _interfaces(members_of.get((fname, rail), ()), fname, rail)
             selection = _pf_selection(plan, fname, [r["rail"] for r in rails], pci)
             key, _union, _per_node, conflict = selection
             if conflict and not k8s["sriov_operator"]:
@@ -376,6 +457,7 @@ def render(plan, node_names=None, pci=None):
                                        "kubernetes.sriov_operator (a policy per node)")
         for rail_entry in rails:
             rail = rail_entry["rail"]
+            members = members_of.get((fname, rail), ())
             name = rail_name(cluster, fname, rail)
             resource = resource_name(fname, rail)
             if not RESOURCE_RE.match(resource) or resources.setdefault(resource, fname) != fname:
@@ -384,14 +466,16 @@ def render(plan, node_names=None, pci=None):
                     "which is also fabric %s's" % resources[resource]),
                     "rename the fabric so its resource names differ (letters, digits, '_')")
             full_resource = "%s/%s" % (k8s["resource_prefix"], resource)
-            names = _interfaces(plan, fname, rail)
+            names = names_of.get(rail)
+            if names is None:
+                names = _interfaces(members, fname, rail)
             pf_names = sorted(names)
             # -- the device plugin's share of the rail NIC
             if cni in SRIOV_DP:
                 key, union, per_node, conflict = selection
                 if k8s["sriov_operator"]:
-                    objects.extend(_node_policies(fabric, rail, name, resource, operator_namespace, cluster, key,
-                                                  union[rail], per_node, conflict, k8s_nodes, ib))
+                    items.extend(_node_policies(fabric, rail, name, resource, operator_namespace, key, union[rail],
+                                                per_node, conflict, k8s_nodes, ib))
                 else:
                     configmaps.setdefault(("sriovdp-config", k8s["device_plugin_namespace"]), []).append({
                         "resourceName": resource, "resourcePrefix": k8s["resource_prefix"],
@@ -404,22 +488,22 @@ def render(plan, node_names=None, pci=None):
                 if cni in ("macvlan", "ipvlan", "ipoib", "host-device") else None
             # -- addresses
             if ipam == "nv-ipam":
-                objects.append(_cidr_pool(plan, fabric, rail_entry, name, k8s["ipam_namespace"], cluster, k8s_nodes))
+                items.append(Pending("CIDRPool", k8s["ipam_namespace"], name, fname, rail, None, _build_cidr_pool,
+                                     (fabric, rail_entry, members, k8s_nodes)))
                 ipam_conf = {"type": "nv-ipam", "poolName": name, "poolType": "cidrpool"}
                 if cni == "sriov" and k8s["sriov_operator"]:
-                    objects.append(_operator_network(fabric, rail, name, resource, operator_namespace, namespace,
-                                                     cluster, ipam_conf, ib))
+                    items.append(_operator_network(fabric, rail, name, resource, operator_namespace, namespace,
+                                                   ipam_conf, ib))
                 else:
-                    meta = _meta(name, namespace, cluster, fname, rail)
-                    meta["annotations"] = {"k8s.v1.cni.cncf.io/resourceName": full_resource}
-                    objects.append({"apiVersion": "k8s.cni.cncf.io/v1", "kind": "NetworkAttachmentDefinition",
-                                    "metadata": meta,
-                                    "spec": {"config": _cni_config(cni, name, master, fabric["mtu"], ipam_conf, ib)}})
+                    items.append(Pending("NetworkAttachmentDefinition", namespace, name, fname, rail, None, _build, (
+                        "k8s.cni.cncf.io/v1",
+                        {"spec": {"config": _cni_config(cni, name, master, fabric["mtu"], ipam_conf, ib)}},
+                        {"k8s.v1.cni.cncf.io/resourceName": full_resource})))
             elif ipam == "spiderpool":
-                pools = _spider_pools(plan, fabric, rail_entry, k8s, field, cluster, name, k8s_nodes)
-                objects.extend(pools)
-                objects.append(_multus_config(cni, name, namespace, cluster, fname, rail, master, fabric["mtu"],
-                                              full_resource, [p["metadata"]["name"] for p in pools], version, ib))
+                pools = _spider_pools(fabric, rail_entry, members, k8s, field, name, k8s_nodes)
+                items.extend(pools)
+                items.append(_multus_config(cni, name, namespace, fname, rail, master, fabric["mtu"], full_resource,
+                                            [p.name for p in pools], version, ib))
             else:
                 first = last = gateway = None
                 if ipam != "none":
@@ -427,60 +511,68 @@ def render(plan, node_names=None, pci=None):
                     gateway = rail_entry["gateway"]
                 ipam_conf = _ipam_config(ipam, rail_entry["block"], first, last, gateway)
                 if cni == "sriov" and k8s["sriov_operator"]:  # the operator writes the NAD (SriovIBNetwork: ib-sriov)
-                    objects.append(_operator_network(fabric, rail, name, resource, operator_namespace, namespace,
-                                                     cluster, ipam_conf, ib))
+                    items.append(_operator_network(fabric, rail, name, resource, operator_namespace, namespace,
+                                                   ipam_conf, ib))
                     continue
-                meta = _meta(name, namespace, cluster, fname, rail)
-                meta["annotations"] = {"k8s.v1.cni.cncf.io/resourceName": full_resource}
-                objects.append({"apiVersion": "k8s.cni.cncf.io/v1", "kind": "NetworkAttachmentDefinition",
-                                "metadata": meta,
-                                "spec": {"config": _cni_config(cni, name, master, fabric["mtu"], ipam_conf, ib)}})
-        objects.append(_nccl_env(plan["cluster"]["name"], fname, fabric, k8s["workload_namespace"]))
+                items.append(Pending("NetworkAttachmentDefinition", namespace, name, fname, rail, None, _build, (
+                    "k8s.cni.cncf.io/v1",
+                    {"spec": {"config": _cni_config(cni, name, master, fabric["mtu"], ipam_conf, ib)}},
+                    {"k8s.v1.cni.cncf.io/resourceName": full_resource})))
+        items.append(_nccl_env(cluster, fname, fabric, k8s["workload_namespace"]))
     for (cm_name, namespace), entries in sorted(configmaps.items()):
         if cm_name == "sriovdp-config":
             data = {"resourceList": entries}
         else:
             data = {"periodicUpdateInterval": 300, "configList": entries}
-        objects.append({"apiVersion": "v1", "kind": "ConfigMap",
-                        "metadata": {"name": cm_name, "namespace": namespace,
-                                     "labels": {LABEL + "cluster": dns_name(cluster)}},
-                        "data": {"config.json": json.dumps(data, indent=2, sort_keys=True) + "\n"}})
-    objects.sort(key=lambda o: KIND_ORDER[o["kind"]])
-    for name, problem in _collisions(objects):
+        items.append(Pending("ConfigMap", namespace, cm_name, None, None, None, _build_configmap,
+                             ({"config.json": json.dumps(data, indent=2, sort_keys=True) + "\n"},)))
+    items.sort(key=lambda item: KIND_ORDER[item.kind])
+    keys = [(item.kind, item.namespace, item.name) for item in items]
+    for name, problem in () if len(set(keys)) == len(keys) else _collisions(
+            (item.kind, item.namespace, item.name, item.fabric, item.rail, item.node) for item in items):
         raise FabricModelError("k8s objects", name, problem, "give every host its own node name in "
                                "k8s_objects_node_names")
-    return objects
+    return items
 
 
-def _owner(obj):
-    labels = obj["metadata"].get("labels") or {}
-    if labels.get(LABEL + "node"):
-        return "node %s" % labels[LABEL + "node"]
-    if labels.get(LABEL + "fabric"):
-        return "fabric %s rail %s" % (labels[LABEL + "fabric"], labels.get(LABEL + "rail"))
+def _owner(fabric, rail, node):
+    """What an object was made for, from its labels (``rail`` as its label gives it, or None)."""
+    if node:
+        return "node %s" % node
+    if fabric:
+        return "fabric %s rail %s" % (fabric, rail)
     return "the cluster"
 
 
-def _collisions(objects):
+def _collisions(heads):
     """``(name, problem)`` per object that has the kind, namespace and name of an earlier one (after ``kubectl
-    apply`` they are one object), naming what each was made for (the hosts, for a node's pool)."""
+    apply`` they are one object), naming what each was made for (the hosts, for a node's pool). ``heads``: per
+    object ``(kind, namespace, name, fabric, rail, node)``."""
     seen, out = {}, []
-    for obj in objects:
-        key = (obj["kind"], obj["metadata"].get("namespace"), obj["metadata"]["name"])
+    for head in heads:
+        key = head[:3]
         if key in seen:
             out.append((key[2], "is the name of the %s of both %s and %s (one object once applied)"
-                        % (key[0], _owner(seen[key]), _owner(obj))))
+                        % (key[0], _owner(*seen[key][3:]), _owner(*head[3:]))))
         else:
-            seen[key] = obj
+            seen[key] = head
     return out
 
 
 def name_collisions(objects):
-    """One line per object named like an earlier one of its kind and namespace (:func:`_collisions`)."""
-    return ["%s %s" % (name, problem) for name, problem in _collisions(objects)]
+    """One line per object named like an earlier one of its kind and namespace (:func:`_collisions`), read from the
+    objects themselves."""
+    keys = [(obj["kind"], obj["metadata"].get("namespace"), obj["metadata"]["name"]) for obj in objects]
+    if len(set(keys)) == len(keys):
+        return []  # no two alike (the common case, told by a set)
+    heads = []
+    for key, obj in zip(keys, objects):
+        labels = obj["metadata"].get("labels") or {}
+        heads.append(key + (labels.get(LABEL_FABRIC), labels.get(LABEL_RAIL), labels.get(LABEL_NODE)))
+    return ["%s %s" % (name, problem) for name, problem in _collisions(heads)]
 
 
-def _node_policies(fabric, rail, name, resource, namespace, cluster, key, union, per_node, conflict, k8s_nodes, ib):
+def _node_policies(fabric, rail, name, resource, namespace, key, union, per_node, conflict, k8s_nodes, ib):
     """The SR-IOV operator's ``SriovNetworkNodePolicy`` of a rail: one for every node when the union of the rail's
     PF selectors is safe (:func:`_pf_selection`), else one per node (``nodeSelector`` on its hostname label,
     ``nicSelector`` its own PF of the rail): the operator merges the policies of one resource name per node."""
@@ -492,27 +584,27 @@ def _node_policies(fabric, rail, name, resource, namespace, cluster, key, union,
     if conflict is None:
         spec = dict(base, nicSelector={"vendor": VENDOR_MELLANOX, key: union},
                     nodeSelector={"feature.node.kubernetes.io/network-sriov.capable": "true"})
-        return [{"apiVersion": "sriovnetwork.openshift.io/v1", "kind": "SriovNetworkNodePolicy",
-                 "metadata": _meta(name, namespace, cluster, fname, rail), "spec": spec}]
-    out = []
-    for host in sorted(per_node):
-        value = per_node[host][rail - 1]
-        spec = dict(base, nicSelector={"vendor": VENDOR_MELLANOX, key: [value]},
-                    nodeSelector={HOSTNAME_LABEL: k8s_nodes[host]})
-        out.append({"apiVersion": "sriovnetwork.openshift.io/v1", "kind": "SriovNetworkNodePolicy",
-                    "metadata": _meta(dns_name(name, k8s_nodes[host]), namespace, cluster, fname, rail, node=host),
-                    "spec": spec})
-    return out
+        return [Pending("SriovNetworkNodePolicy", namespace, name, fname, rail, None, _build,
+                        ("sriovnetwork.openshift.io/v1", {"spec": spec}))]
+    return [Pending("SriovNetworkNodePolicy", namespace, dns_name(name, k8s_nodes[host]), fname, rail, host,
+                    _build_node_policy, (base, key, per_node[host][rail - 1], k8s_nodes[host]))
+            for host in sorted(per_node)]
 
 
-def _operator_network(fabric, rail, name, resource, namespace, network_namespace, cluster, ipam_conf, ib):
+def _build_node_policy(item, cluster_label, base, key, value, k8s_node):
+    spec = dict(base, nicSelector={"vendor": VENDOR_MELLANOX, key: [value]}, nodeSelector={HOSTNAME_LABEL: k8s_node})
+    return {"apiVersion": "sriovnetwork.openshift.io/v1", "kind": "SriovNetworkNodePolicy",
+            "metadata": _meta(item, cluster_label), "spec": spec}
+
+
+def _operator_network(fabric, rail, name, resource, namespace, network_namespace, ipam_conf, ib):
     """The SR-IOV operator's network of a rail (it writes the NetworkAttachmentDefinition into ``networkNamespace``):
     ``SriovIBNetwork`` on InfiniBand (ib-sriov), else ``SriovNetwork``."""
-    return {"apiVersion": "sriovnetwork.openshift.io/v1", "kind": "SriovIBNetwork" if ib else "SriovNetwork",
-            "metadata": _meta(name, namespace, cluster, fabric["name"], rail),
-            "spec": {"resourceName": resource, "networkNamespace": network_namespace,
-                     "ipam": json.dumps(ipam_conf or {}, sort_keys=True),
-                     "metaPlugins": json.dumps({"type": "rdma"}, sort_keys=True)}}
+    return Pending("SriovIBNetwork" if ib else "SriovNetwork", namespace, name, fabric["name"], rail, None, _build, (
+        "sriovnetwork.openshift.io/v1",
+        {"spec": {"resourceName": resource, "networkNamespace": network_namespace,
+                  "ipam": json.dumps(ipam_conf or {}, sort_keys=True),
+                  "metaPlugins": json.dumps({"type": "rdma"}, sort_keys=True)}}))
 
 
 def _nccl_env(cluster, fname, fabric, namespace):
@@ -530,13 +622,12 @@ def _nccl_env(cluster, fname, fabric, namespace):
     # NCCL's own GID choice: AF_INET6 on an IPv6 fabric (its AF_INET default keeps an IPv6 rail on GID 0)
     data.update(nccl.gid_selection_env(fabric))
     name = dns_name(cluster, None if fname == "default" else fname, "nccl-env")
-    return {"apiVersion": "v1", "kind": "ConfigMap",
-            "metadata": {"name": name, "namespace": namespace,
-                         "labels": {LABEL + "cluster": dns_name(cluster), LABEL + "fabric": fname}},
-            "data": data}
+    return Pending("ConfigMap", namespace, name, fname, None, None, _build_configmap, (data,))
 
 
-def _spider_pools(plan, fabric, rail_entry, k8s, field, cluster, name, k8s_nodes):
+def _spider_pools(fabric, rail_entry, members, k8s, field, name, k8s_nodes):
+    """A rail's SpiderIPPools: one for the rail (``shared``, ``infiniband``: the pods' range of the rail block), or
+    one per node of the rail (``exclusive``: the node's pod ranges, bound to the node)."""
     fname, rail = fabric["name"], rail_entry["rail"]
     version = 6 if fabric["family"] == 6 else 4
     mode = fabric["addressing"]["mode"]
@@ -545,59 +636,60 @@ def _spider_pools(plan, fabric, rail_entry, k8s, field, cluster, name, k8s_nodes
         spec = {"ipVersion": version, "subnet": rail_entry["block"], "ips": ["%s-%s" % (first, last)]}
         if rail_entry["gateway"]:
             spec["gateway"] = rail_entry["gateway"]
-        return [{"apiVersion": "spiderpool.spidernet.io/v2beta1", "kind": "SpiderIPPool",
-                 "metadata": _meta(name, None, cluster, fname, rail), "spec": spec}]
+        return [Pending("SpiderIPPool", None, name, fname, rail, None, _build,
+                        ("spiderpool.spidernet.io/v2beta1", {"spec": spec}))]
     pools = []
-    for host in sorted(plan["nodes"], key=lambda h: plan["nodes"][h]["node_id"]):
-        for entry in plan["nodes"][host]["rails"]:
-            if entry["fabric"] != fname or entry["rail"] != rail:
-                continue
-            if not entry["pod_ranges"]:
-                raise FabricModelError(_field(fabric, "addressing.node_prefix"), fabric["addressing"]["node_prefix"],
-                                       "leaves no pod address in a node's subnet (%s)" % entry["subnet"],
-                                       "use a shorter node_prefix")
-            spec = {"ipVersion": version, "subnet": entry["subnet"], "ips": list(entry["pod_ranges"]),
-                    "gateway": entry["gateway"],
-                    "routes": [{"dst": rail_entry["block"], "gw": entry["gateway"]}],
-                    "nodeAffinity": {"matchExpressions": [{"key": HOSTNAME_LABEL, "operator": "In",
-                                                           "values": [k8s_nodes[host]]}]}}
-            pools.append({"apiVersion": "spiderpool.spidernet.io/v2beta1", "kind": "SpiderIPPool",
-                          # named from the Kubernetes node name (unique, _node_names), never the inventory name:
-                          # gpu_1 (mapped) and gpu-1 would both give <rail>-gpu-1
-                          "metadata": _meta(dns_name(name, k8s_nodes[host]), None, cluster, fname, rail, node=host),
-                          "spec": spec})
+    block, rail_text = rail_entry["block"], str(rail)
+    for host, entry in members:
+        if not entry["pod_ranges"]:
+            raise FabricModelError(_field(fabric, "addressing.node_prefix"), fabric["addressing"]["node_prefix"],
+                                   "leaves no pod address in a node's subnet (%s)" % entry["subnet"],
+                                   "use a shorter node_prefix")
+        # named from the Kubernetes node name (unique, _node_names), never the inventory name: gpu_1 (mapped) and
+        # gpu-1 would both give <rail>-gpu-1
+        node = k8s_nodes[host]
+        pools.append(Pending("SpiderIPPool", None, dns_name(name, node), fname, rail, host, _build_node_pool,
+                             (version, entry, block, node, rail_text)))
     return pools
 
 
-def _cidr_pool(plan, fabric, rail_entry, name, namespace, cluster, k8s_nodes):
+def _build_node_pool(item, cluster_label, version, entry, block, k8s_node, rail_text):
+    """A node's SpiderIPPool of a rail (``exclusive``): the node's subnet and pod ranges, the ToR as gateway and
+    the route to the rail block via it, a ``nodeAffinity`` on the node (its metadata :func:`_meta`'s, written out:
+    131,072 of them at 16,384 nodes)."""
+    gateway = entry["gateway"]
+    return {"apiVersion": "spiderpool.spidernet.io/v2beta1", "kind": "SpiderIPPool",
+            "metadata": {"name": item.name, "labels": {LABEL_CLUSTER: cluster_label, LABEL_FABRIC: item.fabric,
+                                                       LABEL_RAIL: rail_text, LABEL_NODE: item.node}},
+            "spec": {"ipVersion": version, "subnet": entry["subnet"], "ips": list(entry["pod_ranges"]),
+                     "gateway": gateway, "routes": [{"dst": block, "gw": gateway}],
+                     "nodeAffinity": {"matchExpressions": [{"key": HOSTNAME_LABEL, "operator": "In",
+                                                            "values": [k8s_node]}]}}}
+
+
+def _build_cidr_pool(item, cluster_label, fabric, rail_entry, members, k8s_nodes):
     """The NVIDIA network operator's nv-ipam ``CIDRPool`` of a rail (``exclusive``): the rail block, each node's
     subnet as its static allocation with the ToR as gateway, the ToR's and the host's indexes excluded in every
     node's prefix, a route to the rail block; its ``nodeSelector`` the rail's nodes (without one the controller
     hands a prefix to every node of the cluster: pkg/ipam-controller/controllers/cidrpool/cidrpool.go)."""
-    fname, rail = fabric["name"], rail_entry["rail"]
     addressing = fabric["addressing"]
-    allocations = []
-    for host in sorted(plan["nodes"], key=lambda h: plan["nodes"][h]["node_id"]):
-        for entry in plan["nodes"][host]["rails"]:
-            if entry["fabric"] == fname and entry["rail"] == rail:
-                allocations.append({"nodeName": k8s_nodes[host], "prefix": entry["subnet"],
-                                    "gateway": entry["gateway"]})
+    allocations = [{"nodeName": k8s_nodes[host], "prefix": entry["subnet"], "gateway": entry["gateway"]}
+                   for host, entry in members]
     size = 1 << ((128 if fabric["family"] == 6 else 32) - addressing["node_prefix"])
     last = size - (1 if fabric["family"] == 6 else 2)
     gateway_index = addressing["gateway_offset"] % (last + 1) if addressing["gateway_offset"] < 0 else \
         addressing["gateway_offset"]
     host_index = addressing["host_offset"]
-    return {"apiVersion": "nv-ipam.nvidia.com/v1alpha1", "kind": "CIDRPool",
-            "metadata": _meta(name, namespace, cluster, fname, rail),
-            "spec": {"cidr": rail_entry["block"], "perNodeNetworkPrefix": addressing["node_prefix"],
-                     "gatewayIndex": gateway_index,
-                     "perNodeExclusions": [{"startIndex": host_index, "endIndex": host_index}],
-                     "staticAllocations": allocations, "routes": [{"dst": rail_entry["block"]}],
-                     "nodeSelector": {"nodeSelectorTerms": [{"matchExpressions": [{
-                         "key": HOSTNAME_LABEL, "operator": "In", "values": [a["nodeName"] for a in allocations]}]}]}}}
+    return _build(item, cluster_label, "nv-ipam.nvidia.com/v1alpha1", {
+        "spec": {"cidr": rail_entry["block"], "perNodeNetworkPrefix": addressing["node_prefix"],
+                 "gatewayIndex": gateway_index,
+                 "perNodeExclusions": [{"startIndex": host_index, "endIndex": host_index}],
+                 "staticAllocations": allocations, "routes": [{"dst": rail_entry["block"]}],
+                 "nodeSelector": {"nodeSelectorTerms": [{"matchExpressions": [{
+                     "key": HOSTNAME_LABEL, "operator": "In", "values": [a["nodeName"] for a in allocations]}]}]}}})
 
 
-def _multus_config(cni, name, namespace, cluster, fabric, rail, master, mtu, resource, pools, version, ib=False):
+def _multus_config(cni, name, namespace, fabric, rail, master, mtu, resource, pools, version, ib=False):
     """A rail's SpiderMultusConfig. Its pools are named in the CNI configuration Spiderpool writes (the
     ``default_ipv4_ippool``/``default_ipv6_ippool`` of the spiderpool IPAM, in order: a pod takes the first whose
     node affinity holds its node; pkg/ipam/pool_selections.go getPoolFromNetConf), never left to the namespace's or
@@ -624,53 +716,83 @@ def _multus_config(cni, name, namespace, cluster, fabric, rail, master, mtu, res
         plugin = {"cniVersion": CNI_VERSION, "name": name, "plugins": [
             {"type": "host-device", "device": master, "ipam": ipam}, {"type": "rdma"}]}
         spec = {"cniType": "custom", "customCNI": json.dumps(plugin, sort_keys=True)}
-    meta = _meta(name, namespace, cluster, fabric, rail)
-    if cni == "host-device":
-        meta["annotations"] = {"k8s.v1.cni.cncf.io/resourceName": resource}
-    return {"apiVersion": "spiderpool.spidernet.io/v2beta1", "kind": "SpiderMultusConfig", "metadata": meta,
-            "spec": spec}
+    annotations = {"k8s.v1.cni.cncf.io/resourceName": resource} if cni == "host-device" else None
+    return Pending("SpiderMultusConfig", namespace, name, fabric, rail, None, _build,
+                   ("spiderpool.spidernet.io/v2beta1", {"spec": spec}, annotations))
+
+
+def kubectl_argv(kubeconfig, verb, path):
+    """The argv of ``kubectl <verb>`` (``diff`` or ``apply``) of one file, server-side, with this collection as the
+    field manager (the objects it applies are its own: ``ainet-fabric``)."""
+    if verb not in ("diff", "apply"):
+        raise ValueError("kubectl verb %r" % (verb,))
+    return ["kubectl", "--kubeconfig", kubeconfig, verb, "--server-side", "--field-manager", FIELD_MANAGER, "-f", path]
 
 
 def by_file(objects):
     """``{file name: [objects]}`` in apply order (see :data:`FILES`); kinds without objects have no file."""
-    out = {}
-    for kind, name in FILES:
-        items = [o for o in objects if o["kind"] == kind]
-        if items:
-            out[name] = items
-    return out
+    of_kind = {}
+    for obj in objects:  # one pass (a list per kind)
+        items = of_kind.get(obj["kind"])
+        if items is None:
+            items = of_kind[obj["kind"]] = []
+        items.append(obj)
+    return dict((name, of_kind[kind]) for kind, name in FILES if kind in of_kind)
 
 
 # -- the objects against the plan ------------------------------------------------------------------------------
+# Addresses are compared as (IP version, integer): parsed by the C library's inet_pton (strict dotted quads, no
+# leading zeros), or where it refuses a text by ipaddress (its error, or a form only it takes, such as a scope id);
+# a message names them as ipaddress writes them.
+
+def _address(text):
+    """``(version, integer)`` of an IP address text; ValueError where it is none."""
+    try:
+        if ":" in text:
+            return 6, int.from_bytes(socket.inet_pton(socket.AF_INET6, text), "big")
+        return 4, int.from_bytes(socket.inet_pton(socket.AF_INET, text), "big")
+    except (OSError, TypeError, ValueError):
+        address = ipaddress.ip_address(text)
+        return address.version, int(address)
+
+
+def _network(text):
+    """``(version, first, last)`` (integers) of a network text such as ``10.0.0.0/27``; ValueError where it is none
+    or has host bits set (as ipaddress.ip_network)."""
+    base, _sep, length = text.partition("/")
+    try:
+        version, first = _address(base)
+    except ValueError:
+        version, first = None, None
+    bits = 32 if version == 4 else 128
+    if version is not None and length.isascii() and length.isdigit() and int(length) <= bits:
+        size = 1 << (bits - int(length))
+        if not first % size:
+            return version, first, first + size - 1
+    net = ipaddress.ip_network(text)  # its error; or a form only it reads (a netmask, no length)
+    return net.version, int(net.network_address), int(net.broadcast_address)
+
+
+def _text(address):
+    """An address ``(version, integer)`` as ipaddress writes it."""
+    version, value = address
+    return str(ipaddress.IPv4Address(value) if version == 4 else ipaddress.IPv6Address(value))
+
 
 def _ranges(text_ranges):
     out = []
     for text in text_ranges:
         first, _sep, last = text.partition("-")
-        first = ipaddress.ip_address(first.strip())
-        last = ipaddress.ip_address(last.strip()) if last else first
+        first = _address(first.strip())
+        last = _address(last.strip()) if last else first
         out.append((first, last))
     return out
 
 
-def _plan_rail(plan, fabric, rail):
-    for entry in plan["rails"]:
-        if entry["fabric"] == fabric and entry["rail"] == rail:
-            return entry
-    return None
-
-
-def _plan_entry(plan, host, fabric, rail):
-    node = plan["nodes"].get(host)
-    for entry in (node or {}).get("rails", ()):
-        if entry["fabric"] == fabric and entry["rail"] == rail:
-            return entry
-    return None
-
-
-def _check_cidr_pool(plan, obj, what, fabric, rail, rail_entry, seen, k8s_nodes):
+def _check_cidr_pool(obj, what, fabric, rail, rail_entry, entries, seen, k8s_nodes):
     """A CIDRPool against the plan: the rail block, every planned node of the rail with its own subnet and ToR
-    gateway, no other node, the host's index excluded in each node's prefix (its ranges join the overlap check)."""
+    gateway, no other node, the host's index excluded in each node's prefix (its ranges join the overlap check).
+    ``entries``: ``{(host, fabric, rail): the plan's entry}``."""
     problems = []
     spec = obj["spec"]
     if spec.get("cidr") != rail_entry["block"]:
@@ -679,8 +801,8 @@ def _check_cidr_pool(plan, obj, what, fabric, rail, rail_entry, seen, k8s_nodes)
     for item in spec.get("perNodeExclusions") or []:
         excluded.update(range(int(item.get("startIndex", 0)), int(item.get("endIndex", -1)) + 1))
     given = dict((a.get("nodeName"), a) for a in spec.get("staticAllocations") or [])
-    for host in sorted(plan["nodes"]):
-        entry = _plan_entry(plan, host, fabric, rail)
+    for host in sorted(k8s_nodes):
+        entry = entries.get((host, fabric, rail))
         if entry is None:
             continue
         allocation = given.pop(k8s_nodes[host], None)
@@ -691,12 +813,12 @@ def _check_cidr_pool(plan, obj, what, fabric, rail, rail_entry, seen, k8s_nodes)
             problems.append("%s: %s gets %s via %s, the plan has %s via %s" % (
                 what, host, allocation.get("prefix"), allocation.get("gateway"), entry["subnet"], entry["gateway"]))
             continue
-        net = ipaddress.ip_network(entry["subnet"])
-        index = int(ipaddress.ip_address(entry["ip"])) - int(net.network_address)
+        version, first, last = _network(entry["subnet"])
+        index = _address(entry["ip"])[1] - first
         if index not in excluded:
             problems.append("%s: %s's address %s (index %d of its prefix) is not excluded" % (
                 what, host, entry["ip"], index))
-        seen.setdefault((fabric, rail), []).append((net[0], net[-1], "%s (%s)" % (what, host)))
+        seen.setdefault((fabric, rail), []).append(((version, first), (version, last), "%s (%s)" % (what, host)))
     for host in sorted(given):
         problems.append("%s: %s is not a node of rail %d in the plan" % (what, host, rail))
     return problems
@@ -712,31 +834,35 @@ def check_against_plan(plan, objects, node_names=None):
     seen = {}
     networks = set()
     k8s_nodes = _node_names(plan, node_names)
-    host_addresses = {}  # (fabric, rail) -> sorted [(address, host)]
+    rails = dict(((entry["fabric"], entry["rail"]), entry) for entry in reversed(plan["rails"]))  # the first wins
+    entries = {}  # (host, fabric, rail) -> the plan's entry
+    host_addresses = {}  # (fabric, rail) -> sorted [(address as an integer, host)]
     for host, node in plan["nodes"].items():
         for entry in node["rails"]:
-            host_addresses.setdefault((entry["fabric"], entry["rail"]), []).append(
-                (ipaddress.ip_address(entry["ip"]), host))
+            entries.setdefault((host, entry["fabric"], entry["rail"]), entry)
+            host_addresses.setdefault((entry["fabric"], entry["rail"]), []).append((_address(entry["ip"])[1], host))
     for addresses in host_addresses.values():
         addresses.sort()
+    network_kinds = ("SpiderMultusConfig", "NetworkAttachmentDefinition", "SriovNetworkNodePolicy", "SriovNetwork",
+                     "SriovIBNetwork")
     for obj in objects:
         kind = obj["kind"]
-        labels = obj["metadata"].get("labels", {})
-        what = "%s %s" % (kind, obj["metadata"]["name"])
         if kind == "ConfigMap":
             continue
-        fabric, rail = labels.get(LABEL + "fabric"), int(labels.get(LABEL + "rail", 0))
-        rail_entry = _plan_rail(plan, fabric, rail)
+        meta = obj["metadata"]
+        labels = meta.get("labels", {})
+        what = "%s %s" % (kind, meta["name"])
+        fabric, rail = labels.get(LABEL_FABRIC), int(labels.get(LABEL_RAIL, 0))
+        rail_entry = rails.get((fabric, rail))
         if rail_entry is None:
             problems.append("%s: fabric %s rail %s is not in the plan" % (what, fabric, rail))
             continue
-        if kind in ("SpiderMultusConfig", "NetworkAttachmentDefinition", "SriovNetworkNodePolicy", "SriovNetwork",
-                    "SriovIBNetwork"):
+        if kind in network_kinds:
             networks.add((fabric, rail))
         if kind == "CIDRPool":
-            problems.extend(_check_cidr_pool(plan, obj, what, fabric, rail, rail_entry, seen, k8s_nodes))
+            problems.extend(_check_cidr_pool(obj, what, fabric, rail, rail_entry, entries, seen, k8s_nodes))
             continue
-        ranges, subnet, gateway, node = [], None, None, labels.get(LABEL + "node")
+        ranges, subnet, gateway, node = [], None, None, labels.get(LABEL_NODE)
         if kind == "SpiderIPPool":
             spec = obj["spec"]
             ranges, subnet, gateway = _ranges(spec.get("ips", [])), spec.get("subnet"), spec.get("gateway")
@@ -750,16 +876,16 @@ def check_against_plan(plan, objects, node_names=None):
             else:
                 ipam = json.loads(obj["spec"].get("ipam") or "{}")
             if ipam.get("type") == "whereabouts":
-                ranges = [(ipaddress.ip_address(ipam["range_start"]), ipaddress.ip_address(ipam["range_end"]))]
+                ranges = [(_address(ipam["range_start"]), _address(ipam["range_end"]))]
                 subnet, gateway = ipam.get("range"), ipam.get("gateway")
             elif ipam.get("type") == "host-local":
                 item = ipam["ranges"][0][0]
-                ranges = [(ipaddress.ip_address(item["rangeStart"]), ipaddress.ip_address(item["rangeEnd"]))]
+                ranges = [(_address(item["rangeStart"]), _address(item["rangeEnd"]))]
                 subnet, gateway = item.get("subnet"), item.get("gateway")
         if not ranges:
             continue
         if node is not None:
-            entry = _plan_entry(plan, node, fabric, rail)
+            entry = entries.get((node, fabric, rail))
             if entry is None:
                 problems.append("%s: %s has no rail %d of fabric %s in the plan" % (what, node, rail, fabric))
                 continue
@@ -770,24 +896,28 @@ def check_against_plan(plan, objects, node_names=None):
             problems.append("%s: subnet %s, the plan has %s" % (what, subnet, want_subnet))
         if (gateway or None) != (want_gateway or None):
             problems.append("%s: gateway %s, the ToR's address in the plan is %s" % (what, gateway, want_gateway))
-        net = ipaddress.ip_network(want_subnet)
+        version, net_first, net_last = _network(want_subnet)
+        gateway_at = _address(want_gateway)[1] if want_gateway else None
         for first, last in ranges:
-            if first > last or first not in net or last not in net:
-                problems.append("%s: %s-%s is not inside %s" % (what, first, last, want_subnet))
+            if first > last or first[0] != version or last[0] != version or not \
+                    net_first <= first[1] <= last[1] <= net_last:
+                problems.append("%s: %s-%s is not inside %s" % (what, _text(first), _text(last), want_subnet))
                 continue
-            if want_gateway and first <= ipaddress.ip_address(want_gateway) <= last:
-                problems.append("%s: %s-%s holds the gateway %s" % (what, first, last, want_gateway))
+            if gateway_at is not None and first[1] <= gateway_at <= last[1]:
+                problems.append("%s: %s-%s holds the gateway %s" % (what, _text(first), _text(last), want_gateway))
             addresses = host_addresses.get((fabric, rail), [])
-            index = bisect.bisect_left(addresses, (first, ""))
-            while index < len(addresses) and addresses[index][0] <= last:
-                problems.append("%s: %s-%s holds %s, the address of %s" % ((what, first, last) + addresses[index]))
+            index = bisect.bisect_left(addresses, (first[1], ""))
+            while index < len(addresses) and addresses[index][0] <= last[1]:
+                problems.append("%s: %s-%s holds %s, the address of %s" % (
+                    what, _text(first), _text(last), _text((version, addresses[index][0])), addresses[index][1]))
                 index += 1
             seen.setdefault((fabric, rail), []).append((first, last, what))
     for ranges in seen.values():
         ranges.sort()
         for (first, last, what), (o_first, o_last, other) in zip(ranges, ranges[1:]):
             if o_first <= last:
-                problems.append("%s: %s-%s overlaps %s (%s-%s)" % (other, o_first, o_last, what, first, last))
+                problems.append("%s: %s-%s overlaps %s (%s-%s)" % (
+                    other, _text(o_first), _text(o_last), what, _text(first), _text(last)))
     for fname, fabric in plan["cluster"]["fabrics"].items():
         if fabric["cni"] in POD_CNIS:
             for entry in plan["rails"]:
@@ -798,22 +928,21 @@ def check_against_plan(plan, objects, node_names=None):
 
 
 def summary_markdown(plan):
-    """The plan report's section on the Kubernetes objects: per fabric its CNI, IPAM and objects per kind, or why
-    its objects cannot be rendered."""
+    """The plan report's section on the Kubernetes objects: per fabric its CNI, IPAM and objects per kind (counted
+    from :func:`count_objects`: no object built), or why its objects cannot be rendered."""
     lines = ["## Kubernetes objects", ""]
     pods = [(name, f) for name, f in plan["cluster"]["fabrics"].items() if f["cni"] in POD_CNIS]
     if not pods:
         return "\n".join(lines + ["No fabric attaches pods (every fabric's cni is host).", ""])
     try:
-        objects = render(plan)
+        per_fabric = count_objects(plan)
     except FabricModelError as exc:
         return "\n".join(lines + ["Not rendered: %s" % md_text(exc), ""])
     lines += ["| fabric | cni | ipam | objects (playbooks/k8s.yml) |", "|---|---|---|---|"]
     for name, fabric in pods:
-        counts = {}
-        for obj in objects:
-            if obj["metadata"].get("labels", {}).get(LABEL + "fabric") in (name, None):
-                counts[obj["kind"]] = counts.get(obj["kind"], 0) + 1
+        counts = dict(per_fabric.get(None, {}))  # the device plugins' ConfigMaps serve every fabric
+        for kind, number in per_fabric.get(name, {}).items():
+            counts[kind] = counts.get(kind, 0) + number
         lines.append("| %s | %s | %s | %s |" % (md_text(name), md_text(fabric["cni"]), md_text(settings(fabric)["ipam"]),
                                                 ", ".join("%d %s" % (counts[kind], kind) for kind, _file in FILES
                                                           if kind in counts)))

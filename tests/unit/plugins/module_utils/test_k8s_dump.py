@@ -72,3 +72,90 @@ def test_scalars_and_subclasses_read_back_as_written(pure):
     assert text == reference("ConfigMap", "c", [SCALARS, SCALARS])
     assert "&id" not in text and "!!" not in text  # no anchors for the repeated object, no tags for subclasses
     assert list(yaml.safe_load_all(text)) == json.loads(json.dumps([SCALARS, SCALARS]))
+
+
+# -- one emitter run per shape (by_shape, the default): the same bytes as one emitter run per object ----------------
+
+# Strings that PyYAML writes quoted, as a block, or tagged, wherever they are: each must stay out of the slots.
+NOT_PLAIN = ["true", "True", "no", "on", "null", "~", "", "1", "042", "0x1f", "0b101", "1.5e+3", "1.5", "1_000", "12:30",
+             "190:20:30.15", ".inf", "-.nan", "2024-01-01", "2001-12-14t21:59:43.10-05:00", "=", "<<", "=eth0",
+             "fd00:17::", "a: b", "a:", "# x", "a #b", "-x", "- x", "?x", "x ", " x", "a b", "a\nb", "a\tb", "é",
+             "[x]", "{x}", "x,y", "*x", "&x", "!x", "|x", ">x", "'x", '"x', "%x", "@x", "`x", "---", "...",
+             "x" * 130 + " y", "\u2028", "a\x85b"]
+# Strings that go into slots: plain, read back as strings.
+PLAIN = ["gpu01", "c-rail1-gpu01", "10.0.0.3-10.0.0.30", "10.0.0.0/27", "fd00:17::1-fd00:17::fe", "fd00:17::/120",
+         "kubernetes.io/hostname", "In", "a.b_c/d-e", "1a", "0.0.0.0", "x" * 300, "n" * 253 + "." + "m" * 40,
+         "ainetfabricslots", "Yes-no", "a:b", "a::b", "1e3"]
+
+
+def pool(name, node, subnet="10.0.0.0/27", rail="1", extra=None):
+    out = {"apiVersion": "spiderpool.spidernet.io/v2beta1", "kind": "SpiderIPPool",
+           "metadata": {"name": name, "labels": {"ainet.fabric/rail": rail, "ainet.fabric/node": node}},
+           "spec": {"ipVersion": 4, "subnet": subnet, "ips": ["10.0.0.3-10.0.0.30"], "gateway": "10.0.0.1",
+                    "nodeAffinity": {"matchExpressions": [{"key": "kubernetes.io/hostname", "operator": "In",
+                                                           "values": [node]}]}}}
+    if extra is not None:
+        out["spec"]["extra"] = extra
+    return out
+
+
+def same_three_ways(objects):
+    """The file by shape, with the C emitter and the pure-Python one, is the file one object at a time, and the
+    file PyYAML's own representer writes; it reads back as the objects."""
+    by_shape = k8s_dump.dump("SpiderIPPool", "c", objects)
+    assert by_shape == k8s_dump.dump("SpiderIPPool", "c", objects, by_shape=False)
+    assert by_shape == k8s_dump.dump("SpiderIPPool", "c", objects, pure=True)
+    assert by_shape == reference("SpiderIPPool", "c", objects)
+    assert list(yaml.safe_load_all(by_shape)) == json.loads(json.dumps(objects))
+    return by_shape
+
+
+@pytest.mark.parametrize("text", NOT_PLAIN)
+def test_a_string_the_emitter_would_quote_is_part_of_the_shape(text):
+    # one object of the shape has the string where the others have plain ones, in a value and as a list item
+    assert not k8s_dump._SLOT.match(text)  # pylint: disable=protected-access
+    objects = [pool("p%d" % n, "gpu%02d" % n) for n in range(3)]
+    objects.insert(1, pool(text, text, extra=[text, "x"]))
+    objects.append(pool("p9", "gpu09", extra=["y", text]))
+    same_three_ways(objects)
+
+
+def test_plain_strings_go_into_slots_of_one_template():
+    assert all(k8s_dump._SLOT.match(text) for text in PLAIN)  # pylint: disable=protected-access
+    objects = [pool(text, text, extra=[text]) for text in PLAIN]
+    written = same_three_ways(objects)
+    assert all("\n  name: %s\n" % text in written for text in PLAIN)  # written as they are
+
+
+def test_the_mark_inside_a_value_or_a_key_falls_back_to_the_emitter():
+    marked = pool("ainetfabricslot", "gpu01")
+    marked["spec"]["ainetfabricslot"] = "x ainetfabricslot"
+    same_three_ways([pool("p1", "gpu02"), marked, pool("p3", "gpu03")])
+
+
+def test_a_document_does_not_depend_on_its_neighbours():
+    objects = [pool("p%d" % n, "gpu%02d" % n, rail=str(n)) for n in range(5)] + [SCALARS, pool("x", "y", extra="|")]
+    forward = same_three_ways(objects)
+    backward = same_three_ways(list(reversed(objects)))
+    header = k8s_dump.HEADER % ("SpiderIPPool", "c")
+    assert sorted(forward[len(header):].split("---\n")) == sorted(backward[len(header):].split("---\n"))
+
+
+@pytest.mark.parametrize("ending", ["a\n\n", "a\n\n\n", "a\n", "a", "a\n "])
+def test_the_stream_end_follows_the_last_document(ending):
+    # a literal block kept with its trailing line breaks (|+) leaves the stream open-ended: the end marker PyYAML and
+    # libyaml write after it belongs after the last document only
+    objects = [pool("p1", "gpu01", extra=ending), pool("p2", "gpu02", extra=ending), pool("p3", "gpu03")]
+    same_three_ways(objects)
+    same_three_ways(objects[:2])
+
+
+def test_floats_and_subclasses_take_the_long_way():
+    objects = [pool("p1", "gpu01", extra=1.5), dict(pool(Tagged("p2"), Tagged("gpu02")), kind=Tagged("SpiderIPPool"))]
+    text = k8s_dump.dump("SpiderIPPool", "c", objects)
+    assert text == k8s_dump.dump("SpiderIPPool", "c", objects, by_shape=False) == reference("SpiderIPPool", "c", objects)
+
+
+def test_no_object_no_document():
+    assert k8s_dump.dump("SpiderIPPool", "c", []) == k8s_dump.HEADER % ("SpiderIPPool", "c")
+    assert k8s_dump.dump("SpiderIPPool", "c", [], by_shape=False) == k8s_dump.HEADER % ("SpiderIPPool", "c")

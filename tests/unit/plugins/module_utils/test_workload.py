@@ -11,6 +11,7 @@ import copy
 import ipaddress
 import json
 import os
+import re
 
 import pytest
 
@@ -288,3 +289,26 @@ def test_the_plan_report_section_on_the_objects():
         {"name": "h", "rails": 2, "addressing": {"mode": "shared", "supernet": "172.17.0.0/16", "rail_prefix": 24}}))
     assert "Not rendered: fabric_cluster.kubernetes.ipam: 'spiderpool' cannot give pods addresses in p2p" in \
         k8s_objects.summary_markdown(plan_of(cluster("sriov", "p2p")))
+
+
+def test_a_range_of_the_other_ip_version_is_a_problem_line():
+    plan = plan_of(cluster("macvlan", "shared", ipam="whereabouts"))
+    objects = k8s_objects.render(plan)
+    assert k8s_objects.check_against_plan(plan, objects) == []  # the control
+    broken = copy.deepcopy(objects)
+    nad = [o for o in broken if o["kind"] == "NetworkAttachmentDefinition"][0]
+    config = json.loads(nad["spec"]["config"])
+    config["plugins"][0]["ipam"]["range_start"] = "fd00:17::1"  # an IPv6 start of an IPv4 range
+    nad["spec"]["config"] = json.dumps(config)
+    assert k8s_objects.check_against_plan(plan, broken) == [
+        "NetworkAttachmentDefinition %s: fd00:17::1-%s is not inside %s" % (
+            nad["metadata"]["name"], config["plugins"][0]["ipam"]["range_end"], plan["rails"][0]["block"])]
+
+
+@pytest.mark.parametrize("parts", [("c", "default", "rail1"), ("Prop_1", None, "rail2"), ("c-rail1", "gpu--1"),
+                                   ("c-rail1", "gpu.-1"), ("-a", "b-"), ("a" * 200, "b" * 60), ("", None),
+                                   ("a..b", "c"), ("ÄÖ", "x"), ("c", "n" * 253), ("a", 1, "b")])
+def test_dns_name_as_its_substitutions_make_it(parts):
+    # the definition: lower case, other characters '-', no '--', no '-' or '.' at the ends, 253 at most
+    text = re.sub(r"[^a-z0-9.-]+", "-", "-".join(str(p) for p in parts if p not in (None, "")).lower())
+    assert k8s_objects.dns_name(*parts) == re.sub(r"-{2,}", "-", text).strip("-.")[:253]
