@@ -36,7 +36,7 @@ chmod -R a-w "$TMP/collections/ansible_collections/ainet/fabric"
 chmod -R u+w "$TMP/collections"
 grep -q "lab: 4 nodes, 4 rails in fabric(s) default" "$TMP/log"
 test -s "$TMP/inv/.ainet-fabric/lab/rails.csv"
-test -s "$TMP/inv/rail_plan_lock.json"
+test -s "$TMP/inv/rail_plan_lock.yml" && test ! -e "$TMP/inv/rail_plan_lock.json"
 (cd "$TMP" && ansible-doc -t filter ainet.fabric.rail_addresses >/dev/null)
 echo "installed collection planned the lab inventory"
 

@@ -19,7 +19,7 @@ from ansible_collections.ainet.fabric.plugins.module_utils.cabling import cablin
 from ansible_collections.ainet.fabric.plugins.module_utils.plan import plan_lock
 from ansible_collections.ainet.fabric.plugins.module_utils.common.errors import FabricError, FabricModelError
 from ansible_collections.ainet.fabric.plugins.module_utils.host.host_files import write_atomic
-from ansible_collections.ainet.fabric.plugins.module_utils.plan.plan_report import render
+from ansible_collections.ainet.fabric.plugins.module_utils.plan.plan_report import render_all, summary_line
 from ansible_collections.ainet.fabric.plugins.module_utils.plan.rail_plan import node_group_hosts, rail_plan
 from ansible_collections.ainet.fabric.plugins.module_utils.qos import load_report
 from ansible_collections.ainet.fabric.plugins.module_utils.workload import k8s_objects
@@ -40,7 +40,14 @@ ARGUMENT_SPEC = dict(
     lock=dict(type="raw"),
     require_lock=dict(type="bool", default=True),
     check_hosts=dict(type="list", elements="str"),
+    check_play_hosts=dict(type="bool", default=False),
 )
+
+
+def _plain(names):
+    """Host names as plain text: the inventory's names carry Ansible's origin tags, which the worker's result (sent to
+    the controller) would pickle one by one, 16,384 of them on a first plan."""
+    return [str(name) for name in names] if isinstance(names, list) else names
 
 
 def _read(path):
@@ -60,6 +67,20 @@ class ActionModule(PlanAction):
     def act(self, result, args, task_vars):
         if args["lock"] is None:
             args["lock"] = self.task_variable(task_vars, plan_lock.LOCK_VAR)
+        if args["mode"] != "validate" and args["cluster"] is None:
+            # The role's tasks: the task's host's model, read untemplated where it holds no template (a model of 2,048
+            # ToRs passed as "{{ fabric_cluster }}" is templated, checked and sent back with the task: 1 s at 16,384
+            # nodes).
+            try:
+                args["cluster"] = self.task_variable(task_vars, "fabric_cluster")
+            except AnsibleError as exc:  # a template in the model that does not render
+                raise FabricModelError("fabric_cluster", None, "could not be read: %s" % str(exc).splitlines()[0],
+                                       "correct the cluster model (docs/cluster-model.md)") from None
+        if args["check_play_hosts"]:
+            if args["check_hosts"] is not None:
+                raise FabricModelError("check_play_hosts", True, "and check_hosts are given both",
+                                       "give the hosts to check, or check the play's hosts")
+            args["check_hosts"] = task_vars.get("ansible_play_hosts_all") or []
         cluster, nodes = self._inputs(args, task_vars)
         plan = rail_plan(cluster, nodes)
         if args["mode"] == "validate":
@@ -78,7 +99,8 @@ class ActionModule(PlanAction):
             except ValueError:
                 status = None
             marks = cabling_check.finding_marks(status)
-            reports = {name: render(plan, fmt, args["diagram_max_nodes"], marks) for name, fmt in REPORTS}
+            texts = render_all(plan, [fmt for _name, fmt in REPORTS], args["diagram_max_nodes"], marks)
+            reports = {name: texts[fmt] for name, fmt in REPORTS}
             reports["rails.md"] += "\n" + k8s_objects.summary_markdown(plan) + "\n" + \
                 cabling_check.status_markdown(status) + "\n" + load_report.rails_markdown()
 
@@ -95,42 +117,62 @@ class ActionModule(PlanAction):
                 diffs.append(plan_lock.short_diff(before_text, content, path) if name in DIFFED_REPORTS
                              else "%s: rewritten (%d bytes)\n" % (path, len(content)))
         lock = plan_lock.plan_lock(plan)
-        # The lock published so far: the file, or else the variable (in AWX, the inventory's
-        # copy of the committed lock), so that a plan job that writes no file still reports
-        # changed only when the plan differs from the published one.
+        # The lock published so far: the file; where it does not exist, a format 1 file beside it that this collection
+        # wrote (replaced now; any other file there fails before anything is written); else the variable (in AWX, the
+        # inventory's copy of the committed lock), so that a plan job that writes no file still reports changed only
+        # when the plan differs from the published one.
         path = args["lock_file"]
-        before_text = _read(path) if path else None
+        file_text = _read(path) if path else None
+        legacy_path = plan_lock.legacy_path(path)
+        legacy_text = _read(legacy_path) if legacy_path else None
+        legacy = plan_lock.legacy_lock(legacy_text, legacy_path) if legacy_text is not None else None
         before = None
         try:
-            if before_text is not None:
-                before = plan_lock.lock_load(before_text, path)
+            if file_text is not None:
+                before = plan_lock.lock_load(file_text, path)
+            elif legacy is not None:
+                before = legacy
             elif args["lock"] not in (None, "", {}):
                 before = plan_lock.lock_load(args["lock"], plan_lock.LOCK_VAR)
-                before_text = plan_lock.lock_dump(before)
         except FabricError:
             before = None  # an unreadable old lock is simply replaced
         after_text = plan_lock.lock_dump(lock)
-        changes = plan_lock.lock_changes(before, lock)
+        changes = {key: _plain(value) for key, value in plan_lock.lock_changes(before, lock).items()}
+        if path:
+            # The file's diff; a format 1 file replaced is diffed in format 2, so that the diff names only the hosts
+            # that changed (and none when the plan did not).
+            before_text = file_text if file_text is not None else (
+                plan_lock.lock_dump(legacy) if legacy is not None else None)
+            if file_text != after_text:
+                writes[path] = after_text
+        else:
+            before_text = plan_lock.lock_dump(before) if before is not None else None
         lock_changed = before_text != after_text
         if lock_changed:
             # The lock is the reviewable form of the plan: one line per host.
             diffs.insert(0, plan_lock.short_diff(before_text, after_text, path or plan_lock.LOCK_VAR))
-            if path:
-                writes[path] = after_text
-        changed_files = list(writes)
+        removes = [legacy_path] if legacy is not None else []
+        if removes:
+            diffs.insert(0, "%s: removed, replaced by %s (format 2)\n" % (legacy_path, path))
+        changed_files = list(writes) + removes
         if changed_files and not self._task.check_mode:
             try:
-                for path, content in writes.items():
-                    write_atomic(path, content, "0644")
+                for name, content in writes.items():
+                    write_atomic(name, content, "0644")
+                for name in removes:  # after the new lock is in place
+                    os.remove(name)
             except OSError as exc:
                 result.update(failed=True, msg="could not write the plan files: %s" % exc)
                 return result
 
         result.update(changed=bool(changed_files) or lock_changed, summary=plan["summary"], files=changed_files,
-                      output_dir=out, lock_file=args["lock_file"], lock_changes=changes)
+                      output_dir=out, lock_file=args["lock_file"], lock_changes=changes,
+                      msg=summary_line(plan["summary"], out, args["lock_file"] or "%s (artifact)" % plan_lock.LOCK_VAR,
+                                       changes))
         if not self._task.check_mode:
-            # Job artifacts (AWX passes them to the next jobs of a workflow as extra vars).
-            result["ansible_stats"] = {"data": {plan_lock.LOCK_VAR: lock}, "per_host": False, "aggregate": False}
+            # Job artifacts (AWX passes them to the next jobs of a workflow as extra vars): format 2, a few scalars.
+            result["ansible_stats"] = {"data": {plan_lock.LOCK_VAR: plan_lock.lock_variable(lock)}, "per_host": False,
+                                       "aggregate": False}
         if self._task.diff and diffs:
             result["diff"] = {"prepared": "".join(diffs)}
         if args["return_plan"]:
@@ -174,10 +216,13 @@ class ActionModule(PlanAction):
                     "does not exist and no published plan (%s) was passed" % plan_lock.LOCK_VAR,
                     "run the plan job (ansible-playbook ainet.fabric.plan) on the whole inventory first: it writes the lock "
                     "file and publishes %s as job artifacts" % plan_lock.LOCK_VAR)
-            result.update(changed=False, summary=plan["summary"], checked=[], lock_source=None)
+            result.update(changed=False, summary=plan["summary"], checked=[], lock_source=None,
+                          msg=summary_line(plan["summary"], checked=[]))
             return result
-        hosts = args["check_hosts"]
+        hosts = None if args["check_hosts"] is None else set(args["check_hosts"])
         checked = plan if hosts is None else dict(plan, nodes={h: n for h, n in plan["nodes"].items() if h in hosts})
         plan_lock.check_plan(lock, checked, source)
-        result.update(changed=False, summary=plan["summary"], checked=sorted(checked["nodes"]), lock_source=source)
+        names = _plain(sorted(checked["nodes"]))
+        result.update(changed=False, summary=plan["summary"], checked=names, lock_source=source,
+                      msg=summary_line(plan["summary"], checked=names, lock_source=source))
         return result

@@ -20,7 +20,11 @@ options:
   cluster:
     description:
       - The cluster model (C(fabric_cluster)).
-      - Where omitted, the C(fabric_cluster) of the first host of the first group of O(node_groups).
+      - Where omitted, in V(plan) and V(check) mode the C(fabric_cluster) of the task's host, read by the action
+        from the task's variables (templated only where it holds a template: passed as C("{{ fabric_cluster }}"),
+        a model of 2,048 ToRs is templated, checked and sent back with the task, a second at 16,384 nodes); else
+        (V(validate) mode, or the task's host has none) the C(fabric_cluster) of the first host of the first group
+        of O(node_groups).
     type: dict
   nodes:
     description:
@@ -56,7 +60,8 @@ options:
     description:
       - V(plan) (the plan job) writes the report files and the plan lock O(lock_file), and
         publishes the lock as the job artifact C(rail_plan_lock) (C(set_stats) data; not in check
-        mode). O(nodes) should then be the whole inventory.
+        mode), in the lock file's format 2 (the mapping the file sets as C(rail_plan_lock)). O(nodes) should then
+        be the whole inventory.
       - V(check) (the host job, possibly limited or one AWX slice) plans O(nodes), then refuses,
         before any host is touched, every host of O(check_hosts) that the published lock does not
         give exactly the same node id, rail NICs and addresses, or a lock made from another
@@ -68,16 +73,23 @@ options:
     default: plan
   lock_file:
     description:
-      - The plan lock on the controller, C(<inventory dir>/rail_plan_lock.json); commit it with the
-        inventory. It is JSON with one host per line and at the same time an inventory source that
-        sets the variable C(rail_plan_lock) for every host.
+      - The plan lock on the controller, C(<inventory dir>/rail_plan_lock.yml); commit it with the
+        inventory. It is at the same time an inventory source that sets the variable C(rail_plan_lock) for
+        every host. Format 2, YAML of four scalars - C(version) (2), C(cluster), C(model) (the model's digest)
+        and C(nodes), a block of one line per host in node-id order,
+        C(<host> <node id>: <fabric> <rail> <nic> <address>, ...) - so that a diff of it reads like a review of
+        the plan and Ansible loads it at almost no cost. A line edited by hand is refused naming its line.
       - Written in V(plan) mode, read first in V(check) mode.
+      - Format 1, C(rail_plan_lock.json) (JSON, one host per line), is still read where it is beside a
+        O(lock_file) of the default name that does not exist. In V(plan) mode the task removes it, after writing
+        O(lock_file), where it is a lock this collection wrote, and fails naming it, before anything is written,
+        where it is any other file.
     type: path
   lock:
     description:
       - The published lock as a variable, C(rail_plan_lock) - the inventory's copy (the lock file is
         also an inventory source that sets it), or the plan job's artifact that an AWX workflow passes
-        to the next jobs as an extra var.
+        to the next jobs as an extra var; format 2 or 1 (see O(lock_file)).
       - In V(plan) mode it is the lock published so far where O(lock_file) is not given or does not
         exist; the task reports changed only when the new plan differs from it (an AWX plan job,
         which writes no file that outlives it, reports changed=0 for an unchanged plan).
@@ -96,6 +108,12 @@ options:
     description: In V(check) mode, the hosts to check against the lock (the play's hosts); all of O(nodes) when omitted.
     type: list
     elements: str
+  check_play_hosts:
+    description:
+      - In V(check) mode, check the play's hosts (C(ansible_play_hosts_all)), which the action reads from the task's
+        variables instead of a list of every host templated into O(check_hosts). Not with O(check_hosts).
+    type: bool
+    default: false
 attributes:
   action:
     support: full
@@ -124,8 +142,8 @@ EXAMPLES = r"""
     mode: check
     cluster: "{{ fabric_cluster }}"
     nodes: "{{ groups['gpu_nodes'] | ainet.fabric.node_map(hostvars) }}"
-    lock_file: "{{ inventory_dir }}/rail_plan_lock.json"
-    check_hosts: "{{ ansible_play_hosts_all }}"
+    lock_file: "{{ inventory_dir }}/rail_plan_lock.yml"
+    check_play_hosts: true
   run_once: true
 
 - name: Check the job's node group and the cluster model before any host is touched
@@ -143,7 +161,7 @@ summary:
   type: dict
   sample: {cluster: lab, mode: exclusive, family: 4, nodes: 4, rails: 4, tors: 4, addresses: 16, max_node_id: 4}
 files:
-  description: Report files written (or, in check mode, that would be written).
+  description: Report files and the lock written, and a format 1 lock removed (or, in check mode, that would be).
   returned: success
   type: list
   elements: str
@@ -169,6 +187,13 @@ lock_source:
   description: In V(check) mode, where the lock came from (the file, or C(rail_plan_lock)).
   returned: success
   type: str
+msg:
+  description: The job's one line about the plan, which the rail_plan role prints - the counts of RV(summary), where the
+    plan files went, what the lock changes (V(plan) mode) or how many hosts agree with it (V(check) mode).
+  returned: success
+  type: str
+  sample: "lab: 4 nodes, 4 rails in fabric(s) default (exclusive, ipv4), 4 ToRs, 16 addresses; node ids may go up
+    to 8 (addressing capacity) -> /inv/.ainet-fabric/lab; lock /inv/rail_plan_lock.yml: 0 added, 0 removed, 0 changed"
 plan:
   description: The whole plan, as the P(ainet.fabric.rail_plan#filter) filter returns it.
   returned: when O(return_plan) is true

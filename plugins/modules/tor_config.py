@@ -95,8 +95,9 @@ options:
       - Default the task's C(rail_plan_lock), which the action reads itself, untemplated.
     type: raw
   lock_file:
-    description: The plan lock file (C(rail_plan_lock.json) in the inventory directory); where it exists it wins
-      over O(lock).
+    description: The plan lock file (C(rail_plan_lock.yml) in the inventory directory); where it exists it wins
+      over O(lock). Where it does not and has that name, a C(rail_plan_lock.json) beside it (the lock's format 1,
+      before the plan job replaces it) is read instead.
     type: path
 requirements:
   - pyavd (for C(eos) ToRs only)

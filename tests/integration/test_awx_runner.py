@@ -177,12 +177,15 @@ def test_plan_job_publishes_the_lock_as_artifacts_and_is_idempotent(tmp_path, co
     job = Job(tmp_path, "plan", collections, "plan.yml", NODES, GROUP_VARS, host_vars_for(NODES)).run()
     assert job.rc == 0, job.stdout
     lock = job.stats()["artifact_data"]["rail_plan_lock"]
-    assert {h: e["node_id"] for h, e in lock["nodes"].items()} == NODES
-    assert lock["nodes"]["gpu02"]["rails"][0] == "default 1 ens6f0np0 172.17.0.34/27"
+    # format 2: four scalars, the hosts one line each (<host> <node id>: <rails>)
+    assert sorted(lock) == ["cluster", "model", "nodes", "version"] and lock["version"] == 2
+    lines = lock["nodes"].splitlines()
+    assert {line.split()[0]: int(line.split()[1].rstrip(":")) for line in lines} == NODES
+    assert lines[1].startswith("gpu02 2: default 1 ens6f0np0 172.17.0.34/27, ")
     assert job.stats()["changed"] == {"gpu01": 1}
     # The files went beside the job's inventory, never into the project or the collection.
     assert os.path.exists(os.path.join(job.dir, "inventory", ".ainet-fabric", "awx", "plan.json"))
-    assert os.path.exists(os.path.join(job.dir, "inventory", "rail_plan_lock.json"))
+    assert os.path.exists(os.path.join(job.dir, "inventory", "rail_plan_lock.yml"))
     assert sorted(os.listdir(os.path.join(job.dir, "project"))) == ["playbooks"]
     # Under --limit the plan still covers the whole inventory (no "no hosts matched").
     limited = Job(tmp_path, "plan-limit", collections, "plan.yml", NODES, GROUP_VARS, host_vars_for(NODES),
@@ -203,7 +206,7 @@ def test_plan_job_publishes_the_lock_as_artifacts_and_is_idempotent(tmp_path, co
                cmdline="--diff").run()
     assert more.rc == 0, more.stdout
     assert more.stats()["changed"] == {"gpu01": 1}
-    assert '+    "gpu05": {"node_id": 5, "rails": ["default 1 ens6f0np0 172.17.0.130/27"' in more.stdout
+    assert "+        gpu05 5: default 1 ens6f0np0 172.17.0.130/27, " in more.stdout
     assert "1 added, 0 removed, 0 changed" in more.stdout
 
 

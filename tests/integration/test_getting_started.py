@@ -24,7 +24,6 @@ guide says they are.
 from __future__ import annotations
 
 import glob
-import json
 import os
 import pwd
 import re
@@ -191,7 +190,7 @@ def test_every_command_of_the_guide_runs_as_written(user):
             assert recap and all(failed == "0" for _h, _u, failed in recap), text[-6000:]
             unreachable = {h for h, count, _f in recap if count != "0"}
             assert unreachable == {"gpu01", "gpu02", "gpu03", "gpu04"}, text[-6000:]
-            assert "agree with the published plan (%s)" % os.path.join(inventory, "rail_plan_lock.json") \
+            assert "agree with the published plan (%s)" % os.path.join(inventory, "rail_plan_lock.yml") \
                 in result.stdout, text[-6000:]
         if command.startswith("sudo ") and "collection install" in command:
             assert os.path.isfile(os.path.join(user.tree, "MANIFEST.json")), text
@@ -215,12 +214,13 @@ def test_every_command_of_the_guide_runs_as_written(user):
     for name in ("plan.json", "rails.csv", "rails.md", "topology.mmd"):
         assert os.stat(os.path.join(out, name)).st_uid == user.uid, name
     assert glob.glob(os.path.join(out, "tors", "*")), "no ToR configuration in %s" % out
-    with open(os.path.join(inventory, "rail_plan_lock.json")) as handle:
-        lock = json.load(handle)["all"]["vars"]["rail_plan_lock"]
-    assert lock["cluster"] == cluster and set(lock["nodes"]) == {"gpu01", "gpu02", "gpu03", "gpu04"}, lock
-    assert [lock["nodes"]["gpu0%d" % i]["node_id"] for i in range(1, 5)] == [1, 2, 3, 4]
+    with open(os.path.join(inventory, "rail_plan_lock.yml")) as handle:
+        lock = yaml.safe_load(handle)["all"]["vars"]["rail_plan_lock"]
+    # one line per host in node-id order: <host> <node id>: <rails>
+    assert lock["cluster"] == cluster and [line.split()[:2] for line in lock["nodes"].splitlines()] == [
+        ["gpu0%d" % i, "%d:" % i] for i in range(1, 5)], lock
     # The lock is committed; the plan's output directory is not.
-    log = user.run("git -C ~/clusters/prod log --oneline -- rail_plan_lock.json")
+    log = user.run("git -C ~/clusters/prod log --oneline -- rail_plan_lock.yml")
     assert log.returncode == 0 and log.stdout.strip(), log.stdout + log.stderr
     status = user.run("git -C ~/clusters/prod status --porcelain --ignored")
     assert ".ainet-fabric" not in status.stdout.replace("!! .ainet-fabric/", ""), status.stdout

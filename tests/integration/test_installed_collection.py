@@ -11,7 +11,7 @@ directory outside the checkout, with a configuration of its own: the plan and To
 the host jobs in check mode against hosts that refuse the connection at once (``127.0.0.1`` port 1,
 so nothing on this machine is configured). Each command must leave the installed tree exactly as it
 was, and the files must be where the docs say: ``<inventory dir>/.ainet-fabric/<cluster>/`` and
-``<inventory dir>/rail_plan_lock.json``, or under the working directory where the hosts come from
+``<inventory dir>/rail_plan_lock.yml``, or under the working directory where the hosts come from
 no inventory directory. ``ansible-doc`` must document every module, filter and role of the
 installed tree.
 """
@@ -48,7 +48,7 @@ PARTS = ("check_input",)
 # Where the docs (README "Where the jobs write", the roles' READMEs) put the files.
 OUT = ".ainet-fabric"
 PLAN_FILES = ("plan.json", "rails.csv", "rails.md", "topology.mmd")
-LOCK = "rail_plan_lock.json"
+LOCK = "rail_plan_lock.yml"
 # Every host refuses the connection at once: the host plays fail cleanly, nothing is configured.
 NO_HOSTS = ("-e", "ansible_host=127.0.0.1", "-e", "ansible_port=1")
 # Mount the installed collection read-only over itself, in a mount namespace of the command's own.
@@ -205,6 +205,13 @@ def test_only_the_declared_dependencies_are_installed_and_used(installed):
                             % undeclared)
 
 
+def _locked_node_ids(path):
+    """``{host: node id}`` of a plan lock file (format 2: YAML, one line per host, ``<host> <node id>: <rails>``)."""
+    with open(path, encoding="utf-8") as handle:
+        nodes = yaml.safe_load(handle)["all"]["vars"]["rail_plan_lock"]["nodes"]
+    return {line.split()[0]: int(line.split()[1].rstrip(":")) for line in nodes.splitlines()}
+
+
 @pytest.mark.parametrize("job", CONTROLLER_JOBS)
 def test_controller_jobs_write_beside_the_inventory(installed, work, job):
     inv = os.path.join(work, "inv")
@@ -214,9 +221,7 @@ def test_controller_jobs_write_beside_the_inventory(installed, work, job):
     if job == "plan":
         for name in PLAN_FILES:
             assert os.path.getsize(os.path.join(out, name)) > 0, name
-        with open(os.path.join(inv, LOCK)) as handle:
-            lock = json.load(handle)["all"]["vars"]["rail_plan_lock"]
-        assert sorted(lock["nodes"]) == ["gpu01", "gpu02", "gpu03", "gpu04"]
+        assert sorted(_locked_node_ids(os.path.join(inv, LOCK))) == ["gpu01", "gpu02", "gpu03", "gpu04"]
         # The job says where its files went.
         assert "-> %s; lock %s" % (out, os.path.join(inv, LOCK)) in result.stdout
         allowed = {"inv", os.path.join("inv", OUT), os.path.join("inv", OUT, "lab"), os.path.join("inv", LOCK)}
@@ -342,9 +347,7 @@ def test_new_cluster_writes_an_inventory_the_jobs_read(installed):
         assert group in graph.stdout, graph.stdout
     plan = installed.run("ansible-playbook", "-i", inv, "ainet.fabric.plan", cwd=cwd, expect=0)
     assert "prod: 3 nodes, 2 rails" in plan.stdout, plan.stdout[-3000:]
-    with open(os.path.join(inv, LOCK)) as handle:
-        lock = json.load(handle)["all"]["vars"]["rail_plan_lock"]
-    assert {h: n["node_id"] for h, n in lock["nodes"].items()} == {"gpu01": 1, "gpu02": 2, "gpu03": 3}
+    assert _locked_node_ids(os.path.join(inv, LOCK)) == {"gpu01": 1, "gpu02": 2, "gpu03": 3}
     before = _listing(inv)
     again = _scaffold(installed, cwd, inv, "gpu01,gpu02=10.0.0.2,gpu03")
     assert _recap(again).groups() == ("0", "0"), again.stdout[-3000:]

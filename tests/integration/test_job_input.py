@@ -35,7 +35,8 @@ SCAFFOLDS = ("new_cluster",)
 PLAYBOOKS = sorted(os.path.splitext(n)[0] for n in os.listdir(os.path.join(ROOT, "playbooks"))
                    if n.endswith(".yml") and os.path.splitext(n)[0] not in SCAFFOLDS)
 # The lines ansible-playbook may print above a job's one error line: play and task banners, the first play's result,
-# the include of a role (the host jobs' check of their hosts, which includes rail_plan once).
+# the include of a role (the host jobs' check of their hosts, which includes rail_plan once; the plan job's one play
+# refuses in the role's first task).
 BANNER = re.compile(r"^(PLAY \[.*|TASK \[.*|ok: \[[^]]+\]|skipping: \[[^]]+\]|included: ainet\.fabric\.\w+ for \S+|)$")
 
 
@@ -77,8 +78,8 @@ def edit_model(inv, change):
 
 
 def lock_as_in_lab(inv):
-    with open(os.path.join(LAB, "rail_plan_lock.json")) as handle, open(inv / "rail_plan_lock.json") as copy:
-        return handle.read() == copy.read()
+    with open(os.path.join(LAB, "rail_plan_lock.yml")) as handle, open(inv / "rail_plan_lock.yml") as copy:
+        return handle.read() == copy.read() and not (inv / "rail_plan_lock.json").exists()
 
 
 def nothing_written(inv):
@@ -184,9 +185,9 @@ def test_bad_model_fails_with_one_line(core, inv, playbook, case):
 
 @pytest.mark.parametrize("playbook", ["hosts", "validate", "cabling", "links", "lossless", "nccl", "maintenance", "site"])
 def test_a_lock_from_another_model_stops_a_host_job_naming_the_plan_job(core, inv, playbook):
-    lock = inv / "rail_plan_lock.json"
+    lock = inv / "rail_plan_lock.yml"
     text = lock.read_text()
-    digest = re.search(r'"model": "([0-9a-f]+)"', text).group(1)
+    digest = re.search(r'\n      model: "([0-9a-f]+)"\n', text).group(1)
     lock.write_text(text.replace(digest, "0" * len(digest)))
     one_error(run_job(core, inv, playbook),
               "fabric_cluster: 'model %s' differs from the model the published plan %s was made from (model %s). "
@@ -199,7 +200,9 @@ def test_a_lock_from_another_model_stops_a_host_job_naming_the_plan_job(core, in
 def test_every_job_starts_with_the_check_of_its_node_groups():
     """Every job's first play is the one of playbooks/check_input.yml (imported, with the job's node groups): it runs on
     all:localhost (a play on a missing group is skipped) and checks each *_node_group the later plays target; no play
-    names a group itself, and no job repeats the check's play."""
+    names a group itself, and no job repeats the check's play. The plan job (its one play's first task is the plan
+    action, which checks the same group and model first) instead targets all:localhost where the group is missing or
+    empty (test_the_plan_job_is_one_play_that_never_matches_no_host)."""
     with open(os.path.join(ROOT, "playbooks", "check_input.yml")) as handle:
         (check,) = yaml.safe_load(handle)
     # one host and localhost; under --limit every host of the limit and localhost (test_..._under_a_limit)
@@ -209,7 +212,7 @@ def test_every_job_starts_with_the_check_of_its_node_groups():
     assert task["ainet.fabric.rail_plan"]["mode"] == "validate" and task["run_once"] is True
     assert task["ainet.fabric.rail_plan"]["node_groups"].startswith("{{ __ainet_job_node_groups | default(")
     for name in PLAYBOOKS:
-        if name == "check_input":
+        if name in ("check_input", "plan"):
             continue
         with open(os.path.join(ROOT, "playbooks", name + ".yml")) as handle:
             plays = yaml.safe_load(handle)
@@ -250,6 +253,21 @@ def test_a_host_job_checks_its_hosts_in_its_host_play_not_in_a_play_of_its_own()
         assert "pre_tasks" in first or not first.get("roles"), name  # before the play's roles
         for play in plays[2:]:  # no other play checks, or includes rail_plan
             assert "ainet.fabric.rail_plan" not in json.dumps(play), (name, play["name"])
+def test_the_plan_job_is_one_play_that_never_matches_no_host():
+    """The plan job does not import check_input.yml (a second play over every node costs 3 s at 16,384 nodes,
+    docs/performance.md): its one play targets the node group, or all:localhost where that group is missing or has no
+    hosts, so that the play always has a host and its first task, the rail_plan action, refuses the group in one line
+    (test_a_missing_node_group_fails_every_job, test_an_empty_node_group_fails_naming_the_variable_the_job_reads)."""
+    with open(os.path.join(ROOT, "playbooks", "plan.yml")) as handle:
+        (play,) = yaml.safe_load(handle)
+    assert " ".join(play["hosts"].split()) == ("{{ (rail_plan_node_group | default('gpu_nodes')) if "
+                                               "groups[rail_plan_node_group | default('gpu_nodes')] | default([]) "
+                                               "else 'all:localhost' }}")
+    (task,) = play["tasks"]
+    assert task["ansible.builtin.include_role"]["name"] == "ainet.fabric.rail_plan" and task["run_once"] is True
+    with open(os.path.join(ROOT, "roles", "rail_plan", "tasks", "main.yml")) as handle:
+        first = yaml.safe_load(handle)[0]
+    assert first["ainet.fabric.rail_plan"]["mode"] == "{{ rail_plan_mode }}" and "when" not in first
 
 
 def own_play(tmp_path, role, hosts="gpu_nodes"):

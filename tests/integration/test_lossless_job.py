@@ -63,7 +63,7 @@ def test_without_a_lossless_profile_the_job_refuses(inv):
 
 def test_without_the_published_plan_the_job_refuses(inv):
     with_profile(inv)
-    (inv / "rail_plan_lock.json").unlink()
+    (inv / "rail_plan_lock.yml").unlink()
     run = job(inv, "lossless")
     failed_with(run, "does not exist and no published plan (rail_plan_lock) was passed. Fix: run the plan job "
                      "(ansible-playbook ainet.fabric.plan) on the whole inventory first")

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 
@@ -97,9 +98,10 @@ def test_limit_does_not_change_the_plan(tmp_path, out_dir):
     assert result.returncode == 0, result.stdout + result.stderr
     plan = json.loads((out_dir / "plan.json").read_text())
     assert sorted(plan["nodes"]) == ["gpu01", "gpu02", "gpu03"]
-    # The lock went next to the inventory, and is an inventory source setting rail_plan_lock.
-    lock = json.loads((inv / "rail_plan_lock.json").read_text())["all"]["vars"]["rail_plan_lock"]
-    assert sorted(lock["nodes"]) == ["gpu01", "gpu02", "gpu03"]
+    # The lock went next to the inventory, and is an inventory source setting rail_plan_lock (format 2: four
+    # scalars, one line per host in nodes), read back by ansible-inventory as every host's variable.
+    lock = yaml.safe_load((inv / "rail_plan_lock.yml").read_text())["all"]["vars"]["rail_plan_lock"]
+    assert [line.split()[0] for line in lock["nodes"].splitlines()] == ["gpu01", "gpu02", "gpu03"]
     listed = inventory_list(inv)
     assert listed["_meta"]["hostvars"]["gpu03"]["rail_plan_lock"] == lock
 
@@ -137,3 +139,43 @@ def test_bad_input_fails_with_one_clear_error(tmp_path, out_dir, cluster, hosts,
     assert expected in text
     assert "Traceback" not in text
     assert not out_dir.exists()
+
+
+V1_LOCK = os.path.join(ROOT, "tests", "unit", "plugins", "module_utils", "data", "plan_lock", "rail_plan_lock.v1.json")
+
+
+def lab_with_a_format_1_lock(tmp_path, text):
+    """A copy of the lab inventory whose lock is still rail_plan_lock.json (``text``), as before format 2."""
+    inv = tmp_path / "inv"
+    shutil.copytree(os.path.join(ROOT, "inventories", "lab"), inv, ignore=shutil.ignore_patterns(".ainet-fabric"))
+    (inv / "rail_plan_lock.yml").unlink()
+    (inv / "rail_plan_lock.json").write_text(text)
+    return inv
+
+
+def test_the_plan_job_replaces_the_format_1_lock_it_wrote_and_nothing_else(tmp_path, out_dir):
+    """The lab's lock of format 1 (as the plan job wrote it before) is replaced by rail_plan_lock.yml, the same plan:
+    the diff names the file replaced and no host; a rail_plan_lock.json that also sets another variable is not ours,
+    and the job fails naming it before anything is written."""
+    with open(V1_LOCK, encoding="utf-8") as handle:
+        v1 = handle.read()
+    inv = lab_with_a_format_1_lock(tmp_path, v1)
+    assert inventory_list(inv)["_meta"]["hostvars"]["gpu02"]["rail_plan_lock"]["version"] == 1  # still an inventory source
+    result = run_playbook(inv, "--diff", "-e", "rail_plan_output_dir=%s" % out_dir)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "%s: removed, replaced by %s (format 2)" % (inv / "rail_plan_lock.json", inv / "rail_plan_lock.yml") \
+        in result.stdout
+    assert "        gpu0" not in result.stdout and "0 added, 0 removed, 0 changed" in result.stdout
+    assert sorted(p.name for p in inv.iterdir() if p.name.startswith("rail_plan_lock")) == ["rail_plan_lock.yml"]
+    with open(os.path.join(ROOT, "inventories", "lab", "rail_plan_lock.yml"), encoding="utf-8") as handle:
+        assert (inv / "rail_plan_lock.yml").read_text() == handle.read()
+    assert "changed=0" in run_playbook(inv, "-e", "rail_plan_output_dir=%s" % out_dir).stdout
+
+    shutil.rmtree(tmp_path / "inv")
+    shutil.rmtree(out_dir)
+    inv = lab_with_a_format_1_lock(tmp_path, v1.replace('{"all": {"vars": {', '{"all": {"vars": {"ntp_server": "ntp1", '))
+    refused = run_playbook(inv, "-e", "rail_plan_output_dir=%s" % out_dir)
+    assert refused.returncode != 0
+    assert "%s: None is in the way of the plan lock rail_plan_lock.yml and is not a plan lock of format 1 that this " \
+           "collection wrote. Fix: move or remove it yourself" % (inv / "rail_plan_lock.json") in refused.stdout
+    assert not (inv / "rail_plan_lock.yml").exists() and not out_dir.exists()

@@ -75,7 +75,7 @@ def publish_plan(inv):
                              os.path.join(ROOT, "playbooks", "plan.yml"), "-e", "rail_plan_output_dir=%s" % (inv / "plan")],
                             cwd=ROOT, env=env, capture_output=True, text=True, timeout=600, check=False)
     assert result.returncode == 0, result.stdout + result.stderr
-    assert (inv / "rail_plan_lock.json").exists()
+    assert (inv / "rail_plan_lock.yml").exists()
 
 
 def run(ns, inv, *extra):

@@ -116,7 +116,7 @@ def test_inventory_source_is_the_directory_with_the_lock_and_the_constructed_gro
     assert source["source_path"] == "{{ ainet_awx_inventory_path }}"
     # the project's inventory/ is a copy of the example inventory (docs/awx.md, getting-started step 2)
     assert CONFIG["ainet_awx_inventory_path"] == "inventory"
-    assert os.path.isfile(os.path.join(ROOT, "inventories", "lab", "rail_plan_lock.json"))
+    assert os.path.isfile(os.path.join(ROOT, "inventories", "lab", "rail_plan_lock.yml"))
     assert load("inventories", "lab", "rails.yml")["plugin"] == "ansible.builtin.constructed"
 
 

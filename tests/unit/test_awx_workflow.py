@@ -331,7 +331,7 @@ def layout_tree(block):
 @pytest.mark.skipif(NO_PROJECT, reason=NO_PROJECT_REASON)
 def test_the_guide_lays_out_the_project_the_config_points_at():
     layout = layout_tree(re.search(r"^```text\n(.*?)^```", _guide(), re.M | re.S).group(1))
-    assert CONFIG["ainet_awx_inventory_path"] + "/rail_plan_lock.json" in layout
+    assert CONFIG["ainet_awx_inventory_path"] + "/rail_plan_lock.yml" in layout
     assert CONFIG["ainet_awx_inventory_path"] + "/rails.yml" in layout
     assert sorted(p for p in layout if p.startswith("playbooks/") and p != "playbooks/") == \
         sorted("playbooks/" + name for name in os.listdir(PROJECT_PLAYBOOKS))

@@ -83,7 +83,7 @@ def job(tmp, *extra):
     start = time.monotonic()
     env = dict(os.environ, ANSIBLE_CONNECTION_PLUGINS=os.path.join(ROOT, "tests", "lab", "connection_plugins"))
     run = subprocess.run(["ansible-playbook", "-i", INVENTORY, "-i", str(tmp / "tors.yml"), "ainet.fabric.lossless",
-                          "-e", "@%s" % (tmp / "model.yml"), "-e", "rail_plan_lock_file=%s" % (tmp / "lock.json")]
+                          "-e", "@%s" % (tmp / "model.yml"), "-e", "rail_plan_lock_file=%s" % (tmp / "lock.yml")]
                          + list(LOAD) + list(extra), capture_output=True, text=True, check=False, timeout=900, env=env)
     return run, time.monotonic() - start
 
@@ -120,7 +120,7 @@ def test_incast_reads_rxe_and_tor_counters_and_names_only_the_lossy_link_dropped
     (tmp_path / "tors.yml").write_text(yaml.safe_dump({"all": {"hosts": dict(
         (tor["name"], {"ansible_connection": "lab_netns", "ansible_host": NETNS}) for tor in TORS)}}))
     plan = subprocess.run(["ansible-playbook", "-i", INVENTORY, "ainet.fabric.plan", "-e", "@%s" % (tmp_path / "model.yml"),
-                           "-e", "rail_plan_lock_file=%s" % (tmp_path / "lock.json"),
+                           "-e", "rail_plan_lock_file=%s" % (tmp_path / "lock.yml"),
                            "-e", "rail_plan_output_dir=%s" % (tmp_path / "plan")],
                           capture_output=True, text=True, check=False, timeout=300)
     assert plan.returncode == 0, plan.stdout[-3000:] + plan.stderr[-2000:]

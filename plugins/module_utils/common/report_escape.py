@@ -102,6 +102,38 @@ def md_cells(values, empty=""):
     return out
 
 
+def _texts(values):
+    """``values`` as text (None empty): a column of text or of whole numbers converted at once."""
+    kinds = set(map(type, values))
+    if kinds <= {str}:
+        return list(values)
+    if kinds == {int}:
+        return list(map(str, values))
+    return ["" if value is None else str(value) for value in values]
+
+
+# A column whose cells are all plain (_MD_PLAIN), checked over the column joined by line ends, with substring tests
+# instead of one match per cell: only the characters of a plain value; every cell starts with a letter or digit (no
+# cell empty); every dot is followed by a character of a plain value other than a dot, and follows no "w".
+_MD_NOT_PLAIN_CHAR = re.compile(r"[^A-Za-z0-9/,.\n-]").search
+_MD_NOT_PLAIN_PARTS = ("\n\n", "\n/", "\n,", "\n.", "\n-", "w.", "W.", "..", ".\n")
+
+
+def _md_plain_column(cells):
+    joined = "\n".join(cells)
+    return (joined != "" and joined.count("\n") == len(cells) - 1 and _MD_NOT_PLAIN_CHAR(joined) is None
+            and joined[0] not in "\n/,.-" and joined[-1] not in "\n." and not any(
+                part in joined for part in _MD_NOT_PLAIN_PARTS))
+
+
+def md_column(values, empty=""):
+    """:func:`md_cells` of a table's column (``values``: its cells, top to bottom), the same cells: where every cell
+    is plain (the usual column: 131,072 rows at 16,384 nodes x 8 rails) found so over the whole column at once, else
+    cell by cell."""
+    cells = _texts(values)
+    return cells if _md_plain_column(cells) else md_cells(cells, empty)
+
+
 def md_code(value):
     """``value`` as a code span inside a GFM table cell (on one line); empty for an empty value."""
     value = one_line(value)
@@ -169,3 +201,29 @@ def csv_text(header, rows):
                  for c in row]
         (quoted if _LINE_BREAK.search("".join(cells)) else minimal).writerow(cells)
     return out.getvalue()
+
+
+# What makes a cell other than its plain text in csv_text: a quote or a line break anywhere (csv quotes the cell, or
+# the row), or a formula's first character at a cell's start, after the line's start or a separator (valid where no
+# cell holds a separator or a line end).
+_CSV_QUOTED = re.compile("[\"\r\x0b\x0c\x1c-\x1e\x85\u2028\u2029]").search
+
+
+def csv_columns(header, columns):
+    """:func:`csv_text` of a table given by its ``columns`` (each the cells of one column, top to bottom), the same
+    text: the cells joined at once, then the whole text checked once (every separator and line end where it should
+    be, no cell that csv would quote, none that :func:`csv_cell` would prefix), else written row by row by
+    :func:`csv_text` (131,072 rows at 16,384 nodes x 8 rails)."""
+    width = len(header)
+    if width < 2 or len(columns) != width:
+        return csv_text(header, zip(*columns))
+    cells = [_texts(column) for column in columns]
+    lines = [",".join(map(str, header))]
+    lines.extend(map(",".join, zip(*cells)))
+    out = "\n".join(lines) + "\n"
+    rows = len(lines)
+    if (all(len(column) == rows - 1 for column in cells) and out.count(",") == rows * (width - 1)
+            and out.count("\n") == rows and _CSV_QUOTED(out) is None and not out.startswith(_CSV_FORMULA)
+            and not any(before + first in out for first in _CSV_FORMULA if first in out for before in ",\n")):
+        return out
+    return csv_text(header, zip(*columns))

@@ -13,10 +13,11 @@ Markdown, a statement to the diagram (whose node ids are numbers, never names) o
 from __future__ import annotations
 
 import json
+from operator import itemgetter
 
 from ansible_collections.ainet.fabric.plugins.module_utils.common.errors import FabricModelError
 from ansible_collections.ainet.fabric.plugins.module_utils.common.report_escape import (
-    csv_text, md_cells, md_text, mermaid_id, mermaid_label,
+    csv_columns, md_column, md_text, mermaid_id, mermaid_label,
 )
 
 COLUMNS = ("host", "node_id", "fabric", "rail", "interface", "address", "subnet", "gateway",
@@ -38,9 +39,40 @@ def _cell(value):
     return str(value)
 
 
-def to_csv(plan):
-    return csv_text(COLUMNS, ([host, node_id] + [_cell(entry.get(c)) for c in COLUMNS[2:]]
-                              for host, node_id, entry in _rows(plan)))
+def _column(values):
+    """:func:`_cell` of each of a column's ``values``: a column of text or of whole numbers converted at once."""
+    kinds = set(map(type, values))
+    if kinds <= {str}:
+        return list(values)
+    if kinds == {int}:
+        return list(map(str, values))
+    if kinds == {list}:
+        return [" ".join(map(str, value)) for value in values]
+    return [_cell(value) for value in values]
+
+
+def _columns(plan):
+    """The node table's columns (:data:`COLUMNS`), each a list of its cells in :func:`_rows`' order: the host and the
+    node id as they are, the rest through :func:`_cell`. Column by column (131,072 rows at 16,384 nodes x 8 rails):
+    each row taken by ``itemgetter``, the rows transposed by ``zip``, each column converted at once."""
+    take = itemgetter(*COLUMNS[2:])
+    rows = []
+    try:
+        for host, node in sorted(plan["nodes"].items(), key=lambda item: item[1]["node_id"]):
+            head = (host, node["node_id"])
+            rows.extend([head + take(entry) for entry in node["rails"]])
+    except KeyError:  # an entry without some column (a plan not made by rail_plan): None there
+        rows = [(host, node_id) + tuple(entry.get(c) for c in COLUMNS[2:]) for host, node_id, entry in _rows(plan)]
+    if not rows:
+        return [[] for _name in COLUMNS]
+    columns = list(zip(*rows))
+    return [list(columns[0]), list(columns[1])] + [_column(column) for column in columns[2:]]
+
+
+def to_csv(plan, columns=None):
+    """rails.csv: the node table (:data:`COLUMNS`), one row per node and rail. ``columns``: the plan's
+    :func:`_columns`, where the caller has them already."""
+    return csv_columns(COLUMNS, columns or _columns(plan))
 
 
 def _md(value):
@@ -48,7 +80,9 @@ def _md(value):
     return md_text(_cell(value)) or "-"
 
 
-def to_markdown(plan):
+def to_markdown(plan, columns=None):
+    """rails.md: the fabrics, the rails and the node table. ``columns``: the plan's :func:`_columns`, where the caller
+    has them already."""
     summary = plan["summary"]
     lines = [
         "# Rail plan: %s" % md_text(summary["cluster"]),
@@ -76,9 +110,7 @@ def to_markdown(plan):
               "| " + " | ".join(COLUMNS) + " |",
               "|" + "|".join("---:" if c in ("node_id", "rail", "table", "priority", "mtu") else "---"
                              for c in COLUMNS) + "|"]
-    for host, node_id, entry in _rows(plan):
-        cells = [host, node_id] + [_cell(entry.get(c)) for c in COLUMNS[2:]]
-        lines.append("| " + " | ".join(md_cells(cells, "-")) + " |")
+    lines += ["| %s |" % " | ".join(row) for row in zip(*(md_column(column, "-") for column in columns or _columns(plan)))]
     lines.append("")
     return "\n".join(lines)
 
@@ -142,15 +174,50 @@ def to_json(plan):
     return "{\n" + ",\n".join(parts) + "\n}\n"
 
 
+def summary_line(summary, output_dir=None, lock_name=None, changes=None, checked=None, lock_source=None):
+    """The job's one line about the plan (the rail_plan role prints it): the plan's ``summary``; with ``output_dir``,
+    where the plan files went; with ``changes`` (``plan_lock.lock_changes``), what the lock ``lock_name`` changes;
+    with ``checked`` (a check mode's hosts), how many agree with the published plan ``lock_source``."""
+    line = "%s: %d nodes, %d rails in fabric(s) %s (%s, %s), %d ToRs, %d addresses; node ids may go up to %d " \
+        "(addressing capacity)" % (summary["cluster"], summary["nodes"], summary["rails"], ", ".join(summary["fabrics"]),
+                                   summary["mode"], summary["family"], summary["tors"], summary["addresses"],
+                                   summary["max_node_id"])
+    if output_dir:
+        line += " -> %s" % output_dir
+    if changes:
+        line += "; lock %s: %d added, %d removed, %d changed%s" % (
+            lock_name, len(changes["added"]), len(changes["removed"]), len(changes["changed"]),
+            ", model changed" if changes["model"] else "")
+    if checked is not None:
+        line += "; %d host(s) agree with the published plan (%s)" % (len(checked), lock_source or "none")
+    return line
+
+
 FORMATS = {"csv": to_csv, "markdown": to_markdown, "mermaid": to_mermaid, "json": to_json}
 
 
 def render(plan, fmt, max_nodes=64, marks=None):
-    if fmt not in FORMATS:
-        raise FabricModelError("format", fmt, "is not a report format", "use one of: %s" % ", ".join(FORMATS))
+    """The report ``fmt`` (a key of :data:`FORMATS`) of ``plan``; ``max_nodes`` and ``marks`` are the diagram's
+    (:func:`to_mermaid`)."""
+    return render_all(plan, (fmt,), max_nodes, marks)[fmt]
+
+
+def render_all(plan, formats, max_nodes=64, marks=None):
+    """``{fmt: text}`` of each of ``formats`` (keys of :data:`FORMATS`), as :func:`render` gives them; the node table's
+    columns made once for the CSV and the Markdown."""
+    for fmt in formats:
+        if fmt not in FORMATS:
+            raise FabricModelError("format", fmt, "is not a report format", "use one of: %s" % ", ".join(FORMATS))
     if not isinstance(plan, dict) or "nodes" not in plan or "summary" not in plan:
         raise FabricModelError("plan", type(plan).__name__, "is not a rail plan",
                                "pass the result of ainet.fabric.rail_plan")
-    if fmt == "mermaid":
-        return to_mermaid(plan, max_nodes, marks)
-    return FORMATS[fmt](plan)
+    columns = _columns(plan) if "csv" in formats and "markdown" in formats else None
+    out = {}
+    for fmt in formats:
+        if fmt == "mermaid":
+            out[fmt] = to_mermaid(plan, max_nodes, marks)
+        elif fmt in ("csv", "markdown"):
+            out[fmt] = FORMATS[fmt](plan, columns)
+        else:
+            out[fmt] = FORMATS[fmt](plan)
+    return out

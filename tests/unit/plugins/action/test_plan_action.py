@@ -11,6 +11,7 @@ import gc
 import importlib
 import json
 import os
+import shutil
 import textwrap
 from unittest import mock
 
@@ -23,6 +24,7 @@ from ansible.vars.hostvars import HostVars
 from ansible.vars.manager import VariableManager
 
 from ansible_collections.ainet.fabric.plugins.filter.rail import node_map as node_map_filter
+from ansible_collections.ainet.fabric.plugins.module_utils.plan import plan_lock
 from ansible_collections.ainet.fabric.plugins.plugin_utils import plan_action
 
 COLLECTION = "ansible_collections.ainet.fabric.plugins"
@@ -71,10 +73,10 @@ def world(tmp_path):
     return manager, task_vars
 
 
-def act(name, args, task_vars):
+def act(name, args, task_vars, check_mode=False, diff=False):
     """The task result of ``ainet.fabric.<name>: args`` (a refusal raised on ansible-core 2.19 is its result)."""
     module = importlib.import_module("%s.action.%s" % (COLLECTION, name))
-    task = mock.MagicMock(args=dict(args), async_val=0, check_mode=False, diff=False, action="ainet.fabric." + name,
+    task = mock.MagicMock(args=dict(args), async_val=0, check_mode=check_mode, diff=diff, action="ainet.fabric." + name,
                           failed_when=[], until=[])
     plugin = module.ActionModule(task, mock.MagicMock(), mock.MagicMock(), None, None)
     try:
@@ -255,16 +257,103 @@ def test_rail_plan_check_reads_the_published_lock_from_the_hosts_variable(world)
     groups = {"rail_plan_node_group": "gpu_nodes"}
     published = act("rail_plan", {"mode": "plan", "cluster": LAB, "node_groups": groups}, task_vars)
     lock = published["ansible_stats"]["data"]["rail_plan_lock"]
+    assert lock["version"] == 2 and isinstance(lock["nodes"], str)  # the artifact: format 2, a few scalars
     check = {"mode": "check", "cluster": LAB, "node_groups": groups, "check_hosts": ["gpu01", "gpu02"]}
     agreed = act("rail_plan", check, dict(task_vars, rail_plan_lock=lock))
     assert not agreed.get("failed"), agreed
     assert agreed["checked"] == ["gpu01", "gpu02"] and agreed["lock_source"] == "rail_plan_lock"
-    moved = json.loads(json.dumps(lock))
-    moved["nodes"]["gpu02"]["node_id"] = 7
+    assert agreed["msg"].endswith("; 2 host(s) agree with the published plan (rail_plan_lock)")
+    moved = dict(lock, nodes=lock["nodes"].replace("gpu02 2:", "gpu02 7:"))
     refused = act("rail_plan", check, dict(task_vars, rail_plan_lock=moved))
     assert refused["failed"] and "gpu02" in refused["msg"] and "\n" not in refused["msg"]
-    unpublished = act("rail_plan", dict(check, lock_file="/nonexistent/rail_plan_lock.json"), task_vars)
+    unpublished = act("rail_plan", dict(check, lock_file="/nonexistent/rail_plan_lock.yml"), task_vars)
     assert unpublished["failed"] and "no published plan (rail_plan_lock) was passed" in unpublished["msg"]
+
+
+def test_rail_plan_reads_the_model_and_the_plays_hosts_from_the_tasks_variables(world):
+    """The role passes neither the model nor the play's hosts (templated whole, a second at 16,384 nodes): without
+    ``cluster`` the plan and the check read the task's host's fabric_cluster; with ``check_play_hosts`` the check
+    takes ansible_play_hosts_all. The same results as with the arguments; both ways of naming the hosts at once is
+    refused in one line."""
+    _manager, task_vars = world
+    groups = {"rail_plan_node_group": "gpu_nodes"}
+    task_vars = dict(task_vars, fabric_cluster=LAB, ansible_play_hosts_all=["gpu01", "gpu03"])
+    given = act("rail_plan", {"mode": "plan", "cluster": LAB, "node_groups": groups}, task_vars)
+    read = act("rail_plan", {"mode": "plan", "node_groups": groups}, task_vars)
+    assert not read.get("failed") and read["summary"] == given["summary"]
+    assert read["ansible_stats"] == given["ansible_stats"]
+    task_vars["rail_plan_lock"] = given["ansible_stats"]["data"]["rail_plan_lock"]
+    checked = act("rail_plan", {"mode": "check", "node_groups": groups, "check_play_hosts": True}, task_vars)
+    assert not checked.get("failed") and checked["checked"] == ["gpu01", "gpu03"], checked
+    listed = act("rail_plan", {"mode": "check", "node_groups": groups, "check_hosts": ["gpu01", "gpu03"]}, task_vars)
+    assert listed["checked"] == checked["checked"] and listed["msg"] == checked["msg"]
+    both = act("rail_plan", {"mode": "check", "node_groups": groups, "check_play_hosts": True,
+                             "check_hosts": ["gpu01"]}, task_vars)
+    assert both["failed"] and both["msg"] == ("check_play_hosts: True and check_hosts are given both. Fix: give the "
+                                              "hosts to check, or check the play's hosts")
+
+
+def test_rail_plan_check_of_a_slice_reads_a_format_1_file_until_the_plan_job_replaces_it(world, tmp_path):
+    """A host job (check mode of the role) before the plan job has written format 2: the lock file's default name does
+    not exist, the format 1 file beside it is the published plan; a host it gives another node id is refused naming
+    that file."""
+    _manager, task_vars = world
+    groups = {"rail_plan_node_group": "gpu_nodes"}
+    lock = plan_lock.lock_load(act("rail_plan", {"mode": "plan", "cluster": LAB, "node_groups": groups},
+                                   task_vars)["ansible_stats"]["data"]["rail_plan_lock"], "artifact")
+    old = tmp_path / "rail_plan_lock.json"
+    old.write_text(json.dumps({"all": {"vars": {"rail_plan_lock": dict(lock, version=1)}}}))
+    check = {"mode": "check", "cluster": LAB, "node_groups": groups, "check_hosts": ["gpu01", "gpu02", "gpu03"],
+             "lock_file": str(tmp_path / "rail_plan_lock.yml")}
+    agreed = act("rail_plan", check, task_vars)
+    assert not agreed.get("failed") and agreed["lock_source"] == str(old), agreed
+    lock["nodes"]["gpu03"]["node_id"] = 9
+    old.write_text(json.dumps({"all": {"vars": {"rail_plan_lock": dict(lock, version=1)}}}))
+    refused = act("rail_plan", check, task_vars)
+    assert refused["failed"] and refused["msg"].startswith(
+        "hostvars[gpu03].fabric_node_id: 3 disagrees with the published plan %s, which gives gpu03 node id 9" % old)
+
+
+def lock_files(tmp_path):
+    return sorted(path.name for path in tmp_path.iterdir() if path.name.startswith("rail_plan_lock"))
+
+
+def test_rail_plan_replaces_the_format_1_lock_it_wrote_and_refuses_a_foreign_file_before_any_change(world, tmp_path):
+    """The plan job writes rail_plan_lock.yml and removes rail_plan_lock.json beside it where that file is a lock this
+    collection wrote (format 1), diffing the plan against it in format 2 (no host line when the plan is the same);
+    check mode only reports it; any other rail_plan_lock.json fails the job naming it, before anything is written."""
+    _manager, task_vars = world
+    new, old = tmp_path / "rail_plan_lock.yml", tmp_path / "rail_plan_lock.json"
+    args = {"mode": "plan", "cluster": LAB, "node_groups": {"rail_plan_node_group": "gpu_nodes"}, "lock_file": str(new),
+            "output_dir": str(tmp_path / "plan")}
+    lock = plan_lock.lock_load(act("rail_plan", dict(args, lock_file=None, output_dir=None),
+                                   task_vars)["ansible_stats"]["data"]["rail_plan_lock"], "artifact")
+    v1 = json.dumps({"all": {"vars": {"rail_plan_lock": dict(lock, version=1)}}})
+    old.write_text(v1)
+
+    checked = act("rail_plan", args, task_vars, check_mode=True, diff=True)
+    assert checked["changed"] and sorted(checked["files"])[-2:] == [str(old), str(new)], checked
+    assert lock_files(tmp_path) == ["rail_plan_lock.json"] and old.read_text() == v1  # nothing written in check mode
+
+    done = act("rail_plan", args, task_vars, diff=True)
+    assert done["changed"] and not done.get("failed"), done
+    assert lock_files(tmp_path) == ["rail_plan_lock.yml"] and new.read_text() == plan_lock.lock_dump(lock)
+    diff = done["diff"]["prepared"]
+    assert diff.startswith("%s: removed, replaced by %s (format 2)\n" % (old, new))
+    assert "gpu0" not in diff.split("plan.json")[0]  # the same plan: no host line of the lock in the diff
+    assert done["lock_changes"] == {"added": [], "removed": [], "changed": [], "model": False}
+    assert not act("rail_plan", args, task_vars)["changed"]  # the second run
+
+    new.unlink()
+    shutil.rmtree(tmp_path / "plan")
+    old.write_text(v1.replace('"all": {"vars": {', '"all": {"vars": {"ntp_server": "ntp1", '))
+    refused = act("rail_plan", args, task_vars)
+    assert refused["failed"] and refused["msg"].startswith(
+        "%s: None is in the way of the plan lock rail_plan_lock.yml and is not a plan lock of format 1 that this "
+        "collection wrote. Fix: " % old) and "\n" not in refused["msg"]
+    assert lock_files(tmp_path) == ["rail_plan_lock.json"] and not (tmp_path / "plan").exists()
+    old.write_text(v1)  # the control: the same file without the foreign variable is replaced
+    assert act("rail_plan", args, task_vars)["changed"] and lock_files(tmp_path) == ["rail_plan_lock.yml"]
 
 
 def test_tor_config_from_the_node_group_renders_what_the_node_map_renders(world):

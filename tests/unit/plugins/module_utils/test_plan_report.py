@@ -8,7 +8,7 @@ import json
 import pytest
 
 from ansible_collections.ainet.fabric.plugins.module_utils.common.errors import FabricModelError
-from ansible_collections.ainet.fabric.plugins.module_utils.plan.plan_report import render
+from ansible_collections.ainet.fabric.plugins.module_utils.plan.plan_report import render, summary_line
 from ansible_collections.ainet.fabric.plugins.module_utils.plan.rail_plan import rail_plan
 
 CLUSTER = {
@@ -60,3 +60,19 @@ def test_bad_format():
         render(PLAN, "pdf")
     with pytest.raises(FabricModelError, match="not a rail plan"):
         render({}, "csv")
+
+
+def test_summary_line_of_the_plan_job_and_of_a_check():
+    """The one line the rail_plan role prints: the plan's counts, then where the files went and what the lock changes
+    (the plan job), or how many hosts agree with which published plan (a host job's check)."""
+    head = ("r: 2 nodes, 2 rails in fabric(s) default (exclusive, ipv4), 2 ToRs, 4 addresses; node ids may go up to 8 "
+            "(addressing capacity)")
+    assert summary_line(PLAN["summary"]) == head
+    changes = {"added": ["a", "b"], "removed": ["c"], "changed": [], "model": True}
+    assert summary_line(PLAN["summary"], "/inv/out", "/inv/rail_plan_lock.yml", changes) == (
+        head + " -> /inv/out; lock /inv/rail_plan_lock.yml: 2 added, 1 removed, 0 changed, model changed")
+    assert summary_line(PLAN["summary"], None, "rail_plan_lock (artifact)", dict(changes, model=False)) == (
+        head + "; lock rail_plan_lock (artifact): 2 added, 1 removed, 0 changed")
+    assert summary_line(PLAN["summary"], checked=["a"], lock_source="/inv/rail_plan_lock.yml") == (
+        head + "; 1 host(s) agree with the published plan (/inv/rail_plan_lock.yml)")
+    assert summary_line(PLAN["summary"], checked=[]) == head + "; 0 host(s) agree with the published plan (none)"
