@@ -11,6 +11,7 @@ import gc
 import importlib
 import json
 import os
+import re
 import shutil
 import textwrap
 from unittest import mock
@@ -424,8 +425,9 @@ def test_tor_config_push_reads_the_published_lock_from_the_hosts_variable(world)
     leaf1 = dict(task_vars, inventory_hostname="leaf1", fabric_cluster=cumulus, ansible_httpapi_use_ssl="maybe")
     agreed = act_templated("tor_config", args, dict(leaf1, rail_plan_lock=lock))
     assert agreed["failed"] and agreed["msg"] == "ToR leaf1: ansible_httpapi_use_ssl: 'maybe' is not a boolean", agreed
-    moved = json.loads(json.dumps(lock))
-    moved["nodes"]["gpu02"]["node_id"] = 7
+    moved = json.loads(json.dumps(lock))  # format 2: one line per host in "nodes"
+    assert re.search(r"^gpu02 2:", moved["nodes"], re.M), moved["nodes"]
+    moved["nodes"] = re.sub(r"^gpu02 2:", "gpu02 7:", moved["nodes"], flags=re.M)
     refused = act_templated("tor_config", args, dict(leaf1, rail_plan_lock=moved))
     assert refused["failed"] and "gpu02" in refused["msg"] and "\n" not in refused["msg"], refused
     unpublished = act_templated("tor_config", args, leaf1)
