@@ -13,9 +13,6 @@ import os
 import subprocess
 import tempfile
 
-from ansible.errors import AnsibleError
-
-from ansible_collections.ainet.fabric.plugins.module_utils.common.errors import FabricModelError
 from ansible_collections.ainet.fabric.plugins.module_utils.common.report_escape import one_line
 from ansible_collections.ainet.fabric.plugins.module_utils.host.host_files import read_text, write_atomic
 from ansible_collections.ainet.fabric.plugins.module_utils.plan import plan_lock
@@ -52,18 +49,9 @@ class ActionModule(PlanAction):
         # With node_group, the group's nodes and their variables read once, as hostvars gives them
         # (plugin_utils/inventory_vars), without templating a map of every node into the task's arguments.
         nodes, variables = self.nodes(args, task_vars)
-        cluster = args["cluster"]
-        if cluster is None:
-            # The task's fabric_cluster, read untemplated unless it holds a template: the model of 2,048 ToRs as an
-            # argument is templated, deep-copied by the argument check and sent back with the result (a second).
-            try:
-                cluster = self.task_variable(task_vars, "fabric_cluster")
-            except AnsibleError as exc:  # a template in the model that does not render
-                raise FabricModelError("fabric_cluster", None, "could not be read: %s" % str(exc).splitlines()[0],
-                                       "correct the cluster model (docs/cluster-model.md)") from None
-            if cluster is None:
-                raise FabricModelError("fabric_cluster", None, "is not defined",
-                                       "describe the cluster in the inventory's group_vars (docs/cluster-model.md)")
+        # The model: the task's fabric_cluster, read untemplated unless it holds a template (PlanAction.cluster): the
+        # model of 2,048 ToRs as an argument is templated, checked and sent back with the result (about a second).
+        cluster = self.cluster(args, task_vars)
         plan = rail_plan(cluster, nodes)
         pci = k8s_objects.rail_pci(plan, args["rail_pci"], variables)
         objects = k8s_objects.render(plan, node_names=args["node_names"], pci=pci)

@@ -29,8 +29,9 @@ against the plan. Pure functions; the action plugin ``k8s_objects`` writes the f
 
 One list, two uses: :func:`pending` decides every object (its kind, name, namespace and labels, every check done) and
 how to build it; :func:`render` builds them, :func:`count_objects` counts them without building one (the plan
-report's table, :func:`summary_markdown`). Linear in nodes x rails: the plan's entries are indexed once per rail
-(:func:`_rail_members`), and the check compares addresses as integers (16,384 nodes x 8 rails: 131,072 node pools).
+report's table, :func:`summary_markdown`). Linear in nodes x rails: the plan's entries are indexed in one pass for
+every rail (:func:`_rail_members`), and the check compares addresses as integers (16,384 nodes x 8 rails: 131,072
+node pools).
 """
 
 from __future__ import annotations
