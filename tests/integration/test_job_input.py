@@ -253,6 +253,8 @@ def test_a_host_job_checks_its_hosts_in_its_host_play_not_in_a_play_of_its_own()
         assert "pre_tasks" in first or not first.get("roles"), name  # before the play's roles
         for play in plays[2:]:  # no other play checks, or includes rail_plan
             assert "ainet.fabric.rail_plan" not in json.dumps(play), (name, play["name"])
+
+
 def test_the_plan_job_is_one_play_that_never_matches_no_host():
     """The plan job does not import check_input.yml (a second play over every node costs 3 s at 16,384 nodes,
     docs/performance.md): its one play targets the node group, or all:localhost where that group is missing or has no

@@ -433,6 +433,8 @@ def test_tor_config_push_reads_the_published_lock_from_the_hosts_variable(world)
     unpublished = act_templated("tor_config", args, leaf1)
     assert unpublished["failed"] and unpublished["msg"].startswith("no published plan (None, or the variable "
                                                                    "rail_plan_lock)"), unpublished
+
+
 class Checked(plan_action.PlanAction):
     """Options of every kind the plan actions take, with the rules they use."""
     ARGUMENT_SPEC = dict(cluster=dict(type="dict", required=True), nodes=dict(type="dict"), node_group=dict(type="str"),
