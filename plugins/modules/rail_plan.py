@@ -21,7 +21,7 @@ options:
     description:
       - The cluster model (C(fabric_cluster)).
       - Where omitted, in V(plan) and V(check) mode the C(fabric_cluster) of the task's host, read by the action
-        from the task's variables (templated only where it holds a template: passed as C("{{ fabric_cluster }}"),
+        from the task's variables (templated only where it holds a template; passed as C("{{ fabric_cluster }}"),
         a model of 2,048 ToRs is templated, checked and sent back with the task, a second at 16,384 nodes); else
         (V(validate) mode, or the task's host has none) the C(fabric_cluster) of the first host of the first group
         of O(node_groups).
