@@ -73,7 +73,8 @@ options:
     default: plan
   lock_file:
     description:
-      - The plan lock on the controller, C(<inventory dir>/rail_plan_lock.yml); commit it with the
+      - >-
+        The plan lock on the controller, C(<inventory dir>/rail_plan_lock.yml); commit it with the
         inventory. It is at the same time an inventory source that sets the variable C(rail_plan_lock) for
         every host. Format 2, YAML of four scalars - C(version) (2), C(cluster), C(model) (the model's digest)
         and C(nodes), a block of one line per host in node-id order,
