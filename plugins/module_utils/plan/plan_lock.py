@@ -41,12 +41,6 @@ import json
 import os
 import re
 
-try:
-    from yaml import CSafeLoader as _YamlLoader
-except ImportError:  # PyYAML without libyaml
-    from yaml import SafeLoader as _YamlLoader
-from yaml import YAMLError
-
 from ansible_collections.ainet.fabric.plugins.module_utils.common.errors import FabricModelError, FabricModelErrors
 
 LOCK_VERSION = 2
@@ -172,11 +166,14 @@ def _load_text(text, source):
             raise FabricModelError(source, None, "is not JSON (%s)" % exc, WRITE_FIX) from None
         first_line = None
     else:
-        loader = _YamlLoader(text)
+        # PyYAML comes with ansible-core on the controller, where a lock is read (imported here: a module that
+        # imports this file on a host needs no PyYAML)
+        import yaml  # pylint: disable=import-outside-toplevel
+        loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)(text)
         try:
             root = loader.get_single_node()
             data = loader.construct_document(root) if root is not None else None
-        except YAMLError as exc:
+        except yaml.YAMLError as exc:
             raise FabricModelError(source, None, "is not YAML (%s)" % " ".join(str(exc).split()), WRITE_FIX) from None
         finally:
             loader.dispose()
