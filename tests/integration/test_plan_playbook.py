@@ -91,8 +91,8 @@ def test_set_fact_keeps_the_whole_plan(out_dir):
 
 def test_limit_does_not_change_the_plan(tmp_path, out_dir):
     # --limit narrows the hosts a play runs on; the plan still covers the whole group.
-    # The plan play targets the node group, so a limit to GPU nodes still runs it (no
-    # "no hosts matched").
+    # Under --limit the plan play targets the node group (else its first node, gpu01 here, which
+    # the limit leaves out), so a limit to GPU nodes still runs it (no "no hosts matched").
     inv = write_inventory(tmp_path, CLUSTER, {"gpu01": 1, "gpu02": 2, "gpu03": 3}, NICS)
     result = run_playbook(inv, "-e", "rail_plan_output_dir=%s" % out_dir, "--limit", "gpu02")
     assert result.returncode == 0, result.stdout + result.stderr
