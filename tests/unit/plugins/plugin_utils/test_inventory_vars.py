@@ -18,6 +18,7 @@ from ansible import context
 from ansible.inventory.manager import InventoryManager
 from ansible.module_utils.common.collections import ImmutableDict
 from ansible.parsing.dataloader import DataLoader
+from ansible.utils import vars as ansible_vars
 from ansible.vars.hostvars import HostVars
 from ansible.vars.manager import VariableManager
 
@@ -79,6 +80,9 @@ def world(tmp_path, monkeypatch):
 
     def make(extra_vars=()):
         monkeypatch.setattr(context, "CLIARGS", ImmutableDict(extra_vars=tuple(extra_vars)))
+        # ansible-core keeps the extra vars it parsed on load_extra_vars itself: forgotten after the test, or a later
+        # test's VariableManager would get this one's
+        monkeypatch.setattr(ansible_vars.load_extra_vars, "extra_vars", None, raising=False)
         monkeypatch.setattr(C, "INVENTORY_ENABLED", list(C.INVENTORY_ENABLED) + ["constructed"])
         loader = DataLoader()
         loader.set_basedir(str(tmp_path / "pb"))
