@@ -13,8 +13,6 @@ from __future__ import annotations
 import json
 import os
 
-from ansible.errors import AnsibleError
-
 from ansible_collections.ainet.fabric.plugins.module_utils.cabling import cabling_check
 from ansible_collections.ainet.fabric.plugins.module_utils.plan import plan_lock
 from ansible_collections.ainet.fabric.plugins.module_utils.common.errors import FabricError, FabricModelError
@@ -23,7 +21,7 @@ from ansible_collections.ainet.fabric.plugins.module_utils.plan.plan_report impo
 from ansible_collections.ainet.fabric.plugins.module_utils.plan.rail_plan import node_group_hosts, rail_plan
 from ansible_collections.ainet.fabric.plugins.module_utils.qos import load_report
 from ansible_collections.ainet.fabric.plugins.module_utils.workload import k8s_objects
-from ansible_collections.ainet.fabric.plugins.plugin_utils.plan_action import PlanAction, read_nodes
+from ansible_collections.ainet.fabric.plugins.plugin_utils.plan_action import PlanAction, read_nodes, reading_model
 
 REPORTS = (("plan.json", "json"), ("rails.csv", "csv"), ("rails.md", "markdown"), ("topology.mmd", "mermaid"))
 DIFFED_REPORTS = ("rails.csv",)
@@ -71,11 +69,8 @@ class ActionModule(PlanAction):
             # The role's tasks: the task's host's model, read untemplated where it holds no template (a model of 2,048
             # ToRs passed as "{{ fabric_cluster }}" is templated, checked and sent back with the task: 1 s at 16,384
             # nodes).
-            try:
+            with reading_model():
                 args["cluster"] = self.task_variable(task_vars, "fabric_cluster")
-            except AnsibleError as exc:  # a template in the model that does not render
-                raise FabricModelError("fabric_cluster", None, "could not be read: %s" % str(exc).splitlines()[0],
-                                       "correct the cluster model (docs/cluster-model.md)") from None
         if args["check_play_hosts"]:
             if args["check_hosts"] is not None:
                 raise FabricModelError("check_play_hosts", True, "and check_hosts are given both",
@@ -192,11 +187,8 @@ class ActionModule(PlanAction):
             # each node's variables as hostvars gives them, read once without templating hostvars per node
             nodes = read_nodes(task_vars, hosts)[0]
         if cluster is None and hosts is not None:
-            try:
+            with reading_model():
                 cluster = hostvars[hosts[0]].get("fabric_cluster")
-            except AnsibleError as exc:  # a template in the model that does not render
-                raise FabricModelError("fabric_cluster", None, "could not be read: %s" % str(exc).splitlines()[0],
-                                       "correct the cluster model (docs/cluster-model.md)") from None
         if cluster is None:
             raise FabricModelError("fabric_cluster", None, "is not defined",
                                    "describe the cluster in the inventory's group_vars (docs/cluster-model.md)")

@@ -25,12 +25,12 @@ from __future__ import annotations
 
 import contextlib
 
-from ansible.errors import AnsibleActionFail
+from ansible.errors import AnsibleActionFail, AnsibleError
 from ansible.module_utils.common.arg_spec import ArgumentSpecValidator
 from ansible.module_utils.errors import UnsupportedError
 from ansible.plugins.action import ActionBase
 
-from ansible_collections.ainet.fabric.plugins.module_utils.common.errors import FabricError, FabricModelError
+from ansible_collections.ainet.fabric.plugins.module_utils.common.errors import UNREADABLE, FabricError, FabricModelError
 from ansible_collections.ainet.fabric.plugins.module_utils.plan.rail_plan import node_group_hosts, node_map, rail_plan
 from ansible_collections.ainet.fabric.plugins.plugin_utils.inventory_vars import gc_paused, host_variables, maybe_template
 from ansible_collections.ainet.fabric.plugins.plugin_utils.one_line import fail
@@ -51,6 +51,18 @@ def group_nodes(task_vars, variable, group, names=NODE_VARS):
     """:func:`read_nodes` of the hosts of inventory group ``group``; a group that is missing or has no hosts raises
     the :class:`FabricError` naming ``variable`` (the option or role variable that gave the group's name)."""
     return read_nodes(task_vars, node_group_hosts(task_vars.get("groups") or {}, variable, group), names)
+
+
+@contextlib.contextmanager
+def reading_model():
+    """Reading the cluster model (``fabric_cluster`` of a host): a template in it that does not render (an undefined
+    variable, a bad filter) is refused in the model's one line, naming ansible-core's first line of the error, not
+    with a traceback or the template error's pages."""
+    try:
+        yield
+    except AnsibleError as exc:
+        raise FabricModelError("fabric_cluster", UNREADABLE, "could not be read: %s" % str(exc).splitlines()[0],
+                               "correct the cluster model (docs/cluster-model.md)") from None
 
 
 def _taken_as_given(spec, value):
@@ -144,7 +156,8 @@ class PlanAction(ActionBase):
         result); a model that is not there is refused in one line."""
         cluster = args.get("cluster")
         if cluster is None:
-            cluster = self.task_variable(task_vars, "fabric_cluster")
+            with reading_model():
+                cluster = self.task_variable(task_vars, "fabric_cluster")
         if cluster is None:
             raise FabricModelError("fabric_cluster", None, "is not defined",
                                    "describe the cluster in the inventory's group_vars (docs/cluster-model.md)")

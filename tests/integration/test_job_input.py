@@ -183,6 +183,23 @@ def test_bad_model_fails_with_one_line(core, inv, playbook, case):
     assert nothing_written(inv)
 
 
+@pytest.mark.parametrize("playbook", ["plan", "tors", "k8s", "links"])
+def test_a_template_in_the_model_that_does_not_render_fails_with_one_line(core, inv, playbook):
+    """The model read through ansible-core's templating (hostvars, or the task's variables where the action reads
+    fabric_cluster itself): an undefined variable in it is the model's one line naming ansible-core's first line of the
+    error, and no value (there is none to show); a model whose template renders is the control (the lab's model).
+    ansible-core 2.16's hostvars leave an undefined variable's template as it is (``HostVarsVars.__getitem__``:
+    ``fail_on_undefined=False``), so where the model is read through hostvars (the other jobs' first play) the line
+    is the model check's, naming the field and the unrendered template."""
+    edit_model(inv, lambda c: c.update(mtu="{{ no_such_variable }}"))
+    msg = one_error(run_job(core, inv, playbook), "fabric_cluster")
+    unread = msg.startswith("fabric_cluster: could not be read: ") and "no_such_variable" in msg \
+        and msg.endswith(". Fix: correct the cluster model (docs/cluster-model.md)")
+    unrendered = msg.startswith("fabric_cluster.mtu: '{{ no_such_variable }}' is not an integer. Fix: ")
+    assert unread or (unrendered and core != BIN), msg
+    assert nothing_written(inv)
+
+
 @pytest.mark.parametrize("playbook", ["hosts", "validate", "cabling", "links", "lossless", "nccl", "maintenance", "site"])
 def test_a_lock_from_another_model_stops_a_host_job_naming_the_plan_job(core, inv, playbook):
     lock = inv / "rail_plan_lock.yml"
