@@ -32,7 +32,7 @@ from ansible.plugins.action import ActionBase
 
 from ansible_collections.ainet.fabric.plugins.module_utils.common.errors import UNREADABLE, FabricError, FabricModelError
 from ansible_collections.ainet.fabric.plugins.module_utils.plan.rail_plan import node_group_hosts, node_map, rail_plan
-from ansible_collections.ainet.fabric.plugins.plugin_utils.inventory_vars import gc_paused, host_variables, maybe_template
+from ansible_collections.ainet.fabric.plugins.plugin_utils.inventory_vars import gc_paused, host_variables, needs_templar
 from ansible_collections.ainet.fabric.plugins.plugin_utils.one_line import fail
 
 # What the plan reads of each node (as hostvars[node] gives it).
@@ -146,7 +146,7 @@ class PlanAction(ActionBase):
         a large value (a lock of 16,384 nodes) read without templating it whole, as an argument ``"{{ name }}"``
         would."""
         value = task_vars.get(name, default)
-        if maybe_template(value):
+        if needs_templar(value):
             value = self._templar.template(value)
         return value
 
