@@ -65,10 +65,11 @@ class ActionModule(PlanAction):
     def act(self, result, args, task_vars):
         if args["lock"] is None:
             args["lock"] = self.task_variable(task_vars, plan_lock.LOCK_VAR)
-        if args["mode"] != "validate" and args["cluster"] is None:
+        if args["mode"] != "validate" and args["cluster"] is None and self._on_a_node(args, task_vars):
             # The role's tasks: the task's host's model, read untemplated where it holds no template (a model of 2,048
             # ToRs passed as "{{ fabric_cluster }}" is templated, checked and sent back with the task: 1 s at 16,384
-            # nodes).
+            # nodes). On a host outside the node group (the plan job under a --limit without a node), the group's
+            # first node's model, as the validate mode reads it (_inputs).
             with reading_model():
                 args["cluster"] = self.task_variable(task_vars, "fabric_cluster")
         if args["check_play_hosts"]:
@@ -173,6 +174,15 @@ class ActionModule(PlanAction):
         if args["return_plan"]:
             result["plan"] = plan
         return result
+
+    @staticmethod
+    def _on_a_node(args, task_vars):
+        """Whether the task's host is a node of the first group of ``node_groups`` (or no group is given)."""
+        groups = args["node_groups"] or {}
+        if not groups:
+            return True
+        name = next(iter(groups.values()))
+        return task_vars.get("inventory_hostname") in ((task_vars.get("groups") or {}).get(name) or ())
 
     @staticmethod
     def _inputs(args, task_vars):

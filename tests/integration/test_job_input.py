@@ -274,7 +274,8 @@ def test_a_host_job_checks_its_hosts_in_its_host_play_not_in_a_play_of_its_own()
 
 def test_the_plan_job_is_one_play_that_never_matches_no_host():
     """The plan job does not import check_input.yml (a second play over every node costs 3 s at 16,384 nodes,
-    docs/performance.md): its one play targets the group's first node (under --limit the group), or all:localhost
+    docs/performance.md): its one play targets the group's first node (under --limit the group, then every other
+    host: test_plan_limit), or all:localhost
     where that group is missing or has no hosts, so that the play always has a host and its first task, the rail_plan
     action, refuses the group in one line (test_a_missing_node_group_fails_every_job,
     test_an_empty_node_group_fails_naming_the_variable_the_job_reads; the limit: test_plan_playbook)."""
@@ -282,7 +283,7 @@ def test_the_plan_job_is_one_play_that_never_matches_no_host():
         (play,) = yaml.safe_load(handle)
     assert " ".join(play["hosts"].split()) == ("{{ 'all:localhost' if not groups[rail_plan_node_group | "
                                                "default('gpu_nodes')] | default([]) else (rail_plan_node_group | "
-                                               "default('gpu_nodes')) ~ ('' if ansible_limit is defined else '[0]') }}")
+                                               "default('gpu_nodes')) ~ (':all' if ansible_limit is defined else '[0]') }}")
     (task,) = play["tasks"]
     assert task["ansible.builtin.include_role"]["name"] == "ainet.fabric.rail_plan" and task["run_once"] is True
     with open(os.path.join(ROOT, "roles", "rail_plan", "tasks", "main.yml")) as handle:
