@@ -50,8 +50,9 @@ class ActionModule(PlanAction):
         # (plugin_utils/inventory_vars), without templating a map of every node into the task's arguments.
         nodes, variables = self.nodes(args, task_vars)
         # The model: the task's fabric_cluster, read untemplated unless it holds a template (PlanAction.cluster): the
-        # model of 2,048 ToRs as an argument is templated, checked and sent back with the result (about a second).
-        cluster = self.cluster(args, task_vars)
+        # model of 2,048 ToRs as an argument is templated, checked and sent back with the result (about a second). On
+        # a host outside the node group (the job under a --limit without a node), the group's first node's.
+        cluster = self.cluster(args, task_vars, nodes if args["node_group"] is not None else None)
         plan = rail_plan(cluster, nodes)
         pci = k8s_objects.rail_pci(plan, args["rail_pci"], variables)
         objects = k8s_objects.render(plan, node_names=args["node_names"], pci=pci)

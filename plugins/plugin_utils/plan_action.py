@@ -150,14 +150,19 @@ class PlanAction(ActionBase):
             value = self._templar.template(value)
         return value
 
-    def cluster(self, args, task_vars):
+    def cluster(self, args, task_vars, nodes=None):
         """The model: ``args['cluster']``, else the task's ``fabric_cluster`` as :meth:`task_variable` reads it (a model
         of 2,048 ToRs passed as ``"{{ fabric_cluster }}"`` is rendered whole for the task and sent back with its
-        result); a model that is not there is refused in one line."""
+        result), or, where ``nodes`` (the node group's hosts, in order) does not hold the task's host (a job's play
+        under a --limit without a node), the first node's; a model that is not there is refused in one line."""
         cluster = args.get("cluster")
         if cluster is None:
             with reading_model():
-                cluster = self.task_variable(task_vars, "fabric_cluster")
+                host = task_vars.get("inventory_hostname")
+                if nodes and host not in nodes:
+                    cluster = (task_vars.get("hostvars") or {})[next(iter(nodes))].get("fabric_cluster")
+                else:
+                    cluster = self.task_variable(task_vars, "fabric_cluster")
         if cluster is None:
             raise FabricModelError("fabric_cluster", None, "is not defined",
                                    "describe the cluster in the inventory's group_vars (docs/cluster-model.md)")

@@ -133,7 +133,8 @@ def test_a_missing_node_group_fails_a_job_under_a_limit(core, inv, limit):
     assert nothing_written(inv)
 
 
-@pytest.mark.parametrize("playbook,variable", [("plan", "rail_plan_node_group"), ("links", "link_test_node_group")])
+@pytest.mark.parametrize("playbook,variable", [("plan", "rail_plan_node_group"), ("links", "link_test_node_group"),
+                                               ("k8s", "k8s_objects_node_group")])
 def test_an_empty_node_group_fails_naming_the_variable_the_job_reads(core, inv, playbook, variable):
     hosts = yaml.safe_load((inv / "hosts.yml").read_text())
     hosts["all"]["children"]["spare_nodes"] = {"hosts": {}}
@@ -173,7 +174,7 @@ BAD_MODELS = {
 }
 
 
-@pytest.mark.parametrize("playbook", ["plan", "tors"])
+@pytest.mark.parametrize("playbook", ["plan", "tors", "k8s"])
 @pytest.mark.parametrize("case", sorted(BAD_MODELS))
 def test_bad_model_fails_with_one_line(core, inv, playbook, case):
     change, expected = BAD_MODELS[case]
@@ -217,9 +218,9 @@ def test_a_lock_from_another_model_stops_a_host_job_naming_the_plan_job(core, in
 def test_every_job_starts_with_the_check_of_its_node_groups():
     """Every job's first play is the one of playbooks/check_input.yml (imported, with the job's node groups): it runs on
     all:localhost (a play on a missing group is skipped) and checks each *_node_group the later plays target; no play
-    names a group itself, and no job repeats the check's play. The plan job (its one play's first task is the plan
-    action, which checks the same group and model first) instead targets all:localhost where the group is missing or
-    empty (test_the_plan_job_is_one_play_that_never_matches_no_host)."""
+    names a group itself, and no job repeats the check's play. The plan and k8s jobs (their one play's first task is
+    their role's action, which checks the same group and model first) instead target all:localhost where the group is
+    missing or empty (test_a_one_play_job_never_matches_no_host)."""
     with open(os.path.join(ROOT, "playbooks", "check_input.yml")) as handle:
         (check,) = yaml.safe_load(handle)
     # one host and localhost; under --limit every host of the limit and localhost (test_..._under_a_limit)
@@ -229,7 +230,7 @@ def test_every_job_starts_with_the_check_of_its_node_groups():
     assert task["ainet.fabric.rail_plan"]["mode"] == "validate" and task["run_once"] is True
     assert task["ainet.fabric.rail_plan"]["node_groups"].startswith("{{ __ainet_job_node_groups | default(")
     for name in PLAYBOOKS:
-        if name in ("check_input", "plan"):
+        if name in ("check_input",) + ONE_PLAY_JOBS:
             continue
         with open(os.path.join(ROOT, "playbooks", name + ".yml")) as handle:
             plays = yaml.safe_load(handle)
@@ -250,6 +251,9 @@ def test_every_job_starts_with_the_check_of_its_node_groups():
             assert not targets or re.match(r"\{\{ (\w+)", play["hosts"]).group(1) in checked, (name, play["hosts"])
 
 
+# The jobs of one play on the node group's first node, whose role's action checks the input first: each with the
+# variable that names its node group and the role's first task, the action that checks it.
+ONE_PLAY_JOBS = ("plan", "k8s")
 HOST_JOBS = ("validate", "cabling", "links", "lossless", "hosts", "nccl", "maintenance", "site")
 
 
@@ -272,23 +276,27 @@ def test_a_host_job_checks_its_hosts_in_its_host_play_not_in_a_play_of_its_own()
             assert "ainet.fabric.rail_plan" not in json.dumps(play), (name, play["name"])
 
 
-def test_the_plan_job_is_one_play_that_never_matches_no_host():
-    """The plan job does not import check_input.yml (a second play over every node costs 3 s at 16,384 nodes,
-    docs/performance.md): its one play targets the group's first node (under --limit the group, then every other
-    host: test_plan_limit), or all:localhost
-    where that group is missing or has no hosts, so that the play always has a host and its first task, the rail_plan
-    action, refuses the group in one line (test_a_missing_node_group_fails_every_job,
-    test_an_empty_node_group_fails_naming_the_variable_the_job_reads; the limit: test_plan_playbook)."""
-    with open(os.path.join(ROOT, "playbooks", "plan.yml")) as handle:
+@pytest.mark.parametrize("playbook,role,group", [
+    ("plan", "rail_plan", "rail_plan_node_group | default('gpu_nodes')"),
+    ("k8s", "k8s_objects", "k8s_objects_node_group | default(rail_plan_node_group | default('gpu_nodes'))")])
+def test_a_one_play_job_never_matches_no_host(playbook, role, group):
+    """The plan and k8s jobs do not import check_input.yml (a second play over every node costs 1.6 s to 3 s at 16,384
+    nodes, docs/performance.md): the one play targets the group's first node (under --limit the group, then every
+    other host), or all:localhost where that group is missing or has no hosts, so that the play always has a host and
+    its first task, the role's action, refuses the group in one line (test_a_missing_node_group_fails_every_job,
+    test_an_empty_node_group_fails_naming_the_variable_the_job_reads; the limit: test_plan_playbook,
+    test_plan_limit, test_k8s_playbook). The role's first task is that action, unconditional."""
+    assert playbook in ONE_PLAY_JOBS
+    with open(os.path.join(ROOT, "playbooks", playbook + ".yml")) as handle:
         (play,) = yaml.safe_load(handle)
-    assert " ".join(play["hosts"].split()) == ("{{ 'all:localhost' if not groups[rail_plan_node_group | "
-                                               "default('gpu_nodes')] | default([]) else (rail_plan_node_group | "
-                                               "default('gpu_nodes')) ~ (':all' if ansible_limit is defined else '[0]') }}")
+    assert " ".join(play["hosts"].split()) == ("{{ 'all:localhost' if not groups[%s] | default([]) else (%s) ~ (':all' "
+                                               "if ansible_limit is defined else '[0]') }}" % (group, group))
+    assert play["any_errors_fatal"] is True and play["gather_facts"] is False
     (task,) = play["tasks"]
-    assert task["ansible.builtin.include_role"]["name"] == "ainet.fabric.rail_plan" and task["run_once"] is True
-    with open(os.path.join(ROOT, "roles", "rail_plan", "tasks", "main.yml")) as handle:
+    assert task["ansible.builtin.include_role"]["name"] == "ainet.fabric." + role and task["run_once"] is True
+    with open(os.path.join(ROOT, "roles", role, "tasks", "main.yml")) as handle:
         first = yaml.safe_load(handle)[0]
-    assert first["ainet.fabric.rail_plan"]["mode"] == "{{ rail_plan_mode }}" and "when" not in first
+    assert "ainet.fabric." + role in first and "when" not in first and first["run_once"] is True
 
 
 def own_play(tmp_path, role, hosts="gpu_nodes"):

@@ -108,6 +108,29 @@ def test_exclusive_sriov_pools_follow_the_plan(tmp_path):
                                           "gateway": "172.17.1.1"}
 
 
+@pytest.mark.parametrize("limit", ["gpu03", "gpu02:gpu04", "mgmt01", "mgmt01:gpu03"])
+def test_a_limit_renders_the_objects_of_the_whole_node_group(tmp_path, limit):
+    """The job's play targets the node group's first node, and under --limit the group and then every other host
+    (playbooks/k8s.yml): a limit that leaves the first node out, or names no node at all (a management host), still
+    runs the task and renders every node's objects, the same bytes as without a limit (the control). The model lives
+    in the node group's group_vars here, so the management host has none of its own: the action reads the group's
+    first node's."""
+    inv = write_inventory(tmp_path, CLUSTER)
+    (inv / "group_vars" / "all.yml").rename(inv / "group_vars" / "gpu_nodes.yml")
+    hosts = yaml.safe_load((inv / "hosts.yml").read_text())
+    hosts["all"]["children"]["mgmt"] = {"hosts": {"mgmt01": {"ansible_connection": "local"}}}
+    (inv / "hosts.yml").write_text(yaml.safe_dump(hosts))
+    whole, limited = tmp_path / "whole", tmp_path / "limited"
+    control = run_playbook(inv, "-e", "k8s_objects_dest=%s" % whole)
+    assert control.returncode == 0, control.stdout + control.stderr
+    result = run_playbook(inv, "-e", "k8s_objects_dest=%s" % limited, "--limit", limit)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert len(load(whole / "30-spiderippools.yaml")) == 16  # 4 nodes x 4 rails
+    assert sorted(os.listdir(limited)) == sorted(os.listdir(whole))
+    for name in os.listdir(whole):
+        assert (limited / name).read_bytes() == (whole / name).read_bytes(), name
+
+
 @pytest.mark.parametrize("change,words", [
     ({"addressing": {"mode": "p2p", "supernet": "172.17.0.0/16", "rail_prefix": 24}},
      "fabric_cluster.kubernetes.ipam: 'spiderpool' cannot give pods addresses in p2p addressing"),
