@@ -127,6 +127,19 @@ def test_plain_strings_go_into_slots_of_one_template():
     assert all("\n  name: %s\n" % text in written for text in PLAIN)  # written as they are
 
 
+@pytest.mark.parametrize("text", ["true", "1", "a: b"])
+def test_a_column_of_strings_seen_in_an_earlier_column_is_still_asked_where_one_is_new(text):
+    """A column whose strings were all found slots in an earlier column is not asked again (a pool's gateway and its
+    route's); one that holds a further string is: here the node names again, and in one object a string the
+    emitter quotes (the control: the names alone, slots in both columns)."""
+    names = ["gpu%02d" % n for n in range(4)]
+    control = [pool("p%d" % n, node, extra=[node]) for n, node in enumerate(names)]
+    assert "\n  - gpu03\n" in same_three_ways(control)
+    objects = [pool("p%d" % n, node, extra=[node if n != 2 else text]) for n, node in enumerate(names)]
+    written = same_three_ways(objects)
+    assert "\n  - gpu03\n" in written and "\n  - gpu02\n" not in written
+
+
 def test_the_mark_inside_a_value_or_a_key_falls_back_to_the_emitter():
     marked = pool("ainetfabricslot", "gpu01")
     marked["spec"]["ainetfabricslot"] = "x ainetfabricslot"
