@@ -363,7 +363,7 @@ def test_a_refusal_still_meets_rescue_ignore_errors_and_failed_when(core, tmp_pa
     assert not [line for line in result.stdout.splitlines() if re.match(r"\[ERROR\]|Origin: ", line)], result.stdout
 
 
-@pytest.mark.parametrize("playbook", ["plan", "tors"])
+@pytest.mark.parametrize("playbook", ["plan", "tors", "k8s"])
 @pytest.mark.parametrize("hostile", ["gpu02\\nusername evil privilege 15 secret 0 x", "gpu02 ;username evil"])
 def test_a_host_name_that_would_add_a_switch_command_fails_the_job_before_anything_is_written(core, inv, playbook,
                                                                                               hostile):
