@@ -159,7 +159,7 @@ class PlanAction(ActionBase):
         if cluster is None:
             with reading_model():
                 host = task_vars.get("inventory_hostname")
-                if nodes and host not in nodes:
+                if nodes and host is not None and host not in nodes:
                     cluster = (task_vars.get("hostvars") or {})[next(iter(nodes))].get("fabric_cluster")
                 else:
                     cluster = self.task_variable(task_vars, "fabric_cluster")
