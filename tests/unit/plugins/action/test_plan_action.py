@@ -278,7 +278,7 @@ def test_rail_plan_reads_the_model_and_the_plays_hosts_from_the_tasks_variables(
     refused in one line."""
     _manager, task_vars = world
     groups = {"rail_plan_node_group": "gpu_nodes"}
-    task_vars = dict(task_vars, fabric_cluster=LAB, ansible_play_hosts_all=["gpu01", "gpu03"])
+    task_vars = dict(task_vars, fabric_cluster=LAB, ansible_play_hosts_all=["gpu01", "gpu03"], inventory_hostname="gpu01")
     given = act("rail_plan", {"mode": "plan", "cluster": LAB, "node_groups": groups}, task_vars)
     read = act("rail_plan", {"mode": "plan", "node_groups": groups}, task_vars)
     assert not read.get("failed") and read["summary"] == given["summary"]
