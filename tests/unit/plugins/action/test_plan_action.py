@@ -457,14 +457,15 @@ def test_tor_config_checks_the_jobs_node_groups_and_the_model_first_with_check_i
 ])
 def test_a_model_whose_template_does_not_render_is_one_line(world, name, args):
     """A template in fabric_cluster that does not render (an undefined variable) is refused naming fabric_cluster,
-    by every reader of the task's model (PlanAction.task_model), not raised as the templar's error."""
+    by every reader of the task's model (plan_action.reading_model), not raised as the templar's error."""
     _manager, task_vars = world
     import ansible.template  # pylint: disable=import-outside-toplevel
     trusted = getattr(ansible.template, "trust_as_template", lambda text: text)
     model = json.loads(json.dumps(LOSSLESS))
     model["tors"][1]["name"] = trusted("{{ no_such_variable }}")
+    task_vars = dict(task_vars, inventory_hostname="gpu01")  # the task's host: a node (rail_plan reads its model)
     result = act_templated(name, args, dict(task_vars, fabric_cluster=model))
-    assert result["failed"] and result["msg"].startswith("fabric_cluster: None could not be read: "), result
+    assert result["failed"] and result["msg"].startswith("fabric_cluster: could not be read: "), result
     assert "no_such_variable" in result["msg"] and "\n" not in result["msg"]
     control = act_templated(name, args, dict(task_vars, fabric_cluster=LOSSLESS))
     assert not control.get("failed"), control
