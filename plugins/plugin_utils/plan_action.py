@@ -2,7 +2,8 @@
 # Copyright: (c) 2026, ainet.fabric contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 """The opening of the controller-side actions that plan the whole node group (``cabling_check``, ``link_test``,
-``lossless_test``, ``rail_plan``, ``k8s_objects``, ``tor_config`` ...): nothing is sent to a host, the task runs once for the job.
+``lossless_test``, ``rail_plan``, ``k8s_objects``, ``tor_config`` ...): nothing is sent to a host, the task runs once
+for the job.
 
 :class:`PlanAction` does what each of them did first, in the same order:
 
