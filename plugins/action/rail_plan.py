@@ -18,10 +18,11 @@ from ansible_collections.ainet.fabric.plugins.module_utils.plan import plan_lock
 from ansible_collections.ainet.fabric.plugins.module_utils.common.errors import FabricError, FabricModelError
 from ansible_collections.ainet.fabric.plugins.module_utils.host.host_files import write_atomic
 from ansible_collections.ainet.fabric.plugins.module_utils.plan.plan_report import render_all, summary_line
-from ansible_collections.ainet.fabric.plugins.module_utils.plan.rail_plan import node_group_hosts, rail_plan
+from ansible_collections.ainet.fabric.plugins.module_utils.plan.rail_plan import rail_plan
 from ansible_collections.ainet.fabric.plugins.module_utils.qos import load_report
 from ansible_collections.ainet.fabric.plugins.module_utils.workload import k8s_objects
-from ansible_collections.ainet.fabric.plugins.plugin_utils.plan_action import PlanAction, read_nodes, reading_model
+from ansible_collections.ainet.fabric.plugins.plugin_utils.plan_action import (
+    PlanAction, node_groups_hosts, read_nodes, reading_model)
 
 REPORTS = (("plan.json", "json"), ("rails.csv", "csv"), ("rails.md", "markdown"), ("topology.mmd", "mermaid"))
 DIFFED_REPORTS = ("rails.csv",)
@@ -188,10 +189,8 @@ class ActionModule(PlanAction):
     def _inputs(args, task_vars):
         """The model and the nodes: as given, or else from the node groups' hosts (their variables, as every role
         of the job sees them). Every group of ``node_groups`` must have hosts; the first one's are the nodes."""
-        cluster, nodes, hosts = args["cluster"], args["nodes"], None
-        for variable, name in (args["node_groups"] or {}).items():
-            found = node_group_hosts(task_vars.get("groups") or {}, variable, name)
-            hosts = found if hosts is None else hosts
+        cluster, nodes = args["cluster"], args["nodes"]
+        hosts = node_groups_hosts(task_vars, args["node_groups"])
         hostvars = task_vars.get("hostvars") or {}
         if nodes is None and hosts is not None:
             # each node's variables as hostvars gives them, read once without templating hostvars per node

@@ -4,9 +4,10 @@ is touched and before anything is written: ansible-playbook for real on a copy o
 both ends of the ansible-core releases the collection supports (2.19, this venv's, and 2.16: ansible_cores.py).
 
 Every job's first play (on all:localhost, connecting to no host) checks the job's node groups and the cluster model with
-the rail_plan action; a host job's second play checks its hosts against the plan lock. A user's own play that includes
-a role taking the model, without that first play, gets the same one line (the roles declare the model as a plain dict;
-the collection's own schema checks its keys). The control runs are the plan job on the untouched copy.
+the rail_plan action (the plan and tors jobs: the first task of their first play, the plan or render action); a host
+job's host play checks its hosts against the plan lock first. A user's own play that includes a role taking the model,
+without that first play, gets the same one line (the roles declare the model as a plain dict; the collection's own
+schema checks its keys). The control runs are the plan job on the untouched copy.
 
 The threat model this file proves part of: docs/security.md (trust boundaries: inventory host names refused by every job).
 """
@@ -124,16 +125,19 @@ def test_a_missing_node_group_fails_every_job(core, inv, playbook):
     assert nothing_written(inv)
 
 
+@pytest.mark.parametrize("playbook", ["links", "tors"])
 @pytest.mark.parametrize("limit", ["gpu03", "gpu02:gpu04"])
-def test_a_missing_node_group_fails_a_job_under_a_limit(core, inv, limit):
+def test_a_missing_node_group_fails_a_job_under_a_limit(core, inv, playbook, limit):
     """The first play runs on the inventory's first host and localhost, both of which a limit may leave out: under
-    --limit it runs on the limit's hosts instead, so the check still runs (a play without hosts is skipped)."""
-    one_error(run_job(core, inv, "links", "-e", "rail_plan_node_group=gpu_node", "--limit", limit),
+    --limit it runs on the limit's hosts instead, so the check still runs (a play without hosts is skipped). The tors
+    job's one render play targets all:localhost where the group is missing: the limit's hosts, there."""
+    one_error(run_job(core, inv, playbook, "-e", "rail_plan_node_group=gpu_node", "--limit", limit),
               "rail_plan_node_group: 'gpu_node' is not an inventory group (close: gpu_nodes). Fix: ")
     assert nothing_written(inv)
 
 
 @pytest.mark.parametrize("playbook,variable", [("plan", "rail_plan_node_group"), ("links", "link_test_node_group"),
+                                               ("tors", "rail_plan_node_group"), ("tors", "tor_config_node_group"),
                                                ("k8s", "k8s_objects_node_group")])
 def test_an_empty_node_group_fails_naming_the_variable_the_job_reads(core, inv, playbook, variable):
     hosts = yaml.safe_load((inv / "hosts.yml").read_text())
@@ -215,12 +219,27 @@ def test_a_lock_from_another_model_stops_a_host_job_naming_the_plan_job(core, in
     assert not (inv / ".ainet-fabric").exists()
 
 
+# The jobs whose first play checks the input in its first task instead of check_input.yml's play (a second play over
+# every node costs a job 1.6 to 3 s at 16,384 nodes, docs/performance.md): that play's role.
+OWN_CHECK = {"plan": "rail_plan", "tors": "tor_config", "k8s": "k8s_objects"}
+# The node group a job's first play targets, where it is not rail_plan_node_group's (default gpu_nodes).
+GROUP_OF = {"k8s": "k8s_objects_node_group | default(rail_plan_node_group | default('gpu_nodes'))"}
+
+
+def assert_job_node_groups(name, groups):
+    """The node groups a job checks (check_input.yml's __ainet_job_node_groups, as the job passes it): each variable
+    defaults as the plays' hosts do, to rail_plan_node_group, then gpu_nodes."""
+    for variable, value in groups.items():
+        end = "default('gpu_nodes') }}" if variable == "rail_plan_node_group" else "default('gpu_nodes')) }}"
+        assert value.startswith("{{ %s | default(" % variable) and value.endswith(end), (name, value)
+
+
 def test_every_job_starts_with_the_check_of_its_node_groups():
     """Every job's first play is the one of playbooks/check_input.yml (imported, with the job's node groups): it runs on
     all:localhost (a play on a missing group is skipped) and checks each *_node_group the later plays target; no play
-    names a group itself, and no job repeats the check's play. The plan and k8s jobs (their one play's first task is
-    their role's action, which checks the same group and model first) instead target all:localhost where the group is
-    missing or empty (test_a_one_play_job_never_matches_no_host)."""
+    names a group itself, and no job repeats the check's play. The plan, tors and k8s jobs (whose first play's first
+    task, the plan, render or k8s_objects action, checks the same groups and model first) instead target all:localhost
+    where the group is missing or empty (test_the_jobs_that_check_in_their_first_task_never_match_no_host)."""
     with open(os.path.join(ROOT, "playbooks", "check_input.yml")) as handle:
         (check,) = yaml.safe_load(handle)
     # one host and localhost; under --limit every host of the limit and localhost (test_..._under_a_limit)
@@ -230,17 +249,14 @@ def test_every_job_starts_with_the_check_of_its_node_groups():
     assert task["ainet.fabric.rail_plan"]["mode"] == "validate" and task["run_once"] is True
     assert task["ainet.fabric.rail_plan"]["node_groups"].startswith("{{ __ainet_job_node_groups | default(")
     for name in PLAYBOOKS:
-        if name in ("check_input",) + ONE_PLAY_JOBS:
+        if name == "check_input" or name in OWN_CHECK:
             continue
         with open(os.path.join(ROOT, "playbooks", name + ".yml")) as handle:
             plays = yaml.safe_load(handle)
         first = plays[0]
         assert first["ansible.builtin.import_playbook"] == "check_input.yml", name
         groups = first["vars"]["__ainet_job_node_groups"]
-        # each variable defaults as its play's hosts do: to rail_plan_node_group, then gpu_nodes
-        for variable, value in groups.items():
-            end = "default('gpu_nodes') }}" if variable == "rail_plan_node_group" else "default('gpu_nodes')) }}"
-            assert value.startswith("{{ %s | default(" % variable) and value.endswith(end), (name, value)
+        assert_job_node_groups(name, groups)
         checked = set(groups)
         for play in plays[1:]:
             assert "import_playbook" not in str(play) and play.get("tasks", [{}])[0].get("ainet.fabric.rail_plan", {})\
@@ -251,9 +267,6 @@ def test_every_job_starts_with_the_check_of_its_node_groups():
             assert not targets or re.match(r"\{\{ (\w+)", play["hosts"]).group(1) in checked, (name, play["hosts"])
 
 
-# The jobs of one play on the node group's first node, whose role's action checks the input first: each with the
-# variable that names its node group and the role's first task, the action that checks it.
-ONE_PLAY_JOBS = ("plan", "k8s")
 HOST_JOBS = ("validate", "cabling", "links", "lossless", "hosts", "nccl", "maintenance", "site")
 
 
@@ -276,27 +289,42 @@ def test_a_host_job_checks_its_hosts_in_its_host_play_not_in_a_play_of_its_own()
             assert "ainet.fabric.rail_plan" not in json.dumps(play), (name, play["name"])
 
 
-@pytest.mark.parametrize("playbook,role,group", [
-    ("plan", "rail_plan", "rail_plan_node_group | default('gpu_nodes')"),
-    ("k8s", "k8s_objects", "k8s_objects_node_group | default(rail_plan_node_group | default('gpu_nodes'))")])
-def test_a_one_play_job_never_matches_no_host(playbook, role, group):
-    """The plan and k8s jobs do not import check_input.yml (a second play over every node costs 1.6 s to 3 s at 16,384
-    nodes, docs/performance.md): the one play targets the group's first node (under --limit the group, then every
-    other host), or all:localhost where that group is missing or has no hosts, so that the play always has a host and
-    its first task, the role's action, refuses the group in one line (test_a_missing_node_group_fails_every_job,
-    test_an_empty_node_group_fails_naming_the_variable_the_job_reads; the limit: test_plan_playbook,
-    test_plan_limit, test_k8s_playbook). The role's first task is that action, unconditional."""
-    assert playbook in ONE_PLAY_JOBS
-    with open(os.path.join(ROOT, "playbooks", playbook + ".yml")) as handle:
-        (play,) = yaml.safe_load(handle)
-    assert " ".join(play["hosts"].split()) == ("{{ 'all:localhost' if not groups[%s] | default([]) else (%s) ~ (':all' "
-                                               "if ansible_limit is defined else '[0]') }}" % (group, group))
-    assert play["any_errors_fatal"] is True and play["gather_facts"] is False
+@pytest.mark.parametrize("name", sorted(OWN_CHECK))
+def test_the_jobs_that_check_in_their_first_task_never_match_no_host(name):
+    """The plan, tors and k8s jobs do not import check_input.yml (a second play over 16,384 nodes costs a job 1.6 to 3 s,
+    docs/performance.md): their first play targets the group's first node, or all:localhost where that group is
+    missing or has no hosts, so that the play always has a host and its first task, the role's action (after the
+    role's argument check), refuses the group in one line (test_a_missing_node_group_fails_every_job,
+    test_an_empty_node_group_fails_naming_the_variable_the_job_reads). Under --limit the plan and k8s jobs' play is
+    the group and then every other host (any limit plans, renders: test_plan_limit, test_k8s_playbook), the tors
+    job's the group (a limit without a node of it renders nothing: test_tor_config_playbook). A refusal ends the job
+    (any_errors_fatal; the tors job's push play never starts: test_tor_config_playbook). No later play checks the
+    input again or targets a node group."""
+    role = OWN_CHECK[name]
+    limited = {"plan": ":all", "tors": "", "k8s": ":all"}[name]
+    group = GROUP_OF.get(name, "rail_plan_node_group | default('gpu_nodes')")
+    with open(os.path.join(ROOT, "playbooks", name + ".yml")) as handle:
+        (play, *rest) = yaml.safe_load(handle)
+    assert " ".join(play["hosts"].split()) == ("{{ 'all:localhost' if not groups[%s] | default([]) else (%s) ~ ('%s' "
+                                               "if ansible_limit is defined else '[0]') }}" % (group, group, limited))
+    assert play["any_errors_fatal"] is True
     (task,) = play["tasks"]
     assert task["ansible.builtin.include_role"]["name"] == "ainet.fabric." + role and task["run_once"] is True
-    with open(os.path.join(ROOT, "roles", role, "tasks", "main.yml")) as handle:
+    entry = task["ansible.builtin.include_role"].get("tasks_from", "main")
+    with open(os.path.join(ROOT, "roles", role, "tasks", entry + ".yml")) as handle:
         first = yaml.safe_load(handle)[0]
-    assert "ainet.fabric." + role in first and "when" not in first and first["run_once"] is True
+    assert "when" not in first, name
+    if name == "plan":
+        assert first["ainet.fabric.rail_plan"]["mode"] == "{{ rail_plan_mode }}"
+    elif name == "k8s":  # its one node group, the role's own variable
+        assert first["ainet.fabric.k8s_objects"]["node_group"] == "{{ k8s_objects_node_group }}" and not rest
+    else:  # the job's node groups, in check_input.yml's form and order
+        groups = task["vars"]["__ainet_job_node_groups"]
+        assert_job_node_groups(name, groups)
+        assert list(groups) == ["rail_plan_node_group", "tor_config_node_group"]
+        assert first["ainet.fabric.tor_config"]["node_groups"] == "{{ __ainet_job_node_groups | default(omit) }}"
+    for other in rest:
+        assert "import_playbook" not in str(other) and "_node_group" not in other["hosts"], (name, other)
 
 
 def own_play(tmp_path, role, hosts="gpu_nodes"):
