@@ -131,6 +131,20 @@ def test_a_limit_renders_the_objects_of_the_whole_node_group(tmp_path, limit):
         assert (limited / name).read_bytes() == (whole / name).read_bytes(), name
 
 
+def test_a_limit_without_a_node_writes_to_the_default_directory_of_the_cluster(tmp_path):
+    """The default k8s_objects_dest is named after the model's cluster: on a management host without the model (it
+    lives in the node group's group_vars) the name is the group's first node's, not the default's 'cluster'."""
+    inv = write_inventory(tmp_path, CLUSTER)
+    (inv / "group_vars" / "all.yml").rename(inv / "group_vars" / "gpu_nodes.yml")
+    hosts = yaml.safe_load((inv / "hosts.yml").read_text())
+    hosts["all"]["children"]["mgmt"] = {"hosts": {"mgmt01": {"ansible_connection": "local"}}}
+    (inv / "hosts.yml").write_text(yaml.safe_dump(hosts))
+    result = run_playbook(inv, "--limit", "mgmt01")
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert sorted(os.listdir(inv / ".ainet-fabric")) == [CLUSTER["name"]]
+    assert "30-spiderippools.yaml" in os.listdir(inv / ".ainet-fabric" / CLUSTER["name"] / "k8s")
+
+
 @pytest.mark.parametrize("change,words", [
     ({"addressing": {"mode": "p2p", "supernet": "172.17.0.0/16", "rail_prefix": 24}},
      "fabric_cluster.kubernetes.ipam: 'spiderpool' cannot give pods addresses in p2p addressing"),

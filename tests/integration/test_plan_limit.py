@@ -36,3 +36,17 @@ def test_any_limit_plans_the_whole_group(tmp_path, limit):
     assert sorted(json.loads((out / "plan.json").read_text())["nodes"]) == ["gpu01", "gpu02"]
     lock = yaml.safe_load((inv / "rail_plan_lock.yml").read_text())["all"]["vars"]["rail_plan_lock"]
     assert [line.split()[0] for line in lock["nodes"].splitlines()] == ["gpu01", "gpu02"]
+
+
+def test_a_limit_without_a_node_writes_where_the_nodes_would(tmp_path):
+    """The default directory of the plan files is named after the model's cluster: on a host without the model
+    (mgmt01 here) the name is the node group's first node's (lim), not the default's 'cluster'. The control: the same
+    files under a limit to a node."""
+    inv = _inventory(tmp_path)
+    result = run_playbook(inv, "--limit", "mgmt01")
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert sorted(p.name for p in (inv / ".ainet-fabric").iterdir()) == ["lim"]
+    planned = (inv / ".ainet-fabric" / "lim" / "plan.json").read_text()
+    result = run_playbook(inv, "--limit", "gpu02")
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert (inv / ".ainet-fabric" / "lim" / "plan.json").read_text() == planned
