@@ -21,8 +21,7 @@ from ansible_collections.ainet.fabric.plugins.module_utils.plan.plan_report impo
 from ansible_collections.ainet.fabric.plugins.module_utils.plan.rail_plan import rail_plan
 from ansible_collections.ainet.fabric.plugins.module_utils.qos import load_report
 from ansible_collections.ainet.fabric.plugins.module_utils.workload import k8s_objects
-from ansible_collections.ainet.fabric.plugins.plugin_utils.plan_action import (
-    PlanAction, node_groups_hosts, read_nodes, reading_model)
+from ansible_collections.ainet.fabric.plugins.plugin_utils.plan_action import PlanAction, node_groups_hosts, read_nodes
 
 REPORTS = (("plan.json", "json"), ("rails.csv", "csv"), ("rails.md", "markdown"), ("topology.mmd", "mermaid"))
 DIFFED_REPORTS = ("rails.csv",)
@@ -66,13 +65,6 @@ class ActionModule(PlanAction):
     def act(self, result, args, task_vars):
         if args["lock"] is None:
             args["lock"] = self.task_variable(task_vars, plan_lock.LOCK_VAR)
-        if args["mode"] != "validate" and args["cluster"] is None and self._on_a_node(args, task_vars):
-            # The role's tasks: the task's host's model, read untemplated where it holds no template (a model of 2,048
-            # ToRs passed as "{{ fabric_cluster }}" is templated, checked and sent back with the task: 1 s at 16,384
-            # nodes). On a host outside the node group (the plan job under a --limit without a node), the group's
-            # first node's model, as the validate mode reads it (_inputs).
-            with reading_model():
-                args["cluster"] = self.task_variable(task_vars, "fabric_cluster")
         if args["check_play_hosts"]:
             if args["check_hosts"] is not None:
                 raise FabricModelError("check_play_hosts", True, "and check_hosts are given both",
@@ -176,31 +168,19 @@ class ActionModule(PlanAction):
             result["plan"] = plan
         return result
 
-    @staticmethod
-    def _on_a_node(args, task_vars):
-        """Whether the task's host is a node of the first group of ``node_groups`` (or no group is given)."""
-        groups = args["node_groups"] or {}
-        if not groups:
-            return True
-        name = next(iter(groups.values()))
-        return task_vars.get("inventory_hostname") in ((task_vars.get("groups") or {}).get(name) or ())
-
-    @staticmethod
-    def _inputs(args, task_vars):
-        """The model and the nodes: as given, or else from the node groups' hosts (their variables, as every role
-        of the job sees them). Every group of ``node_groups`` must have hosts; the first one's are the nodes."""
-        cluster, nodes = args["cluster"], args["nodes"]
+    def _inputs(self, args, task_vars):
+        """The model and the nodes: as given, or else from the node groups' hosts (checked first, in order, as
+        check_input.yml refuses them; the first group's hosts are the nodes, their variables as every role of the job
+        sees them) and the model as :meth:`PlanAction.cluster` reads it: the task's host's, read untemplated where it
+        holds no template (a model of 2,048 ToRs passed as "{{ fabric_cluster }}" is templated, checked and sent back
+        with the task: 1 s at 16,384 nodes), or the first node's where the task's host is not a node (the first
+        play's host, or the plan job's under a --limit without a node)."""
+        nodes = args["nodes"]
         hosts = node_groups_hosts(task_vars, args["node_groups"])
-        hostvars = task_vars.get("hostvars") or {}
         if nodes is None and hosts is not None:
             # each node's variables as hostvars gives them, read once without templating hostvars per node
             nodes = read_nodes(task_vars, hosts)[0]
-        if cluster is None and hosts is not None:
-            with reading_model():
-                cluster = hostvars[hosts[0]].get("fabric_cluster")
-        if cluster is None:
-            raise FabricModelError("fabric_cluster", None, "is not defined",
-                                   "describe the cluster in the inventory's group_vars (docs/cluster-model.md)")
+        cluster = self.cluster(args, task_vars, nodes=hosts)
         if nodes is None:
             raise FabricModelError("nodes", None, "is not given", "pass nodes or node_groups")
         return cluster, nodes
