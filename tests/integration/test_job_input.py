@@ -276,7 +276,8 @@ def test_a_host_job_checks_its_input_and_hosts_in_its_host_play_s_first_task():
         for play in plays[1:]:  # no other play checks, or includes rail_plan
             assert "ainet.fabric.rail_plan" not in json.dumps(play), (name, play["name"])
     with open(os.path.join(ROOT, "roles", "rail_plan", "tasks", "check.yml")) as handle:
-        (task,) = yaml.safe_load(handle)  # one task: each costs every host of the play a step
+        (task, summary) = yaml.safe_load(handle)  # the check and its summary line: each costs every host a step
+    assert summary["ansible.builtin.debug"] == {"msg": "{{ %s.msg }}" % task["register"]}
     assert task["ainet.fabric.rail_plan"]["mode"] == "check" and task["ainet.fabric.rail_plan"]["check_play_hosts"] is True
     assert task["ainet.fabric.rail_plan"]["node_groups"] == (
         "{{ {'rail_plan_node_group': rail_plan_node_group} | combine(rail_plan_job_node_groups) }}")
