@@ -133,6 +133,14 @@ def test_a_missing_node_group_fails_a_job_under_a_limit(core, inv, limit):
     assert nothing_written(inv)
 
 
+def test_a_missing_node_group_fails_a_host_job_under_tags(core, inv):
+    """The host job's check is its first task, not check_input.yml's play (tagged always): it is tagged always too, so
+    that a run of some of the job's roles (site.yml --tags rail_network) still refuses the group before any host."""
+    one_error(run_job(core, inv, "site", "-e", "rail_plan_node_group=gpu_node", "--tags", "rail_network"),
+              "rail_plan_node_group: 'gpu_node' is not an inventory group (close: gpu_nodes). Fix: ")
+    assert nothing_written(inv)
+
+
 @pytest.mark.parametrize("playbook,variable", [("plan", "rail_plan_node_group"), ("links", "link_test_node_group")])
 def test_an_empty_node_group_fails_naming_the_variable_the_job_reads(core, inv, playbook, variable):
     hosts = yaml.safe_load((inv / "hosts.yml").read_text())
