@@ -13,17 +13,16 @@ from __future__ import annotations
 import json
 import os
 
-from ansible.errors import AnsibleError
-
 from ansible_collections.ainet.fabric.plugins.module_utils.cabling import cabling_check
 from ansible_collections.ainet.fabric.plugins.module_utils.plan import plan_lock
 from ansible_collections.ainet.fabric.plugins.module_utils.common.errors import FabricError, FabricModelError
 from ansible_collections.ainet.fabric.plugins.module_utils.host.host_files import write_atomic
 from ansible_collections.ainet.fabric.plugins.module_utils.plan.plan_report import render_all, summary_line
-from ansible_collections.ainet.fabric.plugins.module_utils.plan.rail_plan import node_group_hosts, rail_plan
+from ansible_collections.ainet.fabric.plugins.module_utils.plan.rail_plan import rail_plan
 from ansible_collections.ainet.fabric.plugins.module_utils.qos import load_report
 from ansible_collections.ainet.fabric.plugins.module_utils.workload import k8s_objects
-from ansible_collections.ainet.fabric.plugins.plugin_utils.plan_action import PlanAction, read_nodes
+from ansible_collections.ainet.fabric.plugins.plugin_utils.plan_action import (
+    PlanAction, node_groups_hosts, read_nodes, reading_model)
 
 REPORTS = (("plan.json", "json"), ("rails.csv", "csv"), ("rails.md", "markdown"), ("topology.mmd", "mermaid"))
 DIFFED_REPORTS = ("rails.csv",)
@@ -67,15 +66,13 @@ class ActionModule(PlanAction):
     def act(self, result, args, task_vars):
         if args["lock"] is None:
             args["lock"] = self.task_variable(task_vars, plan_lock.LOCK_VAR)
-        if args["mode"] != "validate" and args["cluster"] is None:
+        if args["mode"] != "validate" and args["cluster"] is None and self._on_a_node(args, task_vars):
             # The role's tasks: the task's host's model, read untemplated where it holds no template (a model of 2,048
             # ToRs passed as "{{ fabric_cluster }}" is templated, checked and sent back with the task: 1 s at 16,384
-            # nodes).
-            try:
+            # nodes). On a host outside the node group (the plan job under a --limit without a node), the group's
+            # first node's model, as the validate mode reads it (_inputs).
+            with reading_model():
                 args["cluster"] = self.task_variable(task_vars, "fabric_cluster")
-            except AnsibleError as exc:  # a template in the model that does not render
-                raise FabricModelError("fabric_cluster", None, "could not be read: %s" % str(exc).splitlines()[0],
-                                       "correct the cluster model (docs/cluster-model.md)") from None
         if args["check_play_hosts"]:
             if args["check_hosts"] is not None:
                 raise FabricModelError("check_play_hosts", True, "and check_hosts are given both",
@@ -180,23 +177,27 @@ class ActionModule(PlanAction):
         return result
 
     @staticmethod
+    def _on_a_node(args, task_vars):
+        """Whether the task's host is a node of the first group of ``node_groups`` (or no group is given)."""
+        groups = args["node_groups"] or {}
+        if not groups:
+            return True
+        name = next(iter(groups.values()))
+        return task_vars.get("inventory_hostname") in ((task_vars.get("groups") or {}).get(name) or ())
+
+    @staticmethod
     def _inputs(args, task_vars):
         """The model and the nodes: as given, or else from the node groups' hosts (their variables, as every role
         of the job sees them). Every group of ``node_groups`` must have hosts; the first one's are the nodes."""
-        cluster, nodes, hosts = args["cluster"], args["nodes"], None
-        for variable, name in (args["node_groups"] or {}).items():
-            found = node_group_hosts(task_vars.get("groups") or {}, variable, name)
-            hosts = found if hosts is None else hosts
+        cluster, nodes = args["cluster"], args["nodes"]
+        hosts = node_groups_hosts(task_vars, args["node_groups"])
         hostvars = task_vars.get("hostvars") or {}
         if nodes is None and hosts is not None:
             # each node's variables as hostvars gives them, read once without templating hostvars per node
             nodes = read_nodes(task_vars, hosts)[0]
         if cluster is None and hosts is not None:
-            try:
+            with reading_model():
                 cluster = hostvars[hosts[0]].get("fabric_cluster")
-            except AnsibleError as exc:  # a template in the model that does not render
-                raise FabricModelError("fabric_cluster", None, "could not be read: %s" % str(exc).splitlines()[0],
-                                       "correct the cluster model (docs/cluster-model.md)") from None
         if cluster is None:
             raise FabricModelError("fabric_cluster", None, "is not defined",
                                    "describe the cluster in the inventory's group_vars (docs/cluster-model.md)")

@@ -18,7 +18,7 @@ from __future__ import annotations
 import os
 
 from ansible_collections.ainet.fabric.plugins.module_utils.plan import plan_lock
-from ansible_collections.ainet.fabric.plugins.module_utils.common.errors import FabricError, FabricModelError
+from ansible_collections.ainet.fabric.plugins.module_utils.common.errors import FabricError
 from ansible_collections.ainet.fabric.plugins.module_utils.common.report_escape import one_line
 from ansible_collections.ainet.fabric.plugins.module_utils.host.host_files import read_text, write_atomic
 from ansible_collections.ainet.fabric.plugins.module_utils.tor.config_redact import config_secrets, redact_values
@@ -28,7 +28,7 @@ from ansible_collections.ainet.fabric.plugins.module_utils.tor.tor_intent import
     RendererUnavailable, ValidatorUnavailable)
 from ansible_collections.ainet.fabric.plugins.module_utils.tor.tor_render import lacking, render_tors, summary
 from ansible_collections.ainet.fabric.plugins.plugin_utils.one_line import fail
-from ansible_collections.ainet.fabric.plugins.plugin_utils.plan_action import PlanAction
+from ansible_collections.ainet.fabric.plugins.plugin_utils.plan_action import PlanAction, node_groups_hosts
 
 ARGUMENT_SPEC = dict(
     # Default: the task's fabric_cluster, read untemplated (a model of 2,048 ToRs templated and deep-copied as an
@@ -36,6 +36,8 @@ ARGUMENT_SPEC = dict(
     cluster=dict(type="dict"),
     nodes=dict(type="dict"),
     node_group=dict(type="str"),
+    # The job's node groups ({variable: group}), checked first, in order, as the jobs' input check checks them.
+    node_groups=dict(type="dict"),
     tors=dict(type="list", elements="str"),
     dest=dict(type="path"),
     running=dict(type="dict", default={}),
@@ -93,11 +95,10 @@ class ActionModule(PlanAction):
 
     def act(self, result, args, task_vars):
         host = task_vars.get("inventory_hostname")
-        if args["cluster"] is None:
-            args["cluster"] = self.task_variable(task_vars, "fabric_cluster")
-            if args["cluster"] is None:
-                raise FabricModelError("fabric_cluster", None, "is not defined",
-                                       "describe the cluster in the inventory's group_vars (docs/cluster-model.md)")
+        # The input check of the tors job is this task's first step (the job has no check_input.yml play): the job's
+        # node groups in order, then the node group, the model and the nodes as the plan reads them, each refused with
+        # the line check_input.yml's would give (tests/integration/test_job_input.py).
+        node_groups_hosts(task_vars, args["node_groups"])
         plan = self.plan(args, task_vars)
         names = args["tors"]
         if args["push"]:

@@ -56,6 +56,14 @@ options:
         C(fabric_rail_interfaces) once, as C(hostvars) gives them (faster than O(nodes) for thousands of nodes).
       - A group that is missing or has no hosts fails the task with one line naming C(tor_config_node_group).
     type: str
+  node_groups:
+    description:
+      - The inventory groups of the job, each under the name of the variable that names it, such as
+        C(rail_plan_node_group=gpu_nodes), checked first and in this order, before the model is read (the tors job's
+        input check, as the other jobs' first play makes it with P(ainet.fabric.rail_plan#module)). Each must exist
+        and have hosts, or the task fails with one line naming the variable, the group and the fix.
+      - The nodes are still O(node_group)'s (or O(nodes)).
+    type: dict
   tors:
     description: The ToRs to render (default every ToR of the plan). Ignored with O(push=true) (the task's host).
     type: list

@@ -25,8 +25,9 @@ its own.
 Where the reading would need more than the layers, the host is read through ``hostvars`` itself, so the result is
 always ``hostvars``' own:
 
-* a value that may be a template (a string with a Jinja start string, at any depth: :func:`maybe_template`):
-  ``hostvars`` renders it in the host's context;
+* a value that may be a template (a string with a Jinja start string, at any depth: :func:`maybe_template`), or
+  that is not plain data (a vaulted string; :func:`needs_templar`): ``hostvars`` renders (or decrypts) it in the
+  host's context;
 * a name that the host's fact cache also holds (``set_fact: cacheable``, facts injected at top level);
 * ``ansible_facts`` where a layer above the facts sets it;
 * anything that is not Ansible's ``HostVars`` (a plain mapping, as unit tests pass): read as a mapping.
@@ -71,6 +72,24 @@ def maybe_template(value):
     if isinstance(value, (list, tuple)):
         return any(maybe_template(v) for v in value)
     return False
+
+
+# Values ansible-core's templating gives back as they are, unless a string among them is a template.
+_PLAIN_SCALARS = (str, int, float, bool, type(None))
+
+
+def needs_templar(value):
+    """Whether ansible-core's ``Templar.template`` may give back something other than ``value`` itself, at any depth: a
+    string it may render (:func:`maybe_template`), or a value that is not plain data, which it transforms or leaves
+    to ``hostvars`` to show (a vaulted string: ansible-core 2.19's ``EncryptedString``, decrypted through its
+    ``_type_transform_mapping``; 2.16's ``AnsibleVaultEncryptedUnicode``)."""
+    if isinstance(value, str):
+        return maybe_template(value)
+    if isinstance(value, dict):
+        return any(needs_templar(k) or needs_templar(v) for k, v in value.items())
+    if isinstance(value, (list, tuple)):
+        return any(needs_templar(v) for v in value)
+    return not isinstance(value, _PLAIN_SCALARS)
 
 
 def _pick(data, names):
@@ -162,7 +181,7 @@ class InventoryVars:
             return None
         if later:
             data = combine_vars(data, later)
-        if any(maybe_template(v) for n, v in data.items() if n != FACTS):
+        if any(needs_templar(v) for n, v in data.items() if n != FACTS):
             return None
         return data
 

@@ -2,7 +2,8 @@
 # Copyright: (c) 2026, ainet.fabric contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 """The opening of the controller-side actions that plan the whole node group (``cabling_check``, ``link_test``,
-``lossless_test``, ``rail_plan``, ``k8s_objects``): nothing is sent to a host, the task runs once for the job.
+``lossless_test``, ``rail_plan``, ``k8s_objects``, ``tor_config`` ...): nothing is sent to a host, the task runs once
+for the job.
 
 :class:`PlanAction` does what each of them did first, in the same order:
 
@@ -10,7 +11,9 @@
    :attr:`~PlanAction.ARGUMENT_RULES`: ``mutually_exclusive``, ``required_one_of`` ...), as
    ``ActionBase.validate_argument_spec`` checks them, without its deep copy of the large values
    (:meth:`~PlanAction.validate_arguments`);
-2. the nodes: with ``node_group``, the group's hosts and their ``fabric_node_id`` and ``fabric_rail_interfaces``
+2. the nodes: first, where the action takes them (``node_groups``: ``rail_plan``, ``tor_config``), the job's node
+   groups checked in order, as the jobs' input check (check_input.yml) checks them (:func:`node_groups_hosts`); then,
+   with ``node_group``, the group's hosts and their ``fabric_node_id`` and ``fabric_rail_interfaces``
    (and whatever else :attr:`~PlanAction.NODE_VARS` names) read once, with the values and precedence
    ``hostvars[node]`` gives (:mod:`inventory_vars`), instead of a ``node_map(hostvars)`` templated into the task's
    arguments; else ``nodes`` as the task gives them (:meth:`~PlanAction.nodes`, :func:`group_nodes`);
@@ -25,14 +28,14 @@ from __future__ import annotations
 
 import contextlib
 
-from ansible.errors import AnsibleActionFail
+from ansible.errors import AnsibleActionFail, AnsibleError
 from ansible.module_utils.common.arg_spec import ArgumentSpecValidator
 from ansible.module_utils.errors import UnsupportedError
 from ansible.plugins.action import ActionBase
 
-from ansible_collections.ainet.fabric.plugins.module_utils.common.errors import FabricError, FabricModelError
+from ansible_collections.ainet.fabric.plugins.module_utils.common.errors import UNREADABLE, FabricError, FabricModelError
 from ansible_collections.ainet.fabric.plugins.module_utils.plan.rail_plan import node_group_hosts, node_map, rail_plan
-from ansible_collections.ainet.fabric.plugins.plugin_utils.inventory_vars import gc_paused, host_variables, maybe_template
+from ansible_collections.ainet.fabric.plugins.plugin_utils.inventory_vars import gc_paused, host_variables, needs_templar
 from ansible_collections.ainet.fabric.plugins.plugin_utils.one_line import fail
 
 # What the plan reads of each node (as hostvars[node] gives it).
@@ -51,6 +54,30 @@ def group_nodes(task_vars, variable, group, names=NODE_VARS):
     """:func:`read_nodes` of the hosts of inventory group ``group``; a group that is missing or has no hosts raises
     the :class:`FabricError` naming ``variable`` (the option or role variable that gave the group's name)."""
     return read_nodes(task_vars, node_group_hosts(task_vars.get("groups") or {}, variable, group), names)
+
+
+def node_groups_hosts(task_vars, node_groups):
+    """The hosts of the first group of ``node_groups`` (``{variable: group}``: each option or role variable that names a
+    node group of the job, and its value), each group checked in that order first: a group that is missing or has no
+    hosts raises the :class:`FabricError` naming its variable, as the jobs' input check (check_input.yml) refuses it.
+    ``None`` where ``node_groups`` names none."""
+    groups, hosts = task_vars.get("groups") or {}, None
+    for variable, name in (node_groups or {}).items():
+        found = node_group_hosts(groups, variable, name)
+        hosts = found if hosts is None else hosts
+    return hosts
+
+
+@contextlib.contextmanager
+def reading_model():
+    """Reading the cluster model (``fabric_cluster`` of a host): a template in it that does not render (an undefined
+    variable, a bad filter) is refused in the model's one line, naming ansible-core's first line of the error, not
+    with a traceback or the template error's pages."""
+    try:
+        yield
+    except AnsibleError as exc:
+        raise FabricModelError("fabric_cluster", UNREADABLE, "could not be read: %s" % str(exc).splitlines()[0],
+                               "correct the cluster model (docs/cluster-model.md)") from None
 
 
 def _taken_as_given(spec, value):
@@ -134,7 +161,7 @@ class PlanAction(ActionBase):
         a large value (a lock of 16,384 nodes) read without templating it whole, as an argument ``"{{ name }}"``
         would."""
         value = task_vars.get(name, default)
-        if maybe_template(value):
+        if needs_templar(value):
             value = self._templar.template(value)
         return value
 
@@ -144,12 +171,15 @@ class PlanAction(ActionBase):
         result); a model that is not there is refused in one line."""
         cluster = args.get("cluster")
         if cluster is None:
-            cluster = self.task_variable(task_vars, "fabric_cluster")
+            with reading_model():
+                cluster = self.task_variable(task_vars, "fabric_cluster")
         if cluster is None:
             raise FabricModelError("fabric_cluster", None, "is not defined",
                                    "describe the cluster in the inventory's group_vars (docs/cluster-model.md)")
         return cluster
 
     def plan(self, args, task_vars):
-        """The rail plan of the model (:meth:`cluster`) and the task's nodes (:meth:`nodes`)."""
-        return rail_plan(self.cluster(args, task_vars), self.nodes(args, task_vars)[0])
+        """The rail plan of the task's nodes (:meth:`nodes`) and the model (:meth:`cluster`), read in that order: a bad
+        node group is refused before the model is read, as the jobs' input check (check_input.yml) refuses them."""
+        nodes = self.nodes(args, task_vars)[0]
+        return rail_plan(self.cluster(args, task_vars), nodes)

@@ -4,9 +4,10 @@ is touched and before anything is written: ansible-playbook for real on a copy o
 both ends of the ansible-core releases the collection supports (2.19, this venv's, and 2.16: ansible_cores.py).
 
 Every job's first play (on all:localhost, connecting to no host) checks the job's node groups and the cluster model with
-the rail_plan action; a host job's second play checks its hosts against the plan lock. A user's own play that includes
-a role taking the model, without that first play, gets the same one line (the roles declare the model as a plain dict;
-the collection's own schema checks its keys). The control runs are the plan job on the untouched copy.
+the rail_plan action (the plan and tors jobs: the first task of their first play, the plan or render action); a host
+job's host play checks its hosts against the plan lock first. A user's own play that includes a role taking the model,
+without that first play, gets the same one line (the roles declare the model as a plain dict; the collection's own
+schema checks its keys). The control runs are the plan job on the untouched copy.
 
 The threat model this file proves part of: docs/security.md (trust boundaries: inventory host names refused by every job).
 """
@@ -124,11 +125,13 @@ def test_a_missing_node_group_fails_every_job(core, inv, playbook):
     assert nothing_written(inv)
 
 
+@pytest.mark.parametrize("playbook", ["links", "tors"])
 @pytest.mark.parametrize("limit", ["gpu03", "gpu02:gpu04"])
-def test_a_missing_node_group_fails_a_job_under_a_limit(core, inv, limit):
+def test_a_missing_node_group_fails_a_job_under_a_limit(core, inv, playbook, limit):
     """The first play runs on the inventory's first host and localhost, both of which a limit may leave out: under
-    --limit it runs on the limit's hosts instead, so the check still runs (a play without hosts is skipped)."""
-    one_error(run_job(core, inv, "links", "-e", "rail_plan_node_group=gpu_node", "--limit", limit),
+    --limit it runs on the limit's hosts instead, so the check still runs (a play without hosts is skipped). The tors
+    job's one render play targets all:localhost where the group is missing: the limit's hosts, there."""
+    one_error(run_job(core, inv, playbook, "-e", "rail_plan_node_group=gpu_node", "--limit", limit),
               "rail_plan_node_group: 'gpu_node' is not an inventory group (close: gpu_nodes). Fix: ")
     assert nothing_written(inv)
 
@@ -141,7 +144,8 @@ def test_a_missing_node_group_fails_a_host_job_under_tags(core, inv):
     assert nothing_written(inv)
 
 
-@pytest.mark.parametrize("playbook,variable", [("plan", "rail_plan_node_group"), ("links", "link_test_node_group")])
+@pytest.mark.parametrize("playbook,variable", [("plan", "rail_plan_node_group"), ("links", "link_test_node_group"),
+                                               ("tors", "rail_plan_node_group"), ("tors", "tor_config_node_group")])
 def test_an_empty_node_group_fails_naming_the_variable_the_job_reads(core, inv, playbook, variable):
     hosts = yaml.safe_load((inv / "hosts.yml").read_text())
     hosts["all"]["children"]["spare_nodes"] = {"hosts": {}}
@@ -191,6 +195,23 @@ def test_bad_model_fails_with_one_line(core, inv, playbook, case):
     assert nothing_written(inv)
 
 
+@pytest.mark.parametrize("playbook", ["plan", "tors", "k8s", "links"])
+def test_a_template_in_the_model_that_does_not_render_fails_with_one_line(core, inv, playbook):
+    """The model read through ansible-core's templating (hostvars, or the task's variables where the action reads
+    fabric_cluster itself): an undefined variable in it is the model's one line naming ansible-core's first line of the
+    error, and no value (there is none to show); a model whose template renders is the control (the lab's model).
+    ansible-core 2.16's hostvars leave an undefined variable's template as it is (``HostVarsVars.__getitem__``:
+    ``fail_on_undefined=False``), so where the model is read through hostvars (the other jobs' first play) the line
+    is the model check's, naming the field and the unrendered template."""
+    edit_model(inv, lambda c: c.update(mtu="{{ no_such_variable }}"))
+    msg = one_error(run_job(core, inv, playbook), "fabric_cluster")
+    unread = msg.startswith("fabric_cluster: could not be read: ") and "no_such_variable" in msg \
+        and msg.endswith(". Fix: correct the cluster model (docs/cluster-model.md)")
+    unrendered = msg.startswith("fabric_cluster.mtu: '{{ no_such_variable }}' is not an integer. Fix: ")
+    assert unread or (unrendered and core != BIN), msg
+    assert nothing_written(inv)
+
+
 @pytest.mark.parametrize("playbook", ["hosts", "validate", "cabling", "links", "lossless", "nccl", "maintenance", "site"])
 def test_a_lock_from_another_model_stops_a_host_job_naming_the_plan_job(core, inv, playbook):
     lock = inv / "rail_plan_lock.yml"
@@ -205,13 +226,27 @@ def test_a_lock_from_another_model_stops_a_host_job_naming_the_plan_job(core, in
     assert not (inv / ".ainet-fabric").exists()
 
 
+# The jobs whose first play checks the input in its first task instead of check_input.yml's play (a second play over
+# every node costs a job 1.6 to 3 s at 16,384 nodes, docs/performance.md): that play's role.
+OWN_CHECK = {"plan": "rail_plan", "tors": "tor_config"}
+
+
+def assert_job_node_groups(name, groups):
+    """The node groups a job checks (check_input.yml's __ainet_job_node_groups, as the job passes it): each variable
+    defaults as the plays' hosts do, to rail_plan_node_group, then gpu_nodes."""
+    for variable, value in groups.items():
+        end = "default('gpu_nodes') }}" if variable == "rail_plan_node_group" else "default('gpu_nodes')) }}"
+        assert value.startswith("{{ %s | default(" % variable) and value.endswith(end), (name, value)
+
+
 def test_every_job_starts_with_the_check_of_its_node_groups():
     """Every job's first play is the one of playbooks/check_input.yml (imported, with the job's node groups): it runs on
     all:localhost (a play on a missing group is skipped) and checks each *_node_group the later plays target; no play
-    names a group itself, and no job repeats the check's play. The plan job (its one play's first task is the plan
-    action, which checks the same group and model first) instead targets all:localhost where the group is missing or
-    empty (test_the_plan_job_is_one_play_that_never_matches_no_host), and so do the host jobs, whose first task checks
-    their node groups and model (test_a_host_job_checks_its_input_and_hosts_in_its_host_play_s_first_task)."""
+    names a group itself, and no job repeats the check's play. The plan and tors jobs (whose first play's first task,
+    the plan or render action, checks the same groups and model first) instead target all:localhost where the group
+    is missing or empty (test_the_plan_and_tors_jobs_check_in_a_play_that_never_matches_no_host), and so do the host
+    jobs, whose host play's first task checks their node groups and model
+    (test_a_host_job_checks_its_input_and_hosts_in_its_host_play_s_first_task)."""
     with open(os.path.join(ROOT, "playbooks", "check_input.yml")) as handle:
         (check,) = yaml.safe_load(handle)
     # one host and localhost; under --limit every host of the limit and localhost (test_..._under_a_limit)
@@ -221,17 +256,14 @@ def test_every_job_starts_with_the_check_of_its_node_groups():
     assert task["ainet.fabric.rail_plan"]["mode"] == "validate" and task["run_once"] is True
     assert task["ainet.fabric.rail_plan"]["node_groups"].startswith("{{ __ainet_job_node_groups | default(")
     for name in PLAYBOOKS:
-        if name in ("check_input", "plan") + HOST_JOBS:
+        if name == "check_input" or name in OWN_CHECK or name in HOST_JOBS:
             continue
         with open(os.path.join(ROOT, "playbooks", name + ".yml")) as handle:
             plays = yaml.safe_load(handle)
         first = plays[0]
         assert first["ansible.builtin.import_playbook"] == "check_input.yml", name
         groups = first["vars"]["__ainet_job_node_groups"]
-        # each variable defaults as its play's hosts do: to rail_plan_node_group, then gpu_nodes
-        for variable, value in groups.items():
-            end = "default('gpu_nodes') }}" if variable == "rail_plan_node_group" else "default('gpu_nodes')) }}"
-            assert value.startswith("{{ %s | default(" % variable) and value.endswith(end), (name, value)
+        assert_job_node_groups(name, groups)
         checked = set(groups)
         for play in plays[1:]:
             assert "import_playbook" not in str(play) and play.get("tasks", [{}])[0].get("ainet.fabric.rail_plan", {})\
@@ -291,22 +323,40 @@ def test_a_host_job_checks_its_input_and_hosts_in_its_host_play_s_first_task():
         "{{ {'rail_plan_node_group': rail_plan_node_group} | combine(rail_plan_job_node_groups) }}")
 
 
-def test_the_plan_job_is_one_play_that_never_matches_no_host():
-    """The plan job does not import check_input.yml (a second play over every node costs 3 s at 16,384 nodes,
-    docs/performance.md): its one play targets the group's first node (under --limit the group), or all:localhost
-    where that group is missing or has no hosts, so that the play always has a host and its first task, the rail_plan
-    action, refuses the group in one line (test_a_missing_node_group_fails_every_job,
-    test_an_empty_node_group_fails_naming_the_variable_the_job_reads; the limit: test_plan_playbook)."""
-    with open(os.path.join(ROOT, "playbooks", "plan.yml")) as handle:
-        (play,) = yaml.safe_load(handle)
+@pytest.mark.parametrize("name", sorted(OWN_CHECK))
+def test_the_plan_and_tors_jobs_check_in_a_play_that_never_matches_no_host(name):
+    """The plan and tors jobs do not import check_input.yml (a second play over 16,384 nodes costs a job 1.6 to 3 s,
+    docs/performance.md): their first play targets the group's first node, or all:localhost where that group is
+    missing or has no hosts, so that the play always has a host and its first task, the role's action (after the
+    role's argument check), refuses the group in one line (test_a_missing_node_group_fails_every_job,
+    test_an_empty_node_group_fails_naming_the_variable_the_job_reads). Under --limit the plan job's play is the group
+    and then every other host (any limit plans: test_plan_limit), the tors job's the group (a limit without a node of
+    it renders nothing: test_tor_config_playbook). A refusal ends the job (any_errors_fatal; the tors job's push play
+    never starts: test_tor_config_playbook). No later play checks the input again or targets a node group."""
+    role = OWN_CHECK[name]
+    limited = {"plan": ":all", "tors": ""}[name]
+    with open(os.path.join(ROOT, "playbooks", name + ".yml")) as handle:
+        (play, *rest) = yaml.safe_load(handle)
     assert " ".join(play["hosts"].split()) == ("{{ 'all:localhost' if not groups[rail_plan_node_group | "
                                                "default('gpu_nodes')] | default([]) else (rail_plan_node_group | "
-                                               "default('gpu_nodes')) ~ ('' if ansible_limit is defined else '[0]') }}")
+                                               "default('gpu_nodes')) ~ ('%s' if ansible_limit is defined else "
+                                               "'[0]') }}" % limited)
+    assert play["any_errors_fatal"] is True
     (task,) = play["tasks"]
-    assert task["ansible.builtin.include_role"]["name"] == "ainet.fabric.rail_plan" and task["run_once"] is True
-    with open(os.path.join(ROOT, "roles", "rail_plan", "tasks", "main.yml")) as handle:
+    assert task["ansible.builtin.include_role"]["name"] == "ainet.fabric." + role and task["run_once"] is True
+    entry = task["ansible.builtin.include_role"].get("tasks_from", "main")
+    with open(os.path.join(ROOT, "roles", role, "tasks", entry + ".yml")) as handle:
         first = yaml.safe_load(handle)[0]
-    assert first["ainet.fabric.rail_plan"]["mode"] == "{{ rail_plan_mode }}" and "when" not in first
+    assert "when" not in first, name
+    if name == "plan":
+        assert first["ainet.fabric.rail_plan"]["mode"] == "{{ rail_plan_mode }}"
+    else:  # the job's node groups, in check_input.yml's form and order
+        groups = task["vars"]["__ainet_job_node_groups"]
+        assert_job_node_groups(name, groups)
+        assert list(groups) == ["rail_plan_node_group", "tor_config_node_group"]
+        assert first["ainet.fabric.tor_config"]["node_groups"] == "{{ __ainet_job_node_groups | default(omit) }}"
+    for other in rest:
+        assert "import_playbook" not in str(other) and "_node_group" not in other["hosts"], (name, other)
 
 
 def own_play(tmp_path, role, hosts="gpu_nodes"):

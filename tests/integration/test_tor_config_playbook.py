@@ -140,23 +140,81 @@ def test_port_names_the_nos_would_refuse_fail_before_anything_is_written(tmp_pat
     assert not (tmp_path / "out" / "tors").exists()
 
 
+def with_tor_hosts(inv):
+    """The inventory ``inv`` with the ToR host leaf-nvue in group tors (the push play's; no connection variables: no
+    test here lets the push play reach a switch)."""
+    hosts = yaml.safe_load((inv / "hosts.yml").read_text())
+    hosts["all"]["children"]["tors"] = {"hosts": {"leaf-nvue": {}}}
+    (inv / "hosts.yml").write_text(yaml.safe_dump(hosts))
+    return inv
+
+
 def test_the_render_runs_on_one_node_of_the_run_and_a_limit_still_decides(tmp_path):
-    """The render runs in a play of one node: the first node of the group the run targets. Under --limit that node is
-    the limit's (gpu02 here, not the group's first); a limit without a node of the group renders nothing, as a
-    play on the group would, and says nothing else."""
+    """The render runs in a play of one node: the group's first node, or under --limit the first node of the limit
+    (gpu02 here, not the group's first); a limit without a node of the group renders nothing, as a play on the group
+    would, and says nothing else."""
     inv = inventory(tmp_path)
     limited = run(inv, "--limit", "gpu02")
     assert limited.returncode == 0, limited.stdout + limited.stderr
     assert "included: ainet.fabric.tor_config for gpu02\n" in limited.stdout
     assert "3 ToR configuration(s)" in limited.stdout and len(os.listdir(tmp_path / "out" / "tors")) == 3
     assert "gpu01" not in limited.stdout
+    whole = run(inv)
+    assert whole.returncode == 0 and "included: ainet.fabric.tor_config for gpu01\n" in whole.stdout, whole.stdout
+    assert "gpu02" not in whole.stdout  # the play is the group's first node alone (<group>[0])
     elsewhere = tmp_path / "elsewhere"
-    inv = inventory(elsewhere)
-    hosts = yaml.safe_load((inv / "hosts.yml").read_text())
-    hosts["all"]["children"]["tors"] = {"hosts": {"leaf-nvue": {}}}
-    (inv / "hosts.yml").write_text(yaml.safe_dump(hosts))
+    inv = with_tor_hosts(inventory(elsewhere))
     none = run(inv, "--limit", "leaf-nvue")
     assert none.returncode == 0, none.stdout + none.stderr
-    assert none.stdout.count("skipping: no hosts matched") == 2, none.stdout   # the two plays on the node group
+    assert none.stdout.count("skipping: no hosts matched") == 1, none.stdout   # the render play, on the node group
     assert "ToR configuration(s)" not in none.stdout and not (elsewhere / "out").exists()
     assert "WARNING" not in none.stdout + none.stderr, none.stdout + none.stderr
+
+
+PUSH_TASK = "TASK [ainet.fabric.tor_config : Push this ToR's configuration to the switch]"
+
+
+@pytest.mark.parametrize("limit", [None, "gpu01,gpu02,leaf-nvue", "leaf-nvue"])
+@pytest.mark.parametrize("bad,expected", [
+    # the model: refused by the render task (run_once), or by the push role's first task
+    ("model", "fabric_cluster.tors[0].platform: 'junos' is not one of "),
+    # a role variable: refused by the role's argument check, on the one node that included the role (the other nodes
+    # of a limit have no task: without any_errors_fatal the push play would start)
+    ("variable", "argument 'tor_config_validate' is of type str and we were unable to convert to bool"),
+])
+def test_bad_input_never_reaches_the_push(tmp_path, limit, bad, expected):
+    """With tor_config_push, bad input ends the job in the render play (any_errors_fatal): the push play never starts,
+    under a limit of several nodes too. Under a limit without a node of the group (no render play), the push role
+    refuses it before its push task."""
+    cluster = json.loads(json.dumps(CLUSTER))
+    extra = ["-e", "tor_config_push=true"] + (["--limit", limit] if limit else [])
+    if bad == "model":
+        cluster["tors"][0]["platform"] = "junos"
+    else:
+        extra += ["-e", "tor_config_validate=maybe"]
+    result = run(with_tor_hosts(inventory(tmp_path, cluster)), *extra)
+    assert result.returncode != 0, result.stdout
+    fatal = [line for line in result.stdout.splitlines() if line.startswith("fatal: [")]
+    assert len(fatal) == 1 and expected in fatal[0], result.stdout
+    assert ("PLAY [Push each ToR's configuration to its switch]" in result.stdout) == (limit == "leaf-nvue"), \
+        result.stdout
+    assert PUSH_TASK not in result.stdout and "Traceback" not in result.stdout + result.stderr
+    assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize("push", [False, True])
+def test_without_a_model_the_job_fails_with_the_one_line_naming_fabric_cluster(tmp_path, push):
+    """The roles' defaults name fabric_cluster.name (the output directory): without a model the render task's (and the
+    push role's) one line, not the undefined variable of a default in the role's argument check."""
+    inv = with_tor_hosts(inventory(tmp_path))
+    (inv / "group_vars" / "all.yml").write_text(yaml.safe_dump({"tor_config_running_dir": str(tmp_path / "running")}))
+    extra = ["-e", "tor_config_push=true", "--limit", "leaf-nvue"] if push else []
+    result = run(inv, *extra)
+    assert result.returncode != 0, result.stdout
+    fatal = [line for line in result.stdout.splitlines() if line.startswith("fatal: [")]
+    assert len(fatal) == 1, result.stdout
+    assert json.loads(fatal[0].split(" => ", 1)[1])["msg"] == (
+        "fabric_cluster: None is not defined. Fix: describe the cluster in the inventory's group_vars "
+        "(docs/cluster-model.md)"), result.stdout
+    assert "undefined" not in result.stdout + result.stderr and PUSH_TASK not in result.stdout
+    assert not (inv / ".ainet-fabric").exists()

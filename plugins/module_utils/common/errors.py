@@ -14,10 +14,16 @@ class FabricError(Exception):
     """Base class of all errors raised by the ainet.fabric library."""
 
 
+# The value of a FabricModelError whose field could not be read at all (a template in it that does not render): the
+# line names the field and the problem, and no value.
+UNREADABLE = object()
+
+
 class FabricModelError(FabricError):
     """Invalid cluster description (inventory data).
 
-    ``field`` is a dotted path such as ``fabric_cluster.addressing.supernet``.
+    ``field`` is a dotted path such as ``fabric_cluster.addressing.supernet``; ``value`` :data:`UNREADABLE` where
+    there is no value to show.
     """
 
     def __init__(self, field, value, problem, fix=None):
@@ -25,7 +31,7 @@ class FabricModelError(FabricError):
         self.value = value
         self.problem = problem
         self.fix = fix
-        text = "%s: %r %s" % (field, value, problem)
+        text = "%s: %s" % (field, problem) if value is UNREADABLE else "%s: %r %s" % (field, value, problem)
         if fix:
             text += ". Fix: %s" % fix
         super().__init__(text)

@@ -278,7 +278,7 @@ def test_rail_plan_reads_the_model_and_the_plays_hosts_from_the_tasks_variables(
     refused in one line."""
     _manager, task_vars = world
     groups = {"rail_plan_node_group": "gpu_nodes"}
-    task_vars = dict(task_vars, fabric_cluster=LAB, ansible_play_hosts_all=["gpu01", "gpu03"])
+    task_vars = dict(task_vars, fabric_cluster=LAB, ansible_play_hosts_all=["gpu01", "gpu03"], inventory_hostname="gpu01")
     given = act("rail_plan", {"mode": "plan", "cluster": LAB, "node_groups": groups}, task_vars)
     read = act("rail_plan", {"mode": "plan", "node_groups": groups}, task_vars)
     assert not read.get("failed") and read["summary"] == given["summary"]
@@ -408,6 +408,67 @@ def test_tor_config_reads_the_model_from_fabric_cluster_when_no_cluster_is_given
     assert missing["failed"] and missing["msg"] == (
         "fabric_cluster: None is not defined. Fix: describe the cluster in the inventory's group_vars "
         "(docs/cluster-model.md)")
+
+
+# The tors job's input check (the render task's first step) against check_input.yml's (the rail_plan action in validate
+# mode, over the job's node groups): each case has one thing wrong, or two where the order decides which is named.
+JOB_INPUT = {
+    "missing node group, bad model": ({"rail_plan_node_group": "gpu_node"}, dict(LOSSLESS, rails=0), None,
+                                      "rail_plan_node_group: 'gpu_node' is not an inventory group (close: gpu_nodes, "),
+    "empty node group": ({"rail_plan_node_group": "spare_nodes"}, LOSSLESS, None,
+                         "rail_plan_node_group: 'spare_nodes' is an inventory group without hosts. Fix: "),
+    "missing tor_config_node_group, bad model": ({"tor_config_node_group": "gpu_node"}, dict(LOSSLESS, rails=0), None,
+                                                 "tor_config_node_group: 'gpu_node' is not an inventory group "),
+    "no model": ({}, None, None, "fabric_cluster: None is not defined. Fix: describe the cluster in the inventory's "),
+    "bad model": ({}, dict(LOSSLESS, rails=0), None, "fabric_cluster.rails: 0 is below the minimum 1. Fix: use 1..64"),
+    "bad node": ({}, LOSSLESS, {"fabric_node_id": 0}, "hostvars[gpu02].fabric_node_id: 0 is "),
+    "control": ({}, LOSSLESS, None, None),
+}
+
+
+@pytest.mark.parametrize("case", sorted(JOB_INPUT))
+def test_tor_config_checks_the_jobs_node_groups_and_the_model_first_with_check_inputs_lines(world, case):
+    """The tors job has no check_input.yml play: the render task checks the job's node groups (node_groups, in that
+    order), then its node group, the model and the nodes, each refused with the line check_input.yml's task gives for
+    the same inventory (the model of the task's host, the first node's)."""
+    manager, task_vars = world
+    changed, model, gpu02, expected = JOB_INPUT[case]
+    groups = dict({"rail_plan_node_group": "gpu_nodes", "tor_config_node_group": "gpu_nodes"}, **changed)
+    if model is not None:
+        manager.set_nonpersistent_facts("gpu01", {"fabric_cluster": model})
+        task_vars = dict(task_vars, fabric_cluster=model)
+    if gpu02:
+        manager.set_nonpersistent_facts("gpu02", gpu02)
+    checked = act("rail_plan", {"mode": "validate", "node_groups": groups}, task_vars)
+    rendered = act("tor_config", {"node_groups": groups, "node_group": groups["tor_config_node_group"],
+                                  "validate": False}, task_vars)
+    if expected is None:
+        assert not checked.get("failed") and not rendered.get("failed"), (checked, rendered)
+        assert [t["name"] for t in rendered["tors"]] == ["leaf1", "leaf2"]
+        return
+    assert checked["failed"] and checked["msg"].startswith(expected), checked["msg"]
+    assert rendered["failed"] and rendered["changed"] is False and rendered["msg"] == checked["msg"]
+    assert "tors" not in rendered
+
+
+@pytest.mark.parametrize("name, args", [
+    ("rail_plan", {"mode": "plan", "node_groups": {"rail_plan_node_group": "gpu_nodes"}}),
+    ("tor_config", {"node_group": "gpu_nodes", "validate": False}),
+])
+def test_a_model_whose_template_does_not_render_is_one_line(world, name, args):
+    """A template in fabric_cluster that does not render (an undefined variable) is refused naming fabric_cluster,
+    by every reader of the task's model (plan_action.reading_model), not raised as the templar's error."""
+    _manager, task_vars = world
+    import ansible.template  # pylint: disable=import-outside-toplevel
+    trusted = getattr(ansible.template, "trust_as_template", lambda text: text)
+    model = json.loads(json.dumps(LOSSLESS))
+    model["tors"][1]["name"] = trusted("{{ no_such_variable }}")
+    task_vars = dict(task_vars, inventory_hostname="gpu01")  # the task's host: a node (rail_plan reads its model)
+    result = act_templated(name, args, dict(task_vars, fabric_cluster=model))
+    assert result["failed"] and result["msg"].startswith("fabric_cluster: could not be read: "), result
+    assert "no_such_variable" in result["msg"] and "\n" not in result["msg"]
+    control = act_templated(name, args, dict(task_vars, fabric_cluster=LOSSLESS))
+    assert not control.get("failed"), control
 
 
 def test_tor_config_push_reads_the_published_lock_from_the_hosts_variable(world):
