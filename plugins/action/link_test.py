@@ -7,9 +7,11 @@ which rails, with which addresses), and afterwards the verdict from what every c
 The logic lives in ``module_utils/fleet``; this plugin reads the hosts' registered outputs and writes the report.
 
 Every mode that needs the plan (schedule, round, verdict) computes it from the node group's variables, read once
-(``PlanAction``): about a second at 16,384 nodes. The schedule returns its counts only: a plan registered with
-``run_once`` is deep-copied by the strategy, sent from the worker as a pickle and converted for the callbacks (13 s
-at 16,384 nodes x 8 rails), for every later task to read. A judged round needs the nodes' names only."""
+(``PlanAction``): about a second at 16,384 nodes; the schedule not where the job's first task, the rail_plan role's
+check of the play's hosts (``rail_plan_check_result``), planned every host it counts (it needs their names only). The
+schedule returns its counts only: a plan registered with ``run_once`` is deep-copied by the strategy, sent from the
+worker as a pickle and converted for the callbacks (13 s at 16,384 nodes x 8 rails), for every later task to read. A
+judged round needs the nodes' names only."""
 
 from __future__ import annotations
 
@@ -22,6 +24,9 @@ from ansible_collections.ainet.fabric.plugins.module_utils.plan.rail_plan import
 from ansible_collections.ainet.fabric.plugins.plugin_utils.inventory_vars import host_variables
 from ansible_collections.ainet.fabric.plugins.plugin_utils.plan_action import PlanAction
 from ansible_collections.ainet.fabric.plugins.plugin_utils.reports import link_states, write_reports
+
+# The rail_plan role's check of the play's hosts against the published plan, as its check entry point registers it.
+CHECK_RESULT = "rail_plan_check_result"
 
 ARGUMENT_SPEC = dict(
     mode=dict(type="str", choices=["schedule", "round", "judge", "verdict"], required=True),
@@ -104,6 +109,22 @@ class ActionModule(PlanAction):
             return set(node_group_hosts(task_vars.get("groups") or {}, self.NODE_GROUP_VARIABLE, args["node_group"]))
         return set(args["nodes"])
 
+    def checked_nodes(self, args, task_vars):
+        """The node group's hosts, without planning them, where the rail_plan role's check of the play's hosts
+        (roles/rail_plan/tasks/check.yml, its registered ``rail_plan_check_result``, read untemplated) planned and
+        checked against the published plan every host the schedule counts (the play's hosts in the group): the job's
+        first task validated them, and the schedule needs their names only. Else None, and the schedule plans (a
+        host of the group the check did not plan, no check, a failed one: bad input still stops the job here)."""
+        if args["node_group"] is None or args["nodes"] is not None or args["cluster"] is not None:
+            return None
+        checked = self.task_variable(task_vars, CHECK_RESULT)
+        if not isinstance(checked, dict) or checked.get("failed") or not isinstance(checked.get("checked"), list):
+            return None
+        names = self.node_names(args, task_vars)
+        given = args["hosts"] if args["hosts"] is not None else task_vars.get("ansible_play_hosts") or []
+        planned = set(checked["checked"])
+        return names if all(h in planned for h in given if h in names) else None
+
     @staticmethod
     def _tally(args, task_vars):
         """The tally of the rounds judged so far (mode=judge's registered result, ``state_var``), or None."""
@@ -112,11 +133,13 @@ class ActionModule(PlanAction):
         return tally if isinstance(tally, dict) and "links" in tally else None
 
     def act(self, result, args, task_vars):
-        plan = self.plan(args, task_vars) if args["mode"] != "judge" else None
+        checked = self.checked_nodes(args, task_vars) if args["mode"] == "schedule" else None
+        plan = self.plan(args, task_vars) if args["mode"] != "judge" and checked is None else None
         if plan is not None and args["fabric"] and args["fabric"] not in plan["fabrics"]:
             raise FabricError("link_test_fabric: %r is not a fabric of the cluster (%s)"
                               % (args["fabric"], ", ".join(plan["fabrics"])))
-        nodes = plan["nodes"] if plan is not None else self.node_names(args, task_vars)
+        nodes = plan["nodes"] if plan is not None else (
+            checked if checked is not None else self.node_names(args, task_vars))
         given = args["hosts"] if args["hosts"] is not None else task_vars.get("ansible_play_hosts") or []
         hosts = [h for h in given if h in nodes]
         if args["mode"] == "schedule":

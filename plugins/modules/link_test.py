@@ -20,6 +20,11 @@ description:
   - With O(mode=schedule), returns how many rounds there are (RV(rounds)), not the rounds themselves, and nothing of
     the plan - a registered plan of 16,384 nodes costs Ansible more (copied, sent from the worker, converted for
     the display) than planning again in each round.
+  - With O(mode=schedule) and O(node_group) (neither O(cluster) nor O(nodes) given), the schedule does not plan where
+    the rail_plan role's check of the play's hosts (its C(check) entry point, the host jobs' first task) left its
+    result, C(rail_plan_check_result), with every host the schedule counts (the play's hosts in the group) among
+    the hosts it planned and checked against the published plan; it counts them from the group's names (the same
+    counts; the action reads that variable itself, untemplated). Otherwise it plans, and refuses bad input.
   - With O(mode=round), returns round O(round) only, computed on its own when it starts (a full mesh of 1,024 nodes
     is 1,023 rounds, and a play holds one at a time) - per host the peer, the role (C(server), C(client)) and the
     pair's rails with both addresses from the plan, the DF ping size that fills the rail MTU and a perftest port per

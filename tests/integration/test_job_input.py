@@ -136,6 +136,14 @@ def test_a_missing_node_group_fails_a_job_under_a_limit(core, inv, playbook, lim
     assert nothing_written(inv)
 
 
+def test_a_missing_node_group_fails_a_host_job_under_tags(core, inv):
+    """The host job's check is its first task, not check_input.yml's play (tagged always): it is tagged always too, so
+    that a run of some of the job's roles (site.yml --tags rail_network) still refuses the group before any host."""
+    one_error(run_job(core, inv, "site", "-e", "rail_plan_node_group=gpu_node", "--tags", "rail_network"),
+              "rail_plan_node_group: 'gpu_node' is not an inventory group (close: gpu_nodes). Fix: ")
+    assert nothing_written(inv)
+
+
 @pytest.mark.parametrize("playbook,variable", [("plan", "rail_plan_node_group"), ("links", "link_test_node_group"),
                                                ("tors", "rail_plan_node_group"), ("tors", "tor_config_node_group"),
                                                ("k8s", "k8s_objects_node_group")])
@@ -239,7 +247,9 @@ def test_every_job_starts_with_the_check_of_its_node_groups():
     all:localhost (a play on a missing group is skipped) and checks each *_node_group the later plays target; no play
     names a group itself, and no job repeats the check's play. The plan, tors and k8s jobs (whose first play's first
     task, the plan, render or k8s_objects action, checks the same groups and model first) instead target all:localhost
-    where the group is missing or empty (test_the_jobs_that_check_in_their_first_task_never_match_no_host)."""
+    where the group is missing or empty (test_the_jobs_that_check_in_their_first_task_never_match_no_host), and so do
+    the host jobs, whose host play's first task checks their node groups and model
+    (test_a_host_job_checks_its_input_and_hosts_in_its_host_play_s_first_task)."""
     with open(os.path.join(ROOT, "playbooks", "check_input.yml")) as handle:
         (check,) = yaml.safe_load(handle)
     # one host and localhost; under --limit every host of the limit and localhost (test_..._under_a_limit)
@@ -249,7 +259,7 @@ def test_every_job_starts_with_the_check_of_its_node_groups():
     assert task["ainet.fabric.rail_plan"]["mode"] == "validate" and task["run_once"] is True
     assert task["ainet.fabric.rail_plan"]["node_groups"].startswith("{{ __ainet_job_node_groups | default(")
     for name in PLAYBOOKS:
-        if name == "check_input" or name in OWN_CHECK:
+        if name == "check_input" or name in OWN_CHECK or name in HOST_JOBS:
             continue
         with open(os.path.join(ROOT, "playbooks", name + ".yml")) as handle:
             plays = yaml.safe_load(handle)
@@ -270,23 +280,50 @@ def test_every_job_starts_with_the_check_of_its_node_groups():
 HOST_JOBS = ("validate", "cabling", "links", "lossless", "hosts", "nccl", "maintenance", "site")
 
 
-def test_a_host_job_checks_its_hosts_in_its_host_play_not_in_a_play_of_its_own():
-    """A host job's check of its hosts against the published plan is the first task of its first host play (every play
-    over the node group costs each host a step per task and two more: docs/performance.md, "The rules"): the
-    rail_plan role in check mode, included once, connecting to no host (become: false, as the play of its own had
-    it) and stopping every host on a refusal (any_errors_fatal, as that play had it)."""
+# Each host job's node groups (the groups its plays target, or its roles read), each defaulting to rail_plan_node_group.
+HOST_JOB_NODE_GROUPS = {"validate": ["lossless_check_node_group"], "cabling": ["cabling_check_node_group"],
+                        "links": ["link_test_node_group"], "lossless": ["lossless_test_node_group"], "hosts": [],
+                        "nccl": [], "maintenance": [], "site": []}
+
+
+def test_a_host_job_checks_its_input_and_hosts_in_its_host_play_s_first_task():
+    """A host job does not import check_input.yml (its play planned the same nodes once more, and every play over the
+    node group costs each host a step per task and two more: docs/performance.md, "The rules"). Its first play is the
+    host play, on its node group, or on all:localhost where that group is missing or has no hosts (a play on a missing
+    group would be skipped and the job succeed; test_a_missing_node_group_fails_every_job,
+    test_an_empty_node_group_fails_naming_the_variable_the_job_reads, test_a_missing_node_group_fails_a_job_under_a_limit).
+    Its first task is the rail_plan role's check entry point, included once (run_once), connecting to no host (become:
+    false), stopping every host on a refusal (any_errors_fatal) and run under any --tags (always): the job's node
+    groups and the model first, then the play's hosts against the published plan."""
     for name in HOST_JOBS:
         with open(os.path.join(ROOT, "playbooks", name + ".yml")) as handle:
             plays = yaml.safe_load(handle)
-        first = plays[1]
+        assert "import_playbook" not in json.dumps(plays), name
+        first = plays[0]
+        target = re.match(r"\{\{ 'all:localhost' if not groups\[(.+?)\] \| default\(\[\]\) else (.+?) \}\}$",
+                          " ".join(first["hosts"].split()))
+        assert target and target.group(1) == target.group(2), (name, first["hosts"])
         (check, *_rest) = first.get("pre_tasks") or first["tasks"]
-        assert check["become"] is False and check["any_errors_fatal"] is True, name
+        assert check["become"] is False and check["any_errors_fatal"] is True and check["tags"] == ["always"], name
         (include,) = check["block"]
-        assert include["ansible.builtin.include_role"] == {"name": "ainet.fabric.rail_plan"} and include["run_once"] is True
-        assert include["vars"] == {"rail_plan_mode": "check", "rail_plan_write_files": False}, name
+        assert include["ansible.builtin.include_role"] == {"name": "ainet.fabric.rail_plan", "tasks_from": "check"}
+        assert include["run_once"] is True, name
+        groups = (include.get("vars") or {}).get("rail_plan_job_node_groups", {})
+        assert sorted(groups) == HOST_JOB_NODE_GROUPS[name], name
+        for variable, value in groups.items():
+            assert value == "{{ %s | default(rail_plan_node_group | default('gpu_nodes')) }}" % variable, (name, value)
+        # the group the play targets is one the check checks
+        variable = re.match(r"(\w+) \|", target.group(1)).group(1)
+        assert variable == "rail_plan_node_group" or variable in groups, (name, first["hosts"])
         assert "pre_tasks" in first or not first.get("roles"), name  # before the play's roles
-        for play in plays[2:]:  # no other play checks, or includes rail_plan
+        for play in plays[1:]:  # no other play checks, or includes rail_plan
             assert "ainet.fabric.rail_plan" not in json.dumps(play), (name, play["name"])
+    with open(os.path.join(ROOT, "roles", "rail_plan", "tasks", "check.yml")) as handle:
+        (task, summary) = yaml.safe_load(handle)  # the check and its summary line: each costs every host a step
+    assert summary["ansible.builtin.debug"] == {"msg": "{{ %s.msg }}" % task["register"]}
+    assert task["ainet.fabric.rail_plan"]["mode"] == "check" and task["ainet.fabric.rail_plan"]["check_play_hosts"] is True
+    assert task["ainet.fabric.rail_plan"]["node_groups"] == (
+        "{{ {'rail_plan_node_group': rail_plan_node_group} | combine(rail_plan_job_node_groups) }}")
 
 
 @pytest.mark.parametrize("name", sorted(OWN_CHECK))

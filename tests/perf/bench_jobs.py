@@ -16,9 +16,10 @@ The jobs (playbooks/*.yml) as they run on the controller:
 * plan: playbooks/plan.yml, writing the plan files and the lock into the temporary inventory;
 * tors: playbooks/tors.yml, rendering every ToR's configuration (no push);
 * k8s: playbooks/k8s.yml, rendering the objects into a temporary directory (no kubeconfig);
-* check: the opening every host job (validate, cabling, links, lossless) shares before it touches a host
-  (tests/perf/host_job_opening.yml): check_input.yml, then the host play's first task, the rail_plan check of its
-  hosts against the published lock, and the link test's schedule (the link_test role's first, run_once task).
+* check: the opening every host job (validate, cabling, links, lossless, hosts, nccl, maintenance, site) shares before
+  it touches a host (tests/perf/host_job_opening.yml): the host play's first task, the rail_plan role's check entry
+  point (the job's node groups and the model, then the play's hosts against the published lock, and its summary),
+  and the link test's schedule (the link_test role's first, run_once task).
 
 The host tasks themselves (one module per host) are not in this table: docs/awx.md gives their per-host cost.
 The printed table is markdown (docs/performance.md takes it as it is); --markdown also writes it to a file.

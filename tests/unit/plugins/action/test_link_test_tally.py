@@ -148,3 +148,46 @@ def test_the_modes_that_plan_need_the_model_and_the_judge_of_a_round_does_not():
     assert missing["failed"] and missing["msg"].startswith("link_test_node_group: 'gpu_node' is not an inventory group")
     beyond = act(dict(common, mode="judge", round=4), task_vars)  # 4 nodes: 3 rounds by default
     assert beyond["failed"] and beyond["msg"].startswith("link_test: round=4 is not a round of this schedule (1 to 3")
+
+
+def schedule_with(checked, hosts=None, **extra):
+    """The role's schedule (node_group, the model from the task's variables) after the rail_plan role's check of the
+    play's hosts registered ``checked`` (None: no check); with the planning counted, the plan's own function run."""
+    names, task_vars = inventory(6)
+    task_vars = dict(task_vars, fabric_cluster=CLUSTER, ansible_play_hosts=names if hosts is None else hosts)
+    if checked is not None:
+        task_vars[action.CHECK_RESULT] = checked
+    with mock.patch.object(plan_action.PlanAction, "plan", autospec=True, side_effect=plan_action.PlanAction.plan) as plan:
+        result = act(dict(dict(mode="schedule", node_group="gpu_nodes"), **extra), task_vars)
+    return result, plan.call_count
+
+
+def test_the_schedule_counts_the_hosts_the_job_s_check_planned_without_planning_them_again():
+    """links.yml's first task (roles/rail_plan/tasks/check.yml) planned the group and checked the play's hosts against
+    the published plan: the schedule counts the same hosts from the group's names, the same counts as planning."""
+    names = ["gpu%02d" % n for n in range(1, 7)]
+    control, planned = schedule_with(None)
+    assert planned == 1 and (control["rounds"], control["hosts"], control["pairs"]) == (3, 6, 9), control
+    result, planned = schedule_with({"changed": False, "checked": names, "msg": "6 host(s) agree"})
+    assert planned == 0 and result == control
+    # under a limit: the play's hosts, all of them checked
+    limited, planned = schedule_with({"checked": names[:4]}, hosts=names[:4])
+    assert planned == 0 and (limited["hosts"], limited["pairs"]) == (4, 6), limited
+
+
+def test_the_schedule_plans_where_the_check_did_not_plan_every_host_it_counts():
+    names = ["gpu%02d" % n for n in range(1, 7)]
+    for checked in ({"checked": names[:5]},  # a host of the play the check did not plan (another group, a limit)
+                    {"checked": names, "failed": True, "msg": "refused"},  # a failed check (rescued, ignored)
+                    {"msg": "no hosts checked"}, "not a result"):
+        result, planned = schedule_with(checked)
+        assert planned == 1 and result["hosts"] == 6, (checked, result)
+    # the model or the nodes given to the task: planned from them, whatever was checked
+    _result, planned = schedule_with({"checked": names}, cluster=CLUSTER)
+    assert planned == 1
+    # bad input the check did not vouch for still stops the schedule, in one line
+    names_, task_vars = inventory(6)
+    task_vars = dict(task_vars, fabric_cluster=dict(CLUSTER, mtuu=1), ansible_play_hosts=names_,
+                     **{action.CHECK_RESULT: {"checked": names_[:5]}})
+    refused = act(dict(mode="schedule", node_group="gpu_nodes"), task_vars)
+    assert refused["failed"] and refused["msg"].startswith("fabric_cluster.mtuu: 1 is not a known key. Fix: "), refused
