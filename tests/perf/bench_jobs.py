@@ -16,6 +16,8 @@ The jobs (playbooks/*.yml) as they run on the controller:
 * plan: playbooks/plan.yml, writing the plan files and the lock into the temporary inventory;
 * tors: playbooks/tors.yml, rendering every ToR's configuration (no push);
 * k8s: playbooks/k8s.yml, rendering the objects into a temporary directory (no kubeconfig);
+* topology: playbooks/topology.yml, rendering the schedulers' topology into a temporary directory (no kubeconfig,
+  no cabling result: topology_require_cabling=false publishes every rail group, the whole render);
 * check: the opening every host job (validate, cabling, links, lossless, hosts, nccl, maintenance, site) shares before
   it touches a host (tests/perf/host_job_opening.yml): the host play's first task, the rail_plan role's check entry
   point (the job's node groups and the model, then the play's hosts against the published lock, and its summary),
@@ -62,6 +64,8 @@ def jobs(tmp):
         "plan": (os.path.join(playbooks, "plan.yml"), []),
         "tors": (os.path.join(playbooks, "tors.yml"), []),
         "k8s": (os.path.join(playbooks, "k8s.yml"), ["-e", "k8s_objects_dest=" + os.path.join(tmp, "k8s")]),
+        "topology": (os.path.join(playbooks, "topology.yml"), ["-e", "topology_dest=" + os.path.join(tmp, "topology"),
+                                                                "-e", "topology_require_cabling=false"]),
         "check": (os.path.join(HERE, "host_job_opening.yml"), []),
     }
 
