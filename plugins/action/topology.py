@@ -4,6 +4,11 @@
 """Controller side of ``ainet.fabric.topology``: the schedulers' topology (Slurm, node labels, Kueue, Volcano) from
 the plan, the rail groups judged against the cabling check's result first, the files written under ``dest``.
 
+The node group and the model are checked first, with the jobs' one-line refusals (the topology job has no input check
+of its own: playbooks/topology.yml). The model is not an argument: the task's ``fabric_cluster`` is read untemplated, or
+the node group's first node's where the task's host is not a node (``PlanAction.cluster``); the result carries the
+summary lines the role prints (``summary``, ``labels_summary``), so that no later task templates the large values.
+
 The logic lives in ``module_utils/workload/topology.py`` and ``module_utils/cabling/rail_group_check.py``; this
 plugin reads the arguments and the files and writes files."""
 
@@ -16,12 +21,13 @@ from ansible_collections.ainet.fabric.plugins.module_utils.cabling import rail_g
 from ansible_collections.ainet.fabric.plugins.module_utils.common.errors import FabricError
 from ansible_collections.ainet.fabric.plugins.module_utils.host.host_files import read_text
 from ansible_collections.ainet.fabric.plugins.module_utils.plan import plan_lock
+from ansible_collections.ainet.fabric.plugins.module_utils.plan.rail_plan import rail_plan
 from ansible_collections.ainet.fabric.plugins.module_utils.workload import k8s_validate, topology
 from ansible_collections.ainet.fabric.plugins.plugin_utils.plan_action import PlanAction
 from ansible_collections.ainet.fabric.plugins.plugin_utils.reports import write_reports
 
 ARGUMENT_SPEC = dict(
-    cluster=dict(type="dict", required=True),
+    cluster=dict(type="dict"),
     nodes=dict(type="dict"),
     node_group=dict(type="str"),
     dest=dict(type="path", required=True),
@@ -65,7 +71,12 @@ class ActionModule(PlanAction):
     PAUSE_GC = True
 
     def act(self, result, args, task_vars):
-        plan = self.plan(args, task_vars)
+        # The node group's hosts read once (a missing or empty group refused naming topology_node_group), then the
+        # model: the task's fabric_cluster untemplated (as "{{ fabric_cluster }}" the model of 2,048 ToRs is templated,
+        # checked and sent back with the result: about a second), or the group's first node's where the task's host is
+        # not a node (the job under a --limit without one); rail_plan refuses a bad model in its one line.
+        nodes = self.nodes(args, task_vars)[0]
+        plan = rail_plan(self.cluster(args, task_vars, nodes if args["node_group"] is not None else None), nodes)
         topos = topology.topologies(plan)
         cabling = _read_cabling(args)
         agreement = None
@@ -126,6 +137,9 @@ class ActionModule(PlanAction):
                       groups=dict((f, len(t["groups"])) for f, t in topos.items()),
                       cabling_checked=cabling is not None, label_diff=label_diff, notes=notes, validated=validated,
                       k8s_files=sorted(n for n in out["files"] if n.startswith("k8s/")))
+        result["summary"] = topology.summary(args["dest"], result["files"], result["groups"], withheld,
+                                             result["cabling_checked"], validated, notes)
+        result["labels_summary"] = None if label_diff is None else topology.labels_summary(label_diff)
         if diffs:
             result["diff"] = {"prepared": "".join(diffs)}
         return result

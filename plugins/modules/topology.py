@@ -29,9 +29,13 @@ description:
     the role's (P(ainet.fabric.topology#role)).
 options:
   cluster:
-    description: The cluster model (C(fabric_cluster)).
+    description:
+      - The cluster model.
+      - Default, the variable C(fabric_cluster) of the task's host, read by the action itself and templated only where
+        it holds a template (the model of 2,048 ToRs passed as an argument is templated, checked and sent back with
+        the result, about a second), or the first node's of O(node_group) where the task's host is not one of its
+        nodes. The node group is checked before the model.
     type: dict
-    required: true
   nodes:
     description:
       - Host name to C({node_id, rail_interfaces}), as built by the P(ainet.fabric.node_map#filter) filter.
@@ -108,7 +112,6 @@ attributes:
 EXAMPLES = r"""
 - name: The schedulers' topology of the fabrics, after the cabling job
   ainet.fabric.topology:
-    cluster: "{{ fabric_cluster }}"
     node_group: gpu_nodes
     dest: "{{ inventory_dir }}/.ainet-fabric/{{ fabric_cluster.name }}/topology"
     cabling_file: "{{ inventory_dir }}/.ainet-fabric/{{ fabric_cluster.name }}/cabling.json"
@@ -160,4 +163,17 @@ notes:
   returned: success
   type: list
   elements: str
+summary:
+  description:
+    - One line - the files written and where, each fabric's rail groups, the groups withheld and whether a cabling
+      result judged them, the schema check.
+  returned: success
+  type: str
+  sample: "6 files in /inv/.ainet-fabric/lab/topology; rail groups default: 3; withheld none (cabling checked); schema check passed"
+labels_summary:
+  description:
+    - With O(nodes_read), one line of RV(label_diff) - the nodes to relabel (the first with its change), those as
+      planned, those with stale keys of ours, the planned nodes not in the cluster; else null.
+  returned: success
+  type: str
 """

@@ -4,7 +4,8 @@ is touched and before anything is written: ansible-playbook for real on a copy o
 both ends of the ansible-core releases the collection supports (2.19, this venv's, and 2.16: ansible_cores.py).
 
 Every job's first play (on all:localhost, connecting to no host) checks the job's node groups and the cluster model with
-the rail_plan action (the plan and tors jobs: the first task of their first play, the plan or render action); a host
+the rail_plan action (the plan, tors, k8s and topology jobs: the first task of their one play, the plan, render,
+k8s_objects or topology action); a host
 job's host play checks its hosts against the plan lock first. A user's own play that includes a role taking the model,
 without that first play, gets the same one line (the roles declare the model as a plain dict; the collection's own
 schema checks its keys). The control runs are the plan job on the untouched copy.
@@ -146,7 +147,8 @@ def test_a_missing_node_group_fails_a_host_job_under_tags(core, inv):
 
 @pytest.mark.parametrize("playbook,variable", [("plan", "rail_plan_node_group"), ("links", "link_test_node_group"),
                                                ("tors", "rail_plan_node_group"), ("tors", "tor_config_node_group"),
-                                               ("k8s", "k8s_objects_node_group")])
+                                               ("k8s", "k8s_objects_node_group"),
+                                               ("topology", "topology_node_group")])
 def test_an_empty_node_group_fails_naming_the_variable_the_job_reads(core, inv, playbook, variable):
     hosts = yaml.safe_load((inv / "hosts.yml").read_text())
     hosts["all"]["children"]["spare_nodes"] = {"hosts": {}}
@@ -161,6 +163,7 @@ def test_the_role_specific_node_groups_default_to_rail_plan_node_group(core, inv
     set alone (the first problem named is rail_plan_node_group's, checked first)."""
     one_error(run_job(core, inv, "cabling", "-e", "rail_plan_node_group=nodes"), "rail_plan_node_group: 'nodes' is not an")
     one_error(run_job(core, inv, "k8s", "-e", "rail_plan_node_group=nodes"), "k8s_objects_node_group: 'nodes' is not an")
+    one_error(run_job(core, inv, "topology", "-e", "rail_plan_node_group=nodes"), "topology_node_group: 'nodes' is not an")
 
 
 def mistype_mtu(cluster):
@@ -186,7 +189,7 @@ BAD_MODELS = {
 }
 
 
-@pytest.mark.parametrize("playbook", ["plan", "tors", "k8s"])
+@pytest.mark.parametrize("playbook", ["plan", "tors", "k8s", "topology"])
 @pytest.mark.parametrize("case", sorted(BAD_MODELS))
 def test_bad_model_fails_with_one_line(core, inv, playbook, case):
     change, expected = BAD_MODELS[case]
@@ -196,7 +199,20 @@ def test_bad_model_fails_with_one_line(core, inv, playbook, case):
     assert nothing_written(inv)
 
 
-@pytest.mark.parametrize("playbook", ["plan", "tors", "k8s", "links"])
+def test_the_topology_job_with_a_kubeconfig_refuses_bad_input_before_it_reads_the_cluster(core, inv):
+    """With a kubeconfig the topology role reads the cluster's nodes before its action runs: rail_plan's validate checks
+    the node group and the model first, so bad input is the one line and kubectl never runs (a kubeconfig that does not
+    exist: its read would fail otherwise, with kubectl's error or without kubectl)."""
+    change, expected = BAD_MODELS["bad value"]
+    edit_model(inv, change)
+    one_error(run_job(core, inv, "topology", "-e", "topology_kubeconfig=%s" % (inv / "no-such-kubeconfig")), expected)
+    one_error(run_job(core, inv, "topology", "-e", "topology_node_group=gpu_node", "-e",
+                      "topology_kubeconfig=%s" % (inv / "no-such-kubeconfig")),
+              "topology_node_group: 'gpu_node' is not an inventory group (close: gpu_nodes). Fix: ")
+    assert nothing_written(inv)
+
+
+@pytest.mark.parametrize("playbook", ["plan", "tors", "k8s", "topology", "links"])
 def test_a_template_in_the_model_that_does_not_render_fails_with_one_line(core, inv, playbook):
     """The model read through ansible-core's templating (hostvars, or the task's variables where the action reads
     fabric_cluster itself): an undefined variable in it is the model's one line naming ansible-core's first line of the
@@ -229,9 +245,10 @@ def test_a_lock_from_another_model_stops_a_host_job_naming_the_plan_job(core, in
 
 # The jobs whose first play checks the input in its first task instead of check_input.yml's play (a second play over
 # every node costs a job 1.6 to 3 s at 16,384 nodes, docs/performance.md): that play's role.
-OWN_CHECK = {"plan": "rail_plan", "tors": "tor_config", "k8s": "k8s_objects"}
+OWN_CHECK = {"plan": "rail_plan", "tors": "tor_config", "k8s": "k8s_objects", "topology": "topology"}
 # The node group a job's first play targets, where it is not rail_plan_node_group's (default gpu_nodes).
-GROUP_OF = {"k8s": "k8s_objects_node_group | default(rail_plan_node_group | default('gpu_nodes'))"}
+GROUP_OF = {"k8s": "k8s_objects_node_group | default(rail_plan_node_group | default('gpu_nodes'))",
+            "topology": "topology_node_group | default(rail_plan_node_group | default('gpu_nodes'))"}
 
 
 def assert_job_node_groups(name, groups):
@@ -245,8 +262,9 @@ def assert_job_node_groups(name, groups):
 def test_every_job_starts_with_the_check_of_its_node_groups():
     """Every job's first play is the one of playbooks/check_input.yml (imported, with the job's node groups): it runs on
     all:localhost (a play on a missing group is skipped) and checks each *_node_group the later plays target; no play
-    names a group itself, and no job repeats the check's play. The plan, tors and k8s jobs (whose first play's first
-    task, the plan, render or k8s_objects action, checks the same groups and model first) instead target all:localhost
+    names a group itself, and no job repeats the check's play. The plan, tors, k8s and topology jobs (whose first play's
+    first task, the plan, render, k8s_objects or topology action, checks the same groups and model first) instead target
+    all:localhost
     where the group is missing or empty (test_the_jobs_that_check_in_their_first_task_never_match_no_host), and so do
     the host jobs, whose host play's first task checks their node groups and model
     (test_a_host_job_checks_its_input_and_hosts_in_its_host_play_s_first_task)."""
@@ -328,17 +346,19 @@ def test_a_host_job_checks_its_input_and_hosts_in_its_host_play_s_first_task():
 
 @pytest.mark.parametrize("name", sorted(OWN_CHECK))
 def test_the_jobs_that_check_in_their_first_task_never_match_no_host(name):
-    """The plan, tors and k8s jobs do not import check_input.yml (a second play over 16,384 nodes costs a job 1.6 to 3 s,
+    """The plan, tors, k8s and topology jobs do not import check_input.yml (a second play over 16,384 nodes costs a job 1.6 to 3 s,
     docs/performance.md): their first play targets the group's first node, or all:localhost where that group is
     missing or has no hosts, so that the play always has a host and its first task, the role's action (after the
     role's argument check), refuses the group in one line (test_a_missing_node_group_fails_every_job,
-    test_an_empty_node_group_fails_naming_the_variable_the_job_reads). Under --limit the plan and k8s jobs' play is
-    the group and then every other host (any limit plans, renders: test_plan_limit, test_k8s_playbook), the tors
+    test_an_empty_node_group_fails_naming_the_variable_the_job_reads); the topology role's tasks before its action run
+    only with a kubeconfig, and the first of them is rail_plan's validate of the same group (check_input.yml's check),
+    before the cluster is read. Under --limit the plan, k8s and topology jobs' play is the group and then every other
+    host (any limit plans, renders: test_plan_limit, test_k8s_playbook, test_topology_playbook), the tors
     job's the group (a limit without a node of it renders nothing: test_tor_config_playbook). A refusal ends the job
     (any_errors_fatal; the tors job's push play never starts: test_tor_config_playbook). No later play checks the
     input again or targets a node group."""
     role = OWN_CHECK[name]
-    limited = {"plan": ":all", "tors": "", "k8s": ":all"}[name]
+    limited = {"plan": ":all", "tors": "", "k8s": ":all", "topology": ":all"}[name]
     group = GROUP_OF.get(name, "rail_plan_node_group | default('gpu_nodes')")
     with open(os.path.join(ROOT, "playbooks", name + ".yml")) as handle:
         (play, *rest) = yaml.safe_load(handle)
@@ -349,12 +369,21 @@ def test_the_jobs_that_check_in_their_first_task_never_match_no_host(name):
     assert task["ansible.builtin.include_role"]["name"] == "ainet.fabric." + role and task["run_once"] is True
     entry = task["ansible.builtin.include_role"].get("tasks_from", "main")
     with open(os.path.join(ROOT, "roles", role, "tasks", entry + ".yml")) as handle:
-        first = yaml.safe_load(handle)[0]
+        tasks = yaml.safe_load(handle)
+    if name == "topology":  # with a kubeconfig only: rail_plan's validate of the group, then the read of the nodes
+        (check, read, first) = tasks[:3]
+        assert check["ainet.fabric.rail_plan"] == {"mode": "validate",
+                                                   "node_groups": {"topology_node_group": "{{ topology_node_group }}"}}
+        assert "ansible.builtin.command" in read
+        assert check["when"] == read["when"] == "topology_kubeconfig | length > 0"
+    else:
+        first = tasks[0]
     assert "when" not in first, name
     if name == "plan":
         assert first["ainet.fabric.rail_plan"]["mode"] == "{{ rail_plan_mode }}"
-    elif name == "k8s":  # its one node group, the role's own variable
-        assert first["ainet.fabric.k8s_objects"]["node_group"] == "{{ k8s_objects_node_group }}" and not rest
+    elif name in ("k8s", "topology"):  # its one node group, the role's own variable
+        assert first["ainet.fabric." + role]["node_group"] == "{{ %s_node_group }}" % role and not rest
+        assert "cluster" not in first["ainet.fabric." + role], name  # the model read by the action
     else:  # the job's node groups, in check_input.yml's form and order
         groups = task["vars"]["__ainet_job_node_groups"]
         assert_job_node_groups(name, groups)
@@ -428,7 +457,7 @@ def test_a_refusal_still_meets_rescue_ignore_errors_and_failed_when(core, tmp_pa
     assert not [line for line in result.stdout.splitlines() if re.match(r"\[ERROR\]|Origin: ", line)], result.stdout
 
 
-@pytest.mark.parametrize("playbook", ["plan", "tors", "k8s"])
+@pytest.mark.parametrize("playbook", ["plan", "tors", "k8s", "topology"])
 @pytest.mark.parametrize("hostile", ["gpu02\\nusername evil privilege 15 secret 0 x", "gpu02 ;username evil"])
 def test_a_host_name_that_would_add_a_switch_command_fails_the_job_before_anything_is_written(core, inv, playbook,
                                                                                               hostile):

@@ -56,6 +56,7 @@ Oracles: SchedMD/slurm ``src/plugins/topology/tree/switch_record.c``, ``src/plug
 
 from __future__ import annotations
 
+import json
 import re
 
 from ansible_collections.ainet.fabric.plugins.module_utils.common.errors import FabricError, FabricModelError
@@ -517,6 +518,29 @@ def label_diff(desired, nodes_read, keys="ainet"):
                 stale[name] = extra
     return {"set": changes, "stale": stale, "absent": absent, "unchanged": unchanged}
 
+
+
+def labels_summary(diff):
+    """The one line that reports a :func:`label_diff`: the nodes whose labels change (the first of them shown with its
+    ``{key: [old, new]}``), those already as planned, those carrying stale keys of the family and the planned nodes
+    the cluster lacks."""
+    first = ""
+    if diff["set"]:
+        name, change = next(iter(diff["set"].items()))
+        first = " (%s: %s ...)" % (name, json.dumps(change))
+    return ("node labels: %d node(s) to change%s, %d as planned, stale keys of ours on %d node(s), %d planned node(s) "
+            "not in the cluster" % (len(diff["set"]), first, diff["unchanged"], len(diff["stale"]), len(diff["absent"])))
+
+
+def summary(dest, files, groups, withheld, cabling_checked, validated, notes):
+    """The job's one summary line: how many ``files`` were written in ``dest``, each fabric's count of rail
+    ``groups`` (``{fabric: count}``), the groups withheld (``{fabric: {group: verdict}}``, shown as a mapping) and
+    whether a cabling result judged them, and the schema check (passed where ``validated``, else the ``notes``)."""
+    counts = ", ".join("%s: %s" % item for item in sorted(groups.items(), key=lambda item: item[0].lower()))
+    return "%d files in %s; rail groups %s; withheld %s (%s); schema check %s" % (
+        len(files), dest, counts, withheld if withheld else "none",
+        "cabling checked" if cabling_checked else "no cabling result",
+        "passed" if validated else ("; ".join(notes) or "no objects"))
 
 # -- Kueue and Volcano ---------------------------------------------------------------
 
