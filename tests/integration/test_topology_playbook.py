@@ -3,15 +3,18 @@
 every file is written under the plan's output directory and read back here (the Slurm files by the Slurm judge, the
 labels as YAML); a second run changes nothing; --check --diff shows the difference and writes nothing; a cabling.json
 whose finding fuses two rail groups withholds both (reported in the summary), and their stale lines go; without a
-cabling result nothing is published; a Slurm node name with a hostlist bracket is one line."""
+cabling result nothing is published; a Slurm node name with a hostlist bracket is one line; any --limit renders the
+whole node group."""
 
 from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 
+import pytest
 import yaml
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -111,6 +114,34 @@ def test_the_job_writes_judges_and_withholds(tmp_path):
     bare = run_playbook(inv, *extra)
     assert bare.returncode == 0 and "no cabling result" in bare.stdout, bare.stdout
     assert not [p for p in dest.rglob("*") if p.is_file()]
+
+
+@pytest.mark.parametrize("limit", ["gpu03", "gpu02:gpu04", "mgmt01", "mgmt01:gpu03"])
+def test_a_limit_renders_the_topology_of_the_whole_node_group(tmp_path, limit):
+    """The job's play targets the node group's first node, and under --limit the group and then every other host
+    (playbooks/topology.yml): a limit that leaves the first node out, or names no node at all (a management host),
+    still runs the task and renders every rail group, the same bytes in the same default directory as without a limit
+    (the control). The model lives in the node group's group_vars here, so the management host has none of its own:
+    the action reads the group's first node's, and the defaults name the directory and the cabling file after it."""
+    inv, out = write_inventory(tmp_path)
+    cabling_json(out)
+    (inv / "group_vars" / "all.yml").rename(inv / "group_vars" / "gpu_nodes.yml")
+    hosts = yaml.safe_load((inv / "hosts.yml").read_text())
+    hosts["all"]["children"]["mgmt"] = {"hosts": {"mgmt01": {"ansible_connection": "local"}}}
+    (inv / "hosts.yml").write_text(yaml.safe_dump(hosts))
+    control = run_playbook(inv)
+    assert control.returncode == 0, control.stdout + control.stderr
+    whole = tmp_path / "whole"
+    shutil.move(str(out / "topology"), str(whole))
+    names = sorted(str(p.relative_to(whole)) for p in whole.rglob("*") if p.is_file())
+    assert len(names) == 6 and "withheld none (cabling checked)" in control.stdout, control.stdout
+    result = run_playbook(inv, "--limit", limit)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "withheld none (cabling checked)" in result.stdout, result.stdout
+    dest = out / "topology"
+    assert sorted(str(p.relative_to(dest)) for p in dest.rglob("*") if p.is_file()) == names
+    for name in names:
+        assert (dest / name).read_bytes() == (whole / name).read_bytes(), name
 
 
 def test_a_slurm_name_with_a_hostlist_bracket_is_one_line(tmp_path):

@@ -280,6 +280,34 @@ def test_label_diff_reports_and_refuses_a_second_writer(plan):
     assert T.label_diff(labels, read)["unchanged"] == 2      # own keys: topograph's annotation is no conflict
 
 
+
+def test_labels_summary_is_one_line_with_the_first_change(plan):
+    labels = T.node_labels(plan, T.topologies(plan), T.k8s_node_names(plan))
+    read = [{"metadata": {"name": "gpu01", "labels": dict(labels["gpu01"])}},
+            {"metadata": {"name": "gpu02", "labels": {"ainet.fabric/rail-group": "old"}}},
+            {"metadata": {"name": "cpu1", "labels": {"ainet.fabric/spine-block": "sb9"}}}]
+    assert len(labels) == 20
+    assert T.labels_summary(T.label_diff(labels, read)) == (
+        'node labels: 1 node(s) to change (gpu02: {"ainet.fabric/cluster": [null, "lab"], "ainet.fabric/rail-group": '
+        '["old", "sb1.rg1"], "ainet.fabric/spine-block": [null, "sb1"]} ...), 1 as planned, stale keys of ours on 1 '
+        'node(s), 18 planned node(s) not in the cluster')
+    # the control: every node read as planned, nothing to show
+    read = [{"metadata": {"name": name, "labels": dict(value)}} for name, value in labels.items()]
+    assert T.labels_summary(T.label_diff(labels, read)) == (
+        "node labels: 0 node(s) to change, 20 as planned, stale keys of ours on 0 node(s), 0 planned node(s) not in "
+        "the cluster")
+
+
+def test_summary_names_the_withheld_groups_and_the_schema_check():
+    line = T.summary("/inv/.ainet-fabric/lab/topology", ["slurm/topology.yaml"], {"storage": 2, "Compute": 3},
+                     {"storage": {"sb1.rg2": "fused"}}, True, False, ["CRD schemas not checked: no crd_dir"])
+    assert line == ("1 files in /inv/.ainet-fabric/lab/topology; rail groups Compute: 3, storage: 2; withheld "
+                    "{'storage': {'sb1.rg2': 'fused'}} (cabling checked); schema check CRD schemas not checked: no crd_dir")
+    # the control: nothing withheld, no cabling result, the schema check passed (the notes are then not shown)
+    assert T.summary("/d", [], {"default": 1}, {}, False, True, ["a note"]) == (
+        "0 files in /d; rail groups default: 1; withheld none (no cabling result); schema check passed")
+    assert T.summary("/d", [], {"default": 1}, {}, False, False, []).endswith("; schema check no objects")
+
 # -- Kueue and Volcano ------------------------------------------------------------------
 
 
