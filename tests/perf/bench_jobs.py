@@ -64,8 +64,8 @@ def jobs(tmp):
         "plan": (os.path.join(playbooks, "plan.yml"), []),
         "tors": (os.path.join(playbooks, "tors.yml"), []),
         "k8s": (os.path.join(playbooks, "k8s.yml"), ["-e", "k8s_objects_dest=" + os.path.join(tmp, "k8s")]),
-        "topology": (os.path.join(playbooks, "topology.yml"), ["-e", "topology_dest=" + os.path.join(tmp, "topology"),
-                                                                "-e", "topology_require_cabling=false"]),
+        "topology": (os.path.join(playbooks, "topology.yml"),
+                     ["-e", "topology_dest=" + os.path.join(tmp, "topology"), "-e", "topology_require_cabling=false"]),
         "check": (os.path.join(HERE, "host_job_opening.yml"), []),
     }
 

@@ -519,7 +519,6 @@ def label_diff(desired, nodes_read, keys="ainet"):
     return {"set": changes, "stale": stale, "absent": absent, "unchanged": unchanged}
 
 
-
 def labels_summary(diff):
     """The one line that reports a :func:`label_diff`: the nodes whose labels change (the first of them shown with its
     ``{key: [old, new]}``), those already as planned, those carrying stale keys of the family and the planned nodes

@@ -280,7 +280,6 @@ def test_label_diff_reports_and_refuses_a_second_writer(plan):
     assert T.label_diff(labels, read)["unchanged"] == 2      # own keys: topograph's annotation is no conflict
 
 
-
 def test_labels_summary_is_one_line_with_the_first_change(plan):
     labels = T.node_labels(plan, T.topologies(plan), T.k8s_node_names(plan))
     read = [{"metadata": {"name": "gpu01", "labels": dict(labels["gpu01"])}},
