@@ -168,13 +168,15 @@ class PlanAction(ActionBase):
     def cluster(self, args, task_vars, nodes=None):
         """The model: ``args['cluster']``, else the task's ``fabric_cluster`` as :meth:`task_variable` reads it (a model
         of 2,048 ToRs passed as ``"{{ fabric_cluster }}"`` is rendered whole for the task and sent back with its
-        result), or, where ``nodes`` (the node group's hosts, in order) does not hold the task's host (a job's play
-        under a --limit without a node), the first node's; a model that is not there is refused in one line."""
+        result), or, where the task's host has none and is not among ``nodes`` (the node group's hosts, in order: a
+        job's play under a --limit without a node, the model in the node group's group_vars), the first node's, read
+        through ``hostvars`` (which templates it whole: only where the task's host has no model of its own, so that a
+        ToR's push does not pay it); a model that is not there is refused in one line."""
         cluster = args.get("cluster")
         if cluster is None:
             with reading_model():
                 host = task_vars.get("inventory_hostname")
-                if nodes and host is not None and host not in nodes:
+                if nodes and host is not None and host not in nodes and "fabric_cluster" not in task_vars:
                     cluster = (task_vars.get("hostvars") or {})[next(iter(nodes))].get("fabric_cluster")
                 else:
                     cluster = self.task_variable(task_vars, "fabric_cluster")
@@ -185,6 +187,8 @@ class PlanAction(ActionBase):
 
     def plan(self, args, task_vars):
         """The rail plan of the task's nodes (:meth:`nodes`) and the model (:meth:`cluster`), read in that order: a bad
-        node group is refused before the model is read, as the jobs' input check (check_input.yml) refuses them."""
+        node group is refused before the model is read, as the jobs' input check (check_input.yml) refuses them. With
+        ``node_group``, the model is its first node's where the task's host is not one of its nodes."""
         nodes = self.nodes(args, task_vars)[0]
-        return rail_plan(self.cluster(args, task_vars), nodes)
+        group = nodes if args.get("node_group") is not None else None
+        return rail_plan(self.cluster(args, task_vars, nodes=group), nodes)
