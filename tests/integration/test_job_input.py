@@ -228,6 +228,29 @@ def test_a_lock_from_another_model_stops_a_host_job_naming_the_plan_job(core, in
     assert not (inv / ".ainet-fabric").exists()
 
 
+def test_the_lock_gate_compares_the_committed_lock_file_alone(core, inv):
+    """The AWX workflow's lock gate (docs/awx.md) passes where the committed lock is the plan (the control: the lab's);
+    where the file is missing it stops, counting every host as added, though the plan job's artifact rail_plan_lock,
+    which AWX passes to the gate as an extra variable, holds the same plan; without ainet_awx_inventory_path it is
+    refused naming it. Nothing is written."""
+    lock = inv / "rail_plan_lock.yml"
+    published = yaml.safe_load(lock.read_text())["all"]["vars"]["rail_plan_lock"]
+    gate = ("plan_lock_gate", "-e", "ainet_awx_inventory_path=%s" % inv)
+    passed = run_job(core, inv, *gate)
+    assert passed.returncode == 0 and "FAILED" not in passed.stdout, passed.stdout
+    assert nothing_written(inv)
+    lock.unlink()
+    stopped = run_job(core, inv, *gate, "-e", json.dumps({"rail_plan_lock": published}))
+    assert stopped.returncode == 2, stopped.stdout
+    assert "The plan differs from the lock committed in %s (%d added, 0 removed, 0 changed, model changed; see the " \
+        "diff above)" % (os.path.realpath(lock), len(published["nodes"].splitlines())) in stopped.stdout, stopped.stdout
+    refused = run_job(core, inv, "plan_lock_gate", "-e", json.dumps({"rail_plan_lock": published}))
+    assert refused.returncode == 2 and "The plan differs" not in refused.stdout, refused.stdout
+    assert '"msg": "ainet_awx_inventory_path: None is not defined. Fix: pass the directory of the inventory ' \
+        in refused.stdout, refused.stdout
+    assert not lock.exists() and not (inv / ".ainet-fabric").exists()
+
+
 # The jobs whose first play checks the input in its first task instead of check_input.yml's play (a second play over
 # every node costs a job 1.6 to 3 s at 16,384 nodes, docs/performance.md): that play's role.
 OWN_CHECK = {"plan": "rail_plan", "tors": "tor_config", "k8s": "k8s_objects", "plan_lock_gate": "rail_plan"}
