@@ -148,7 +148,8 @@ def test_a_missing_node_group_fails_a_host_job_under_tags(core, inv):
 @pytest.mark.parametrize("playbook,variable", [("plan", "rail_plan_node_group"), ("links", "link_test_node_group"),
                                                ("tors", "rail_plan_node_group"), ("tors", "tor_config_node_group"),
                                                ("k8s", "k8s_objects_node_group"),
-                                               ("topology", "topology_node_group")])
+                                               ("topology", "topology_node_group"),
+                                               ("plan_lock_gate", "rail_plan_node_group")])
 def test_an_empty_node_group_fails_naming_the_variable_the_job_reads(core, inv, playbook, variable):
     hosts = yaml.safe_load((inv / "hosts.yml").read_text())
     hosts["all"]["children"]["spare_nodes"] = {"hosts": {}}
@@ -243,9 +244,33 @@ def test_a_lock_from_another_model_stops_a_host_job_naming_the_plan_job(core, in
     assert not (inv / ".ainet-fabric").exists()
 
 
+def test_the_lock_gate_compares_the_committed_lock_file_alone(core, inv):
+    """The AWX workflow's lock gate (docs/awx.md) passes where the committed lock is the plan (the control: the lab's);
+    where the file is missing it stops, counting every host as added, though the plan job's artifact rail_plan_lock,
+    which AWX passes to the gate as an extra variable, holds the same plan; without ainet_awx_inventory_path it is
+    refused naming it. Nothing is written."""
+    lock = inv / "rail_plan_lock.yml"
+    published = yaml.safe_load(lock.read_text())["all"]["vars"]["rail_plan_lock"]
+    gate = ("plan_lock_gate", "-e", "ainet_awx_inventory_path=%s" % inv)
+    passed = run_job(core, inv, *gate)
+    assert passed.returncode == 0 and "FAILED" not in passed.stdout, passed.stdout
+    assert nothing_written(inv)
+    lock.unlink()
+    stopped = run_job(core, inv, *gate, "-e", json.dumps({"rail_plan_lock": published}))
+    assert stopped.returncode == 2, stopped.stdout
+    assert "The plan differs from the lock committed in %s (%d added, 0 removed, 0 changed, model changed; see the " \
+        "diff above)" % (os.path.realpath(lock), len(published["nodes"].splitlines())) in stopped.stdout, stopped.stdout
+    refused = run_job(core, inv, "plan_lock_gate", "-e", json.dumps({"rail_plan_lock": published}))
+    assert refused.returncode == 2 and "The plan differs" not in refused.stdout, refused.stdout
+    assert '"msg": "ainet_awx_inventory_path: None is not defined. Fix: pass the directory of the inventory ' \
+        in refused.stdout, refused.stdout
+    assert not lock.exists() and not (inv / ".ainet-fabric").exists()
+
+
 # The jobs whose first play checks the input in its first task instead of check_input.yml's play (a second play over
 # every node costs a job 1.6 to 3 s at 16,384 nodes, docs/performance.md): that play's role.
-OWN_CHECK = {"plan": "rail_plan", "tors": "tor_config", "k8s": "k8s_objects", "topology": "topology"}
+OWN_CHECK = {"plan": "rail_plan", "tors": "tor_config", "k8s": "k8s_objects", "topology": "topology",
+             "plan_lock_gate": "rail_plan"}
 # The node group a job's first play targets, where it is not rail_plan_node_group's (default gpu_nodes).
 GROUP_OF = {"k8s": "k8s_objects_node_group | default(rail_plan_node_group | default('gpu_nodes'))",
             "topology": "topology_node_group | default(rail_plan_node_group | default('gpu_nodes'))"}
@@ -346,8 +371,8 @@ def test_a_host_job_checks_its_input_and_hosts_in_its_host_play_s_first_task():
 
 @pytest.mark.parametrize("name", sorted(OWN_CHECK))
 def test_the_jobs_that_check_in_their_first_task_never_match_no_host(name):
-    """The plan, tors, k8s and topology jobs do not import check_input.yml (a second play over 16,384 nodes costs a job 1.6 to 3 s,
-    docs/performance.md): their first play targets the group's first node, or all:localhost where that group is
+    """The plan, tors, k8s and topology jobs and the AWX workflow's lock gate do not import check_input.yml (a second
+    play over 16,384 nodes costs a job 1.6 to 3 s, docs/performance.md): their first play targets the group's first node, or all:localhost where that group is
     missing or has no hosts, so that the play always has a host and its first task, the role's action (after the
     role's argument check), refuses the group in one line (test_a_missing_node_group_fails_every_job,
     test_an_empty_node_group_fails_naming_the_variable_the_job_reads); the topology role's tasks before its action run
@@ -356,15 +381,20 @@ def test_the_jobs_that_check_in_their_first_task_never_match_no_host(name):
     host (any limit plans, renders: test_plan_limit, test_k8s_playbook, test_topology_playbook), the tors
     job's the group (a limit without a node of it renders nothing: test_tor_config_playbook). A refusal ends the job
     (any_errors_fatal; the tors job's push play never starts: test_tor_config_playbook). No later play checks the
-    input again or targets a node group."""
+    input again or targets a node group. The lock gate's play is the plan job's, its first task the rail_plan action
+    itself (assert_the_lock_gate_reads_its_inputs)."""
     role = OWN_CHECK[name]
-    limited = {"plan": ":all", "tors": "", "k8s": ":all", "topology": ":all"}[name]
+    limited = {"plan": ":all", "tors": "", "k8s": ":all", "topology": ":all", "plan_lock_gate": ":all"}[name]
     group = GROUP_OF.get(name, "rail_plan_node_group | default('gpu_nodes')")
     with open(os.path.join(ROOT, "playbooks", name + ".yml")) as handle:
         (play, *rest) = yaml.safe_load(handle)
     assert " ".join(play["hosts"].split()) == ("{{ 'all:localhost' if not groups[%s] | default([]) else (%s) ~ ('%s' "
                                                "if ansible_limit is defined else '[0]') }}" % (group, group, limited))
     assert play["any_errors_fatal"] is True
+    if name == "plan_lock_gate":
+        assert_the_lock_gate_reads_its_inputs(play["tasks"])
+        assert not rest
+        return
     (task,) = play["tasks"]
     assert task["ansible.builtin.include_role"]["name"] == "ainet.fabric." + role and task["run_once"] is True
     entry = task["ansible.builtin.include_role"].get("tasks_from", "main")
@@ -391,6 +421,25 @@ def test_the_jobs_that_check_in_their_first_task_never_match_no_host(name):
         assert first["ainet.fabric.tor_config"]["node_groups"] == "{{ __ainet_job_node_groups | default(omit) }}"
     for other in rest:
         assert "import_playbook" not in str(other) and "_node_group" not in other["hosts"], (name, other)
+
+
+def assert_the_lock_gate_reads_its_inputs(tasks):
+    """The AWX workflow's lock gate: the rail_plan action itself, its first task, checks the node group (check_input.yml's
+    form) and reads the model and the nodes untemplated (no cluster or nodes argument: "{{ fabric_cluster }}" and a
+    node_map(hostvars) template the whole model and every node's variables); the assert after it reads a few scalars of
+    the result (the lock's file, the counts of the hosts it changes), never the lock or the plan themselves."""
+    (gate, ask) = tasks
+    action = gate["ainet.fabric.rail_plan"]
+    assert action["mode"] == "plan" and gate["check_mode"] is True and gate["run_once"] is True and "when" not in gate
+    assert action["node_groups"] == {"rail_plan_node_group": "{{ rail_plan_node_group | default('gpu_nodes') }}"}
+    assert "cluster" not in action and "nodes" not in action and action["lock"] == {}
+    templates = re.findall(r"\{[{%](.*?)[}%]\}", json.dumps(tasks))
+    assert templates and not re.search(r"fabric_cluster|hostvars|node_map|rail_plan_lock(?![.\w])", " ".join(templates)), templates
+    assert ask["run_once"] is True and ask["ansible.builtin.assert"]["that"] == [
+        "ainet_awx_inventory_path is defined", "%s is not changed" % gate["register"]]
+    used = re.findall(re.escape(gate["register"]) + r"([.\w]*(?: \| \w+)?)", ask["ansible.builtin.assert"]["fail_msg"])
+    assert sorted(set(used)) == [".lock_changes.added | length", ".lock_changes.changed | length", ".lock_changes.model",
+                                 ".lock_changes.removed | length", ".lock_file"], used
 
 
 def own_play(tmp_path, role, hosts="gpu_nodes"):

@@ -21,7 +21,9 @@ The jobs (playbooks/*.yml) as they run on the controller:
 * check: the opening every host job (validate, cabling, links, lossless, hosts, nccl, maintenance, site) shares before
   it touches a host (tests/perf/host_job_opening.yml): the host play's first task, the rail_plan role's check entry
   point (the job's node groups and the model, then the play's hosts against the published lock, and its summary),
-  and the link test's schedule (the link_test role's first, run_once task).
+  and the link test's schedule (the link_test role's first, run_once task);
+* lock_gate: playbooks/plan_lock_gate.yml, the AWX workflow's approval gate, comparing the plan with the lock the plan
+  job committed into the temporary inventory (ainet_awx_inventory_path; an unchanged plan: the gate passes).
 
 The host tasks themselves (one module per host) are not in this table: docs/awx.md gives their per-host cost.
 The printed table is markdown (docs/performance.md takes it as it is); --markdown also writes it to a file.
@@ -67,6 +69,8 @@ def jobs(tmp):
         "topology": (os.path.join(playbooks, "topology.yml"),
                      ["-e", "topology_dest=" + os.path.join(tmp, "topology"), "-e", "topology_require_cabling=false"]),
         "check": (os.path.join(HERE, "host_job_opening.yml"), []),
+        "lock_gate": (os.path.join(playbooks, "plan_lock_gate.yml"),
+                      ["-e", "ainet_awx_inventory_path=" + os.path.join(tmp, "inv")]),
     }
 
 
@@ -124,9 +128,9 @@ def main():
             with open(noop, "w", encoding="utf-8") as handle:
                 handle.write(NOOP)
             table = jobs(tmp)
-            names = args.jobs or list(table)
-            if "check" in names and "plan" not in names:
-                names.insert(0, "plan")  # the check reads the lock the plan job writes
+            names = [name for name in table if name in args.jobs] if args.jobs else list(table)
+            if ("check" in names or "lock_gate" in names) and "plan" not in names:
+                names.insert(0, "plan")  # the check and the lock gate read the lock the plan job writes
             for name in names:
                 path, extra = table[name]
                 noop_load = load()
