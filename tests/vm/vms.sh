@@ -321,6 +321,11 @@ do_down() {
     local vm pid
     for vm in "${VMS[@]}"; do
         if pid=$(vm_pid "$vm"); then
+            # what the VM cost this machine: qemu is daemonized, so no caller's rusage (time -v) counts it
+            local cpu
+            cpu=$(awk -v hz="$(getconf CLK_TCK)" '{ printf "%.1f", ($14 + $15) / hz }' "/proc/$pid/stat" 2>/dev/null || echo "?")
+            log "$vm: qemu used $cpu s of CPU since it started"
+            echo "$vm qemu_cpu_s=$cpu at=$(date -u +%FT%TZ)" >> "$DIR/timings.log"
             kill -TERM "$pid" 2>/dev/null || true
             for _ in $(seq 50); do [ -d "/proc/$pid" ] || break; sleep 0.2; done
             if [ -d "/proc/$pid" ]; then kill -KILL "$pid" 2>/dev/null || true; sleep 0.5; fi
