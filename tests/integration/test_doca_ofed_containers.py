@@ -268,6 +268,14 @@ def test_doca_ofed_air_gapped_copy_from_the_controller(tmp_path, mirror):
 
         second = run_play(lab_dir, inventory, *(common + keyed))
         assert second.returncode == 0 and recap_changed(second) == 0, second.stdout
+
+        # Check mode on the converged node: the copy, the key and the packages report no change and touch nothing
+        # (the copied repository's files keep their times).
+        copied = ["find", "/var/lib/ainet-fabric", "/etc/apt/keyrings", "-printf", "%p %m %s %T@\\n"]
+        converged = (node_state(lab_dir), on_node(lab_dir, *copied))
+        checked = run_play(lab_dir, inventory, "--check", *(common + keyed))
+        assert checked.returncode == 0 and recap_changed(checked) == 0, checked.stdout
+        assert (node_state(lab_dir), on_node(lab_dir, *copied)) == converged
     finally:
         lab.down()
 

@@ -13,6 +13,7 @@
 # `ProxyCommand=python3 tests/lab/netns_proxy.py --netns <prefix>-vm %h %p` (the lab's relay).
 #
 #   usage: tests/vm/vms.sh up|down|status [--prefix P] [--keep-disks]
+#          tests/vm/vms.sh serve --dir DIR [--prefix P]
 #
 #   up      install qemu >= 8 if needed (bookworm-backports), build the image if
 #           needed (image.sh, cached), create namespace/bridges/taps, start the
@@ -22,6 +23,9 @@
 #   down    stop the VMs, delete the namespace (and with it bridges and taps) and
 #           the per-VM overlays (--keep-disks keeps them for the next `up`).
 #   status  namespace, VMs (pid, SSH), exit 0 only when all is up.
+#   serve   serve DIR over HTTP to the VMs, at http://10.251.0.1:8780/ in the namespace (the controller's
+#           side of br-mgmt; nothing outside the lab reaches it), until `down`; once (a running server of
+#           the lab is left as it is). The scenario's stand-in DOCA-OFED mirror (molecule/rdma_vm/prepare.yml).
 #
 # The prefix: --prefix, else $AINET_LAB_PREFIX, else "ainetvm" (2-12 lower-case
 # letters/digits). Files: build/vm/<prefix>/ (pidfiles, serial console logs
@@ -42,6 +46,7 @@ BOOT_TIMEOUT=${AINET_VM_BOOT_TIMEOUT:-420}
 MEM=${AINET_VM_MEM:-1024}
 IOMMU=${AINET_VM_IOMMU:-0}
 BACKPORTS_LIST=/etc/apt/sources.list.d/ainet-bookworm-backports.list
+SERVE_PORT=8780
 
 die() { echo "vms.sh: $*" >&2; exit 1; }
 log() { echo "vms: $*"; }
@@ -52,15 +57,21 @@ ACTION=${1:-}
 shift || true
 PREFIX=${AINET_LAB_PREFIX:-ainetvm}
 KEEP_DISKS=0
+SERVE_DIR=
 while [ $# -gt 0 ]; do
     case "$1" in
         --prefix) [ $# -ge 2 ] || die "--prefix needs a value"; PREFIX=$2; shift 2 ;;
         --prefix=*) PREFIX=${1#--prefix=}; shift ;;
         --keep-disks) KEEP_DISKS=1; shift ;;
-        *) die "unknown argument '$1' (usage: vms.sh up|down|status [--prefix P] [--keep-disks])" ;;
+        --dir) [ $# -ge 2 ] || die "--dir needs a value"; SERVE_DIR=$2; shift 2 ;;
+        *) die "unknown argument '$1' (usage: vms.sh up|down|status [--prefix P] [--keep-disks], vms.sh serve --dir DIR [--prefix P])" ;;
     esac
 done
-case "$ACTION" in up|down|status) ;; *) die "usage: vms.sh up|down|status [--prefix P] [--keep-disks]" ;; esac
+case "$ACTION" in
+    up|down|status) ;;
+    serve) [ -d "$SERVE_DIR" ] || die "serve: --dir '$SERVE_DIR' is not a directory" ;;
+    *) die "usage: vms.sh up|down|status [--prefix P] [--keep-disks], vms.sh serve --dir DIR [--prefix P]" ;;
+esac
 [[ "$PREFIX" =~ ^[a-z][a-z0-9]{1,11}$ ]] || die "prefix '$PREFIX': use 2-12 lower-case letters and digits, starting with a letter"
 [ "$(id -u)" = 0 ] || die "must run as root (network namespaces, taps, qemu inside the namespace)"
 
@@ -345,8 +356,33 @@ do_down() {
         rm -f "$DIR"/vm*.qcow2 "$DIR"/vm*.base-stamp
     fi
     rm -rf "$DIR/cp"
-    rm -f "$DIR/inventory.yml" "$DIR/ssh_config"
+    rm -f "$DIR/inventory.yml" "$DIR/ssh_config" "$DIR/serve.pid"
     log "down"
+}
+
+do_serve() {  # an HTTP server of the lab, in its namespace, until down (which ends every process in it)
+    ns_exists || die "serve: namespace $NS is absent: run vms.sh up --prefix $PREFIX first"
+    local url="http://$CONTROLLER:$SERVE_PORT/" pid
+    # shellcheck disable=SC2016
+    local probe=(timeout 3 /usr/bin/python3 -c 'import sys, urllib.request; urllib.request.urlopen(sys.argv[1])' "$url")
+    if pid=$(cat "$DIR/serve.pid" 2>/dev/null) && [ -d "/proc/$pid" ] && nsx "${probe[@]}" 2>/dev/null; then
+        log "serve: $url already answers (pid $pid)"
+        return 0
+    fi
+    # ip execs python in the namespace: $! is the server's pid (down ends it with the namespace's processes)
+    ip netns exec "$NS" /usr/bin/python3 -m http.server --bind "$CONTROLLER" --directory "$SERVE_DIR" "$SERVE_PORT" \
+        > "$DIR/serve.log" 2>&1 < /dev/null &
+    echo "$!" > "$DIR/serve.pid"
+    local try
+    for try in $(seq 50); do
+        if nsx "${probe[@]}" 2>/dev/null; then
+            log "serve: $SERVE_DIR at $url (pid $(cat "$DIR/serve.pid"), log $DIR/serve.log)"
+            return 0
+        fi
+        [ -d "/proc/$(cat "$DIR/serve.pid")" ] || die "serve: the server exited; see $DIR/serve.log"
+        sleep 0.2
+    done
+    die "serve: $url does not answer after $try tries; see $DIR/serve.log"
 }
 
 do_status() {
@@ -376,4 +412,5 @@ case "$ACTION" in
     up) do_up ;;
     down) do_down ;;
     status) do_status ;;
+    serve) do_serve ;;
 esac
