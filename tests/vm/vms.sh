@@ -369,9 +369,11 @@ do_serve() {  # an HTTP server of the lab, in its namespace, until down (which e
         log "serve: $url already answers (pid $pid)"
         return 0
     fi
-    # ip execs python in the namespace: $! is the server's pid (down ends it with the namespace's processes)
-    ip netns exec "$NS" /usr/bin/python3 -m http.server --bind "$CONTROLLER" --directory "$SERVE_DIR" "$SERVE_PORT" \
-        > "$DIR/serve.log" 2>&1 < /dev/null &
+    # In a session of its own: Ansible ends a task's worker with its whole process group (seen: a server started
+    # by a task without it was gone by the next play). ip and setsid exec in turn (setsid forks only a group
+    # leader, which a background job of a script is not): $! is the server's pid. down ends it with the namespace.
+    ip netns exec "$NS" setsid /usr/bin/python3 -m http.server --bind "$CONTROLLER" --directory "$SERVE_DIR" \
+        "$SERVE_PORT" > "$DIR/serve.log" 2>&1 < /dev/null &
     echo "$!" > "$DIR/serve.pid"
     local try
     for try in $(seq 50); do
