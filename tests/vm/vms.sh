@@ -357,6 +357,16 @@ do_down() {
     fi
     rm -rf "$DIR/cp"
     rm -f "$DIR/inventory.yml" "$DIR/ssh_config" "$DIR/serve.pid"
+    # SSH masters of this lab in Ansible's socket directory (molecule/rdma_vm's control_path, <prefix>-<address>-...):
+    # one left by a lab that is gone would take the sessions of the next lab of this prefix (the same addresses)
+    # and hang them
+    local sock
+    for sock in "$HOME/.ansible/cp/$PREFIX"-*; do
+        [ -S "$sock" ] || continue
+        ssh -o ControlPath="$sock" -O exit "$PREFIX" > /dev/null 2>&1 || true
+        rm -f "$sock"
+        log "SSH master $sock stopped"
+    done
     log "down"
 }
 
