@@ -259,6 +259,18 @@ def test_doca_ofed_air_gapped_copy_from_the_controller(tmp_path, mirror):
         assert on_node(lab_dir, "ofed_info", "-s").strip() == "OFED-internal-25.10-1.7.1:"
         source = on_node(lab_dir, "cat", "/etc/apt/sources.list.d/ainet-doca-ofed.sources")
         assert "URIs: file:///var/lib/ainet-fabric/doca-ofed-repo" in source
+        # The pin of a copied repository: apt gives a file repository an empty origin, so the pin names it so, and
+        # apt itself gives the installed version priority 1001 from the copy (the VM tier proved this before it
+        # installed from a mirror; a distribution's package is left at its own priority)
+        release = on_node(lab_dir, "uname", "-r").strip()
+        pin = on_node(lab_dir, "cat", "/etc/apt/preferences.d/ainet-doca-ofed.pref")
+        assert ("Package: doca-ofed linux-headers-%s mlnx-ofed-kernel-utils mlnx-tools\nPin: origin \"\"\n"
+                "Pin-Priority: 1001\n" % release) in pin, pin
+        policy = on_node(lab_dir, "apt-cache", "policy", "doca-ofed", "iproute2")
+        doca, iproute = policy.split("iproute2:")
+        assert "3.2.1-1 1001" in doca, policy
+        assert "file:/var/lib/ainet-fabric/doca-ofed-repo/3.2.1/debian12/x86_64 ./ Packages" in doca, policy
+        assert "1001" not in iproute, policy
         armored = on_node(lab_dir, "cat", "/etc/apt/keyrings/ainet-doca-ofed.asc")
         assert armored.startswith("-----BEGIN PGP PUBLIC KEY BLOCK-----\n")
         dearmored = subprocess.run(["gpg", "--dearmor"], input=armored.encode(), check=True,
@@ -268,6 +280,14 @@ def test_doca_ofed_air_gapped_copy_from_the_controller(tmp_path, mirror):
 
         second = run_play(lab_dir, inventory, *(common + keyed))
         assert second.returncode == 0 and recap_changed(second) == 0, second.stdout
+
+        # Check mode on the converged node: the copy, the key and the packages report no change and touch nothing
+        # (the copied repository's files keep their times).
+        copied = ["find", "/var/lib/ainet-fabric", "/etc/apt/keyrings", "-printf", "%p %m %s %T@\\n"]
+        converged = (node_state(lab_dir), on_node(lab_dir, *copied))
+        checked = run_play(lab_dir, inventory, "--check", *(common + keyed))
+        assert checked.returncode == 0 and recap_changed(checked) == 0, checked.stdout
+        assert (node_state(lab_dir), on_node(lab_dir, *copied)) == converged
     finally:
         lab.down()
 

@@ -13,6 +13,7 @@
 # `ProxyCommand=python3 tests/lab/netns_proxy.py --netns <prefix>-vm %h %p` (the lab's relay).
 #
 #   usage: tests/vm/vms.sh up|down|status [--prefix P] [--keep-disks]
+#          tests/vm/vms.sh serve --dir DIR [--prefix P]
 #
 #   up      install qemu >= 8 if needed (bookworm-backports), build the image if
 #           needed (image.sh, cached), create namespace/bridges/taps, start the
@@ -22,6 +23,9 @@
 #   down    stop the VMs, delete the namespace (and with it bridges and taps) and
 #           the per-VM overlays (--keep-disks keeps them for the next `up`).
 #   status  namespace, VMs (pid, SSH), exit 0 only when all is up.
+#   serve   serve DIR over HTTP to the VMs, at http://10.251.0.1:8780/ in the namespace (the controller's
+#           side of br-mgmt; nothing outside the lab reaches it), until `down`; once (a running server of
+#           the lab is left as it is). The scenario's stand-in DOCA-OFED mirror (molecule/rdma_vm/prepare.yml).
 #
 # The prefix: --prefix, else $AINET_LAB_PREFIX, else "ainetvm" (2-12 lower-case
 # letters/digits). Files: build/vm/<prefix>/ (pidfiles, serial console logs
@@ -42,6 +46,7 @@ BOOT_TIMEOUT=${AINET_VM_BOOT_TIMEOUT:-420}
 MEM=${AINET_VM_MEM:-1024}
 IOMMU=${AINET_VM_IOMMU:-0}
 BACKPORTS_LIST=/etc/apt/sources.list.d/ainet-bookworm-backports.list
+SERVE_PORT=8780
 
 die() { echo "vms.sh: $*" >&2; exit 1; }
 log() { echo "vms: $*"; }
@@ -52,15 +57,21 @@ ACTION=${1:-}
 shift || true
 PREFIX=${AINET_LAB_PREFIX:-ainetvm}
 KEEP_DISKS=0
+SERVE_DIR=
 while [ $# -gt 0 ]; do
     case "$1" in
         --prefix) [ $# -ge 2 ] || die "--prefix needs a value"; PREFIX=$2; shift 2 ;;
         --prefix=*) PREFIX=${1#--prefix=}; shift ;;
         --keep-disks) KEEP_DISKS=1; shift ;;
-        *) die "unknown argument '$1' (usage: vms.sh up|down|status [--prefix P] [--keep-disks])" ;;
+        --dir) [ $# -ge 2 ] || die "--dir needs a value"; SERVE_DIR=$2; shift 2 ;;
+        *) die "unknown argument '$1' (usage: vms.sh up|down|status [--prefix P] [--keep-disks], vms.sh serve --dir DIR [--prefix P])" ;;
     esac
 done
-case "$ACTION" in up|down|status) ;; *) die "usage: vms.sh up|down|status [--prefix P] [--keep-disks]" ;; esac
+case "$ACTION" in
+    up|down|status) ;;
+    serve) [ -d "$SERVE_DIR" ] || die "serve: --dir '$SERVE_DIR' is not a directory" ;;
+    *) die "usage: vms.sh up|down|status [--prefix P] [--keep-disks], vms.sh serve --dir DIR [--prefix P]" ;;
+esac
 [[ "$PREFIX" =~ ^[a-z][a-z0-9]{1,11}$ ]] || die "prefix '$PREFIX': use 2-12 lower-case letters and digits, starting with a letter"
 [ "$(id -u)" = 0 ] || die "must run as root (network namespaces, taps, qemu inside the namespace)"
 
@@ -321,6 +332,11 @@ do_down() {
     local vm pid
     for vm in "${VMS[@]}"; do
         if pid=$(vm_pid "$vm"); then
+            # what the VM cost this machine: qemu is daemonized, so no caller's rusage (time -v) counts it
+            local cpu
+            cpu=$(awk -v hz="$(getconf CLK_TCK)" '{ printf "%.1f", ($14 + $15) / hz }' "/proc/$pid/stat" 2>/dev/null || echo "?")
+            log "$vm: qemu used $cpu s of CPU since it started"
+            echo "$vm qemu_cpu_s=$cpu at=$(date -u +%FT%TZ)" >> "$DIR/timings.log"
             kill -TERM "$pid" 2>/dev/null || true
             for _ in $(seq 50); do [ -d "/proc/$pid" ] || break; sleep 0.2; done
             if [ -d "/proc/$pid" ]; then kill -KILL "$pid" 2>/dev/null || true; sleep 0.5; fi
@@ -340,8 +356,45 @@ do_down() {
         rm -f "$DIR"/vm*.qcow2 "$DIR"/vm*.base-stamp
     fi
     rm -rf "$DIR/cp"
-    rm -f "$DIR/inventory.yml" "$DIR/ssh_config"
+    rm -f "$DIR/inventory.yml" "$DIR/ssh_config" "$DIR/serve.pid"
+    # SSH masters of this lab in Ansible's socket directory (molecule/rdma_vm's control_path, <prefix>-<address>-...):
+    # one left by a lab that is gone would take the sessions of the next lab of this prefix (the same addresses)
+    # and hang them
+    local sock
+    for sock in "$HOME/.ansible/cp/$PREFIX"-*; do
+        [ -S "$sock" ] || continue
+        ssh -o ControlPath="$sock" -O exit "$PREFIX" > /dev/null 2>&1 || true
+        rm -f "$sock"
+        log "SSH master $sock stopped"
+    done
     log "down"
+}
+
+do_serve() {  # an HTTP server of the lab, in its namespace, until down (which ends every process in it)
+    ns_exists || die "serve: namespace $NS is absent: run vms.sh up --prefix $PREFIX first"
+    local url="http://$CONTROLLER:$SERVE_PORT/" pid
+    # shellcheck disable=SC2016
+    local probe=(timeout 3 /usr/bin/python3 -c 'import sys, urllib.request; urllib.request.urlopen(sys.argv[1])' "$url")
+    if pid=$(cat "$DIR/serve.pid" 2>/dev/null) && [ -d "/proc/$pid" ] && nsx "${probe[@]}" 2>/dev/null; then
+        log "serve: $url already answers (pid $pid)"
+        return 0
+    fi
+    # In a session of its own: Ansible ends a task's worker with its whole process group (seen: a server started
+    # by a task without it was gone by the next play). ip and setsid exec in turn (setsid forks only a group
+    # leader, which a background job of a script is not): $! is the server's pid. down ends it with the namespace.
+    ip netns exec "$NS" setsid /usr/bin/python3 -m http.server --bind "$CONTROLLER" --directory "$SERVE_DIR" \
+        "$SERVE_PORT" > "$DIR/serve.log" 2>&1 < /dev/null &
+    echo "$!" > "$DIR/serve.pid"
+    local try
+    for try in $(seq 50); do
+        if nsx "${probe[@]}" 2>/dev/null; then
+            log "serve: $SERVE_DIR at $url (pid $(cat "$DIR/serve.pid"), log $DIR/serve.log)"
+            return 0
+        fi
+        [ -d "/proc/$(cat "$DIR/serve.pid")" ] || die "serve: the server exited; see $DIR/serve.log"
+        sleep 0.2
+    done
+    die "serve: $url does not answer after $try tries; see $DIR/serve.log"
 }
 
 do_status() {
@@ -371,4 +424,5 @@ case "$ACTION" in
     up) do_up ;;
     down) do_down ;;
     status) do_status ;;
+    serve) do_serve ;;
 esac

@@ -180,24 +180,26 @@ def test_gpu_host_kernel_arguments_reach_the_kernel_through_grub(host):
     assert result["cmdline_missing"] == [] and result["reboot_pending"] == [] and not result["changed"], result
 
 
-def test_doca_ofed_from_the_controllers_copy_is_installed_pinned_and_verified(host):
-    """The air-gapped install (doca_ofed_source: packages) of the suite's stand-in repository: NVIDIA's layout and
-    package names, not NVIDIA's packages (no driver is built or loaded: tests/lab/doca_standin.py)."""
+def test_doca_ofed_from_the_mirror_is_installed_pinned_and_verified(host):
+    """The install from a site's mirror (doca_ofed_mirror) of the suite's stand-in repository, served to the VMs from
+    the lab's namespace (prepare.yml, tests/vm/vms.sh serve): NVIDIA's layout and package names, not NVIDIA's
+    packages (no driver is built or loaded: tests/lab/doca_standin.py); its key from the controller."""
     variables = model(host)
-    repo, key = variables["doca_ofed_packages_dir"], variables["doca_ofed_key_file"]
-    with open(os.path.join(repo, "Packages")) as handle:
+    mirror, key = variables["doca_ofed_mirror"], variables["doca_ofed_key_file"]
+    served = os.path.join(os.path.dirname(key), "3.2.1", "debian12", "x86_64")  # what vms.sh serve serves
+    with open(os.path.join(served, "Packages")) as handle:
         shipped = sorted(re.findall(r"^Package: (\S+)$", handle.read(), re.M))
     assert host.check_output("ofed_info -s") == "OFED-internal-25.10-1.7.1:"
     for name in shipped:
         assert host.package(name).is_installed, name
-    # the pin holds exactly the repository's packages, and apt gives the installed version priority 1001 (apt 2.6
-    # prints a version's pin on its version line), from the repository copied to the node
+    # the pin holds exactly the repository's packages, by the mirror's origin, and apt gives the installed version
+    # priority 1001 (apt 2.6 prints a version's pin on its version line), from the mirror
+    origin = re.match(r"^https?://([^:/]+)", mirror).group(1)
     pin = host.file("/etc/apt/preferences.d/ainet-doca-ofed.pref").content_string
-    assert "Package: %s\nPin: origin \"\"\nPin-Priority: 1001\n" % " ".join(shipped) in pin
+    assert "Package: %s\nPin: origin \"%s\"\nPin-Priority: 1001\n" % (" ".join(shipped), origin) in pin, pin
     policy = host.check_output("apt-cache policy doca-ofed")
     assert re.search(r"^\s*\*\*\* 3\.2\.1-1 1001$", policy, re.M), policy
-    assert re.search(r"^\s+\d+ file:/var/lib/ainet-fabric/doca-ofed-repo/3\.2\.1/debian12/x86_64 \./ Packages$", policy,
-                     re.M), policy
+    assert re.search(r"^\s+\d+ %s/3\.2\.1/debian12/x86_64 \./ Packages$" % re.escape(mirror), policy, re.M), policy
     # the key was handed over in binary form: armored on the node, the same key (gpg on the controller judges)
     armored = host.file("/etc/apt/keyrings/ainet-doca-ofed.asc").content_string
     assert armored.startswith("-----BEGIN PGP PUBLIC KEY BLOCK-----\n")
