@@ -70,11 +70,14 @@ bench: setup
 
 # The controller jobs end to end at fleet sizes (docs/performance.md): per job its wall time, a no-op play's over the
 # same generated inventory, their ratio, the growth per doubling and the peak memory, as a markdown table
-# (written to build/bench-scale.md too). One 16,384-node pass took 9 minutes on 2 shared cores.
+# (written to build/bench-scale.md too). One pass of the three sizes takes about 5 minutes on a quiet 2-core machine (REPEAT=1).
 NODES ?= 1024 4096 16384
+# Each no-op and job pair run REPEAT times, each one's least time kept (the no-op alone moves by 15 to 25% from run to
+# run on a quiet machine).
+REPEAT ?= 3
 bench-scale: setup
 	@mkdir -p build
-	cd tests/perf && $(abspath $(PY)) bench_jobs.py --nodes $(NODES) --markdown $(abspath build/bench-scale.md)
+	cd tests/perf && $(abspath $(PY)) bench_jobs.py --nodes $(NODES) --repeat $(REPEAT) --markdown $(abspath build/bench-scale.md)
 
 # At release time only, once every branch's fragments are merged: changelogs/fragments/*.yml become the
 # section of galaxy.yml's version in changelogs/changelog.yaml and CHANGELOG.rst (antsibull-changelog,
