@@ -185,6 +185,24 @@ class ActionModule(PlanAction):
             raise FabricModelError("nodes", None, "is not given", "pass nodes or node_groups")
         return cluster, nodes
 
+    @staticmethod
+    def _refuse_hosts_outside(args, hosts, plan):
+        """A host job touches its play's hosts: every one of them must be a node of the plan, or the job stops here,
+        before any host is touched. A play's ``hosts:`` is templated before any inventory variable is read (the play's,
+        the extra and the magic variables only), so a node group named in group_vars instead of with ``-e`` leaves the
+        play on its default group or, where that is missing, on every host and localhost (the controller), while this
+        check reads the inventory's group: without this refusal the other hosts were left out of the check and the
+        job's tasks ran on them (field review of issue 42)."""
+        outside = sorted(hosts.difference(plan["nodes"]))
+        if not outside:
+            return
+        variable, group = next(iter((args["node_groups"] or {"rail_plan_node_group": None}).items()))
+        named = ", ".join(outside[:5]) + (" ... (%d in all)" % len(outside) if len(outside) > 5 else "")
+        raise FabricModelError(
+            variable, group, "does not hold the host(s) the job would touch: %s" % named,
+            "name the node group on the command line (-e %s=%s: a play's hosts are chosen before the inventory's "
+            "variables are read), or leave those hosts out of the play (--limit)" % (variable, group))
+
     def _check(self, result, args, plan):
         """Host job: the hosts it will touch must be in the published lock, exactly (the newest
         lock: plan_lock.published)."""
@@ -201,6 +219,8 @@ class ActionModule(PlanAction):
                           msg=summary_line(plan["summary"], checked=[]))
             return result
         hosts = None if args["check_hosts"] is None else set(args["check_hosts"])
+        if hosts is not None:
+            self._refuse_hosts_outside(args, hosts, plan)
         checked = plan if hosts is None else dict(plan, nodes={h: n for h, n in plan["nodes"].items() if h in hosts})
         plan_lock.check_plan(lock, checked, source)
         names = _plain(sorted(checked["nodes"]))

@@ -126,6 +126,17 @@ def test_a_missing_node_group_fails_every_job(core, inv, playbook):
     assert nothing_written(inv)
 
 
+@pytest.mark.parametrize("job", ["plan", "tors", "k8s", "topology", "plan_lock_gate", "links"])
+def test_a_missing_node_group_fails_a_job_whatever_its_tags(core, inv, job):
+    """--tags (an AWX job template's job tags) naming no task of the job: the input check still runs (the one-play
+    jobs' play and the host jobs' check are tagged always, as check_input.yml's play is), so the job fails in one line
+    instead of succeeding with nothing done (field review of issue 42: the lock gate let a workflow through so)."""
+    variable = {"k8s": "k8s_objects_node_group", "topology": "topology_node_group"}.get(job, "rail_plan_node_group")
+    one_error(run_job(core, inv, job, "--tags", "no_such_tag", "-e", "rail_plan_node_group=gpu_node"),
+              "%s: 'gpu_node' is not an inventory group (close: gpu_nodes). Fix: " % variable)
+    assert nothing_written(inv)
+
+
 @pytest.mark.parametrize("playbook", ["links", "tors"])
 @pytest.mark.parametrize("limit", ["gpu03", "gpu02:gpu04"])
 def test_a_missing_node_group_fails_a_job_under_a_limit(core, inv, playbook, limit):
