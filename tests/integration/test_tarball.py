@@ -21,8 +21,9 @@ BIN = os.path.dirname(sys.executable)
 # packages (tests/js-deps.sh; the unit tests that use it skip without it).
 CHECKOUT_ONLY = ("tests/integration/", "tests/lab/", "tests/vm/", "tests/perf/", "tests/ee/", "tests/sanity/",
                  "tests/output/", "tests/js/", "molecule/", "changelogs/fragments/")
-# ... except the VM tier's recorded outputs, which unit tests read (the parsers on real outputs)
-UNIT_DATA = ("tests/vm/recorded/",)
+# ... except what unit tests read or import from outside tests/unit: the VM tier's recorded outputs (the parsers on
+# real outputs) and its guests' bytecode cache (tests/unit/test_vm_pyc_cache.py)
+UNIT_DATA = ("tests/vm/recorded/", "tests/vm/ainet_vm_pyc.py", "tests/vm/ainet-vm-pyc.pth")
 # Recorders of the unit tests' data: they drive real tools on a lab, not the tests.
 RECORDERS = ("tests/unit/plugins/modules/fixtures/record.py",)
 
@@ -64,7 +65,7 @@ def test_the_tarball_carries_what_ansible_test_units_runs(tarball):
     from outside tests/unit (the VM tier's recorded outputs; tests/schema/regen.py, test_model_schema.py)."""
     _path, files = tarball
     wanted = {f for f in _checkout("tests/unit") if f not in RECORDERS and not f.endswith(".sh")}
-    wanted |= {"tests/schema/regen.py"} | _checkout("tests/vm/recorded")
+    wanted |= {"tests/schema/regen.py", "tests/vm/ainet_vm_pyc.py", "tests/vm/ainet-vm-pyc.pth"} | _checkout("tests/vm/recorded")
     assert any(f.endswith("test_scaffold.py") for f in wanted)
     missing = sorted(wanted - files)
     assert not missing, "build_ignore drops what the unit tests need: %s" % missing[:20]
