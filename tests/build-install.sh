@@ -10,8 +10,10 @@ mkdir -p "$OUT"
 ansible-galaxy collection build --force --output-path "$OUT" "$ROOT" >/dev/null
 VERSION=$(sed -n 's/^version: *//p' "$ROOT/galaxy.yml")
 TARBALL=$OUT/ainet-fabric-$VERSION.tar.gz
-# Only the collection goes in: no development machinery, no caches, no lab or test runners.
-tar -tzf "$TARBALL" > "$TMP/files"
+# Only the collection goes in: no development machinery, no caches, no lab or test runners. The VM tier's guest
+# bytecode cache and its .pth line stay: a unit test imports them (tests/unit/test_vm_pyc_cache.py), as unit tests
+# read tests/vm/recorded (tests/integration/test_tarball.py, UNIT_DATA).
+tar -tzf "$TARBALL" | grep -v -x -e tests/vm/ainet_vm_pyc.py -e tests/vm/ainet-vm-pyc.pth > "$TMP/files"
 if grep -E '(^|/)(Makefile|ansible\.cfg|requirements-dev\.txt|conftest\.py|__pycache__|\.pytest_cache|\.hypothesis|\.benchmarks|\.ainet-fabric|\.molecule|\.venv[^/]*|build)(/|$)|^tests/(lab|perf|integration|sanity|ee)/|^tests/vm/[^/]+$|^tests/.*\.sh$|^changelogs/fragments/|^molecule/|\.pyc$' "$TMP/files"; then
     echo "the tarball carries development files (above); extend build_ignore in galaxy.yml" >&2
     exit 1
