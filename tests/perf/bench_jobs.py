@@ -148,7 +148,7 @@ def main():
                 noop_load = load()
                 noop_s = noop_cpu = wall = cpu = float("inf")
                 rss = 0.0
-                for _ in range(max(1, args.repeat)):
+                for _run in range(max(1, args.repeat)):
                     if name == "plan":
                         forget_plan(inv)  # every run of the plan job as the first: no lock, no plan files yet
                     run_wall, run_cpu, _rss, code, text = run([playbook, "-i", inv, noop], env)
