@@ -16,7 +16,6 @@ import tempfile
 from ansible_collections.ainet.fabric.plugins.module_utils.common.report_escape import one_line
 from ansible_collections.ainet.fabric.plugins.module_utils.host.host_files import read_text, write_atomic
 from ansible_collections.ainet.fabric.plugins.module_utils.plan import plan_lock
-from ansible_collections.ainet.fabric.plugins.module_utils.plan.rail_plan import rail_plan
 from ansible_collections.ainet.fabric.plugins.module_utils.workload import k8s_objects, k8s_shapes, k8s_validate
 from ansible_collections.ainet.fabric.plugins.plugin_utils import k8s_dump
 from ansible_collections.ainet.fabric.plugins.plugin_utils.plan_action import PlanAction
@@ -47,13 +46,11 @@ class ActionModule(PlanAction):
 
     def act(self, result, args, task_vars):
         # With node_group, the group's nodes and their variables read once, as hostvars gives them
-        # (plugin_utils/inventory_vars), without templating a map of every node into the task's arguments.
-        nodes, variables = self.nodes(args, task_vars)
-        # The model: the task's fabric_cluster, read untemplated unless it holds a template (PlanAction.cluster): the
-        # model of 2,048 ToRs as an argument is templated, checked and sent back with the result (about a second). On
-        # a host outside the node group (the job under a --limit without a node), the group's first node's.
-        cluster = self.cluster(args, task_vars, nodes if args["node_group"] is not None else None)
-        plan = rail_plan(cluster, nodes)
+        # (plugin_utils/inventory_vars), without templating a map of every node into the task's arguments. The model:
+        # the task's fabric_cluster, read untemplated unless it holds a template (PlanAction.cluster): the model of
+        # 2,048 ToRs as an argument is templated, checked and sent back with the result (about a second). On a host
+        # outside the node group (the job under a --limit without a node), the group's first node's.
+        plan, variables = self.plan_and_variables(args, task_vars)
         pci = k8s_objects.rail_pci(plan, args["rail_pci"], variables)
         objects = k8s_objects.render(plan, node_names=args["node_names"], pci=pci)
         problems = k8s_objects.check_against_plan(plan, objects, node_names=args["node_names"])

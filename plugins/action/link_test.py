@@ -109,19 +109,19 @@ class ActionModule(PlanAction):
             return set(node_group_hosts(task_vars.get("groups") or {}, self.NODE_GROUP_VARIABLE, args["node_group"]))
         return set(args["nodes"])
 
-    def checked_nodes(self, args, task_vars):
+    def checked_nodes(self, args, task_vars, given):
         """The node group's hosts, without planning them, where the rail_plan role's check of the play's hosts
         (roles/rail_plan/tasks/check.yml, its registered ``rail_plan_check_result``, read untemplated) planned and
         checked against the published plan every host the schedule counts (the play's hosts in the group): the job's
-        first task validated them, and the schedule needs their names only. Else None, and the schedule plans (a
-        host of the group the check did not plan, no check, a failed one: bad input still stops the job here)."""
+        first task validated them, and the schedule needs their names only (``given``: the hosts it schedules). Else
+        None, and the schedule plans (a host of the group the check did not plan, no check, a failed one: bad input
+        still stops the job here)."""
         if args["node_group"] is None or args["nodes"] is not None or args["cluster"] is not None:
             return None
         checked = self.task_variable(task_vars, CHECK_RESULT)
         if not isinstance(checked, dict) or checked.get("failed") or not isinstance(checked.get("checked"), list):
             return None
         names = self.node_names(args, task_vars)
-        given = args["hosts"] if args["hosts"] is not None else task_vars.get("ansible_play_hosts") or []
         planned = set(checked["checked"])
         return names if all(h in planned for h in given if h in names) else None
 
@@ -133,14 +133,14 @@ class ActionModule(PlanAction):
         return tally if isinstance(tally, dict) and "links" in tally else None
 
     def act(self, result, args, task_vars):
-        checked = self.checked_nodes(args, task_vars) if args["mode"] == "schedule" else None
+        given = args["hosts"] if args["hosts"] is not None else task_vars.get("ansible_play_hosts") or []
+        checked = self.checked_nodes(args, task_vars, given) if args["mode"] == "schedule" else None
         plan = self.plan(args, task_vars) if args["mode"] != "judge" and checked is None else None
         if plan is not None and args["fabric"] and args["fabric"] not in plan["fabrics"]:
             raise FabricError("link_test_fabric: %r is not a fabric of the cluster (%s)"
                               % (args["fabric"], ", ".join(plan["fabrics"])))
         nodes = plan["nodes"] if plan is not None else (
             checked if checked is not None else self.node_names(args, task_vars))
-        given = args["hosts"] if args["hosts"] is not None else task_vars.get("ansible_play_hosts") or []
         hosts = [h for h in given if h in nodes]
         if args["mode"] == "schedule":
             # The counts only: the rounds and the verdict plan again (a registered plan costs more than planning).

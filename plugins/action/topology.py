@@ -21,7 +21,6 @@ from ansible_collections.ainet.fabric.plugins.module_utils.cabling import rail_g
 from ansible_collections.ainet.fabric.plugins.module_utils.common.errors import FabricError
 from ansible_collections.ainet.fabric.plugins.module_utils.host.host_files import read_text
 from ansible_collections.ainet.fabric.plugins.module_utils.plan import plan_lock
-from ansible_collections.ainet.fabric.plugins.module_utils.plan.rail_plan import rail_plan
 from ansible_collections.ainet.fabric.plugins.module_utils.workload import k8s_validate, topology
 from ansible_collections.ainet.fabric.plugins.plugin_utils.plan_action import PlanAction
 from ansible_collections.ainet.fabric.plugins.plugin_utils.reports import write_reports
@@ -75,8 +74,7 @@ class ActionModule(PlanAction):
         # model: the task's fabric_cluster untemplated (as "{{ fabric_cluster }}" the model of 2,048 ToRs is templated,
         # checked and sent back with the result: about a second), or the group's first node's where the task's host is
         # not a node (the job under a --limit without one); rail_plan refuses a bad model in its one line.
-        nodes = self.nodes(args, task_vars)[0]
-        plan = rail_plan(self.cluster(args, task_vars, nodes if args["node_group"] is not None else None), nodes)
+        plan = self.plan(args, task_vars)
         topos = topology.topologies(plan)
         cabling = _read_cabling(args)
         agreement = None

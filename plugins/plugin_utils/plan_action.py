@@ -185,10 +185,15 @@ class PlanAction(ActionBase):
                                    "describe the cluster in the inventory's group_vars (docs/cluster-model.md)")
         return cluster
 
-    def plan(self, args, task_vars):
-        """The rail plan of the task's nodes (:meth:`nodes`) and the model (:meth:`cluster`), read in that order: a bad
-        node group is refused before the model is read, as the jobs' input check (check_input.yml) refuses them. With
-        ``node_group``, the model is its first node's where the task's host is not one of its nodes."""
-        nodes = self.nodes(args, task_vars)[0]
+    def plan_and_variables(self, args, task_vars):
+        """``(plan, variables)``: the rail plan of the task's nodes (:meth:`nodes`, whose variables come with it) and
+        the model (:meth:`cluster`), read in that order: a bad node group is refused before the model is read, as the
+        jobs' input check (check_input.yml) refuses them. With ``node_group``, the model is its first node's where the
+        task's host is not one of its nodes."""
+        nodes, variables = self.nodes(args, task_vars)
         group = nodes if args.get("node_group") is not None else None
-        return rail_plan(self.cluster(args, task_vars, nodes=group), nodes)
+        return rail_plan(self.cluster(args, task_vars, nodes=group), nodes), variables
+
+    def plan(self, args, task_vars):
+        """The rail plan of :meth:`plan_and_variables`."""
+        return self.plan_and_variables(args, task_vars)[0]

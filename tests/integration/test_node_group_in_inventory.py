@@ -4,32 +4,25 @@ templated with the play's, the extra and the magic variables only (ansible-core'
 with VariableManager.get_vars(play=play), which reads inventory variables only for a host), so the host play falls back
 on all:localhost where no group gpu_nodes exists, while its first task, the rail_plan role's check, reads the
 inventory's rail_plan_node_group and passes. Field review of issue 42 (review42b): the check must not pass a play whose
-hosts are not all in the node group it checked. Runs the host
-job in check mode, its nodes' connections refused on 127.0.0.1:9.
+hosts are not all in the node group it checked. Runs the host job in check mode, its nodes' connections refused on
+127.0.0.1:9 (test_job_input.run_job, with this venv's ansible-core).
 """
 
 from __future__ import annotations
 
-import os
 import re
 import shutil
-import subprocess
-import sys
 
 import pytest
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-BIN = os.path.dirname(sys.executable)
-LAB = os.path.join(ROOT, "inventories", "lab")
+from test_job_input import BIN, LAB, run_job as run_with_core
+
+# the nodes' connections refused on this machine (no traffic leaves it); localhost keeps its local connection
+UNREACHABLE = ("-e", "ansible_host=127.0.0.1", "-e", "ansible_port=9")
 
 
 def run_job(inv, playbook, *extra):
-    env = dict(os.environ, ANSIBLE_CONFIG=os.path.join(ROOT, "ansible.cfg"), ANSIBLE_NOCOLOR="1", ANSIBLE_TIMEOUT="3",
-               PATH=BIN + os.pathsep + os.environ.get("PATH", ""))
-    cmd = [os.path.join(BIN, "ansible-playbook"), "-i", str(inv), os.path.join(ROOT, "playbooks", playbook + ".yml")]
-    # the nodes' connections refused on this machine (no traffic leaves it); localhost keeps its local connection
-    cmd += ["-e", "ansible_host=127.0.0.1", "-e", "ansible_port=9"]
-    return subprocess.run(cmd + list(extra), cwd=ROOT, env=env, capture_output=True, text=True, timeout=300, check=False)
+    return run_with_core(BIN, inv, playbook, *(UNREACHABLE + extra))
 
 
 @pytest.fixture
